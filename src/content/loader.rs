@@ -1,0 +1,141 @@
+//! Loading content files (JSON or RON) as Bevy assets, with errors that point at the field.
+
+use std::marker::PhantomData;
+
+use bevy::asset::io::Reader;
+use bevy::asset::{Asset, AssetLoader, LoadContext};
+use bevy::reflect::TypePath;
+use serde::de::DeserializeOwned;
+use thiserror::Error;
+
+use super::ContentError;
+
+/// A content type that loads from a file and checks itself once parsed.
+pub trait ContentAsset: Asset + DeserializeOwned {
+    /// File extensions (without the leading dot) this type loads from.
+    const EXTENSIONS: &'static [&'static str];
+
+    /// Problems found in this file alone; any of them rejects the file.
+    fn check(&self, file: &str) -> Vec<ContentError>;
+}
+
+/// Why a content file could not be loaded.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ContentLoaderError {
+    /// The file could not be read.
+    #[error("could not read {file}: {source}")]
+    Io {
+        /// The asset path.
+        file: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The file was read but has problems; each names its field.
+    #[error("{}", join_problems(.0))]
+    Invalid(Vec<ContentError>),
+}
+
+impl ContentLoaderError {
+    /// The problems to report, one per field.
+    pub fn problems(&self) -> Vec<ContentError> {
+        match self {
+            Self::Io { file, source } => vec![ContentError::new(
+                file.clone(),
+                "",
+                format!("could not read the file: {source}"),
+            )],
+            Self::Invalid(problems) => problems.clone(),
+        }
+    }
+}
+
+fn join_problems(problems: &[ContentError]) -> String {
+    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+}
+
+/// Parses and checks one content file. `.ron` files are RON; everything else is JSON.
+///
+/// This is what the asset loader runs; games may call it on files they read themselves.
+pub fn parse_content<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, Vec<ContentError>> {
+    let parsed: T = if file.ends_with(".ron") {
+        let text = std::str::from_utf8(bytes).map_err(|error| {
+            vec![ContentError::new(file, "", format!("the file is not UTF-8 text: {error}"))]
+        })?;
+        let mut deserializer = ron::Deserializer::from_str(text).map_err(|error| {
+            vec![ContentError::new(file, "", format!("not valid RON: {error}"))]
+        })?;
+        serde_path_to_error::deserialize(&mut deserializer)
+            .map_err(|error| path_error(file, "RON", error.path(), error.inner().to_string()))
+    } else {
+        let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+        serde_path_to_error::deserialize(&mut deserializer)
+            .map_err(|error| path_error(file, "JSON", error.path(), error.inner().to_string()))
+    }
+    .map_err(|error| vec![error])?;
+    let problems = parsed.check(file);
+    if problems.is_empty() { Ok(parsed) } else { Err(problems) }
+}
+
+fn path_error(file: &str, format: &str, path: &serde_path_to_error::Path, detail: String) -> ContentError {
+    let pointer = json_pointer(path);
+    ContentError::new(file, pointer, format!("not valid {format} for this file: {detail}"))
+}
+
+/// Turns a serde path (`targets.primary.scope`) into a JSON pointer (`/targets/primary/scope`).
+fn json_pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut pointer = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+            Segment::Map { key } => {
+                pointer.push('/');
+                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            }
+            Segment::Enum { variant } => {
+                pointer.push('/');
+                pointer.push_str(variant);
+            }
+            Segment::Unknown => {}
+        }
+    }
+    pointer
+}
+
+/// The asset loader for every content type: JSON or RON by extension.
+#[derive(TypePath)]
+pub struct ContentLoader<T> {
+    marker: PhantomData<fn() -> T>,
+}
+
+impl<T> Default for ContentLoader<T> {
+    fn default() -> Self {
+        Self { marker: PhantomData }
+    }
+}
+
+impl<T: ContentAsset> AssetLoader for ContentLoader<T> {
+    type Asset = T;
+    type Settings = ();
+    type Error = ContentLoaderError;
+
+    async fn load(
+        &self,
+        reader: &mut dyn Reader,
+        _settings: &(),
+        load_context: &mut LoadContext<'_>,
+    ) -> Result<T, ContentLoaderError> {
+        let file = load_context.path().path().to_string_lossy().replace('\\', "/");
+        let mut bytes = Vec::new();
+        reader
+            .read_to_end(&mut bytes)
+            .await
+            .map_err(|source| ContentLoaderError::Io { file: file.clone(), source })?;
+        parse_content(&bytes, &file).map_err(ContentLoaderError::Invalid)
+    }
+
+    fn extensions(&self) -> &[&str] {
+        T::EXTENSIONS
+    }
+}

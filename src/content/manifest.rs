@@ -1,0 +1,73 @@
+//! The game file and mod manifests.
+
+use bevy::asset::Asset;
+use bevy::reflect::TypePath;
+use serde::{Deserialize, Serialize};
+
+/// The game file (`game.loom.json`): which mods load, in order.
+#[derive(Asset, TypePath, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GameManifest {
+    /// Mod ids to load, in load order. Each names a folder `mods/<id>/` holding a `mod.json`.
+    pub mods: Vec<String>,
+    /// Mods whose action groups come first in prompts, in this order; the rest follow alphabetically.
+    #[serde(default)]
+    pub action_group_order: Vec<String>,
+}
+
+/// A mod's manifest (`mods/<id>/mod.json`).
+#[derive(Asset, TypePath, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModManifest {
+    /// Letters, digits, `_` and `-`; equal to the mod's folder name.
+    pub id: String,
+    /// The mod's version, in semver (`1.2.0`).
+    pub version: semver::Version,
+    /// A human-readable name.
+    pub name: String,
+    /// What the mod adds, for people.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Mods that must load before this one, with the versions this mod works with.
+    #[serde(default)]
+    pub dependencies: Vec<ModDependency>,
+    /// Mod ids that must not be loaded together with this one.
+    #[serde(default)]
+    pub conflicts: Vec<String>,
+    /// What this mod's actions are for, shown to the model above its action group (10–200 characters).
+    #[serde(default)]
+    pub action_purpose: Option<String>,
+    /// When the model should consider this mod's actions (10–200 characters).
+    #[serde(default)]
+    pub action_consider_when: Option<String>,
+    /// The files this mod contributes, relative to its folder.
+    #[serde(default)]
+    pub content: ModContent,
+}
+
+/// One entry of a manifest's `dependencies`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModDependency {
+    /// The id of the mod depended on.
+    pub id: String,
+    /// The versions accepted, as a semver range (`^1.0`, `>=0.3, <0.5`).
+    #[serde(default = "any_version")]
+    pub version: semver::VersionReq,
+}
+
+fn any_version() -> semver::VersionReq {
+    semver::VersionReq::STAR
+}
+
+/// The content listing of a manifest: paths relative to the mod's folder.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModContent {
+    /// Action definition files (`actions/wait.action.json`).
+    #[serde(default)]
+    pub actions: Vec<String>,
+    /// Smart-actor spec files (`actors/marta.actor.json`).
+    #[serde(default)]
+    pub actors: Vec<String>,
+}

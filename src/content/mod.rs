@@ -1,0 +1,250 @@
+//! Content authored as data and loaded as Bevy assets: the game file, mod manifests,
+//! action definitions and smart-actor specs, checked at load and gathered in the
+//! [`ContentRegistry`].
+//!
+//! ```text
+//! assets/
+//!   game.loom.json                  # { "mods": ["core", "items"] }
+//!   mods/items/mod.json             # the manifest, with its content listing
+//!   mods/items/actions/give.action.json
+//!   mods/tavern/actors/marta.actor.json
+//! ```
+//!
+//! Every problem becomes a [`ContentError`] naming the file, the field (a JSON pointer)
+//! and what to fix. A bad file or item is skipped and the rest still loads; a file that
+//! becomes invalid while the game runs keeps its last valid version.
+
+mod action;
+mod actor;
+mod error;
+mod loader;
+mod manifest;
+mod registry;
+mod validate;
+
+use std::collections::{HashMap, HashSet};
+
+use bevy::asset::{AssetLoadFailedEvent, LoadState, UntypedAssetId};
+use bevy::prelude::*;
+
+pub use action::{
+    ActionDefinition, ActionParameter, ActionTargets, TagRule, TargetRole, TargetSlot, action_namespace,
+    template_placeholders,
+};
+pub use actor::{ActorPolicy, ActorSpec};
+pub use error::ContentError;
+pub use loader::{ContentAsset, ContentLoader, ContentLoaderError, parse_content};
+pub use manifest::{GameManifest, ModContent, ModDependency, ModManifest};
+pub use registry::{ContentRegistry, ContentSources, LoadedMod, ModActionMetadata};
+pub use validate::{METADATA_LENGTH, is_valid_mod_id, owning_mod};
+
+/// Loads the game file, the mods it lists and their content, and keeps the
+/// [`ContentRegistry`] up to date as files load, change or fail.
+#[derive(Debug, Clone)]
+pub struct ContentPlugin {
+    /// Where content is found and how it is named.
+    pub settings: ContentSettings,
+}
+
+impl Default for ContentPlugin {
+    fn default() -> Self {
+        Self { settings: ContentSettings::default() }
+    }
+}
+
+/// Where content is found, relative to the asset root.
+#[derive(Resource, Debug, Clone, PartialEq, Eq)]
+pub struct ContentSettings {
+    /// The game file listing the mods to load.
+    pub game_file: String,
+    /// The manifest's file name inside each `mods/<id>/` folder (`mod.json` or `mod.ron`).
+    pub manifest_file: String,
+}
+
+impl Default for ContentSettings {
+    fn default() -> Self {
+        Self {
+            game_file: "game.loom.json".to_owned(),
+            manifest_file: "mod.json".to_owned(),
+        }
+    }
+}
+
+impl Plugin for ContentPlugin {
+    fn build(&self, app: &mut App) {
+        app.insert_resource(self.settings.clone())
+            .init_resource::<ContentRegistry>()
+            .init_resource::<ContentFiles>()
+            .add_message::<ContentError>();
+        register_content_asset::<GameManifest>(app);
+        register_content_asset::<ModManifest>(app);
+        register_content_asset::<ActionDefinition>(app);
+        register_content_asset::<ActorSpec>(app);
+        app.add_systems(
+            PreUpdate,
+            (
+                request_content_files,
+                (
+                    note_changes::<GameManifest>,
+                    note_changes::<ModManifest>,
+                    note_changes::<ActionDefinition>,
+                    note_changes::<ActorSpec>,
+                ),
+                rebuild_registry,
+            )
+                .chain()
+                .in_set(ContentSystems),
+        );
+    }
+}
+
+/// The system set that loads content and rebuilds the [`ContentRegistry`] (in `PreUpdate`).
+#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ContentSystems;
+
+/// Whether content has been loaded at least once: a run condition.
+pub fn content_loaded(registry: Res<ContentRegistry>) -> bool {
+    registry.generation() > 0
+}
+
+fn register_content_asset<T: ContentAsset>(app: &mut App) {
+    app.init_asset::<T>().register_asset_loader(ContentLoader::<T>::default());
+}
+
+/// Handles of every requested content file, by asset path, and what changed since the last build.
+#[derive(Resource, Default)]
+struct ContentFiles {
+    game: Option<Handle<GameManifest>>,
+    mods: HashMap<String, Handle<ModManifest>>,
+    actions: HashMap<String, Handle<ActionDefinition>>,
+    actors: HashMap<String, Handle<ActorSpec>>,
+    changed: bool,
+    reported: HashSet<ContentError>,
+}
+
+impl ContentFiles {
+    fn ids(&self) -> impl Iterator<Item = UntypedAssetId> + '_ {
+        self.game
+            .iter()
+            .map(|h| h.id().untyped())
+            .chain(self.mods.values().map(|h| h.id().untyped()))
+            .chain(self.actions.values().map(|h| h.id().untyped()))
+            .chain(self.actors.values().map(|h| h.id().untyped()))
+    }
+}
+
+fn request_content_files(
+    settings: Res<ContentSettings>,
+    server: Res<AssetServer>,
+    mut files: ResMut<ContentFiles>,
+    games: Res<Assets<GameManifest>>,
+    manifests: Res<Assets<ModManifest>>,
+    mut game_events: MessageReader<AssetEvent<GameManifest>>,
+    mut mod_events: MessageReader<AssetEvent<ModManifest>>,
+) {
+    let files = &mut *files;
+    if files.game.is_none() {
+        files.game = Some(server.load(settings.game_file.clone()));
+    }
+    let games_changed = game_events.read().count() > 0;
+    let mods_changed = mod_events.read().count() > 0;
+    if games_changed && let Some(game) = files.game.as_ref().and_then(|h| games.get(h)) {
+        for id in &game.mods {
+            let path = format!("mods/{id}/{}", settings.manifest_file);
+            files.mods.entry(path.clone()).or_insert_with(|| server.load(path));
+        }
+    }
+    if mods_changed {
+        for (path, handle) in &files.mods {
+            let Some(manifest) = manifests.get(handle) else { continue };
+            let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
+            for file in &manifest.content.actions {
+                let path = format!("{folder}/{file}");
+                files.actions.entry(path.clone()).or_insert_with(|| server.load(path));
+            }
+            for file in &manifest.content.actors {
+                let path = format!("{folder}/{file}");
+                files.actors.entry(path.clone()).or_insert_with(|| server.load(path));
+            }
+        }
+    }
+}
+
+fn note_changes<T: ContentAsset>(
+    mut files: ResMut<ContentFiles>,
+    mut events: MessageReader<AssetEvent<T>>,
+    mut failures: MessageReader<AssetLoadFailedEvent<T>>,
+    mut errors: MessageWriter<ContentError>,
+) {
+    if events.read().any(|event| !matches!(event, AssetEvent::Unused { .. })) {
+        files.changed = true;
+    }
+    for failure in failures.read() {
+        files.changed = true;
+        let file = failure.path.path().to_string_lossy().replace('\\', "/");
+        let problems = match &failure.error {
+            bevy::asset::AssetLoadError::AssetLoaderError(error) => error
+                .error()
+                .downcast_ref::<ContentLoaderError>()
+                .map(ContentLoaderError::problems),
+            _ => None,
+        }
+        .unwrap_or_else(|| vec![ContentError::new(file.clone(), "", failure.error.to_string())]);
+        for problem in problems {
+            errors.write(problem);
+        }
+    }
+}
+
+fn rebuild_registry(
+    server: Res<AssetServer>,
+    mut files: ResMut<ContentFiles>,
+    mut registry: ResMut<ContentRegistry>,
+    games: Res<Assets<GameManifest>>,
+    manifests: Res<Assets<ModManifest>>,
+    actions: Res<Assets<ActionDefinition>>,
+    actors: Res<Assets<ActorSpec>>,
+    settings: Res<ContentSettings>,
+    mut errors: MessageWriter<ContentError>,
+) {
+    if !files.changed {
+        return;
+    }
+    let settled = files.ids().all(|id| {
+        matches!(server.get_load_state(id), Some(LoadState::Loaded | LoadState::Failed(_)) | None)
+    });
+    if !settled {
+        return;
+    }
+    files.changed = false;
+    let game = files.game.as_ref().and_then(|h| games.get(h)).map(|g| (settings.game_file.as_str(), g));
+    let mod_list = loaded(&files.mods, &manifests);
+    let action_list = loaded(&files.actions, &actions);
+    let actor_list = loaded(&files.actors, &actors);
+    let mut built = ContentRegistry::build(ContentSources {
+        game,
+        mods: &mod_list,
+        actions: &action_list,
+        actors: &actor_list,
+    });
+    built.set_generation(registry.generation() + 1);
+    let current: HashSet<ContentError> = built.problems().iter().cloned().collect();
+    for problem in built.problems() {
+        if !files.reported.contains(problem) {
+            error!("{problem}");
+            errors.write(problem.clone());
+        }
+    }
+    files.reported = current;
+    *registry = built;
+}
+
+/// The loaded assets among `handles`, sorted by path so builds do not depend on hash order.
+fn loaded<'a, T: Asset>(handles: &'a HashMap<String, Handle<T>>, assets: &'a Assets<T>) -> Vec<(&'a str, &'a T)> {
+    let mut list: Vec<(&str, &T)> = handles
+        .iter()
+        .filter_map(|(path, handle)| assets.get(handle).map(|asset| (path.as_str(), asset)))
+        .collect();
+    list.sort_by(|a, b| a.0.cmp(b.0));
+    list
+}

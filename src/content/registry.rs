@@ -1,0 +1,343 @@
+//! The `ContentRegistry`: every valid piece of loaded content, looked up by id.
+
+use std::collections::{HashMap, HashSet};
+
+use bevy::ecs::resource::Resource;
+
+use super::{ActionDefinition, ActorSpec, ContentError, GameManifest, ModManifest, action_namespace, owning_mod};
+
+/// A mod's action metadata, resolved once per load for every prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModActionMetadata {
+    /// The mod id as its manifest spells it.
+    pub mod_id: String,
+    /// `actionPurpose`, when the manifest has it.
+    pub purpose: Option<String>,
+    /// `actionConsiderWhen`, when the manifest has it.
+    pub consider_when: Option<String>,
+}
+
+/// A mod that passed every check, with where it came from.
+#[derive(Debug, Clone)]
+pub struct LoadedMod {
+    /// The manifest's asset path.
+    pub file: String,
+    /// The manifest.
+    pub manifest: ModManifest,
+    /// Its action metadata.
+    pub metadata: ModActionMetadata,
+}
+
+/// Everything that loaded and passed validation. Rebuilt whenever a content file
+/// changes; a file that became invalid keeps its last valid version.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct ContentRegistry {
+    mods: Vec<LoadedMod>,
+    mod_index: HashMap<String, usize>,
+    group_order: Vec<String>,
+    actions: Vec<ActionDefinition>,
+    action_index: HashMap<String, usize>,
+    actors: HashMap<String, ActorSpec>,
+    problems: Vec<ContentError>,
+    generation: u64,
+}
+
+/// The loaded files a registry is built from, each with its asset path.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ContentSources<'a> {
+    /// The game file and its path, when it loaded.
+    pub game: Option<(&'a str, &'a GameManifest)>,
+    /// Mod manifests that loaded.
+    pub mods: &'a [(&'a str, &'a ModManifest)],
+    /// Action definitions that loaded.
+    pub actions: &'a [(&'a str, &'a ActionDefinition)],
+    /// Actor specs that loaded.
+    pub actors: &'a [(&'a str, &'a ActorSpec)],
+}
+
+impl ContentRegistry {
+    /// Builds a registry from loaded files, checking the rules that span files:
+    /// dependencies (missing, version range, cycles), conflicts and duplicate ids.
+    /// Whatever breaks a rule is skipped and reported; the rest is kept.
+    pub fn build(sources: ContentSources<'_>) -> Self {
+        let mut problems = Vec::new();
+        let Some((game_file, game)) = sources.game else {
+            return Self::default();
+        };
+        let mut candidates: Vec<(&str, &ModManifest)> = Vec::new();
+        for id in &game.mods {
+            let found = sources
+                .mods
+                .iter()
+                .find(|(file, manifest)| manifest.id.eq_ignore_ascii_case(id) && owning_mod(file).is_none_or(|folder| folder.eq_ignore_ascii_case(id)));
+            match found {
+                Some(&(file, manifest)) if !candidates.iter().any(|(_, m)| m.id.eq_ignore_ascii_case(id)) => {
+                    candidates.push((file, manifest));
+                }
+                Some(_) => {}
+                None if !sources.mods.iter().any(|(file, _)| owning_mod(file).is_some_and(|f| f.eq_ignore_ascii_case(id))) => {
+                    // A manifest that failed to load was already reported by the loader.
+                }
+                None => {}
+            }
+        }
+        let is_present = |set: &[(&str, &ModManifest)], id: &str| set.iter().any(|(_, m)| m.id.eq_ignore_ascii_case(id));
+
+        // Declared conflicts: the mod that declares the conflict is skipped.
+        let before_conflicts = candidates.clone();
+        candidates.retain(|(file, manifest)| {
+            let mut ok = true;
+            for (index, other) in manifest.conflicts.iter().enumerate() {
+                if !other.eq_ignore_ascii_case(&manifest.id) && is_present(&before_conflicts, other) {
+                    problems.push(ContentError::new(
+                        *file,
+                        format!("/conflicts/{index}"),
+                        format!("`{}` conflicts with `{other}`, which is also loaded: remove one of them from the game file", manifest.id),
+                    ));
+                    ok = false;
+                }
+            }
+            ok
+        });
+
+        // Dependency cycles: every mod on a cycle is skipped.
+        for cycle in dependency_cycles(&candidates) {
+            let names = cycle.iter().map(|&i| candidates[i].1.id.as_str()).chain(std::iter::once(candidates[cycle[0]].1.id.as_str())).collect::<Vec<_>>().join(" → ");
+            for &member in &cycle {
+                let (file, manifest) = candidates[member];
+                let next = candidates[cycle[(cycle.iter().position(|&m| m == member).unwrap_or(0) + 1) % cycle.len()]].1;
+                let index = manifest.dependencies.iter().position(|d| d.id.eq_ignore_ascii_case(&next.id)).unwrap_or(0);
+                problems.push(ContentError::new(
+                    file,
+                    format!("/dependencies/{index}/id"),
+                    format!("dependency cycle {names}: a mod cannot depend on itself through others; remove one of these dependencies"),
+                ));
+            }
+        }
+        let on_cycle: HashSet<usize> = dependency_cycles(&candidates).into_iter().flatten().collect();
+        candidates = candidates.into_iter().enumerate().filter(|(i, _)| !on_cycle.contains(i)).map(|(_, c)| c).collect();
+
+        // Missing dependencies and version ranges, until nothing more drops out.
+        loop {
+            let mut dropped = false;
+            let snapshot = candidates.clone();
+            candidates.retain(|(file, manifest)| {
+                for (index, dependency) in manifest.dependencies.iter().enumerate() {
+                    match snapshot.iter().find(|(_, m)| m.id.eq_ignore_ascii_case(&dependency.id)) {
+                        None => {
+                            let listed = game.mods.iter().any(|m| m.eq_ignore_ascii_case(&dependency.id));
+                            let hint = if listed {
+                                "it is listed in the game file but did not load; fix the errors reported for it"
+                            } else {
+                                "add it to the game file's `mods`"
+                            };
+                            problems.push(ContentError::new(
+                                *file,
+                                format!("/dependencies/{index}/id"),
+                                format!("`{}` depends on `{}`, which is not loaded: {hint}", manifest.id, dependency.id),
+                            ));
+                            dropped = true;
+                            return false;
+                        }
+                        Some((_, found)) if !dependency.version.matches(&found.version) => {
+                            problems.push(ContentError::new(
+                                *file,
+                                format!("/dependencies/{index}/version"),
+                                format!(
+                                    "`{}` needs `{}` {}, but version {} is loaded: update one of the mods or widen the range",
+                                    manifest.id, dependency.id, dependency.version, found.version
+                                ),
+                            ));
+                            dropped = true;
+                            return false;
+                        }
+                        Some(_) => {}
+                    }
+                }
+                true
+            });
+            if !dropped {
+                break;
+            }
+        }
+
+        let mut registry = Self::default();
+        for (file, manifest) in candidates {
+            registry.mod_index.insert(manifest.id.to_ascii_lowercase(), registry.mods.len());
+            registry.mods.push(LoadedMod {
+                file: file.to_owned(),
+                metadata: ModActionMetadata {
+                    mod_id: manifest.id.clone(),
+                    purpose: manifest.action_purpose.clone(),
+                    consider_when: manifest.action_consider_when.clone(),
+                },
+                manifest: manifest.clone(),
+            });
+        }
+        let mut order: Vec<String> = Vec::new();
+        for id in &game.action_group_order {
+            let id = id.to_ascii_lowercase();
+            if registry.mod_index.contains_key(&id) && !order.contains(&id) {
+                order.push(id);
+            }
+        }
+        let mut rest: Vec<String> = registry.mod_index.keys().filter(|id| !order.contains(id)).cloned().collect();
+        rest.sort();
+        order.extend(rest);
+        registry.group_order = order;
+
+        // Actions and actors of loaded mods; the first file to claim an id keeps it.
+        let mut action_files: HashMap<&str, &str> = HashMap::new();
+        let mut actions: Vec<ActionDefinition> = Vec::new();
+        for &(file, action) in sources.actions {
+            if !registry.is_mod_loaded(action.namespace()) {
+                continue;
+            }
+            if let Some(first) = action_files.get(action.id.as_str()) {
+                problems.push(ContentError::new(
+                    file,
+                    "/id",
+                    format!("duplicate action id `{}`, already defined in {first}: give this action its own id", action.id),
+                ));
+                continue;
+            }
+            action_files.insert(&action.id, file);
+            actions.push(action.clone());
+        }
+        actions.sort_by(|a, b| {
+            registry
+                .group_rank(a.namespace())
+                .cmp(&registry.group_rank(b.namespace()))
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        registry.action_index = actions.iter().enumerate().map(|(i, a)| (a.id.clone(), i)).collect();
+        registry.actions = actions;
+
+        let mut actor_files: HashMap<&str, &str> = HashMap::new();
+        for &(file, actor) in sources.actors {
+            if !registry.is_mod_loaded(action_namespace(&actor.id)) {
+                continue;
+            }
+            if let Some(first) = actor_files.get(actor.id.as_str()) {
+                problems.push(ContentError::new(
+                    file,
+                    "/id",
+                    format!("duplicate actor id `{}`, already defined in {first}: give this actor its own id", actor.id),
+                ));
+                continue;
+            }
+            actor_files.insert(&actor.id, file);
+            registry.actors.insert(actor.id.clone(), actor.clone());
+        }
+        let _ = game_file;
+        registry.problems = problems;
+        registry
+    }
+
+    /// Mods that loaded, in load order.
+    pub fn mods(&self) -> &[LoadedMod] {
+        &self.mods
+    }
+
+    /// A loaded mod by id, matched case-insensitively.
+    pub fn get_mod(&self, id: &str) -> Option<&LoadedMod> {
+        self.mod_index.get(&id.to_ascii_lowercase()).map(|&i| &self.mods[i])
+    }
+
+    /// Whether a mod with this id loaded (case-insensitive).
+    pub fn is_mod_loaded(&self, id: &str) -> bool {
+        self.mods.iter().any(|m| m.manifest.id.eq_ignore_ascii_case(id))
+    }
+
+    /// A mod's action metadata (case-insensitive id).
+    pub fn action_metadata(&self, mod_id: &str) -> Option<&ModActionMetadata> {
+        self.mods.iter().find(|m| m.manifest.id.eq_ignore_ascii_case(mod_id)).map(|m| &m.metadata)
+    }
+
+    /// The position of a mod's action group in prompts: the game file's
+    /// `actionGroupOrder` first, then alphabetical. Unknown mods come last.
+    pub fn group_rank(&self, mod_id: &str) -> usize {
+        self.group_order.iter().position(|id| id.eq_ignore_ascii_case(mod_id)).unwrap_or(usize::MAX)
+    }
+
+    /// Every valid action, in prompt order (by group, then id).
+    pub fn actions(&self) -> &[ActionDefinition] {
+        &self.actions
+    }
+
+    /// An action by its `mod:action` id.
+    pub fn action(&self, id: &str) -> Option<&ActionDefinition> {
+        self.action_index.get(id).map(|&i| &self.actions[i])
+    }
+
+    /// An actor spec by its `mod:name` id.
+    pub fn actor(&self, id: &str) -> Option<&ActorSpec> {
+        self.actors.get(id)
+    }
+
+    /// Every actor spec, in no particular order.
+    pub fn actors(&self) -> impl Iterator<Item = &ActorSpec> {
+        self.actors.values()
+    }
+
+    /// Problems across files found when this registry was built.
+    pub fn problems(&self) -> &[ContentError] {
+        &self.problems
+    }
+
+    /// Removes an action that a later check found unusable, recording why.
+    pub fn reject_action(&mut self, id: &str, problem: ContentError) {
+        if let Some(index) = self.action_index.remove(id) {
+            self.actions.remove(index);
+            self.action_index = self.actions.iter().enumerate().map(|(i, a)| (a.id.clone(), i)).collect();
+        }
+        self.problems.push(problem);
+    }
+
+    /// Counts rebuilds; changes whenever the content in use changes.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    pub(crate) fn set_generation(&mut self, generation: u64) {
+        self.generation = generation;
+    }
+}
+
+/// Each dependency cycle among the candidates, as candidate indices in dependency order.
+fn dependency_cycles(candidates: &[(&str, &ModManifest)]) -> Vec<Vec<usize>> {
+    let edges: Vec<Vec<usize>> = candidates
+        .iter()
+        .map(|(_, manifest)| {
+            manifest
+                .dependencies
+                .iter()
+                .filter_map(|d| candidates.iter().position(|(_, m)| m.id.eq_ignore_ascii_case(&d.id)))
+                .collect()
+        })
+        .collect();
+    // 0 = unvisited, 1 = on the current path, 2 = done.
+    let mut state = vec![0u8; candidates.len()];
+    let mut cycles: Vec<Vec<usize>> = Vec::new();
+    fn visit(node: usize, edges: &[Vec<usize>], state: &mut [u8], path: &mut Vec<usize>, cycles: &mut Vec<Vec<usize>>) {
+        state[node] = 1;
+        path.push(node);
+        for &next in &edges[node] {
+            if state[next] == 1 {
+                if let Some(start) = path.iter().position(|&n| n == next) {
+                    cycles.push(path[start..].to_vec());
+                }
+            } else if state[next] == 0 {
+                visit(next, edges, state, path, cycles);
+            }
+        }
+        path.pop();
+        state[node] = 2;
+    }
+    for node in 0..candidates.len() {
+        if state[node] == 0 {
+            visit(node, &edges, &mut state, &mut Vec::new(), &mut cycles);
+        }
+    }
+    cycles
+}

@@ -1,0 +1,224 @@
+//! Checks of one file on its own; cross-file rules live with the registry.
+
+use std::collections::HashSet;
+
+use super::{
+    ActionDefinition, ActorSpec, ContentAsset, ContentError, GameManifest, ModManifest,
+    template_placeholders,
+};
+
+/// Length bounds of `actionPurpose` and `actionConsiderWhen`, in characters.
+pub const METADATA_LENGTH: std::ops::RangeInclusive<usize> = 10..=200;
+
+/// Whether a mod id uses only letters, digits, `_` and `-`.
+pub fn is_valid_mod_id(id: &str) -> bool {
+    !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// The mod folder a file lives in: `items` for `mods/items/actions/give.action.json`.
+pub fn owning_mod(file: &str) -> Option<&str> {
+    let mut parts = file.split('/');
+    while let Some(part) = parts.next() {
+        if part == "mods" {
+            return parts.next().filter(|_| parts.clone().next().is_some());
+        }
+    }
+    None
+}
+
+impl ContentAsset for GameManifest {
+    const EXTENSIONS: &'static [&'static str] = &["loom.json", "loom.ron"];
+
+    fn check(&self, file: &str) -> Vec<ContentError> {
+        let mut problems = Vec::new();
+        let mut seen = HashSet::new();
+        for (index, id) in self.mods.iter().enumerate() {
+            let pointer = format!("/mods/{index}");
+            if !is_valid_mod_id(id) {
+                problems.push(ContentError::new(file, &pointer, bad_id_message(id)));
+            } else if !seen.insert(id.to_ascii_lowercase()) {
+                problems.push(ContentError::new(
+                    file,
+                    &pointer,
+                    format!("duplicate mod id `{id}`: list each mod once"),
+                ));
+            }
+        }
+        problems
+    }
+}
+
+impl ContentAsset for ModManifest {
+    const EXTENSIONS: &'static [&'static str] = &["mod.json", "mod.ron"];
+
+    fn check(&self, file: &str) -> Vec<ContentError> {
+        let mut problems = Vec::new();
+        if !is_valid_mod_id(&self.id) {
+            problems.push(ContentError::new(file, "/id", bad_id_message(&self.id)));
+        } else if let Some(folder) = owning_mod(file)
+            && folder != self.id
+        {
+            problems.push(ContentError::new(
+                file,
+                "/id",
+                format!("mod id `{}` must equal its folder name `{folder}`", self.id),
+            ));
+        }
+        if self.name.trim().is_empty() {
+            problems.push(ContentError::new(file, "/name", "the name is empty: give the mod a name"));
+        }
+        for (field, value) in [
+            ("actionPurpose", &self.action_purpose),
+            ("actionConsiderWhen", &self.action_consider_when),
+        ] {
+            if let Some(text) = value {
+                let length = text.chars().count();
+                if !METADATA_LENGTH.contains(&length) {
+                    problems.push(ContentError::new(
+                        file,
+                        format!("/{field}"),
+                        format!(
+                            "is {length} characters long; write {} to {} characters",
+                            METADATA_LENGTH.start(),
+                            METADATA_LENGTH.end()
+                        ),
+                    ));
+                }
+            }
+        }
+        for (index, dependency) in self.dependencies.iter().enumerate() {
+            if !is_valid_mod_id(&dependency.id) {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/dependencies/{index}/id"),
+                    bad_id_message(&dependency.id),
+                ));
+            }
+        }
+        for (index, id) in self.conflicts.iter().enumerate() {
+            if !is_valid_mod_id(id) {
+                problems.push(ContentError::new(file, format!("/conflicts/{index}"), bad_id_message(id)));
+            }
+        }
+        for (list, paths) in [("actions", &self.content.actions), ("actors", &self.content.actors)] {
+            for (index, path) in paths.iter().enumerate() {
+                if path.is_empty() || path.starts_with('/') || path.split('/').any(|part| part == "..") {
+                    problems.push(ContentError::new(
+                        file,
+                        format!("/content/{list}/{index}"),
+                        format!("`{path}` must be a path inside the mod's folder, like `{list}/name.json`"),
+                    ));
+                }
+            }
+        }
+        problems
+    }
+}
+
+impl ContentAsset for ActionDefinition {
+    const EXTENSIONS: &'static [&'static str] = &["action.json", "action.ron"];
+
+    fn check(&self, file: &str) -> Vec<ContentError> {
+        let mut problems = check_namespaced_id(&self.id, file);
+        for (field, value) in [("name", &self.name), ("template", &self.template)] {
+            if value.trim().is_empty() {
+                problems.push(ContentError::new(file, format!("/{field}"), format!("the {field} is empty")));
+            }
+        }
+        let used: Vec<&str> = template_placeholders(&self.template).collect();
+        let mut slot_names = HashSet::new();
+        for (role, slot) in self.target_slots() {
+            let pointer = format!("/targets/{}", role.field());
+            if slot.scope.trim().is_empty() {
+                problems.push(ContentError::new(file, format!("{pointer}/scope"), "the scope is empty: name a target scope"));
+            }
+            if !slot_names.insert(slot.placeholder.as_str()) {
+                problems.push(ContentError::new(
+                    file,
+                    format!("{pointer}/placeholder"),
+                    format!("placeholder `{}` is used by another target slot: give each slot its own", slot.placeholder),
+                ));
+            } else if !used.contains(&slot.placeholder.as_str()) {
+                problems.push(ContentError::new(
+                    file,
+                    format!("{pointer}/placeholder"),
+                    format!(
+                        "target slot `{}` is never used in the template `{}`: add `{{{}}}` to the template or remove the slot",
+                        slot.placeholder, self.template, slot.placeholder
+                    ),
+                ));
+            }
+            if self.parameters.contains_key(&slot.placeholder) {
+                problems.push(ContentError::new(
+                    file,
+                    format!("{pointer}/placeholder"),
+                    format!("`{}` is both a target placeholder and a parameter: rename one", slot.placeholder),
+                ));
+            }
+        }
+        for name in used {
+            if !slot_names.contains(name) && !self.parameters.contains_key(name) {
+                problems.push(ContentError::new(
+                    file,
+                    "/template",
+                    format!(
+                        "placeholder `{{{name}}}` has no target slot or parameter: add a target with \"placeholder\": \"{name}\", or a parameter `{name}`"
+                    ),
+                ));
+            }
+        }
+        for (name, parameter) in &self.parameters {
+            if !(parameter.default.is_string() || parameter.default.is_number() || parameter.default.is_boolean()) {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/parameters/{name}/default"),
+                    "the default must be a string, a number or a boolean",
+                ));
+            }
+        }
+        problems
+    }
+}
+
+impl ContentAsset for ActorSpec {
+    const EXTENSIONS: &'static [&'static str] = &["actor.json", "actor.ron"];
+
+    fn check(&self, file: &str) -> Vec<ContentError> {
+        let mut problems = check_namespaced_id(&self.id, file);
+        if self.name.trim().is_empty() {
+            problems.push(ContentError::new(file, "/name", "the name is empty: give the actor a name"));
+        }
+        for (index, pattern) in self.policy.allowed_actions.iter().enumerate() {
+            if pattern != "*" && !pattern.contains(':') {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/policy/allowedActions/{index}"),
+                    format!("`{pattern}` is not an action id: write `mod:action`, `mod:*` or `*`"),
+                ));
+            }
+        }
+        problems
+    }
+}
+
+/// `mod:name` ids whose namespace must be the owning mod.
+fn check_namespaced_id(id: &str, file: &str) -> Vec<ContentError> {
+    let Some((namespace, name)) = id.split_once(':') else {
+        return vec![ContentError::new(file, "/id", format!("`{id}` must be `mod:name`, with the owning mod's id before the colon"))];
+    };
+    if name.is_empty() || !is_valid_mod_id(namespace) {
+        return vec![ContentError::new(file, "/id", format!("`{id}` must be `mod:name`, with the owning mod's id before the colon"))];
+    }
+    match owning_mod(file) {
+        Some(folder) if !folder.eq_ignore_ascii_case(namespace) => vec![ContentError::new(
+            file,
+            "/id",
+            format!("namespace `{namespace}` is not this file's mod `{folder}`: write `{folder}:{name}`"),
+        )],
+        _ => Vec::new(),
+    }
+}
+
+fn bad_id_message(id: &str) -> String {
+    format!("`{id}` is not a valid mod id: use only letters, digits, `_` and `-`")
+}
