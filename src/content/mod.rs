@@ -107,7 +107,7 @@ pub fn content_loaded(registry: Res<ContentRegistry>) -> bool {
     registry.generation() > 0
 }
 
-fn register_content_asset<T: ContentAsset>(app: &mut App) {
+pub(crate) fn register_content_asset<T: ContentAsset>(app: &mut App) {
     app.init_asset::<T>().register_asset_loader(ContentLoader::<T>::default());
 }
 

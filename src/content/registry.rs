@@ -37,6 +37,7 @@ pub struct ContentRegistry {
     group_order: Vec<String>,
     actions: Vec<ActionDefinition>,
     action_index: HashMap<String, usize>,
+    action_files: HashMap<String, String>,
     actors: HashMap<String, ActorSpec>,
     problems: Vec<ContentError>,
     generation: u64,
@@ -61,24 +62,19 @@ impl ContentRegistry {
     /// Whatever breaks a rule is skipped and reported; the rest is kept.
     pub fn build(sources: ContentSources<'_>) -> Self {
         let mut problems = Vec::new();
-        let Some((game_file, game)) = sources.game else {
+        let Some((_, game)) = sources.game else {
             return Self::default();
         };
         let mut candidates: Vec<(&str, &ModManifest)> = Vec::new();
         for id in &game.mods {
-            let found = sources
-                .mods
-                .iter()
-                .find(|(file, manifest)| manifest.id.eq_ignore_ascii_case(id) && owning_mod(file).is_none_or(|folder| folder.eq_ignore_ascii_case(id)));
-            match found {
-                Some(&(file, manifest)) if !candidates.iter().any(|(_, m)| m.id.eq_ignore_ascii_case(id)) => {
-                    candidates.push((file, manifest));
-                }
-                Some(_) => {}
-                None if !sources.mods.iter().any(|(file, _)| owning_mod(file).is_some_and(|f| f.eq_ignore_ascii_case(id))) => {
-                    // A manifest that failed to load was already reported by the loader.
-                }
-                None => {}
+            let found = sources.mods.iter().find(|(file, manifest)| {
+                manifest.id.eq_ignore_ascii_case(id) && owning_mod(file).is_none_or(|folder| folder.eq_ignore_ascii_case(id))
+            });
+            // A manifest that failed to load was already reported by its loader.
+            if let Some(&(file, manifest)) = found
+                && !candidates.iter().any(|(_, m)| m.id.eq_ignore_ascii_case(id))
+            {
+                candidates.push((file, manifest));
             }
         }
         let is_present = |set: &[(&str, &ModManifest)], id: &str| set.iter().any(|(_, m)| m.id.eq_ignore_ascii_case(id));
@@ -202,6 +198,7 @@ impl ContentRegistry {
                 continue;
             }
             action_files.insert(&action.id, file);
+            registry.action_files.insert(action.id.clone(), file.to_owned());
             actions.push(action.clone());
         }
         actions.sort_by(|a, b| {
@@ -229,7 +226,6 @@ impl ContentRegistry {
             actor_files.insert(&actor.id, file);
             registry.actors.insert(actor.id.clone(), actor.clone());
         }
-        let _ = game_file;
         registry.problems = problems;
         registry
     }
@@ -268,6 +264,11 @@ impl ContentRegistry {
     /// An action by its `mod:action` id.
     pub fn action(&self, id: &str) -> Option<&ActionDefinition> {
         self.action_index.get(id).map(|&i| &self.actions[i])
+    }
+
+    /// The asset path an action was loaded from.
+    pub fn action_file(&self, id: &str) -> Option<&str> {
+        self.action_files.get(id).map(String::as_str)
     }
 
     /// An actor spec by its `mod:name` id.

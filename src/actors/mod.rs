@@ -1,0 +1,307 @@
+//! Smart actors: characters driven by a model, one decision per turn.
+//!
+//! A [`SmartActor`] names an [`ActorSpec`](crate::content::ActorSpec). When a turn
+//! begins (a [`TurnEnded`] message, or the real-time cadence in
+//! [`SmartActorSettings`]), each eligible actor is queued; in
+//! [`LoomSystems::Think`] its prompt is assembled from its spec, what it perceives
+//! and its available actions, and sent through the bridge. In
+//! [`LoomSystems::Decide`] the answer is validated: a valid one becomes an
+//! [`ActionRequest`] (and an [`ActorSpoke`] for its speech), anything else a
+//! [`DecisionRejected`] and the actor passes. The plugin never changes game state:
+//! the game's own systems carry out requests.
+
+mod decision;
+mod scene;
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use bevy::prelude::*;
+
+pub use decision::{Decision, RejectionReason, parse_decision};
+pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
+
+use crate::LoomSystems;
+use crate::content::{ContentRegistry, register_content_asset};
+use crate::llm::{LlmBridge, LlmRequest, LlmResponse, OfferedChoice, RequestId, RequestIntent};
+use crate::prompt::{BlockOptions, ChatMessage, DecisionLimits, decision_messages, decision_schema, render_available_actions};
+use crate::world::{AvailableAction, Character, TargetScopes, WorldView, WorldViewQuery, available_actions, describe_surroundings};
+
+/// Marks a character as driven by a model, naming its spec by id (`tavern:marta`).
+#[derive(Component, Debug, Clone, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+#[require(Character, ActorMind)]
+pub struct SmartActor {
+    /// The `mod:name` id of its [`ActorSpec`](crate::content::ActorSpec).
+    pub spec: String,
+}
+
+impl SmartActor {
+    /// A smart actor driven by the spec with this id.
+    pub fn new(spec: impl Into<String>) -> Self {
+        Self { spec: spec.into() }
+    }
+}
+
+/// A smart actor's turn bookkeeping.
+#[derive(Component, Debug, Clone, Default)]
+pub struct ActorMind {
+    /// The first turn it may think again.
+    pub next_turn: u64,
+    /// The request it is waiting on, if any.
+    pub pending: Option<RequestId>,
+    /// What it was offered for the pending request.
+    pub offered: Vec<AvailableAction>,
+    queued: bool,
+    cooldown: u32,
+}
+
+/// Written by the game when a turn ends; eligible smart actors then think.
+#[derive(Message, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TurnEnded;
+
+/// The turn count: one per [`TurnEnded`] (or cadence tick) so far.
+#[derive(Resource, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TurnClock {
+    /// The current turn; 0 before the first.
+    pub turn: u64,
+}
+
+/// A validated request for the game to carry out.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct ActionRequest {
+    /// Who acts.
+    pub actor: Entity,
+    /// The action definition's `mod:action` id.
+    pub action_id: String,
+    /// The targets, in slot order.
+    pub targets: Vec<Entity>,
+    /// The command as offered: "give mug of ale to Marta".
+    pub command: String,
+}
+
+/// What a smart actor said aloud along with its decision.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct ActorSpoke {
+    /// Who spoke.
+    pub actor: Entity,
+    /// The words.
+    pub text: String,
+}
+
+/// A decision that could not be used; the actor passes its turn.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct DecisionRejected {
+    /// Whose decision.
+    pub actor: Entity,
+    /// Why it was rejected.
+    pub reason: RejectionReason,
+    /// The model's raw answer, empty when there was none.
+    pub raw: String,
+}
+
+/// A decision prompt that was sent: what the actor was asked, for transcripts and debugging.
+#[derive(Message, Debug, Clone, PartialEq)]
+pub struct DecisionRequested {
+    /// Who is thinking.
+    pub actor: Entity,
+    /// The request's id; its [`LlmResponse`] carries the same.
+    pub request: RequestId,
+    /// The prompt.
+    pub messages: Vec<ChatMessage>,
+    /// What was offered, by index.
+    pub offered: Vec<AvailableAction>,
+}
+
+/// How smart actors are scheduled and prompted.
+#[derive(Resource, Debug, Clone, PartialEq)]
+pub struct SmartActorSettings {
+    /// Also start a turn this often in real time; `None` waits for [`TurnEnded`] only.
+    pub cadence: Option<Duration>,
+    /// At most this many actors start thinking in one frame; the rest wait for the next.
+    pub max_new_thinkers_per_frame: usize,
+    /// When the available actions are grouped by mod.
+    pub block: BlockOptions,
+    /// Size limits on answers.
+    pub limits: DecisionLimits,
+}
+
+impl Default for SmartActorSettings {
+    fn default() -> Self {
+        Self {
+            cadence: None,
+            max_new_thinkers_per_frame: 8,
+            block: BlockOptions::default(),
+            limits: DecisionLimits::default(),
+        }
+    }
+}
+
+/// Schedules smart actors, prompts them and validates their decisions.
+#[derive(Debug, Clone, Default)]
+pub struct SmartActorPlugin {
+    /// Scheduling and prompting settings, copied into a resource that may change at run time.
+    pub settings: SmartActorSettings,
+}
+
+impl Plugin for SmartActorPlugin {
+    fn build(&self, app: &mut App) {
+        crate::configure_loom_sets(app);
+        register_content_asset::<SceneDefinition>(app);
+        app.insert_resource(self.settings.clone())
+            .init_resource::<TurnClock>()
+            .init_resource::<ThinkQueue>()
+            .init_resource::<ContentRegistry>()
+            .init_resource::<TargetScopes>()
+            .register_type::<SmartActor>()
+            .add_message::<TurnEnded>()
+            .add_message::<ActionRequest>()
+            .add_message::<ActorSpoke>()
+            .add_message::<DecisionRejected>()
+            .add_message::<DecisionRequested>()
+            .add_message::<LlmResponse>()
+            .add_systems(Update, start_turns.in_set(LoomSystems::Sense))
+            .add_systems(Update, submit_decisions.in_set(LoomSystems::Think))
+            .add_systems(Update, apply_decisions.in_set(LoomSystems::Decide));
+    }
+}
+
+/// Actors waiting to think, in the order they became eligible, and requests in flight.
+#[derive(Resource, Debug, Default)]
+struct ThinkQueue {
+    waiting: VecDeque<Entity>,
+    pending: HashMap<RequestId, Entity>,
+}
+
+fn start_turns(
+    mut turns: MessageReader<TurnEnded>,
+    settings: Res<SmartActorSettings>,
+    time: Res<Time>,
+    mut since_cadence: Local<Duration>,
+    mut clock: ResMut<TurnClock>,
+    mut queue: ResMut<ThinkQueue>,
+    mut actors: Query<(Entity, &mut ActorMind), With<SmartActor>>,
+) {
+    let mut started = turns.read().count() as u64;
+    if let Some(cadence) = settings.cadence.filter(|c| !c.is_zero()) {
+        *since_cadence += time.delta();
+        while *since_cadence >= cadence {
+            *since_cadence -= cadence;
+            started += 1;
+        }
+    }
+    if started == 0 {
+        return;
+    }
+    clock.turn += started;
+    for (entity, mut mind) in &mut actors {
+        if mind.pending.is_none() && !mind.queued && clock.turn >= mind.next_turn {
+            mind.queued = true;
+            queue.waiting.push_back(entity);
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn submit_decisions(
+    settings: Res<SmartActorSettings>,
+    registry: Res<ContentRegistry>,
+    scopes: Res<TargetScopes>,
+    world: WorldViewQuery,
+    mut queue: ResMut<ThinkQueue>,
+    mut bridge: ResMut<LlmBridge>,
+    mut actors: Query<(&SmartActor, &mut ActorMind)>,
+    mut requested: MessageWriter<DecisionRequested>,
+    mut rejected: MessageWriter<DecisionRejected>,
+) {
+    if queue.waiting.is_empty() {
+        return;
+    }
+    let view = WorldView::from_query(&world);
+    for _ in 0..settings.max_new_thinkers_per_frame {
+        let Some(entity) = queue.waiting.pop_front() else { break };
+        let Ok((actor, mut mind)) = actors.get_mut(entity) else { continue };
+        mind.queued = false;
+        let Some(spec) = registry.actor(&actor.spec) else {
+            rejected.write(DecisionRejected {
+                actor: entity,
+                reason: RejectionReason::UnknownSpec(actor.spec.clone()),
+                raw: String::new(),
+            });
+            continue;
+        };
+        let offered = available_actions(&registry, &view, &scopes, entity, |id| spec.policy.allows(id));
+        let block = render_available_actions(&offered, &*registry, &settings.block);
+        let messages = decision_messages(spec, &describe_surroundings(&view, entity), &block, &settings.limits);
+        let request = LlmRequest {
+            messages: messages.clone(),
+            schema: Some(decision_schema(offered.iter().map(|a| a.index), &settings.limits)),
+            intent: RequestIntent::Decision {
+                actor: spec.name.clone(),
+                offered: offered.iter().map(|a| OfferedChoice { index: a.index, command: a.command.clone() }).collect(),
+            },
+            ..default()
+        };
+        let id = bridge.submit(request);
+        queue.pending.insert(id, entity);
+        mind.pending = Some(id);
+        mind.cooldown = spec.policy.cooldown_turns;
+        mind.offered = offered.clone();
+        requested.write(DecisionRequested { actor: entity, request: id, messages, offered });
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn apply_decisions(
+    settings: Res<SmartActorSettings>,
+    clock: Res<TurnClock>,
+    mut responses: MessageReader<LlmResponse>,
+    mut queue: ResMut<ThinkQueue>,
+    mut actors: Query<&mut ActorMind>,
+    mut requests: MessageWriter<ActionRequest>,
+    mut spoke: MessageWriter<ActorSpoke>,
+    mut rejected: MessageWriter<DecisionRejected>,
+) {
+    for response in responses.read() {
+        let Some(entity) = queue.pending.remove(&response.id) else { continue };
+        // An actor despawned while thinking has nobody to act for.
+        let Ok(mut mind) = actors.get_mut(entity) else { continue };
+        if mind.pending != Some(response.id) {
+            continue;
+        }
+        mind.pending = None;
+        mind.next_turn = clock.turn + 1 + u64::from(mind.cooldown);
+        let offered = std::mem::take(&mut mind.offered);
+        let raw = match &response.result {
+            Ok(reply) => reply.text.as_str(),
+            Err(error) => {
+                warn!("smart actor {entity} gets no decision: {error}");
+                rejected.write(DecisionRejected {
+                    actor: entity,
+                    reason: RejectionReason::NoAnswer(error.clone()),
+                    raw: String::new(),
+                });
+                continue;
+            }
+        };
+        match parse_decision(raw, offered.len(), &settings.limits) {
+            Ok(decision) => {
+                if let Some(chosen) = decision.action.and_then(|index| offered.get(index - 1)) {
+                    requests.write(ActionRequest {
+                        actor: entity,
+                        action_id: chosen.action_id.clone(),
+                        targets: chosen.targets.clone(),
+                        command: chosen.command.clone(),
+                    });
+                }
+                if !decision.speech.is_empty() {
+                    spoke.write(ActorSpoke { actor: entity, text: decision.speech });
+                }
+            }
+            Err(reason) => {
+                warn!("smart actor {entity}: decision rejected: {reason}");
+                rejected.write(DecisionRejected { actor: entity, reason, raw: raw.to_owned() });
+            }
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Scenes as data: places, entities, tags, who is where and which are smart actors.
+
+use std::collections::HashMap;
+
+use bevy::asset::Asset;
+use bevy::prelude::*;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use super::SmartActor;
+use crate::content::{ContentAsset, ContentError};
+use crate::world::{CarriedBy, Character, DisplayName, Exits, InPlace, Place, Tags};
+
+/// A scene file (`scenes/tavern.scene.json`).
+#[derive(Asset, TypePath, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SceneDefinition {
+    /// A title for transcripts.
+    #[serde(default)]
+    pub name: String,
+    /// The places of the scene.
+    pub places: Vec<ScenePlace>,
+    /// Characters, furniture and items.
+    #[serde(default)]
+    pub entities: Vec<SceneEntity>,
+}
+
+/// A place in a scene.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScenePlace {
+    /// Unique within the scene; entities refer to it.
+    pub id: String,
+    /// Its display name: "the common room".
+    pub name: String,
+    /// Its tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Ids of places reachable from here.
+    #[serde(default)]
+    pub exits: Vec<String>,
+}
+
+/// A character, piece of furniture or item in a scene.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SceneEntity {
+    /// Unique within the scene.
+    pub id: String,
+    /// Its display name: "Marta", "oak bench".
+    pub name: String,
+    /// Its tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// The id of the place it is in (for anything not carried).
+    #[serde(default)]
+    pub place: Option<String>,
+    /// The id of the character carrying it.
+    #[serde(default)]
+    pub carried_by: Option<String>,
+    /// Whether it is a character (a person or creature).
+    #[serde(default)]
+    pub character: bool,
+    /// The id of the actor spec that drives it, making it a smart actor.
+    #[serde(default)]
+    pub smart_actor: Option<String>,
+}
+
+impl ContentAsset for SceneDefinition {
+    const EXTENSIONS: &'static [&'static str] = &["scene.json", "scene.ron"];
+
+    fn check(&self, file: &str) -> Vec<ContentError> {
+        let mut problems = Vec::new();
+        let mut ids: HashMap<&str, bool> = HashMap::new();
+        for (index, place) in self.places.iter().enumerate() {
+            if ids.insert(&place.id, true).is_some() {
+                problems.push(ContentError::new(file, format!("/places/{index}/id"), format!("duplicate id `{}`", place.id)));
+            }
+        }
+        for (index, entity) in self.entities.iter().enumerate() {
+            if ids.insert(&entity.id, false).is_some() {
+                problems.push(ContentError::new(file, format!("/entities/{index}/id"), format!("duplicate id `{}`", entity.id)));
+            }
+        }
+        for (index, place) in self.places.iter().enumerate() {
+            for (exit_index, exit) in place.exits.iter().enumerate() {
+                if ids.get(exit.as_str()) != Some(&true) {
+                    problems.push(ContentError::new(
+                        file,
+                        format!("/places/{index}/exits/{exit_index}"),
+                        format!("`{exit}` is not a place of this scene"),
+                    ));
+                }
+            }
+        }
+        let is_character = |id: &str| self.entities.iter().any(|e| e.id == id && e.character);
+        for (index, entity) in self.entities.iter().enumerate() {
+            match (&entity.place, &entity.carried_by) {
+                (Some(place), None) if ids.get(place.as_str()) != Some(&true) => problems.push(ContentError::new(
+                    file,
+                    format!("/entities/{index}/place"),
+                    format!("`{place}` is not a place of this scene"),
+                )),
+                (None, Some(carrier)) if !is_character(carrier) => problems.push(ContentError::new(
+                    file,
+                    format!("/entities/{index}/carriedBy"),
+                    format!("`{carrier}` is not a character of this scene"),
+                )),
+                (Some(_), Some(_)) | (None, None) => problems.push(ContentError::new(
+                    file,
+                    format!("/entities/{index}"),
+                    "give exactly one of `place` or `carriedBy`",
+                )),
+                _ => {}
+            }
+            if entity.smart_actor.is_some() && !entity.character {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/entities/{index}/smartActor"),
+                    "only a character can be a smart actor: add \"character\": true",
+                ));
+            }
+        }
+        problems
+    }
+}
+
+/// The entities a scene spawned, by scene id.
+#[derive(Debug, Clone, Default)]
+pub struct SpawnedScene {
+    /// Scene id → entity, for places and entities alike.
+    pub entities: HashMap<String, Entity>,
+    /// Entity ids in the order the scene lists them.
+    pub order: Vec<String>,
+}
+
+/// Why a scene could not be spawned.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum SceneError {
+    /// The scene file has problems.
+    #[error("the scene has problems: {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Invalid(Vec<ContentError>),
+}
+
+impl SceneDefinition {
+    /// Spawns the scene's places and entities with this crate's world components,
+    /// and a [`SmartActor`] on each entity that names a spec.
+    pub fn spawn(&self, commands: &mut Commands) -> Result<SpawnedScene, SceneError> {
+        let problems = self.check("scene");
+        if !problems.is_empty() {
+            return Err(SceneError::Invalid(problems));
+        }
+        let mut spawned = SpawnedScene::default();
+        for place in &self.places {
+            let entity = commands
+                .spawn((Place, DisplayName(place.name.clone()), Tags::new(place.tags.iter().cloned())))
+                .id();
+            spawned.entities.insert(place.id.clone(), entity);
+        }
+        for place in &self.places {
+            let exits = place.exits.iter().filter_map(|id| spawned.entities.get(id).copied()).collect();
+            commands.entity(spawned.entities[&place.id]).insert(Exits(exits));
+        }
+        for entity in &self.entities {
+            let id = commands.spawn((DisplayName(entity.name.clone()), Tags::new(entity.tags.iter().cloned()))).id();
+            if entity.character {
+                commands.entity(id).insert(Character);
+            }
+            if let Some(spec) = &entity.smart_actor {
+                commands.entity(id).insert(SmartActor::new(spec.clone()));
+            }
+            spawned.entities.insert(entity.id.clone(), id);
+            spawned.order.push(entity.id.clone());
+        }
+        for entity in &self.entities {
+            let id = spawned.entities[&entity.id];
+            if let Some(place) = entity.place.as_ref().and_then(|p| spawned.entities.get(p)) {
+                commands.entity(id).insert(InPlace(*place));
+            }
+            if let Some(carrier) = entity.carried_by.as_ref().and_then(|c| spawned.entities.get(c)) {
+                commands.entity(id).insert(CarriedBy(*carrier));
+            }
+        }
+        Ok(spawned)
+    }
+}

@@ -1,0 +1,132 @@
+//! The LLM bridge: backends behind one trait, a background runtime that never
+//! blocks a frame, and [`LlmResponse`] messages with the outcomes.
+//!
+//! | backend | when |
+//! |---|---|
+//! | [`OfflineBackend`] | no server configured; examples and tests. Not a language model. |
+//! | [`OpenAiBackend`] (feature `http`) | `LOOM_LLM_URL` set, or [`BackendChoice::OpenAi`] |
+//! | your own | [`BackendChoice::Custom`] with any [`LlmBackend`] |
+
+mod backend;
+mod bridge;
+mod offline;
+#[cfg(feature = "http")]
+mod openai;
+mod request;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bevy::prelude::*;
+
+pub use backend::{LlmBackend, LlmFuture};
+pub use bridge::LlmBridge;
+pub use offline::OfflineBackend;
+#[cfg(feature = "http")]
+pub use openai::{ApiKey, OpenAiBackend, OpenAiSettings};
+pub use request::{
+    ChatMessage, LlmError, LlmReply, LlmRequest, LlmResponse, OfferedChoice, RequestId, RequestIntent, SamplingOptions,
+};
+
+use crate::LoomSystems;
+
+/// Which backend answers requests.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub enum BackendChoice {
+    /// An OpenAI-compatible server when `LOOM_LLM_URL` is set (feature `http`), otherwise offline with seed 0.
+    #[default]
+    FromEnv,
+    /// The offline backend with this seed.
+    Offline {
+        /// Mixed into every choice.
+        seed: u64,
+    },
+    /// An OpenAI-compatible server.
+    #[cfg(feature = "http")]
+    OpenAi(OpenAiSettings),
+    /// A backend of your own.
+    Custom(Arc<dyn LlmBackend>),
+}
+
+impl std::fmt::Debug for BackendChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::FromEnv => f.write_str("FromEnv"),
+            Self::Offline { seed } => f.debug_struct("Offline").field("seed", seed).finish(),
+            #[cfg(feature = "http")]
+            Self::OpenAi(settings) => f.debug_tuple("OpenAi").field(settings).finish(),
+            Self::Custom(backend) => f.debug_tuple("Custom").field(&backend.describe()).finish(),
+        }
+    }
+}
+
+impl BackendChoice {
+    /// The backend this choice stands for. A server that cannot be set up falls back
+    /// to the offline backend, with an error in the log saying why.
+    pub fn resolve(&self) -> Arc<dyn LlmBackend> {
+        match self {
+            #[cfg(feature = "http")]
+            Self::FromEnv => match OpenAiSettings::from_env() {
+                Some(settings) => Self::OpenAi(settings).resolve(),
+                None => Arc::new(OfflineBackend { seed: 0 }),
+            },
+            #[cfg(not(feature = "http"))]
+            Self::FromEnv => Arc::new(OfflineBackend { seed: 0 }),
+            Self::Offline { seed } => Arc::new(OfflineBackend { seed: *seed }),
+            #[cfg(feature = "http")]
+            Self::OpenAi(settings) => match OpenAiBackend::new(settings.clone()) {
+                Ok(backend) => Arc::new(backend),
+                Err(error) => {
+                    error!("{error}; answering offline instead");
+                    Arc::new(OfflineBackend { seed: 0 })
+                }
+            },
+            Self::Custom(backend) => Arc::clone(backend),
+        }
+    }
+}
+
+/// How the bridge talks to a model.
+#[derive(Resource, Debug, Clone)]
+pub struct LlmSettings {
+    /// Which backend answers.
+    pub backend: BackendChoice,
+    /// How long a request may take before it ends as [`LlmError::TimedOut`].
+    pub deadline: Duration,
+    /// Sampling defaults for requests that leave them unset.
+    pub sampling: SamplingOptions,
+}
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        Self {
+            backend: BackendChoice::FromEnv,
+            deadline: Duration::from_secs(60),
+            sampling: SamplingOptions { temperature: Some(0.7), max_tokens: Some(256), seed: None },
+        }
+    }
+}
+
+/// Starts the [`LlmBridge`] and writes [`LlmResponse`] messages in [`LoomSystems::Receive`].
+#[derive(Debug, Clone, Default)]
+pub struct LlmPlugin {
+    /// The backend, deadline and sampling defaults.
+    pub settings: LlmSettings,
+}
+
+impl Plugin for LlmPlugin {
+    fn build(&self, app: &mut App) {
+        let backend = self.settings.backend.resolve();
+        info!("bevy_loom answers with {}", backend.describe());
+        crate::configure_loom_sets(app);
+        app.insert_resource(self.settings.clone())
+            .insert_resource(LlmBridge::new(backend, self.settings.deadline, self.settings.sampling.clone()))
+            .add_message::<LlmResponse>()
+            .add_systems(Update, receive_responses.in_set(LoomSystems::Receive));
+    }
+}
+
+fn receive_responses(mut bridge: ResMut<LlmBridge>, mut responses: MessageWriter<LlmResponse>) {
+    responses.write_batch(bridge.drain());
+}

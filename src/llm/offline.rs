@@ -1,0 +1,68 @@
+//! The offline backend: deterministic answers with no network and no model.
+
+use rand::rngs::ChaCha8Rng;
+use rand::seq::IndexedRandom;
+use rand::{RngExt, SeedableRng};
+use serde_json::json;
+
+use super::{LlmBackend, LlmFuture, LlmReply, LlmRequest, RequestIntent};
+
+/// Answers without a model, for examples, tests and games running with no server.
+///
+/// **This is not a language model.** A decision request gets one of the offered
+/// actions, picked at random from a seed and the request's text, with a short stock
+/// line; a text request gets a fixed sentence. The same seed and the same request
+/// always give the same answer, whatever order requests arrive in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OfflineBackend {
+    /// Mixed into every choice.
+    pub seed: u64,
+}
+
+const LINES: &[&str] = &["", "I think I'll {command}.", "Why not? I'll {command}.", "Right, then. Time to {command}.", "Hm."];
+
+impl OfflineBackend {
+    /// The answer to a request, computed on the spot.
+    pub fn answer(&self, request: &LlmRequest) -> String {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ request_fingerprint(request));
+        match &request.intent {
+            RequestIntent::Decision { actor, offered } => {
+                let Some(choice) = offered.choose(&mut rng) else {
+                    return json!({ "action": null, "speech": "", "thought": format!("{actor} sees nothing worth doing.") })
+                        .to_string();
+                };
+                let line = LINES[rng.random_range(0..LINES.len())].replace("{command}", &choice.command);
+                json!({
+                    "action": choice.index,
+                    "speech": line,
+                    "thought": format!("{actor} decides to {}.", choice.command),
+                })
+                .to_string()
+            }
+            _ => "Nothing stirs.".to_owned(),
+        }
+    }
+}
+
+impl LlmBackend for OfflineBackend {
+    fn describe(&self) -> String {
+        format!("offline (seed {}, not a language model)", self.seed)
+    }
+
+    fn complete(&self, request: LlmRequest) -> LlmFuture {
+        let text = self.answer(&request);
+        Box::pin(async move { Ok(LlmReply { text }) })
+    }
+}
+
+/// A stable 64-bit FNV-1a hash of the request's messages.
+fn request_fingerprint(request: &LlmRequest) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for message in &request.messages {
+        for byte in message.role.bytes().chain([0]).chain(message.content.bytes()).chain([0]) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    hash
+}

@@ -1,0 +1,153 @@
+//! The OpenAI-compatible chat-completions backend: OpenAI, llama.cpp's server, vLLM,
+//! LM Studio, Ollama's `/v1`, OpenRouter.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::{LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest};
+
+/// An API key. Its `Debug` and `Display` never show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+impl fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// Where an OpenAI-compatible server is and how to talk to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenAiSettings {
+    /// The API base, ending before `/chat/completions`: `http://127.0.0.1:8080/v1`.
+    pub base_url: String,
+    /// The model name the server expects.
+    pub model: String,
+    /// Sent as a bearer token when set.
+    pub api_key: Option<ApiKey>,
+    /// How long one HTTP request may take.
+    pub timeout: Duration,
+}
+
+impl OpenAiSettings {
+    /// Settings from `LOOM_LLM_URL`, `LOOM_LLM_MODEL` and `LOOM_LLM_API_KEY`; `None`
+    /// when `LOOM_LLM_URL` is unset or empty.
+    pub fn from_env() -> Option<Self> {
+        let var = |name| std::env::var(name).ok().filter(|v: &String| !v.trim().is_empty());
+        Some(Self {
+            base_url: var("LOOM_LLM_URL")?,
+            model: var("LOOM_LLM_MODEL").unwrap_or_else(|| "local-model".to_owned()),
+            api_key: var("LOOM_LLM_API_KEY").map(ApiKey::new),
+            timeout: Duration::from_secs(60),
+        })
+    }
+}
+
+/// Talks to an OpenAI-compatible `/chat/completions` endpoint with `reqwest`.
+pub struct OpenAiBackend {
+    client: reqwest::Client,
+    settings: OpenAiSettings,
+    endpoint: String,
+}
+
+impl OpenAiBackend {
+    /// A backend for these settings.
+    pub fn new(settings: OpenAiSettings) -> Result<Self, LlmError> {
+        let client = reqwest::Client::builder()
+            .timeout(settings.timeout)
+            .build()
+            .map_err(|error| LlmError::BridgeStopped(format!("could not set up HTTP: {error}")))?;
+        let endpoint = format!("{}/chat/completions", settings.base_url.trim_end_matches('/'));
+        Ok(Self { client, settings, endpoint })
+    }
+
+    fn body(&self, request: &LlmRequest) -> Value {
+        let mut body = json!({
+            "model": self.settings.model,
+            "messages": request.messages,
+            "stream": false,
+        });
+        if let Some(temperature) = request.sampling.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        if let Some(max_tokens) = request.sampling.max_tokens {
+            body["max_tokens"] = json!(max_tokens);
+        }
+        if let Some(seed) = request.sampling.seed {
+            body["seed"] = json!(seed);
+        }
+        body
+    }
+}
+
+impl LlmBackend for OpenAiBackend {
+    fn describe(&self) -> String {
+        format!("OpenAI-compatible server at {} (model {})", self.settings.base_url, self.settings.model)
+    }
+
+    fn complete(&self, request: LlmRequest) -> LlmFuture {
+        let mut call = self.client.post(&self.endpoint).json(&self.body(&request));
+        if let Some(key) = &self.settings.api_key {
+            call = call.bearer_auth(key.expose());
+        }
+        let url = self.endpoint.clone();
+        Box::pin(async move {
+            let response = call.send().await.map_err(|error| http_error(&url, &error))?;
+            let status = response.status();
+            let body = response.text().await.map_err(|error| http_error(&url, &error))?;
+            if !status.is_success() {
+                return Err(LlmError::Status { status: status.as_u16(), body: truncate(&body, 500) });
+            }
+            let value: Value = serde_json::from_str(&body)
+                .map_err(|error| LlmError::InvalidResponse(format!("not JSON ({error}): {}", truncate(&body, 200))))?;
+            let text = value
+                .pointer("/choices/0/message/content")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    LlmError::InvalidResponse(format!("no choices[0].message.content in {}", truncate(&body, 200)))
+                })?;
+            Ok(LlmReply { text: text.to_owned() })
+        })
+    }
+}
+
+fn http_error(url: &str, error: &reqwest::Error) -> LlmError {
+    if error.is_timeout() {
+        return LlmError::TimedOut(Duration::ZERO);
+    }
+    // `reqwest::Error`'s display names the URL, which holds no secret; the key travels in a header.
+    let mut detail = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        detail.push_str(": ");
+        detail.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    LlmError::Unreachable { url: url.to_owned(), detail }
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}

@@ -1,0 +1,114 @@
+//! What goes to a model and what comes back.
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+use serde_json::Value;
+use thiserror::Error;
+
+pub use crate::prompt::ChatMessage;
+
+/// Identifies one submitted request; its [`LlmResponse`] carries the same id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RequestId(pub u64);
+
+/// Sampling options; `None` leaves the server's default.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SamplingOptions {
+    /// Randomness, usually 0.0–1.0.
+    pub temperature: Option<f32>,
+    /// The longest answer, in tokens.
+    pub max_tokens: Option<u32>,
+    /// A seed, for servers that honour one.
+    pub seed: Option<u64>,
+}
+
+/// A choice offered in a decision request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OfferedChoice {
+    /// Its index in the prompt.
+    pub index: usize,
+    /// The rendered command.
+    pub command: String,
+}
+
+/// What a request is for. Language models read only the messages; the offline
+/// backend, which is not a language model, answers from this.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub enum RequestIntent {
+    /// Free text.
+    #[default]
+    Text,
+    /// A smart actor's decision among offered actions.
+    Decision {
+        /// The actor's name.
+        actor: String,
+        /// What was offered.
+        offered: Vec<OfferedChoice>,
+    },
+}
+
+/// One chat request to a model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LlmRequest {
+    /// The conversation, system message first.
+    pub messages: Vec<ChatMessage>,
+    /// A JSON Schema the answer must follow, for servers that enforce one.
+    pub schema: Option<Value>,
+    /// Sampling options; unset fields take the bridge's defaults.
+    pub sampling: SamplingOptions,
+    /// How long to wait before giving up; the bridge's default when `None`.
+    pub deadline: Option<Duration>,
+    /// What the request is for.
+    pub intent: RequestIntent,
+}
+
+/// A model's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LlmReply {
+    /// The answer text.
+    pub text: String,
+}
+
+/// Why a request produced no answer; each says what to check.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum LlmError {
+    /// The server could not be reached.
+    #[error("could not reach the model server at {url}: {detail}; check that it is running and that LOOM_LLM_URL points at it")]
+    Unreachable {
+        /// The address tried.
+        url: String,
+        /// What the connection reported.
+        detail: String,
+    },
+    /// The server answered with an error status.
+    #[error("the model server answered HTTP {status}: {body}")]
+    Status {
+        /// The HTTP status code.
+        status: u16,
+        /// The start of the response body.
+        body: String,
+    },
+    /// No answer came before the deadline.
+    #[error("no answer within {0:?}; raise the deadline or use a faster model")]
+    TimedOut(Duration),
+    /// The server answered with something that is not a chat completion.
+    #[error("the model server's answer was not understood: {0}")]
+    InvalidResponse(String),
+    /// The bridge's background runtime is not running.
+    #[error("the LLM bridge is not running: {0}")]
+    BridgeStopped(String),
+}
+
+/// The outcome of one request, written in [`LoomSystems::Receive`](crate::LoomSystems::Receive).
+#[derive(Message, Debug, Clone, PartialEq)]
+pub struct LlmResponse {
+    /// The request this answers.
+    pub id: RequestId,
+    /// The answer, or why there is none.
+    pub result: Result<LlmReply, LlmError>,
+    /// Time from submission to outcome.
+    pub latency: Duration,
+}

@@ -1,0 +1,52 @@
+//! The minimal place model the built-in scopes understand.
+
+use std::collections::BTreeSet;
+
+use bevy::prelude::*;
+
+/// A location: a room, a street. Characters and things are [`InPlace`] in it.
+#[derive(Component, Debug, Clone, Default, Reflect)]
+#[reflect(Component)]
+pub struct Place;
+
+/// Places reachable from this one.
+#[derive(Component, Debug, Clone, Default, Reflect)]
+#[reflect(Component)]
+pub struct Exits(pub Vec<Entity>);
+
+/// The place an entity is in.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+pub struct InPlace(pub Entity);
+
+/// The character carrying this thing; carried things are not [`InPlace`].
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+pub struct CarriedBy(pub Entity);
+
+/// The name prompts and commands use for an entity: "Marta", "mug of ale".
+#[derive(Component, Debug, Clone, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+pub struct DisplayName(pub String);
+
+/// A person or creature that can act and be acted on.
+#[derive(Component, Debug, Clone, Copy, Default, Reflect)]
+#[reflect(Component)]
+pub struct Character;
+
+/// Free-form tags that action rules test: `portable`, `seat`, `sitting`.
+#[derive(Component, Debug, Clone, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+pub struct Tags(pub BTreeSet<String>);
+
+impl Tags {
+    /// Tags from a list of names.
+    pub fn new<S: Into<String>>(tags: impl IntoIterator<Item = S>) -> Self {
+        Self(tags.into_iter().map(Into::into).collect())
+    }
+
+    /// Whether the tag is present.
+    pub fn has(&self, tag: &str) -> bool {
+        self.0.contains(tag)
+    }
+}

@@ -1,0 +1,140 @@
+//! A plain-data snapshot of what the place model says, built once per frame that needs it.
+
+use std::collections::{BTreeSet, HashMap};
+
+use bevy::ecs::query::Has;
+use bevy::prelude::*;
+
+use super::{CarriedBy, Character, DisplayName, Exits, InPlace, Place, Tags};
+
+/// One entity as the world view sees it.
+#[derive(Debug, Clone, Default)]
+pub struct EntityView {
+    /// Its [`DisplayName`]; empty when it has none.
+    pub name: String,
+    /// Its [`Tags`].
+    pub tags: BTreeSet<String>,
+    /// The place it is in.
+    pub place: Option<Entity>,
+    /// Who carries it.
+    pub carried_by: Option<Entity>,
+    /// Whether it is a [`Character`].
+    pub character: bool,
+    /// Whether it is a [`Place`].
+    pub is_place: bool,
+    /// Places reachable from it, when it is a place.
+    pub exits: Vec<Entity>,
+}
+
+/// What the place model holds, as plain data that scope functions read.
+///
+/// Lists come sorted by display name (then entity), so everything built from a view
+/// has a stable order.
+#[derive(Debug, Clone, Default)]
+pub struct WorldView {
+    entities: HashMap<Entity, EntityView>,
+    occupants: HashMap<Entity, Vec<Entity>>,
+    carried: HashMap<Entity, Vec<Entity>>,
+}
+
+/// The components a [`WorldView`] is built from.
+pub type WorldViewQuery<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        Option<&'static DisplayName>,
+        Option<&'static Tags>,
+        Option<&'static InPlace>,
+        Option<&'static CarriedBy>,
+        Has<Character>,
+        Has<Place>,
+        Option<&'static Exits>,
+    ),
+    Or<(With<DisplayName>, With<Place>, With<InPlace>, With<CarriedBy>)>,
+>;
+
+impl WorldView {
+    /// Builds a view from entity records.
+    pub fn new(records: impl IntoIterator<Item = (Entity, EntityView)>) -> Self {
+        let entities: HashMap<Entity, EntityView> = records.into_iter().collect();
+        let mut occupants: HashMap<Entity, Vec<Entity>> = HashMap::new();
+        let mut carried: HashMap<Entity, Vec<Entity>> = HashMap::new();
+        for (&entity, view) in &entities {
+            if let Some(carrier) = view.carried_by {
+                carried.entry(carrier).or_default().push(entity);
+            } else if let Some(place) = view.place {
+                occupants.entry(place).or_default().push(entity);
+            }
+        }
+        let by_name = |a: &Entity, b: &Entity| {
+            let name = |e: &Entity| entities.get(e).map_or("", |v| v.name.as_str());
+            name(a).cmp(name(b)).then_with(|| a.cmp(b))
+        };
+        for list in occupants.values_mut().chain(carried.values_mut()) {
+            list.sort_by(by_name);
+        }
+        Self { entities, occupants, carried }
+    }
+
+    /// Builds a view from the world's place-model components.
+    pub fn from_query(query: &WorldViewQuery) -> Self {
+        Self::new(query.iter().map(|(entity, name, tags, place, carrier, character, is_place, exits)| {
+            (
+                entity,
+                EntityView {
+                    name: name.map(|n| n.0.clone()).unwrap_or_default(),
+                    tags: tags.map(|t| t.0.clone()).unwrap_or_default(),
+                    place: place.map(|p| p.0),
+                    carried_by: carrier.map(|c| c.0),
+                    character,
+                    is_place,
+                    exits: exits.map(|e| e.0.clone()).unwrap_or_default(),
+                },
+            )
+        }))
+    }
+
+    /// One entity, if the view has it.
+    pub fn get(&self, entity: Entity) -> Option<&EntityView> {
+        self.entities.get(&entity)
+    }
+
+    /// Its display name, or "something" when it has none.
+    pub fn name(&self, entity: Entity) -> &str {
+        self.entities.get(&entity).map(|v| v.name.as_str()).filter(|n| !n.is_empty()).unwrap_or("something")
+    }
+
+    /// Whether the entity has the tag.
+    pub fn has_tag(&self, entity: Entity, tag: &str) -> bool {
+        self.entities.get(&entity).is_some_and(|v| v.tags.contains(tag))
+    }
+
+    /// The place an entity is in, following who carries it.
+    pub fn place_of(&self, entity: Entity) -> Option<Entity> {
+        let mut current = entity;
+        for _ in 0..8 {
+            let view = self.entities.get(&current)?;
+            match (view.place, view.carried_by) {
+                (_, Some(carrier)) => current = carrier,
+                (place, None) => return place,
+            }
+        }
+        None
+    }
+
+    /// Entities directly in a place (not carried), sorted by name.
+    pub fn occupants(&self, place: Entity) -> &[Entity] {
+        self.occupants.get(&place).map_or(&[], Vec::as_slice)
+    }
+
+    /// Things a character carries, sorted by name.
+    pub fn carried_by(&self, carrier: Entity) -> &[Entity] {
+        self.carried.get(&carrier).map_or(&[], Vec::as_slice)
+    }
+
+    /// Places reachable from a place.
+    pub fn exits(&self, place: Entity) -> &[Entity] {
+        self.entities.get(&place).map_or(&[], |v| v.exits.as_slice())
+    }
+}
