@@ -14,6 +14,7 @@ use bevy::prelude::*;
 /// Everything a game usually imports.
 pub mod prelude {
     pub use crate::actors::{
+        ActorMind,
         ActionRequest, ActorSpoke, DecisionRejected, DecisionRequested, RejectionReason, SceneDefinition, SmartActor,
         SmartActorPlugin, SmartActorSettings, TurnClock, TurnEnded,
     };

@@ -56,6 +56,13 @@ pub struct ActorMind {
     cooldown: u32,
 }
 
+impl ActorMind {
+    /// Whether the actor is queued to think or waiting for an answer.
+    pub fn is_thinking(&self) -> bool {
+        self.queued || self.pending.is_some()
+    }
+}
+
 /// Written by the game when a turn ends; eligible smart actors then think.
 #[derive(Message, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TurnEnded;

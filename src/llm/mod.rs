@@ -69,17 +69,17 @@ impl BackendChoice {
             #[cfg(feature = "http")]
             Self::FromEnv => match OpenAiSettings::from_env() {
                 Some(settings) => Self::OpenAi(settings).resolve(),
-                None => Arc::new(OfflineBackend { seed: 0 }),
+                None => Arc::new(OfflineBackend::new(0)),
             },
             #[cfg(not(feature = "http"))]
-            Self::FromEnv => Arc::new(OfflineBackend { seed: 0 }),
-            Self::Offline { seed } => Arc::new(OfflineBackend { seed: *seed }),
+            Self::FromEnv => Arc::new(OfflineBackend::new(0)),
+            Self::Offline { seed } => Arc::new(OfflineBackend::new(*seed)),
             #[cfg(feature = "http")]
             Self::OpenAi(settings) => match OpenAiBackend::new(settings.clone()) {
                 Ok(backend) => Arc::new(backend),
                 Err(error) => {
                     error!("{error}; answering offline instead");
-                    Arc::new(OfflineBackend { seed: 0 })
+                    Arc::new(OfflineBackend::new(0))
                 }
             },
             Self::Custom(backend) => Arc::clone(backend),

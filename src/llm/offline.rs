@@ -1,5 +1,8 @@
 //! The offline backend: deterministic answers with no network and no model.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use rand::rngs::ChaCha8Rng;
 use rand::seq::IndexedRandom;
 use rand::{RngExt, SeedableRng};
@@ -11,20 +14,36 @@ use super::{LlmBackend, LlmFuture, LlmReply, LlmRequest, RequestIntent};
 ///
 /// **This is not a language model.** A decision request gets one of the offered
 /// actions, picked at random from a seed and the request's text, with a short stock
-/// line; a text request gets a fixed sentence. The same seed and the same request
-/// always give the same answer, whatever order requests arrive in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// line; a text request gets a fixed sentence. The same seed and the same requests
+/// in the same order always give the same answers.
+#[derive(Debug, Default)]
 pub struct OfflineBackend {
-    /// Mixed into every choice.
-    pub seed: u64,
+    seed: u64,
+    /// How often each prompt was seen, so a repeated prompt gets a fresh answer.
+    repeats: Mutex<HashMap<u64, u64>>,
 }
 
 const LINES: &[&str] = &["", "I think I'll {command}.", "Why not? I'll {command}.", "Right, then. Time to {command}.", "Hm."];
 
 impl OfflineBackend {
-    /// The answer to a request, computed on the spot.
+    /// An offline backend whose choices follow from this seed.
+    pub fn new(seed: u64) -> Self {
+        Self { seed, repeats: Mutex::default() }
+    }
+
+    /// The answer to a request: the same seed and the same sequence of requests
+    /// always give the same answers.
     pub fn answer(&self, request: &LlmRequest) -> String {
-        let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ request_fingerprint(request));
+        let fingerprint = request_fingerprint(request);
+        let repeat = match self.repeats.lock() {
+            Ok(mut repeats) => {
+                let seen = repeats.entry(fingerprint).or_default();
+                *seen += 1;
+                *seen
+            }
+            Err(_) => 0,
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ fingerprint ^ repeat.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         match &request.intent {
             RequestIntent::Decision { actor, offered } => {
                 let Some(choice) = offered.choose(&mut rng) else {

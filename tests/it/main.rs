@@ -1,1 +1,9 @@
+//! Integration tests, one module per scenario, in one binary so Bevy links once.
 
+mod support;
+
+mod content_validation;
+mod decisions;
+mod hot_reload;
+mod http_backend;
+mod tavern_turn;

@@ -1,0 +1,262 @@
+//! A headless tavern: smart NPCs take turns on real content and the game carries out
+//! what they choose. Prints a transcript.
+//!
+//! ```text
+//! cargo run --example tavern -- [--turns N] [--seed S] [--show-prompt]
+//!                               [--content DIR] [--scene FILE]
+//! ```
+//!
+//! With `LOOM_LLM_URL` set it asks that server; otherwise the offline backend answers.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use bevy::asset::AssetPlugin;
+use bevy::prelude::*;
+use bevy_loom::actors::SpawnedScene;
+use bevy_loom::content::parse_content;
+use bevy_loom::prelude::*;
+
+struct Options {
+    content: PathBuf,
+    scene: PathBuf,
+    turns: u32,
+    seed: u64,
+    show_prompt: bool,
+}
+
+fn parse_args() -> Result<Options, String> {
+    let mut options = Options {
+        content: Path::new(env!("CARGO_MANIFEST_DIR")).join("assets"),
+        scene: PathBuf::from("scenes/tavern.scene.json"),
+        turns: 5,
+        seed: 0,
+        show_prompt: false,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        match arg.as_str() {
+            "--content" => options.content = PathBuf::from(value("--content")?),
+            "--scene" => options.scene = PathBuf::from(value("--scene")?),
+            "--turns" => options.turns = value("--turns")?.parse().map_err(|e| format!("--turns: {e}"))?,
+            "--seed" => options.seed = value("--seed")?.parse().map_err(|e| format!("--seed: {e}"))?,
+            "--show-prompt" => options.show_prompt = true,
+            "--help" | "-h" => {
+                return Err("usage: tavern [--turns N] [--seed S] [--show-prompt] [--content DIR] [--scene FILE]".into());
+            }
+            other => return Err(format!("unknown argument `{other}`; try --help")),
+        }
+    }
+    Ok(options)
+}
+
+/// Everything that happened this turn, gathered as it arrives.
+#[derive(Resource, Default)]
+struct Turn {
+    requests: Vec<ActionRequest>,
+    speech: HashMap<Entity, String>,
+    rejections: Vec<DecisionRejected>,
+    prompts: Vec<DecisionRequested>,
+}
+
+fn gather(
+    mut turn: ResMut<Turn>,
+    mut requests: MessageReader<ActionRequest>,
+    mut spoke: MessageReader<ActorSpoke>,
+    mut rejected: MessageReader<DecisionRejected>,
+    mut prompts: MessageReader<DecisionRequested>,
+    mut errors: MessageReader<ContentError>,
+) {
+    turn.requests.extend(requests.read().cloned());
+    for line in spoke.read() {
+        turn.speech.insert(line.actor, line.text.clone());
+    }
+    turn.rejections.extend(rejected.read().cloned());
+    turn.prompts.extend(prompts.read().cloned());
+    for error in errors.read() {
+        println!("content error: {error}");
+    }
+}
+
+fn main() -> ExitCode {
+    let options = match parse_args() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match run(&options) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(options: &Options) -> Result<(), String> {
+    let content = options
+        .content
+        .canonicalize()
+        .map_err(|e| format!("content folder {}: {e}", options.content.display()))?;
+    let scene_path = if options.scene.is_absolute() || options.scene.exists() {
+        options.scene.clone()
+    } else {
+        content.join(&options.scene)
+    };
+    let bytes = std::fs::read(&scene_path).map_err(|e| format!("scene {}: {e}", scene_path.display()))?;
+    let scene: SceneDefinition = parse_content(&bytes, &scene_path.to_string_lossy()).map_err(|problems| {
+        problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+    })?;
+
+    let backend = if std::env::var("LOOM_LLM_URL").is_ok_and(|url| !url.trim().is_empty()) {
+        BackendChoice::FromEnv
+    } else {
+        BackendChoice::Offline { seed: options.seed }
+    };
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin { file_path: content.to_string_lossy().into_owned(), ..default() },
+        LoomPlugins.set(LlmPlugin { settings: LlmSettings { backend, ..default() } }),
+    ))
+    .init_resource::<Turn>()
+    .add_systems(Update, gather.after(LoomSystems::Decide));
+    app.finish();
+    app.cleanup();
+
+    let started = Instant::now();
+    while app.world().resource::<ContentRegistry>().generation() == 0 {
+        app.update();
+        if started.elapsed() > Duration::from_secs(30) {
+            return Err(format!("content in {} did not finish loading in 30 s", content.display()));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let spawned = {
+        let world = app.world_mut();
+        let mut commands = world.commands();
+        let spawned = scene.spawn(&mut commands).map_err(|e| e.to_string())?;
+        world.flush();
+        spawned
+    };
+    let registry = app.world().resource::<ContentRegistry>();
+    let bridge = app.world().resource::<LlmBridge>();
+    println!(
+        "== {} — {} mods, {} actions; {} turns, seed {}; answers from {} ==",
+        if scene.name.is_empty() { "scene" } else { &scene.name },
+        registry.mods().len(),
+        registry.actions().len(),
+        options.turns,
+        options.seed,
+        bridge.backend_description(),
+    );
+    let deadline = bridge.default_deadline() + Duration::from_secs(5);
+
+    for number in 1..=options.turns {
+        println!("\n-- Turn {number} --");
+        app.world_mut().write_message(TurnEnded);
+        let started = Instant::now();
+        loop {
+            app.update();
+            let mut minds = app.world_mut().query::<&ActorMind>();
+            if !minds.iter(app.world()).any(ActorMind::is_thinking) {
+                break;
+            }
+            if started.elapsed() > deadline {
+                return Err("the model did not answer in time".into());
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let turn = std::mem::take(&mut *app.world_mut().resource_mut::<Turn>());
+        print_turn(&mut app, &spawned, turn, options.show_prompt);
+    }
+    Ok(())
+}
+
+fn print_turn(app: &mut App, spawned: &SpawnedScene, mut turn: Turn, show_prompt: bool) {
+    let order: HashMap<Entity, usize> =
+        spawned.order.iter().enumerate().filter_map(|(i, id)| spawned.entities.get(id).map(|&e| (e, i))).collect();
+    let rank = |entity: &Entity| order.get(entity).copied().unwrap_or(usize::MAX);
+    let name = |app: &App, entity: Entity| {
+        app.world().get::<DisplayName>(entity).map_or_else(|| entity.to_string(), |n| n.0.clone())
+    };
+    if show_prompt {
+        turn.prompts.sort_by_key(|p| rank(&p.actor));
+        for prompt in &turn.prompts {
+            println!("~~ prompt for {} ~~", name(app, prompt.actor));
+            for message in &prompt.messages {
+                println!("[{}]\n{}\n", message.role, message.content);
+            }
+        }
+    }
+    turn.requests.sort_by_key(|r| rank(&r.actor));
+    let mut acted = Vec::new();
+    for request in &turn.requests {
+        let speech = turn.speech.remove(&request.actor).map(|s| format!(" — \"{s}\"")).unwrap_or_default();
+        let outcome = match carry_out(app.world_mut(), request) {
+            Ok(()) => String::new(),
+            Err(why) => format!(" (the game refuses: {why})"),
+        };
+        println!("{}: {}{speech}{outcome}", name(app, request.actor), request.command);
+        acted.push(request.actor);
+    }
+    let mut silent: Vec<_> = turn.speech.into_iter().collect();
+    silent.sort_by_key(|(actor, _)| rank(actor));
+    for (actor, text) in silent {
+        println!("{} passes — \"{text}\"", name(app, actor));
+    }
+    turn.rejections.sort_by_key(|r| rank(&r.actor));
+    for rejection in &turn.rejections {
+        println!("{} passes (rejected: {})", name(app, rejection.actor), rejection.reason);
+    }
+}
+
+/// The game's own rules: the model proposed, the game disposes.
+fn carry_out(world: &mut World, request: &ActionRequest) -> Result<(), String> {
+    let actor = request.actor;
+    let target = request.targets.first().copied();
+    let here = world.get::<InPlace>(actor).map(|p| p.0);
+    match (request.action_id.as_str(), target) {
+        ("items:pick_up", Some(item)) => {
+            if world.get::<InPlace>(item).map(|p| p.0) != here {
+                return Err("it is no longer here".into());
+            }
+            world.entity_mut(item).remove::<InPlace>().insert(CarriedBy(actor));
+        }
+        ("items:drop", Some(item)) => {
+            let place = here.ok_or("there is nowhere to drop it")?;
+            world.entity_mut(item).remove::<CarriedBy>().insert(InPlace(place));
+        }
+        ("items:give", Some(item)) => {
+            let recipient = *request.targets.get(1).ok_or("nobody to give it to")?;
+            if world.get::<CarriedBy>(item).map(|c| c.0) != Some(actor) {
+                return Err("they no longer hold it".into());
+            }
+            world.entity_mut(item).insert(CarriedBy(recipient));
+        }
+        ("positioning:sit_down", _) => tag(world, actor, "sitting", true),
+        ("positioning:stand_up", _) => tag(world, actor, "sitting", false),
+        ("combat:draw_weapon", _) => tag(world, actor, "armed", true),
+        ("core:go" | "combat:flee", Some(destination)) => {
+            tag(world, actor, "sitting", false);
+            world.entity_mut(actor).insert(InPlace(destination));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn tag(world: &mut World, entity: Entity, tag: &str, on: bool) {
+    if let Some(mut tags) = world.get_mut::<Tags>(entity) {
+        if on {
+            tags.0.insert(tag.to_owned());
+        } else {
+            tags.0.remove(tag);
+        }
+    }
+}

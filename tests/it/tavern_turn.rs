@@ -1,0 +1,1 @@
+//! tavern_turn
