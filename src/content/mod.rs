@@ -24,7 +24,7 @@ mod validate;
 
 use std::collections::{HashMap, HashSet};
 
-use bevy::asset::{AssetLoadFailedEvent, LoadState, UntypedAssetId};
+use bevy::asset::{AssetLoadFailedEvent, AssetTrackingSystems, LoadState, UntypedAssetId};
 use bevy::prelude::*;
 
 pub use action::{
@@ -93,7 +93,8 @@ impl Plugin for ContentPlugin {
                 rebuild_registry,
             )
                 .chain()
-                .in_set(ContentSystems),
+                .in_set(ContentSystems)
+                .after(AssetTrackingSystems),
         );
     }
 }
@@ -133,28 +134,29 @@ impl ContentFiles {
     }
 }
 
+/// Requests the mods the game file lists and the files their manifests list. Runs when
+/// a manifest was stored, not on its `AssetEvent`, which comes a frame later: the registry
+/// must not be built from a manifest whose files were not requested yet.
 fn request_content_files(
     settings: Res<ContentSettings>,
     server: Res<AssetServer>,
     mut files: ResMut<ContentFiles>,
     games: Res<Assets<GameManifest>>,
     manifests: Res<Assets<ModManifest>>,
-    mut game_events: MessageReader<AssetEvent<GameManifest>>,
-    mut mod_events: MessageReader<AssetEvent<ModManifest>>,
 ) {
     let files = &mut *files;
     if files.game.is_none() {
         files.game = Some(server.load(settings.game_file.clone()));
     }
-    let games_changed = game_events.read().count() > 0;
-    let mods_changed = mod_events.read().count() > 0;
-    if games_changed && let Some(game) = files.game.as_ref().and_then(|h| games.get(h)) {
+    if games.is_changed()
+        && let Some(game) = files.game.as_ref().and_then(|h| games.get(h))
+    {
         for id in &game.mods {
             let path = format!("mods/{id}/{}", settings.manifest_file);
             files.mods.entry(path.clone()).or_insert_with(|| server.load(path));
         }
     }
-    if mods_changed {
+    if manifests.is_changed() {
         for (path, handle) in &files.mods {
             let Some(manifest) = manifests.get(handle) else { continue };
             let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
@@ -211,7 +213,7 @@ fn rebuild_registry(
         return;
     }
     let settled = files.ids().all(|id| {
-        matches!(server.get_load_state(id), Some(LoadState::Loaded | LoadState::Failed(_)) | None)
+        matches!(server.get_load_state(id), Some(LoadState::Loaded | LoadState::Failed(_)))
     });
     if !settled {
         return;

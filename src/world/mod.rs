@@ -11,6 +11,8 @@ mod perception;
 mod scope;
 mod view;
 
+use std::collections::HashSet;
+
 use bevy::prelude::*;
 
 pub use available::{AvailableAction, available_actions, render_command};
@@ -45,6 +47,7 @@ fn reject_unknown_scopes(
     registry: Option<ResMut<ContentRegistry>>,
     scopes: Res<TargetScopes>,
     mut checked: Local<u64>,
+    mut reported: Local<HashSet<ContentError>>,
     mut errors: MessageWriter<ContentError>,
 ) {
     let Some(mut registry) = registry else { return };
@@ -70,9 +73,14 @@ fn reject_unknown_scopes(
             }
         }
     }
+    // The registry is rebuilt whenever a file changes; report each problem once.
+    let current: HashSet<ContentError> = rejected.iter().map(|(_, problem)| problem.clone()).collect();
     for (id, problem) in rejected {
-        error!("{problem}");
-        errors.write(problem.clone());
+        if !reported.contains(&problem) {
+            error!("{problem}");
+            errors.write(problem.clone());
+        }
         registry.reject_action(&id, problem);
     }
+    *reported = current;
 }

@@ -1,1 +1,275 @@
-//! content_validation
+//! One fixture per validation rule: exactly that problem gives exactly that error,
+//! and the good content beside it still loads.
+
+use bevy_loom::prelude::*;
+use serde_json::json;
+
+use crate::support::{action, core_mod, game, load, manifest};
+
+/// Loads `core` plus `files` with the game listing `mods`, asserts the only error is
+/// at `file` / `pointer` and mentions `words`, and that `core:wait` still loaded.
+fn expect_one_error(mods: &[&str], files: Vec<(&str, String)>, file: &str, pointer: &str, words: &str) -> ContentRegistry {
+    let mut all = core_mod();
+    all.push(game(mods));
+    all.extend(files);
+    let (registry, errors) = load(&all);
+    assert_eq!(errors.len(), 1, "expected exactly one error, got {errors:#?}");
+    let error = &errors[0];
+    assert_eq!((error.file.as_str(), error.pointer.as_str()), (file, pointer), "{error}");
+    assert!(error.message.contains(words), "`{}` should mention `{words}`", error.message);
+    assert!(registry.action("core:wait").is_some(), "the good mod beside it must still load");
+    registry
+}
+
+#[test]
+fn good_content_loads_without_errors() {
+    let mut files = core_mod();
+    files.push(game(&["core", "extra"]));
+    files.push(("mods/extra/mod.json", manifest("extra", json!({ "dependencies": [{ "id": "core", "version": "^1.0" }] }))));
+    let (registry, errors) = load(&files);
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(registry.mods().len(), 2);
+    assert_eq!(registry.get_mod("EXTRA").map(|m| m.manifest.id.as_str()), Some("extra"), "mod ids match case-insensitively");
+    let metadata = registry.action_metadata("core").expect("metadata");
+    assert_eq!(metadata.purpose.as_deref(), Some("Actions of the core mod, for tests."));
+}
+
+#[test]
+fn mod_id_with_bad_characters() {
+    expect_one_error(
+        &["core", "extra"],
+        vec![("mods/extra/mod.json", manifest("ex tra!", json!({})))],
+        "mods/extra/mod.json",
+        "/id",
+        "letters, digits",
+    );
+}
+
+#[test]
+fn mod_id_not_its_folder() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        vec![("mods/extra/mod.json", manifest("other", json!({})))],
+        "mods/extra/mod.json",
+        "/id",
+        "folder name `extra`",
+    );
+    assert!(!registry.is_mod_loaded("other"));
+}
+
+#[test]
+fn version_not_semver() {
+    expect_one_error(
+        &["core", "extra"],
+        vec![("mods/extra/mod.json", manifest("extra", json!({ "version": "one" })))],
+        "mods/extra/mod.json",
+        "/version",
+        "not valid JSON",
+    );
+}
+
+#[test]
+fn missing_name() {
+    let mut text: serde_json::Value = serde_json::from_str(&manifest("extra", json!({}))).unwrap();
+    text.as_object_mut().unwrap().remove("name");
+    expect_one_error(
+        &["core", "extra"],
+        vec![("mods/extra/mod.json", text.to_string())],
+        "mods/extra/mod.json",
+        "",
+        "missing field `name`",
+    );
+}
+
+#[test]
+fn action_purpose_too_short() {
+    expect_one_error(
+        &["core", "extra"],
+        vec![("mods/extra/mod.json", manifest("extra", json!({ "actionPurpose": "Fight." })))],
+        "mods/extra/mod.json",
+        "/actionPurpose",
+        "6 characters",
+    );
+}
+
+#[test]
+fn action_consider_when_too_long() {
+    expect_one_error(
+        &["core", "extra"],
+        vec![("mods/extra/mod.json", manifest("extra", json!({ "actionConsiderWhen": "x".repeat(201) })))],
+        "mods/extra/mod.json",
+        "/actionConsiderWhen",
+        "201 characters",
+    );
+}
+
+#[test]
+fn misspelt_field() {
+    expect_one_error(
+        &["core", "extra"],
+        vec![("mods/extra/mod.json", manifest("extra", json!({ "actionPurpse": "A purpose that is long enough." })))],
+        "mods/extra/mod.json",
+        "/actionPurpse",
+        "unknown field `actionPurpse`, expected one of",
+    );
+}
+
+#[test]
+fn missing_dependency() {
+    expect_one_error(
+        &["core", "extra"],
+        vec![("mods/extra/mod.json", manifest("extra", json!({ "dependencies": [{ "id": "magic" }] })))],
+        "mods/extra/mod.json",
+        "/dependencies/0/id",
+        "depends on `magic`, which is not loaded",
+    );
+}
+
+#[test]
+fn dependency_version_range_not_met() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        vec![("mods/extra/mod.json", manifest("extra", json!({ "dependencies": [{ "id": "core", "version": "^2.0" }] })))],
+        "mods/extra/mod.json",
+        "/dependencies/0/version",
+        "needs `core` ^2.0, but version 1.0.0 is loaded",
+    );
+    assert!(!registry.is_mod_loaded("extra"));
+}
+
+#[test]
+fn declared_conflict_loaded() {
+    expect_one_error(
+        &["core", "extra"],
+        vec![("mods/extra/mod.json", manifest("extra", json!({ "conflicts": ["core"] })))],
+        "mods/extra/mod.json",
+        "/conflicts/0",
+        "conflicts with `core`",
+    );
+}
+
+#[test]
+fn dependency_cycle() {
+    let mut all = core_mod();
+    all.push(game(&["core", "left", "right"]));
+    all.push(("mods/left/mod.json", manifest("left", json!({ "dependencies": [{ "id": "right" }] }))));
+    all.push(("mods/right/mod.json", manifest("right", json!({ "dependencies": [{ "id": "left" }] }))));
+    let (registry, errors) = load(&all);
+    let mut places: Vec<_> = errors.iter().map(|e| (e.file.as_str(), e.pointer.as_str())).collect();
+    places.sort();
+    assert_eq!(places, [("mods/left/mod.json", "/dependencies/0/id"), ("mods/right/mod.json", "/dependencies/0/id")]);
+    assert!(errors.iter().all(|e| e.message.contains("dependency cycle")), "{errors:#?}");
+    assert!(!registry.is_mod_loaded("left") && !registry.is_mod_loaded("right"));
+    assert!(registry.action("core:wait").is_some());
+}
+
+#[test]
+fn duplicate_mod_in_game_file() {
+    let mut all = core_mod();
+    all.push(game(&["core", "core"]));
+    let (registry, errors) = load(&all);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!((errors[0].file.as_str(), errors[0].pointer.as_str()), ("game.loom.json", "/mods/1"));
+    assert!(errors[0].message.contains("duplicate mod id"));
+    // The game file itself is rejected, so nothing loads until it is fixed.
+    assert!(registry.mods().is_empty());
+}
+
+#[test]
+fn duplicate_action_id() {
+    expect_one_error(
+        &["core"],
+        vec![
+            ("mods/core/mod.json", manifest("core", json!({ "content": { "actions": ["actions/wait.action.json", "actions/wait_again.action.json"] } }))),
+            ("mods/core/actions/wait_again.action.json", action("core:wait", json!({ "template": "wait again" }))),
+        ],
+        "mods/core/actions/wait_again.action.json",
+        "/id",
+        "duplicate action id `core:wait`",
+    );
+}
+
+#[test]
+fn action_namespace_not_its_mod() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        vec![
+            ("mods/extra/mod.json", manifest("extra", json!({ "content": { "actions": ["actions/hop.action.json"] } }))),
+            ("mods/extra/actions/hop.action.json", action("core:hop", json!({ "template": "hop" }))),
+        ],
+        "mods/extra/actions/hop.action.json",
+        "/id",
+        "namespace `core` is not this file's mod `extra`",
+    );
+    assert!(registry.action("core:hop").is_none());
+}
+
+#[test]
+fn template_placeholder_without_target_slot() {
+    expect_one_error(
+        &["core", "extra"],
+        vec![
+            ("mods/extra/mod.json", manifest("extra", json!({ "content": { "actions": ["actions/greet.action.json"] } }))),
+            ("mods/extra/actions/greet.action.json", action("extra:greet", json!({ "template": "greet {target}" }))),
+        ],
+        "mods/extra/actions/greet.action.json",
+        "/template",
+        "placeholder `{target}` has no target slot",
+    );
+}
+
+#[test]
+fn target_slot_never_used_in_template() {
+    expect_one_error(
+        &["core", "extra"],
+        vec![
+            ("mods/extra/mod.json", manifest("extra", json!({ "content": { "actions": ["actions/greet.action.json"] } }))),
+            (
+                "mods/extra/actions/greet.action.json",
+                action(
+                    "extra:greet",
+                    json!({ "template": "wave", "targets": { "primary": { "scope": "characters_here", "placeholder": "target" } } }),
+                ),
+            ),
+        ],
+        "mods/extra/actions/greet.action.json",
+        "/targets/primary/placeholder",
+        "never used in the template",
+    );
+}
+
+#[test]
+fn unknown_scope_name() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        vec![
+            ("mods/extra/mod.json", manifest("extra", json!({ "content": { "actions": ["actions/greet.action.json"] } }))),
+            (
+                "mods/extra/actions/greet.action.json",
+                action(
+                    "extra:greet",
+                    json!({ "template": "greet {target}", "targets": { "primary": { "scope": "everyone_nearby", "placeholder": "target" } } }),
+                ),
+            ),
+        ],
+        "mods/extra/actions/greet.action.json",
+        "/targets/primary/scope",
+        "unknown scope `everyone_nearby`",
+    );
+    assert!(registry.action("extra:greet").is_none());
+    assert!(registry.is_mod_loaded("extra"), "only the action is skipped, not its mod");
+}
+
+#[test]
+fn ron_files_load_too() {
+    let mut all = core_mod();
+    all.push(game(&["core", "extra"]));
+    all.push(("mods/extra/mod.json", manifest("extra", json!({ "content": { "actions": ["actions/hop.action.ron"] } }))));
+    all.push((
+        "mods/extra/actions/hop.action.ron",
+        r#"(id: "extra:hop", name: "Hop", description: "Hop about", template: "hop {times} times", parameters: {"times": (default: 3)})"#.to_owned(),
+    ));
+    let (registry, errors) = load(&all);
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(registry.action("extra:hop").map(|a| a.template.as_str()), Some("hop {times} times"));
+}

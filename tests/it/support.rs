@@ -1,1 +1,121 @@
-//! Shared test helpers.
+//! Shared test helpers: content folders on disk and headless apps that load them.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use bevy::asset::AssetPlugin;
+use bevy::prelude::*;
+use bevy_loom::content::ContentPlugin;
+use bevy_loom::prelude::*;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+/// Writes files (path relative to the folder, text) into a fresh temporary folder.
+pub fn content_dir(files: &[(&str, String)]) -> TempDir {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    for (path, text) in files {
+        write(dir.path(), path, text);
+    }
+    dir
+}
+
+/// Writes one file, creating its folders.
+pub fn write(root: &Path, path: &str, text: &str) {
+    let full = root.join(path);
+    std::fs::create_dir_all(full.parent().expect("a parent folder")).expect("create folders");
+    std::fs::write(full, text).expect("write file");
+}
+
+/// A valid mod manifest with the given overrides merged in.
+pub fn manifest(id: &str, overrides: Value) -> String {
+    let mut manifest = json!({
+        "id": id,
+        "version": "1.0.0",
+        "name": format!("The {id} mod"),
+        "actionPurpose": format!("Actions of the {id} mod, for tests."),
+        "actionConsiderWhen": "When a test needs them to be offered.",
+        "content": { "actions": [] }
+    });
+    if let (Value::Object(base), Value::Object(extra)) = (&mut manifest, overrides) {
+        base.extend(extra);
+    }
+    manifest.to_string()
+}
+
+/// A valid action definition with the given overrides merged in.
+pub fn action(id: &str, overrides: Value) -> String {
+    let mut action = json!({
+        "id": id,
+        "name": "Wait",
+        "description": "Let time pass",
+        "template": "wait"
+    });
+    if let (Value::Object(base), Value::Object(extra)) = (&mut action, overrides) {
+        base.extend(extra);
+    }
+    action.to_string()
+}
+
+/// The files of a valid `core` mod with one action, `core:wait`.
+pub fn core_mod() -> Vec<(&'static str, String)> {
+    vec![
+        ("mods/core/mod.json", manifest("core", json!({ "content": { "actions": ["actions/wait.action.json"] } }))),
+        ("mods/core/actions/wait.action.json", action("core:wait", json!({}))),
+    ]
+}
+
+/// A game file listing these mods.
+pub fn game(mods: &[&str]) -> (&'static str, String) {
+    ("game.loom.json", json!({ "mods": mods }).to_string())
+}
+
+/// Content errors seen so far.
+#[derive(Resource, Default)]
+pub struct SeenErrors(pub Vec<ContentError>);
+
+fn record_errors(mut seen: ResMut<SeenErrors>, mut errors: MessageReader<ContentError>) {
+    seen.0.extend(errors.read().cloned());
+}
+
+/// A headless app that loads content from `root` with the real `AssetServer`.
+pub fn content_app(root: &Path, watch: bool) -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: root.to_string_lossy().into_owned(),
+            watch_for_changes_override: Some(watch),
+            ..default()
+        },
+        ContentPlugin::default(),
+        WorldPlugin,
+    ))
+    .init_resource::<SeenErrors>()
+    .add_systems(Last, record_errors);
+    app.finish();
+    app.cleanup();
+    app
+}
+
+/// Updates until `done` holds, failing the test after 20 s instead of hanging.
+pub fn update_until(app: &mut App, what: &str, mut done: impl FnMut(&mut App) -> bool) {
+    let started = Instant::now();
+    while !done(app) {
+        assert!(started.elapsed() < Duration::from_secs(20), "gave up waiting for {what}");
+        app.update();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Loads a content folder once and returns the registry and every error reported.
+pub fn load(files: &[(&str, String)]) -> (ContentRegistry, Vec<ContentError>) {
+    let dir = content_dir(files);
+    let mut app = content_app(dir.path(), false);
+    update_until(&mut app, "content to load", |app| app.world().resource::<ContentRegistry>().generation() > 0);
+    for _ in 0..3 {
+        app.update();
+    }
+    let registry = app.world().resource::<ContentRegistry>().clone();
+    let errors = app.world().resource::<SeenErrors>().0.clone();
+    (registry, errors)
+}
