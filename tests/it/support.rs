@@ -119,3 +119,89 @@ pub fn load(files: &[(&str, String)]) -> (ContentRegistry, Vec<ContentError>) {
     let errors = app.world().resource::<SeenErrors>().0.clone();
     (registry, errors)
 }
+
+/// The repository's own content folder.
+pub fn repo_assets() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets")
+}
+
+/// Answers every request with the same text.
+pub struct FixedBackend(pub String);
+
+impl bevy_loom::llm::LlmBackend for FixedBackend {
+    fn describe(&self) -> String {
+        "fixed answers".to_owned()
+    }
+
+    fn complete(&self, _request: LlmRequest) -> bevy_loom::llm::LlmFuture {
+        let text = self.0.clone();
+        Box::pin(async move { Ok(bevy_loom::llm::LlmReply { text }) })
+    }
+}
+
+/// Everything the plugin wrote during a turn.
+#[derive(Resource, Default, Debug, Clone)]
+pub struct TurnLog {
+    pub requests: Vec<ActionRequest>,
+    pub spoke: Vec<ActorSpoke>,
+    pub rejected: Vec<DecisionRejected>,
+    pub prompts: Vec<DecisionRequested>,
+}
+
+fn record_turn(
+    mut log: ResMut<TurnLog>,
+    mut requests: MessageReader<ActionRequest>,
+    mut spoke: MessageReader<ActorSpoke>,
+    mut rejected: MessageReader<DecisionRejected>,
+    mut prompts: MessageReader<DecisionRequested>,
+) {
+    log.requests.extend(requests.read().cloned());
+    log.spoke.extend(spoke.read().cloned());
+    log.rejected.extend(rejected.read().cloned());
+    log.prompts.extend(prompts.read().cloned());
+}
+
+/// A headless app on the repository's content and tavern scene, with this backend.
+pub fn tavern_app(backend: BackendChoice) -> (App, bevy_loom::actors::SpawnedScene) {
+    let root = repo_assets();
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: root.to_string_lossy().into_owned(),
+            watch_for_changes_override: Some(false),
+            ..default()
+        },
+        LoomPlugins.set(LlmPlugin { settings: LlmSettings { backend, ..default() } }),
+    ))
+    .init_resource::<TurnLog>()
+    .init_resource::<SeenErrors>()
+    .add_systems(Update, record_turn.after(LoomSystems::Decide))
+    .add_systems(Last, record_errors);
+    app.finish();
+    app.cleanup();
+    update_until(&mut app, "content to load", |app| app.world().resource::<ContentRegistry>().generation() > 0);
+    let path = root.join("scenes/tavern.scene.json");
+    let bytes = std::fs::read(&path).expect("the tavern scene");
+    let scene: SceneDefinition =
+        bevy_loom::content::parse_content(&bytes, &path.to_string_lossy()).expect("a valid scene");
+    let spawned = {
+        let world = app.world_mut();
+        let spawned = scene.spawn(&mut world.commands()).expect("the scene spawns");
+        world.flush();
+        spawned
+    };
+    (app, spawned)
+}
+
+/// Ends a turn and updates until no smart actor is thinking; returns what the turn wrote.
+pub fn run_turn(app: &mut App) -> TurnLog {
+    app.world_mut().write_message(TurnEnded);
+    app.update();
+    update_until(app, "every actor to decide", |app| {
+        let mut minds = app.world_mut().query::<&bevy_loom::actors::ActorMind>();
+        !minds.iter(app.world()).any(|mind| mind.is_thinking())
+    });
+    app.update();
+    std::mem::take(&mut *app.world_mut().resource_mut::<TurnLog>())
+}
