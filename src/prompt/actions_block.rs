@@ -198,3 +198,159 @@ fn push_number(out: &mut String, mut number: usize) {
         out.push(digit as char);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::content::{ContentSources, GameManifest, ModManifest};
+
+    struct Line(usize, &'static str, &'static str, &'static str);
+
+    impl ActionLine for Line {
+        fn index(&self) -> usize {
+            self.0
+        }
+        fn action_id(&self) -> &str {
+            self.1
+        }
+        fn command(&self) -> &str {
+            self.2
+        }
+        fn description(&self) -> &str {
+            self.3
+        }
+    }
+
+    fn registry(mods: &[(&str, Option<&str>, Option<&str>)], order: &[&str]) -> ContentRegistry {
+        let manifests: Vec<ModManifest> = mods
+            .iter()
+            .map(|(id, purpose, consider)| {
+                serde_json::from_value(json!({
+                    "id": id, "version": "1.0.0", "name": id,
+                    "actionPurpose": purpose, "actionConsiderWhen": consider
+                }))
+                .expect("a manifest")
+            })
+            .collect();
+        let game = GameManifest {
+            mods: mods.iter().map(|m| m.0.to_owned()).collect(),
+            action_group_order: order.iter().map(|s| (*s).to_owned()).collect(),
+        };
+        let paths: Vec<String> = mods.iter().map(|m| format!("mods/{}/mod.json", m.0)).collect();
+        let sources: Vec<(&str, &ModManifest)> = paths.iter().map(String::as_str).zip(&manifests).collect();
+        ContentRegistry::build(ContentSources { game: Some(("game.loom.json", &game)), mods: &sources, actions: &[], actors: &[] })
+    }
+
+    fn actions() -> Vec<Line> {
+        vec![
+            Line(1, "core:wait", "wait", "Let time pass"),
+            Line(2, "positioning:get_close", "get close to Registrar Copperplate", "Move closer to someone"),
+            Line(3, "positioning:step_back", "step back from Registrar Copperplate", "Create distance from someone"),
+            Line(4, "positioning:sit_down", "sit down on bench", "Take a seat on available furniture"),
+            Line(5, "items:pick_up", "pick up book", "Take an item from location"),
+            Line(6, "items:give", "give book to Registrar Copperplate", "Hand something to someone"),
+        ]
+    }
+
+    const PURPOSE: &str = "Change body position, spatial relationships, and physical arrangement relative to others and furniture.";
+    const CONSIDER: &str = "Getting closer or farther from someone, changing posture (sitting, standing, lying, kneeling), or adjusting facing direction.";
+
+    #[test]
+    fn grouped_with_metadata_in_configured_order_then_alphabetical() {
+        let registry = registry(
+            &[
+                ("core", Some("Pass time without taking significant action."), None),
+                ("items", Some("Interact with objects through pickup and transfer."), Some("Managing inventory or sharing items.")),
+                ("positioning", Some(PURPOSE), Some(CONSIDER)),
+            ],
+            &["positioning"],
+        );
+        let block = render_available_actions(&actions(), &registry, &BlockOptions::default());
+        assert_eq!(
+            block,
+            format!(
+                "<available_actions>
+## POSITIONING ACTIONS (3 actions)
+**Purpose:** {PURPOSE}
+**Consider when:** {CONSIDER}
+
+[Index: 2] Command: \"get close to Registrar Copperplate\" - Move closer to someone
+[Index: 3] Command: \"step back from Registrar Copperplate\" - Create distance from someone
+[Index: 4] Command: \"sit down on bench\" - Take a seat on available furniture
+
+## CORE ACTIONS (1 action)
+**Purpose:** Pass time without taking significant action.
+
+[Index: 1] Command: \"wait\" - Let time pass
+
+## ITEMS ACTIONS (2 actions)
+**Purpose:** Interact with objects through pickup and transfer.
+**Consider when:** Managing inventory or sharing items.
+
+[Index: 5] Command: \"pick up book\" - Take an item from location
+[Index: 6] Command: \"give book to Registrar Copperplate\" - Hand something to someone
+
+{GROUPED_GUIDANCE}"
+            )
+        );
+    }
+
+    #[test]
+    fn partial_metadata_shows_only_what_the_manifest_has() {
+        let registry = registry(&[("core", None, Some("When nothing else fits the moment.")), ("items", None, None), ("positioning", None, None)], &[]);
+        let block = render_available_actions(&actions(), &registry, &BlockOptions::default());
+        assert!(block.contains("## CORE ACTIONS (1 action)\n**Consider when:** When nothing else fits the moment.\n\n[Index: 1]"));
+        assert!(!block.contains("**Purpose:**"));
+        assert!(block.contains("## ITEMS ACTIONS (2 actions)\n[Index: 5]"), "no blank line without metadata");
+    }
+
+    #[test]
+    fn no_metadata_anywhere_is_the_plain_grouped_list() {
+        let block = render_available_actions(&actions(), &ContentRegistry::default(), &BlockOptions::default());
+        assert_eq!(
+            block,
+            format!(
+                "<available_actions>
+## CORE ACTIONS (1 action)
+[Index: 1] Command: \"wait\" - Let time pass
+
+## ITEMS ACTIONS (2 actions)
+[Index: 5] Command: \"pick up book\" - Take an item from location
+[Index: 6] Command: \"give book to Registrar Copperplate\" - Hand something to someone
+
+## POSITIONING ACTIONS (3 actions)
+[Index: 2] Command: \"get close to Registrar Copperplate\" - Move closer to someone
+[Index: 3] Command: \"step back from Registrar Copperplate\" - Create distance from someone
+[Index: 4] Command: \"sit down on bench\" - Take a seat on available furniture
+
+{GROUPED_GUIDANCE}"
+            )
+        );
+    }
+
+    #[test]
+    fn flat_below_either_threshold() {
+        let registry = registry(&[("core", Some(PURPOSE), Some(CONSIDER)), ("positioning", Some(PURPOSE), None)], &[]);
+        let expected_flat = |lines: &[Line]| {
+            let mut text = String::from("<available_actions>\n");
+            for line in lines {
+                text.push_str(&format!("[Index: {}] Command: \"{}\" - {}\n", line.0, line.2, line.3));
+            }
+            format!("{text}\n{FLAT_GUIDANCE}")
+        };
+        let five = &actions()[..5];
+        assert_eq!(render_available_actions(five, &registry, &BlockOptions::default()), expected_flat(five), "5 < 6 actions");
+        let one_mod = [Line(1, "core:a", "a", "A"), Line(2, "core:b", "b", "B"), Line(3, "core:c", "c", "C"), Line(4, "core:d", "d", "D"), Line(5, "core:e", "e", "E"), Line(6, "core:f", "f", "F")];
+        assert_eq!(render_available_actions(&one_mod, &registry, &BlockOptions::default()), expected_flat(&one_mod), "1 < 2 mods");
+        let options = BlockOptions { min_actions: 2, min_namespaces: 2 };
+        assert!(render_available_actions(five, &registry, &options).contains("## CORE ACTIONS"), "thresholds are settings");
+    }
+
+    #[test]
+    fn nothing_to_offer_says_so() {
+        let block = render_available_actions::<Line>(&[], &ContentRegistry::default(), &BlockOptions::default());
+        assert!(block.starts_with("<available_actions>\n(nothing to do right now: answer with null)\n"));
+    }
+}
