@@ -41,8 +41,16 @@ fn parse_args() -> Result<Options, String> {
         match arg.as_str() {
             "--content" => options.content = PathBuf::from(value("--content")?),
             "--scene" => options.scene = PathBuf::from(value("--scene")?),
-            "--turns" => options.turns = value("--turns")?.parse().map_err(|e| format!("--turns: {e}"))?,
-            "--seed" => options.seed = value("--seed")?.parse().map_err(|e| format!("--seed: {e}"))?,
+            "--turns" => {
+                options.turns = value("--turns")?
+                    .parse()
+                    .map_err(|e| format!("--turns: {e}"))?
+            }
+            "--seed" => {
+                options.seed = value("--seed")?
+                    .parse()
+                    .map_err(|e| format!("--seed: {e}"))?
+            }
             "--show-prompt" => options.show_prompt = true,
             "--help" | "-h" => {
                 return Err("usage: tavern [--turns N] [--seed S] [--show-prompt] [--content DIR] [--scene FILE]".into());
@@ -108,10 +116,16 @@ fn run(options: &Options) -> Result<(), String> {
     } else {
         content.join(&options.scene)
     };
-    let bytes = std::fs::read(&scene_path).map_err(|e| format!("scene {}: {e}", scene_path.display()))?;
-    let scene: SceneDefinition = parse_content(&bytes, &scene_path.to_string_lossy()).map_err(|problems| {
-        problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
-    })?;
+    let bytes =
+        std::fs::read(&scene_path).map_err(|e| format!("scene {}: {e}", scene_path.display()))?;
+    let scene: SceneDefinition =
+        parse_content(&bytes, &scene_path.to_string_lossy()).map_err(|problems| {
+            problems
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
+        })?;
 
     let backend = if std::env::var("LOOM_LLM_URL").is_ok_and(|url| !url.trim().is_empty()) {
         BackendChoice::FromEnv
@@ -121,8 +135,16 @@ fn run(options: &Options) -> Result<(), String> {
     let mut app = App::new();
     app.add_plugins((
         MinimalPlugins,
-        AssetPlugin { file_path: content.to_string_lossy().into_owned(), ..default() },
-        LoomPlugins.set(LlmPlugin { settings: LlmSettings { backend, ..default() } }),
+        AssetPlugin {
+            file_path: content.to_string_lossy().into_owned(),
+            ..default()
+        },
+        LoomPlugins.set(LlmPlugin {
+            settings: LlmSettings {
+                backend,
+                ..default()
+            },
+        }),
     ))
     .init_resource::<Turn>()
     .add_systems(Update, gather.after(LoomSystems::Decide));
@@ -133,7 +155,10 @@ fn run(options: &Options) -> Result<(), String> {
     while app.world().resource::<ContentRegistry>().generation() == 0 {
         app.update();
         if started.elapsed() > Duration::from_secs(30) {
-            return Err(format!("content in {} did not finish loading in 30 s", content.display()));
+            return Err(format!(
+                "content in {} did not finish loading in 30 s",
+                content.display()
+            ));
         }
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -148,7 +173,11 @@ fn run(options: &Options) -> Result<(), String> {
     let bridge = app.world().resource::<LlmBridge>();
     println!(
         "== {} — {} mods, {} actions; {} turns, seed {}; answers from {} ==",
-        if scene.name.is_empty() { "scene" } else { &scene.name },
+        if scene.name.is_empty() {
+            "scene"
+        } else {
+            &scene.name
+        },
         registry.mods().len(),
         registry.actions().len(),
         options.turns,
@@ -179,11 +208,17 @@ fn run(options: &Options) -> Result<(), String> {
 }
 
 fn print_turn(app: &mut App, spawned: &SpawnedScene, mut turn: Turn, show_prompt: bool) {
-    let order: HashMap<Entity, usize> =
-        spawned.order.iter().enumerate().filter_map(|(i, id)| spawned.entities.get(id).map(|&e| (e, i))).collect();
+    let order: HashMap<Entity, usize> = spawned
+        .order
+        .iter()
+        .enumerate()
+        .filter_map(|(i, id)| spawned.entities.get(id).map(|&e| (e, i)))
+        .collect();
     let rank = |entity: &Entity| order.get(entity).copied().unwrap_or(usize::MAX);
     let name = |app: &App, entity: Entity| {
-        app.world().get::<DisplayName>(entity).map_or_else(|| entity.to_string(), |n| n.0.clone())
+        app.world()
+            .get::<DisplayName>(entity)
+            .map_or_else(|| entity.to_string(), |n| n.0.clone())
     };
     if show_prompt {
         turn.prompts.sort_by_key(|p| rank(&p.actor));
@@ -197,12 +232,20 @@ fn print_turn(app: &mut App, spawned: &SpawnedScene, mut turn: Turn, show_prompt
     turn.requests.sort_by_key(|r| rank(&r.actor));
     let mut acted = Vec::new();
     for request in &turn.requests {
-        let speech = turn.speech.remove(&request.actor).map(|s| format!(" — \"{s}\"")).unwrap_or_default();
+        let speech = turn
+            .speech
+            .remove(&request.actor)
+            .map(|s| format!(" — \"{s}\""))
+            .unwrap_or_default();
         let outcome = match carry_out(app.world_mut(), request) {
             Ok(()) => String::new(),
             Err(why) => format!(" (the game refuses: {why})"),
         };
-        println!("{}: {}{speech}{outcome}", name(app, request.actor), request.command);
+        println!(
+            "{}: {}{speech}{outcome}",
+            name(app, request.actor),
+            request.command
+        );
         acted.push(request.actor);
     }
     let mut silent: Vec<_> = turn.speech.into_iter().collect();
@@ -212,7 +255,11 @@ fn print_turn(app: &mut App, spawned: &SpawnedScene, mut turn: Turn, show_prompt
     }
     turn.rejections.sort_by_key(|r| rank(&r.actor));
     for rejection in &turn.rejections {
-        println!("{} passes (rejected: {})", name(app, rejection.actor), rejection.reason);
+        println!(
+            "{} passes (rejected: {})",
+            name(app, rejection.actor),
+            rejection.reason
+        );
     }
 }
 
@@ -226,11 +273,17 @@ fn carry_out(world: &mut World, request: &ActionRequest) -> Result<(), String> {
             if world.get::<InPlace>(item).map(|p| p.0) != here {
                 return Err("it is no longer here".into());
             }
-            world.entity_mut(item).remove::<InPlace>().insert(CarriedBy(actor));
+            world
+                .entity_mut(item)
+                .remove::<InPlace>()
+                .insert(CarriedBy(actor));
         }
         ("items:drop", Some(item)) => {
             let place = here.ok_or("there is nowhere to drop it")?;
-            world.entity_mut(item).remove::<CarriedBy>().insert(InPlace(place));
+            world
+                .entity_mut(item)
+                .remove::<CarriedBy>()
+                .insert(InPlace(place));
         }
         ("items:give", Some(item)) => {
             let recipient = *request.targets.get(1).ok_or("nobody to give it to")?;

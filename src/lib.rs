@@ -14,18 +14,19 @@ use bevy::prelude::*;
 /// Everything a game usually imports.
 pub mod prelude {
     pub use crate::actors::{
-        ActorMind,
-        ActionRequest, ActorSpoke, DecisionRejected, DecisionRequested, RejectionReason, SceneDefinition, SmartActor,
-        SmartActorPlugin, SmartActorSettings, TurnClock, TurnEnded,
+        ActionRequest, ActorMind, ActorSpoke, DecisionRejected, DecisionRequested, RejectionReason,
+        SceneDefinition, SmartActor, SmartActorPlugin, SmartActorSettings, TurnClock, TurnEnded,
     };
     pub use crate::content::{
-        ActionDefinition, ActorSpec, ContentError, ContentPlugin, ContentRegistry, ContentSettings, ModManifest,
-        content_loaded,
+        ActionDefinition, ActorSpec, ContentError, ContentPlugin, ContentRegistry, ContentSettings,
+        ModManifest, content_loaded,
     };
-    pub use crate::llm::{BackendChoice, LlmBridge, LlmPlugin, LlmRequest, LlmResponse, LlmSettings};
+    pub use crate::llm::{
+        BackendChoice, LlmBridge, LlmPlugin, LlmRequest, LlmResponse, LlmSettings,
+    };
     pub use crate::world::{
-        AvailableAction, CarriedBy, Character, DisplayName, Exits, InPlace, Place, Tags, TargetScopeAppExt, WorldPlugin,
-        WorldView,
+        AvailableAction, CarriedBy, Character, DisplayName, Exits, InPlace, Place, Tags,
+        TargetScopeAppExt, WorldPlugin, WorldView,
     };
     pub use crate::{LoomPlugins, LoomSystems};
 }

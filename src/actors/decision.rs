@@ -63,7 +63,9 @@ pub enum RejectionReason {
     #[error("no answer from the model: {0}")]
     NoAnswer(LlmError),
     /// The actor's spec is not loaded, so it could not think.
-    #[error("actor spec `{0}` is not loaded: check the SmartActor's spec id and the content errors")]
+    #[error(
+        "actor spec `{0}` is not loaded: check the SmartActor's spec id and the content errors"
+    )]
     UnknownSpec(String),
 }
 
@@ -71,14 +73,25 @@ pub enum RejectionReason {
 /// it against what was offered (indices `1..=offered`) and the size limits.
 ///
 /// A single Markdown code fence around the object is tolerated; other fields are ignored.
-pub fn parse_decision(raw: &str, offered: usize, limits: &DecisionLimits) -> Result<Decision, RejectionReason> {
+pub fn parse_decision(
+    raw: &str,
+    offered: usize,
+    limits: &DecisionLimits,
+) -> Result<Decision, RejectionReason> {
     if raw.len() > limits.max_answer_bytes {
-        return Err(RejectionReason::AnswerTooLarge { length: raw.len(), max: limits.max_answer_bytes });
+        return Err(RejectionReason::AnswerTooLarge {
+            length: raw.len(),
+            max: limits.max_answer_bytes,
+        });
     }
     let text = strip_code_fence(raw.trim());
-    let value: Value = serde_json::from_str(text).map_err(|error| RejectionReason::NotAnObject(error.to_string()))?;
+    let value: Value = serde_json::from_str(text)
+        .map_err(|error| RejectionReason::NotAnObject(error.to_string()))?;
     let Value::Object(object) = value else {
-        return Err(RejectionReason::NotAnObject(format!("got {}", kind(&value))));
+        return Err(RejectionReason::NotAnObject(format!(
+            "got {}",
+            kind(&value)
+        )));
     };
     let action = match object.get("action") {
         None => return Err(RejectionReason::MissingAction),
@@ -92,10 +105,18 @@ pub fn parse_decision(raw: &str, offered: usize, limits: &DecisionLimits) -> Res
     };
     let speech = text_field(&object, "speech", limits.max_speech_chars)?;
     let thought = text_field(&object, "thought", limits.max_thought_chars)?;
-    Ok(Decision { action, speech, thought })
+    Ok(Decision {
+        action,
+        speech,
+        thought,
+    })
 }
 
-fn text_field(object: &serde_json::Map<String, Value>, field: &'static str, max: usize) -> Result<String, RejectionReason> {
+fn text_field(
+    object: &serde_json::Map<String, Value>,
+    field: &'static str,
+    max: usize,
+) -> Result<String, RejectionReason> {
     match object.get(field) {
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(text)) => {
@@ -111,7 +132,9 @@ fn text_field(object: &serde_json::Map<String, Value>, field: &'static str, max:
 }
 
 fn strip_code_fence(text: &str) -> &str {
-    let Some(rest) = text.strip_prefix("```") else { return text };
+    let Some(rest) = text.strip_prefix("```") else {
+        return text;
+    };
     let rest = rest.split_once('\n').map_or("", |(_, body)| body);
     rest.trim_end().strip_suffix("```").unwrap_or(rest).trim()
 }
@@ -137,27 +160,68 @@ mod tests {
 
     #[test]
     fn accepts_an_offered_index_and_null() {
-        let decision = parse(r#"{"action": 2, "speech": "Evening.", "thought": "A stranger."}"#).unwrap();
-        assert_eq!(decision, Decision { action: Some(2), speech: "Evening.".into(), thought: "A stranger.".into() });
-        assert_eq!(parse(r#"{"action": null, "speech": "", "thought": ""}"#).unwrap().action, None);
+        let decision =
+            parse(r#"{"action": 2, "speech": "Evening.", "thought": "A stranger."}"#).unwrap();
+        assert_eq!(
+            decision,
+            Decision {
+                action: Some(2),
+                speech: "Evening.".into(),
+                thought: "A stranger.".into()
+            }
+        );
+        assert_eq!(
+            parse(r#"{"action": null, "speech": "", "thought": ""}"#)
+                .unwrap()
+                .action,
+            None
+        );
     }
 
     #[test]
     fn tolerates_one_code_fence() {
-        let decision = parse("```json\n{\"action\": 1, \"speech\": \"Hi\", \"thought\": \"\"}\n```").unwrap();
+        let decision =
+            parse("```json\n{\"action\": 1, \"speech\": \"Hi\", \"thought\": \"\"}\n```").unwrap();
         assert_eq!(decision.action, Some(1));
     }
 
     #[test]
     fn rejects_what_was_not_offered_or_not_an_object() {
-        assert_eq!(parse(r#"{"action": 4}"#), Err(RejectionReason::NotOffered { index: 4, offered: 3 }));
-        assert_eq!(parse(r#"{"action": 0}"#), Err(RejectionReason::NotOffered { index: 0, offered: 3 }));
-        assert_eq!(parse(r#"{"action": -1}"#), Err(RejectionReason::BadAction("-1".into())));
-        assert_eq!(parse(r#"{"action": "2"}"#), Err(RejectionReason::BadAction("a string".into())));
-        assert_eq!(parse(r#"{"speech": "hi"}"#), Err(RejectionReason::MissingAction));
-        assert!(matches!(parse("I will greet Marta."), Err(RejectionReason::NotAnObject(_))));
+        assert_eq!(
+            parse(r#"{"action": 4}"#),
+            Err(RejectionReason::NotOffered {
+                index: 4,
+                offered: 3
+            })
+        );
+        assert_eq!(
+            parse(r#"{"action": 0}"#),
+            Err(RejectionReason::NotOffered {
+                index: 0,
+                offered: 3
+            })
+        );
+        assert_eq!(
+            parse(r#"{"action": -1}"#),
+            Err(RejectionReason::BadAction("-1".into()))
+        );
+        assert_eq!(
+            parse(r#"{"action": "2"}"#),
+            Err(RejectionReason::BadAction("a string".into()))
+        );
+        assert_eq!(
+            parse(r#"{"speech": "hi"}"#),
+            Err(RejectionReason::MissingAction)
+        );
+        assert!(matches!(
+            parse("I will greet Marta."),
+            Err(RejectionReason::NotAnObject(_))
+        ));
         assert!(matches!(parse("[1]"), Err(RejectionReason::NotAnObject(_))));
-        assert_eq!(parse(r#"{"action": 1, "speech": 5}"#), Err(RejectionReason::NotAString("speech")));
+        assert_eq!(
+            parse(r#"{"action": 1, "speech": 5}"#),
+            Err(RejectionReason::NotAString("speech"))
+        );
     }
 
     #[test]
@@ -165,9 +229,16 @@ mod tests {
         let long = "a".repeat(301);
         assert_eq!(
             parse(&format!(r#"{{"action": 1, "speech": "{long}"}}"#)),
-            Err(RejectionReason::TooLong { field: "speech", length: 301, max: 300 })
+            Err(RejectionReason::TooLong {
+                field: "speech",
+                length: 301,
+                max: 300
+            })
         );
         let huge = format!(r#"{{"action": 1, "thought": "{}"}}"#, "b".repeat(5000));
-        assert!(matches!(parse(&huge), Err(RejectionReason::AnswerTooLarge { .. })));
+        assert!(matches!(
+            parse(&huge),
+            Err(RejectionReason::AnswerTooLarge { .. })
+        ));
     }
 }

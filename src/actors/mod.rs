@@ -24,8 +24,14 @@ pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedSce
 use crate::LoomSystems;
 use crate::content::{ContentRegistry, register_content_asset};
 use crate::llm::{LlmBridge, LlmRequest, LlmResponse, OfferedChoice, RequestId, RequestIntent};
-use crate::prompt::{BlockOptions, ChatMessage, DecisionLimits, decision_messages, decision_schema, render_available_actions};
-use crate::world::{AvailableAction, Character, TargetScopes, WorldView, WorldViewQuery, available_actions, describe_surroundings};
+use crate::prompt::{
+    BlockOptions, ChatMessage, DecisionLimits, decision_messages, decision_schema,
+    render_available_actions,
+};
+use crate::world::{
+    AvailableAction, Character, TargetScopes, WorldView, WorldViewQuery, available_actions,
+    describe_surroundings,
+};
 
 /// Marks a character as driven by a model, naming its spec by id (`tavern:marta`).
 #[derive(Component, Debug, Clone, PartialEq, Eq, Reflect)]
@@ -226,8 +232,12 @@ fn submit_decisions(
     }
     let view = WorldView::from_query(&world);
     for _ in 0..settings.max_new_thinkers_per_frame {
-        let Some(entity) = queue.waiting.pop_front() else { break };
-        let Ok((actor, mut mind)) = actors.get_mut(entity) else { continue };
+        let Some(entity) = queue.waiting.pop_front() else {
+            break;
+        };
+        let Ok((actor, mut mind)) = actors.get_mut(entity) else {
+            continue;
+        };
         mind.queued = false;
         let Some(spec) = registry.actor(&actor.spec) else {
             rejected.write(DecisionRejected {
@@ -237,15 +247,31 @@ fn submit_decisions(
             });
             continue;
         };
-        let offered = available_actions(&registry, &view, &scopes, entity, |id| spec.policy.allows(id));
+        let offered = available_actions(&registry, &view, &scopes, entity, |id| {
+            spec.policy.allows(id)
+        });
         let block = render_available_actions(&offered, &*registry, &settings.block);
-        let messages = decision_messages(spec, &describe_surroundings(&view, entity), &block, &settings.limits);
+        let messages = decision_messages(
+            spec,
+            &describe_surroundings(&view, entity),
+            &block,
+            &settings.limits,
+        );
         let request = LlmRequest {
             messages: messages.clone(),
-            schema: Some(decision_schema(offered.iter().map(|a| a.index), &settings.limits)),
+            schema: Some(decision_schema(
+                offered.iter().map(|a| a.index),
+                &settings.limits,
+            )),
             intent: RequestIntent::Decision {
                 actor: spec.name.clone(),
-                offered: offered.iter().map(|a| OfferedChoice { index: a.index, command: a.command.clone() }).collect(),
+                offered: offered
+                    .iter()
+                    .map(|a| OfferedChoice {
+                        index: a.index,
+                        command: a.command.clone(),
+                    })
+                    .collect(),
             },
             ..default()
         };
@@ -254,7 +280,12 @@ fn submit_decisions(
         mind.pending = Some(id);
         mind.cooldown = spec.policy.cooldown_turns;
         mind.offered = offered.clone();
-        requested.write(DecisionRequested { actor: entity, request: id, messages, offered });
+        requested.write(DecisionRequested {
+            actor: entity,
+            request: id,
+            messages,
+            offered,
+        });
     }
 }
 
@@ -270,9 +301,13 @@ fn apply_decisions(
     mut rejected: MessageWriter<DecisionRejected>,
 ) {
     for response in responses.read() {
-        let Some(entity) = queue.pending.remove(&response.id) else { continue };
+        let Some(entity) = queue.pending.remove(&response.id) else {
+            continue;
+        };
         // An actor despawned while thinking has nobody to act for.
-        let Ok(mut mind) = actors.get_mut(entity) else { continue };
+        let Ok(mut mind) = actors.get_mut(entity) else {
+            continue;
+        };
         if mind.pending != Some(response.id) {
             continue;
         }
@@ -302,12 +337,19 @@ fn apply_decisions(
                     });
                 }
                 if !decision.speech.is_empty() {
-                    spoke.write(ActorSpoke { actor: entity, text: decision.speech });
+                    spoke.write(ActorSpoke {
+                        actor: entity,
+                        text: decision.speech,
+                    });
                 }
             }
             Err(reason) => {
                 warn!("smart actor {entity}: decision rejected: {reason}");
-                rejected.write(DecisionRejected { actor: entity, reason, raw: raw.to_owned() });
+                rejected.write(DecisionRejected {
+                    actor: entity,
+                    reason,
+                    raw: raw.to_owned(),
+                });
             }
         }
     }

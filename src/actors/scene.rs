@@ -74,12 +74,20 @@ impl ContentAsset for SceneDefinition {
         let mut ids: HashMap<&str, bool> = HashMap::new();
         for (index, place) in self.places.iter().enumerate() {
             if ids.insert(&place.id, true).is_some() {
-                problems.push(ContentError::new(file, format!("/places/{index}/id"), format!("duplicate id `{}`", place.id)));
+                problems.push(ContentError::new(
+                    file,
+                    format!("/places/{index}/id"),
+                    format!("duplicate id `{}`", place.id),
+                ));
             }
         }
         for (index, entity) in self.entities.iter().enumerate() {
             if ids.insert(&entity.id, false).is_some() {
-                problems.push(ContentError::new(file, format!("/entities/{index}/id"), format!("duplicate id `{}`", entity.id)));
+                problems.push(ContentError::new(
+                    file,
+                    format!("/entities/{index}/id"),
+                    format!("duplicate id `{}`", entity.id),
+                ));
             }
         }
         for (index, place) in self.places.iter().enumerate() {
@@ -96,16 +104,20 @@ impl ContentAsset for SceneDefinition {
         let is_character = |id: &str| self.entities.iter().any(|e| e.id == id && e.character);
         for (index, entity) in self.entities.iter().enumerate() {
             match (&entity.place, &entity.carried_by) {
-                (Some(place), None) if ids.get(place.as_str()) != Some(&true) => problems.push(ContentError::new(
-                    file,
-                    format!("/entities/{index}/place"),
-                    format!("`{place}` is not a place of this scene"),
-                )),
-                (None, Some(carrier)) if !is_character(carrier) => problems.push(ContentError::new(
-                    file,
-                    format!("/entities/{index}/carriedBy"),
-                    format!("`{carrier}` is not a character of this scene"),
-                )),
+                (Some(place), None) if ids.get(place.as_str()) != Some(&true) => {
+                    problems.push(ContentError::new(
+                        file,
+                        format!("/entities/{index}/place"),
+                        format!("`{place}` is not a place of this scene"),
+                    ))
+                }
+                (None, Some(carrier)) if !is_character(carrier) => {
+                    problems.push(ContentError::new(
+                        file,
+                        format!("/entities/{index}/carriedBy"),
+                        format!("`{carrier}` is not a character of this scene"),
+                    ))
+                }
                 (Some(_), Some(_)) | (None, None) => problems.push(ContentError::new(
                     file,
                     format!("/entities/{index}"),
@@ -154,16 +166,31 @@ impl SceneDefinition {
         let mut spawned = SpawnedScene::default();
         for place in &self.places {
             let entity = commands
-                .spawn((Place, DisplayName(place.name.clone()), Tags::new(place.tags.iter().cloned())))
+                .spawn((
+                    Place,
+                    DisplayName(place.name.clone()),
+                    Tags::new(place.tags.iter().cloned()),
+                ))
                 .id();
             spawned.entities.insert(place.id.clone(), entity);
         }
         for place in &self.places {
-            let exits = place.exits.iter().filter_map(|id| spawned.entities.get(id).copied()).collect();
-            commands.entity(spawned.entities[&place.id]).insert(Exits(exits));
+            let exits = place
+                .exits
+                .iter()
+                .filter_map(|id| spawned.entities.get(id).copied())
+                .collect();
+            commands
+                .entity(spawned.entities[&place.id])
+                .insert(Exits(exits));
         }
         for entity in &self.entities {
-            let id = commands.spawn((DisplayName(entity.name.clone()), Tags::new(entity.tags.iter().cloned()))).id();
+            let id = commands
+                .spawn((
+                    DisplayName(entity.name.clone()),
+                    Tags::new(entity.tags.iter().cloned()),
+                ))
+                .id();
             if entity.character {
                 commands.entity(id).insert(Character);
             }
@@ -178,7 +205,11 @@ impl SceneDefinition {
             if let Some(place) = entity.place.as_ref().and_then(|p| spawned.entities.get(p)) {
                 commands.entity(id).insert(InPlace(*place));
             }
-            if let Some(carrier) = entity.carried_by.as_ref().and_then(|c| spawned.entities.get(c)) {
+            if let Some(carrier) = entity
+                .carried_by
+                .as_ref()
+                .and_then(|c| spawned.entities.get(c))
+            {
                 commands.entity(id).insert(CarriedBy(*carrier));
             }
         }

@@ -161,5 +161,8 @@ impl ActionParameter {
 
 /// The `{placeholder}` names in a template, in order of appearance.
 pub fn template_placeholders(template: &str) -> impl Iterator<Item = &str> {
-    template.split('{').skip(1).filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
+    template
+        .split('{')
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
 }

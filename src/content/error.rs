@@ -20,7 +20,11 @@ pub struct ContentError {
 
 impl ContentError {
     /// A problem with the field at `pointer` in `file`.
-    pub fn new(file: impl Into<String>, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn new(
+        file: impl Into<String>,
+        pointer: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Self {
             file: file.into(),
             pointer: pointer.into(),

@@ -51,7 +51,11 @@ impl ContentLoaderError {
 }
 
 fn join_problems(problems: &[ContentError]) -> String {
-    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Parses and checks one content file. `.ron` files are RON; everything else is JSON.
@@ -60,10 +64,18 @@ fn join_problems(problems: &[ContentError]) -> String {
 pub fn parse_content<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, Vec<ContentError>> {
     let parsed: T = if file.ends_with(".ron") {
         let text = std::str::from_utf8(bytes).map_err(|error| {
-            vec![ContentError::new(file, "", format!("the file is not UTF-8 text: {error}"))]
+            vec![ContentError::new(
+                file,
+                "",
+                format!("the file is not UTF-8 text: {error}"),
+            )]
         })?;
         let mut deserializer = ron::Deserializer::from_str(text).map_err(|error| {
-            vec![ContentError::new(file, "", format!("not valid RON: {error}"))]
+            vec![ContentError::new(
+                file,
+                "",
+                format!("not valid RON: {error}"),
+            )]
         })?;
         serde_path_to_error::deserialize(&mut deserializer)
             .map_err(|error| path_error(file, "RON", error.path(), error.inner().to_string()))
@@ -74,12 +86,25 @@ pub fn parse_content<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, Vec
     }
     .map_err(|error| vec![error])?;
     let problems = parsed.check(file);
-    if problems.is_empty() { Ok(parsed) } else { Err(problems) }
+    if problems.is_empty() {
+        Ok(parsed)
+    } else {
+        Err(problems)
+    }
 }
 
-fn path_error(file: &str, format: &str, path: &serde_path_to_error::Path, detail: String) -> ContentError {
+fn path_error(
+    file: &str,
+    format: &str,
+    path: &serde_path_to_error::Path,
+    detail: String,
+) -> ContentError {
     let pointer = json_pointer(path);
-    ContentError::new(file, pointer, format!("not valid {format} for this file: {detail}"))
+    ContentError::new(
+        file,
+        pointer,
+        format!("not valid {format} for this file: {detail}"),
+    )
 }
 
 /// Turns a serde path (`targets.primary.scope`) into a JSON pointer (`/targets/primary/scope`).
@@ -111,7 +136,9 @@ pub struct ContentLoader<T> {
 
 impl<T> Default for ContentLoader<T> {
     fn default() -> Self {
-        Self { marker: PhantomData }
+        Self {
+            marker: PhantomData,
+        }
     }
 }
 
@@ -126,12 +153,19 @@ impl<T: ContentAsset> AssetLoader for ContentLoader<T> {
         _settings: &(),
         load_context: &mut LoadContext<'_>,
     ) -> Result<T, ContentLoaderError> {
-        let file = load_context.path().path().to_string_lossy().replace('\\', "/");
+        let file = load_context
+            .path()
+            .path()
+            .to_string_lossy()
+            .replace('\\', "/");
         let mut bytes = Vec::new();
         reader
             .read_to_end(&mut bytes)
             .await
-            .map_err(|source| ContentLoaderError::Io { file: file.clone(), source })?;
+            .map_err(|source| ContentLoaderError::Io {
+                file: file.clone(),
+                source,
+            })?;
         parse_content(&bytes, &file).map_err(ContentLoaderError::Invalid)
     }
 

@@ -25,11 +25,12 @@ mod validate;
 use std::collections::{HashMap, HashSet};
 
 use bevy::asset::{AssetLoadFailedEvent, AssetTrackingSystems, LoadState, UntypedAssetId};
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 pub use action::{
-    ActionDefinition, ActionParameter, ActionTargets, TagRule, TargetRole, TargetSlot, action_namespace,
-    template_placeholders,
+    ActionDefinition, ActionParameter, ActionTargets, TagRule, TargetRole, TargetSlot,
+    action_namespace, template_placeholders,
 };
 pub use actor::{ActorPolicy, ActorSpec};
 pub use error::ContentError;
@@ -40,16 +41,10 @@ pub use validate::{METADATA_LENGTH, is_valid_mod_id, owning_mod};
 
 /// Loads the game file, the mods it lists and their content, and keeps the
 /// [`ContentRegistry`] up to date as files load, change or fail.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ContentPlugin {
     /// Where content is found and how it is named.
     pub settings: ContentSettings,
-}
-
-impl Default for ContentPlugin {
-    fn default() -> Self {
-        Self { settings: ContentSettings::default() }
-    }
 }
 
 /// Where content is found, relative to the asset root.
@@ -109,7 +104,8 @@ pub fn content_loaded(registry: Res<ContentRegistry>) -> bool {
 }
 
 pub(crate) fn register_content_asset<T: ContentAsset>(app: &mut App) {
-    app.init_asset::<T>().register_asset_loader(ContentLoader::<T>::default());
+    app.init_asset::<T>()
+        .register_asset_loader(ContentLoader::<T>::default());
 }
 
 /// Handles of every requested content file, by asset path, and what changed since the last build.
@@ -153,20 +149,31 @@ fn request_content_files(
     {
         for id in &game.mods {
             let path = format!("mods/{id}/{}", settings.manifest_file);
-            files.mods.entry(path.clone()).or_insert_with(|| server.load(path));
+            files
+                .mods
+                .entry(path.clone())
+                .or_insert_with(|| server.load(path));
         }
     }
     if manifests.is_changed() {
         for (path, handle) in &files.mods {
-            let Some(manifest) = manifests.get(handle) else { continue };
+            let Some(manifest) = manifests.get(handle) else {
+                continue;
+            };
             let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
             for file in &manifest.content.actions {
                 let path = format!("{folder}/{file}");
-                files.actions.entry(path.clone()).or_insert_with(|| server.load(path));
+                files
+                    .actions
+                    .entry(path.clone())
+                    .or_insert_with(|| server.load(path));
             }
             for file in &manifest.content.actors {
                 let path = format!("{folder}/{file}");
-                files.actors.entry(path.clone()).or_insert_with(|| server.load(path));
+                files
+                    .actors
+                    .entry(path.clone())
+                    .or_insert_with(|| server.load(path));
             }
         }
     }
@@ -178,7 +185,10 @@ fn note_changes<T: ContentAsset>(
     mut failures: MessageReader<AssetLoadFailedEvent<T>>,
     mut errors: MessageWriter<ContentError>,
 ) {
-    if events.read().any(|event| !matches!(event, AssetEvent::Unused { .. })) {
+    if events
+        .read()
+        .any(|event| !matches!(event, AssetEvent::Unused { .. }))
+    {
         files.changed = true;
     }
     for failure in failures.read() {
@@ -191,38 +201,57 @@ fn note_changes<T: ContentAsset>(
                 .map(ContentLoaderError::problems),
             _ => None,
         }
-        .unwrap_or_else(|| vec![ContentError::new(file.clone(), "", failure.error.to_string())]);
+        .unwrap_or_else(|| {
+            vec![ContentError::new(
+                file.clone(),
+                "",
+                failure.error.to_string(),
+            )]
+        });
         for problem in problems {
             errors.write(problem);
         }
     }
 }
 
+/// The stored content assets.
+#[derive(SystemParam)]
+struct ContentAssets<'w> {
+    games: Res<'w, Assets<GameManifest>>,
+    manifests: Res<'w, Assets<ModManifest>>,
+    actions: Res<'w, Assets<ActionDefinition>>,
+    actors: Res<'w, Assets<ActorSpec>>,
+}
+
 fn rebuild_registry(
     server: Res<AssetServer>,
+    settings: Res<ContentSettings>,
+    assets: ContentAssets,
     mut files: ResMut<ContentFiles>,
     mut registry: ResMut<ContentRegistry>,
-    games: Res<Assets<GameManifest>>,
-    manifests: Res<Assets<ModManifest>>,
-    actions: Res<Assets<ActionDefinition>>,
-    actors: Res<Assets<ActorSpec>>,
-    settings: Res<ContentSettings>,
     mut errors: MessageWriter<ContentError>,
 ) {
     if !files.changed {
         return;
     }
     let settled = files.ids().all(|id| {
-        matches!(server.get_load_state(id), Some(LoadState::Loaded | LoadState::Failed(_)))
+        matches!(
+            server.get_load_state(id),
+            Some(LoadState::Loaded | LoadState::Failed(_))
+        )
     });
     if !settled {
         return;
     }
     files.changed = false;
-    let game = files.game.as_ref().and_then(|h| games.get(h)).map(|g| (settings.game_file.as_str(), g));
-    let mod_list = loaded(&files.mods, &manifests);
-    let action_list = loaded(&files.actions, &actions);
-    let actor_list = loaded(&files.actors, &actors);
+    let game = files
+        .game
+        .as_ref()
+        .and_then(|h| assets.games.get(h))
+        .map(|g| (settings.game_file.as_str(), g));
+    let mod_list = loaded(&files.mods, &assets.manifests);
+    let action_list = loaded(&files.actions, &assets.actions);
+    let actor_list = loaded(&files.actors, &assets.actors);
     let mut built = ContentRegistry::build(ContentSources {
         game,
         mods: &mod_list,
@@ -242,7 +271,10 @@ fn rebuild_registry(
 }
 
 /// The loaded assets among `handles`, sorted by path so builds do not depend on hash order.
-fn loaded<'a, T: Asset>(handles: &'a HashMap<String, Handle<T>>, assets: &'a Assets<T>) -> Vec<(&'a str, &'a T)> {
+fn loaded<'a, T: Asset>(
+    handles: &'a HashMap<String, Handle<T>>,
+    assets: &'a Assets<T>,
+) -> Vec<(&'a str, &'a T)> {
     let mut list: Vec<(&str, &T)> = handles
         .iter()
         .filter_map(|(path, handle)| assets.get(handle).map(|asset| (path.as_str(), asset)))

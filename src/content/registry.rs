@@ -4,7 +4,10 @@ use std::collections::{HashMap, HashSet};
 
 use bevy::ecs::resource::Resource;
 
-use super::{ActionDefinition, ActorSpec, ContentError, GameManifest, ModManifest, action_namespace, owning_mod};
+use super::{
+    ActionDefinition, ActorSpec, ContentError, GameManifest, ModManifest, action_namespace,
+    owning_mod,
+};
 
 /// A mod's action metadata, resolved once per load for every prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,16 +71,21 @@ impl ContentRegistry {
         let mut candidates: Vec<(&str, &ModManifest)> = Vec::new();
         for id in &game.mods {
             let found = sources.mods.iter().find(|(file, manifest)| {
-                manifest.id.eq_ignore_ascii_case(id) && owning_mod(file).is_none_or(|folder| folder.eq_ignore_ascii_case(id))
+                manifest.id.eq_ignore_ascii_case(id)
+                    && owning_mod(file).is_none_or(|folder| folder.eq_ignore_ascii_case(id))
             });
             // A manifest that failed to load was already reported by its loader.
             if let Some(&(file, manifest)) = found
-                && !candidates.iter().any(|(_, m)| m.id.eq_ignore_ascii_case(id))
+                && !candidates
+                    .iter()
+                    .any(|(_, m)| m.id.eq_ignore_ascii_case(id))
             {
                 candidates.push((file, manifest));
             }
         }
-        let is_present = |set: &[(&str, &ModManifest)], id: &str| set.iter().any(|(_, m)| m.id.eq_ignore_ascii_case(id));
+        let is_present = |set: &[(&str, &ModManifest)], id: &str| {
+            set.iter().any(|(_, m)| m.id.eq_ignore_ascii_case(id))
+        };
 
         // Declared conflicts: the mod that declares the conflict is skipped.
         let before_conflicts = candidates.clone();
@@ -98,11 +106,22 @@ impl ContentRegistry {
 
         // Dependency cycles: every mod on a cycle is skipped.
         for cycle in dependency_cycles(&candidates) {
-            let names = cycle.iter().map(|&i| candidates[i].1.id.as_str()).chain(std::iter::once(candidates[cycle[0]].1.id.as_str())).collect::<Vec<_>>().join(" → ");
+            let names = cycle
+                .iter()
+                .map(|&i| candidates[i].1.id.as_str())
+                .chain(std::iter::once(candidates[cycle[0]].1.id.as_str()))
+                .collect::<Vec<_>>()
+                .join(" → ");
             for &member in &cycle {
                 let (file, manifest) = candidates[member];
-                let next = candidates[cycle[(cycle.iter().position(|&m| m == member).unwrap_or(0) + 1) % cycle.len()]].1;
-                let index = manifest.dependencies.iter().position(|d| d.id.eq_ignore_ascii_case(&next.id)).unwrap_or(0);
+                let next = candidates[cycle
+                    [(cycle.iter().position(|&m| m == member).unwrap_or(0) + 1) % cycle.len()]]
+                .1;
+                let index = manifest
+                    .dependencies
+                    .iter()
+                    .position(|d| d.id.eq_ignore_ascii_case(&next.id))
+                    .unwrap_or(0);
                 problems.push(ContentError::new(
                     file,
                     format!("/dependencies/{index}/id"),
@@ -110,8 +129,16 @@ impl ContentRegistry {
                 ));
             }
         }
-        let on_cycle: HashSet<usize> = dependency_cycles(&candidates).into_iter().flatten().collect();
-        candidates = candidates.into_iter().enumerate().filter(|(i, _)| !on_cycle.contains(i)).map(|(_, c)| c).collect();
+        let on_cycle: HashSet<usize> = dependency_cycles(&candidates)
+            .into_iter()
+            .flatten()
+            .collect();
+        candidates = candidates
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !on_cycle.contains(i))
+            .map(|(_, c)| c)
+            .collect();
 
         // Missing dependencies and version ranges, until nothing more drops out.
         loop {
@@ -159,7 +186,9 @@ impl ContentRegistry {
 
         let mut registry = Self::default();
         for (file, manifest) in candidates {
-            registry.mod_index.insert(manifest.id.to_ascii_lowercase(), registry.mods.len());
+            registry
+                .mod_index
+                .insert(manifest.id.to_ascii_lowercase(), registry.mods.len());
             registry.mods.push(LoadedMod {
                 file: file.to_owned(),
                 metadata: ModActionMetadata {
@@ -177,7 +206,12 @@ impl ContentRegistry {
                 order.push(id);
             }
         }
-        let mut rest: Vec<String> = registry.mod_index.keys().filter(|id| !order.contains(id)).cloned().collect();
+        let mut rest: Vec<String> = registry
+            .mod_index
+            .keys()
+            .filter(|id| !order.contains(id))
+            .cloned()
+            .collect();
         rest.sort();
         order.extend(rest);
         registry.group_order = order;
@@ -198,7 +232,9 @@ impl ContentRegistry {
                 continue;
             }
             action_files.insert(&action.id, file);
-            registry.action_files.insert(action.id.clone(), file.to_owned());
+            registry
+                .action_files
+                .insert(action.id.clone(), file.to_owned());
             actions.push(action.clone());
         }
         actions.sort_by(|a, b| {
@@ -207,7 +243,11 @@ impl ContentRegistry {
                 .cmp(&registry.group_rank(b.namespace()))
                 .then_with(|| a.id.cmp(&b.id))
         });
-        registry.action_index = actions.iter().enumerate().map(|(i, a)| (a.id.clone(), i)).collect();
+        registry.action_index = actions
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (a.id.clone(), i))
+            .collect();
         registry.actions = actions;
 
         let mut actor_files: HashMap<&str, &str> = HashMap::new();
@@ -237,23 +277,33 @@ impl ContentRegistry {
 
     /// A loaded mod by id, matched case-insensitively.
     pub fn get_mod(&self, id: &str) -> Option<&LoadedMod> {
-        self.mod_index.get(&id.to_ascii_lowercase()).map(|&i| &self.mods[i])
+        self.mod_index
+            .get(&id.to_ascii_lowercase())
+            .map(|&i| &self.mods[i])
     }
 
     /// Whether a mod with this id loaded (case-insensitive).
     pub fn is_mod_loaded(&self, id: &str) -> bool {
-        self.mods.iter().any(|m| m.manifest.id.eq_ignore_ascii_case(id))
+        self.mods
+            .iter()
+            .any(|m| m.manifest.id.eq_ignore_ascii_case(id))
     }
 
     /// A mod's action metadata (case-insensitive id).
     pub fn action_metadata(&self, mod_id: &str) -> Option<&ModActionMetadata> {
-        self.mods.iter().find(|m| m.manifest.id.eq_ignore_ascii_case(mod_id)).map(|m| &m.metadata)
+        self.mods
+            .iter()
+            .find(|m| m.manifest.id.eq_ignore_ascii_case(mod_id))
+            .map(|m| &m.metadata)
     }
 
     /// The position of a mod's action group in prompts: the game file's
     /// `actionGroupOrder` first, then alphabetical. Unknown mods come last.
     pub fn group_rank(&self, mod_id: &str) -> usize {
-        self.group_order.iter().position(|id| id.eq_ignore_ascii_case(mod_id)).unwrap_or(usize::MAX)
+        self.group_order
+            .iter()
+            .position(|id| id.eq_ignore_ascii_case(mod_id))
+            .unwrap_or(usize::MAX)
     }
 
     /// Every valid action, in prompt order (by group, then id).
@@ -290,7 +340,12 @@ impl ContentRegistry {
     pub fn reject_action(&mut self, id: &str, problem: ContentError) {
         if let Some(index) = self.action_index.remove(id) {
             self.actions.remove(index);
-            self.action_index = self.actions.iter().enumerate().map(|(i, a)| (a.id.clone(), i)).collect();
+            self.action_index = self
+                .actions
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (a.id.clone(), i))
+                .collect();
         }
         self.problems.push(problem);
     }
@@ -313,14 +368,24 @@ fn dependency_cycles(candidates: &[(&str, &ModManifest)]) -> Vec<Vec<usize>> {
             manifest
                 .dependencies
                 .iter()
-                .filter_map(|d| candidates.iter().position(|(_, m)| m.id.eq_ignore_ascii_case(&d.id)))
+                .filter_map(|d| {
+                    candidates
+                        .iter()
+                        .position(|(_, m)| m.id.eq_ignore_ascii_case(&d.id))
+                })
                 .collect()
         })
         .collect();
     // 0 = unvisited, 1 = on the current path, 2 = done.
     let mut state = vec![0u8; candidates.len()];
     let mut cycles: Vec<Vec<usize>> = Vec::new();
-    fn visit(node: usize, edges: &[Vec<usize>], state: &mut [u8], path: &mut Vec<usize>, cycles: &mut Vec<Vec<usize>>) {
+    fn visit(
+        node: usize,
+        edges: &[Vec<usize>],
+        state: &mut [u8],
+        path: &mut Vec<usize>,
+        cycles: &mut Vec<Vec<usize>>,
+    ) {
         state[node] = 1;
         path.push(node);
         for &next in &edges[node] {

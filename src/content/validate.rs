@@ -12,7 +12,10 @@ pub const METADATA_LENGTH: std::ops::RangeInclusive<usize> = 10..=200;
 
 /// Whether a mod id uses only letters, digits, `_` and `-`.
 pub fn is_valid_mod_id(id: &str) -> bool {
-    !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// The mod folder a file lives in: `items` for `mods/items/actions/give.action.json`.
@@ -65,7 +68,11 @@ impl ContentAsset for ModManifest {
             ));
         }
         if self.name.trim().is_empty() {
-            problems.push(ContentError::new(file, "/name", "the name is empty: give the mod a name"));
+            problems.push(ContentError::new(
+                file,
+                "/name",
+                "the name is empty: give the mod a name",
+            ));
         }
         for (field, value) in [
             ("actionPurpose", &self.action_purpose),
@@ -97,12 +104,22 @@ impl ContentAsset for ModManifest {
         }
         for (index, id) in self.conflicts.iter().enumerate() {
             if !is_valid_mod_id(id) {
-                problems.push(ContentError::new(file, format!("/conflicts/{index}"), bad_id_message(id)));
+                problems.push(ContentError::new(
+                    file,
+                    format!("/conflicts/{index}"),
+                    bad_id_message(id),
+                ));
             }
         }
-        for (list, paths) in [("actions", &self.content.actions), ("actors", &self.content.actors)] {
+        for (list, paths) in [
+            ("actions", &self.content.actions),
+            ("actors", &self.content.actors),
+        ] {
             for (index, path) in paths.iter().enumerate() {
-                if path.is_empty() || path.starts_with('/') || path.split('/').any(|part| part == "..") {
+                if path.is_empty()
+                    || path.starts_with('/')
+                    || path.split('/').any(|part| part == "..")
+                {
                     problems.push(ContentError::new(
                         file,
                         format!("/content/{list}/{index}"),
@@ -122,7 +139,11 @@ impl ContentAsset for ActionDefinition {
         let mut problems = check_namespaced_id(&self.id, file);
         for (field, value) in [("name", &self.name), ("template", &self.template)] {
             if value.trim().is_empty() {
-                problems.push(ContentError::new(file, format!("/{field}"), format!("the {field} is empty")));
+                problems.push(ContentError::new(
+                    file,
+                    format!("/{field}"),
+                    format!("the {field} is empty"),
+                ));
             }
         }
         let used: Vec<&str> = template_placeholders(&self.template).collect();
@@ -130,13 +151,20 @@ impl ContentAsset for ActionDefinition {
         for (role, slot) in self.target_slots() {
             let pointer = format!("/targets/{}", role.field());
             if slot.scope.trim().is_empty() {
-                problems.push(ContentError::new(file, format!("{pointer}/scope"), "the scope is empty: name a target scope"));
+                problems.push(ContentError::new(
+                    file,
+                    format!("{pointer}/scope"),
+                    "the scope is empty: name a target scope",
+                ));
             }
             if !slot_names.insert(slot.placeholder.as_str()) {
                 problems.push(ContentError::new(
                     file,
                     format!("{pointer}/placeholder"),
-                    format!("placeholder `{}` is used by another target slot: give each slot its own", slot.placeholder),
+                    format!(
+                        "placeholder `{}` is used by another target slot: give each slot its own",
+                        slot.placeholder
+                    ),
                 ));
             } else if !used.contains(&slot.placeholder.as_str()) {
                 problems.push(ContentError::new(
@@ -152,7 +180,10 @@ impl ContentAsset for ActionDefinition {
                 problems.push(ContentError::new(
                     file,
                     format!("{pointer}/placeholder"),
-                    format!("`{}` is both a target placeholder and a parameter: rename one", slot.placeholder),
+                    format!(
+                        "`{}` is both a target placeholder and a parameter: rename one",
+                        slot.placeholder
+                    ),
                 ));
             }
         }
@@ -168,7 +199,10 @@ impl ContentAsset for ActionDefinition {
             }
         }
         for (name, parameter) in &self.parameters {
-            if !(parameter.default.is_string() || parameter.default.is_number() || parameter.default.is_boolean()) {
+            if !(parameter.default.is_string()
+                || parameter.default.is_number()
+                || parameter.default.is_boolean())
+            {
                 problems.push(ContentError::new(
                     file,
                     format!("/parameters/{name}/default"),
@@ -186,7 +220,11 @@ impl ContentAsset for ActorSpec {
     fn check(&self, file: &str) -> Vec<ContentError> {
         let mut problems = check_namespaced_id(&self.id, file);
         if self.name.trim().is_empty() {
-            problems.push(ContentError::new(file, "/name", "the name is empty: give the actor a name"));
+            problems.push(ContentError::new(
+                file,
+                "/name",
+                "the name is empty: give the actor a name",
+            ));
         }
         for (index, pattern) in self.policy.allowed_actions.iter().enumerate() {
             if pattern != "*" && !pattern.contains(':') {
@@ -204,16 +242,26 @@ impl ContentAsset for ActorSpec {
 /// `mod:name` ids whose namespace must be the owning mod.
 fn check_namespaced_id(id: &str, file: &str) -> Vec<ContentError> {
     let Some((namespace, name)) = id.split_once(':') else {
-        return vec![ContentError::new(file, "/id", format!("`{id}` must be `mod:name`, with the owning mod's id before the colon"))];
+        return vec![ContentError::new(
+            file,
+            "/id",
+            format!("`{id}` must be `mod:name`, with the owning mod's id before the colon"),
+        )];
     };
     if name.is_empty() || !is_valid_mod_id(namespace) {
-        return vec![ContentError::new(file, "/id", format!("`{id}` must be `mod:name`, with the owning mod's id before the colon"))];
+        return vec![ContentError::new(
+            file,
+            "/id",
+            format!("`{id}` must be `mod:name`, with the owning mod's id before the colon"),
+        )];
     }
     match owning_mod(file) {
         Some(folder) if !folder.eq_ignore_ascii_case(namespace) => vec![ContentError::new(
             file,
             "/id",
-            format!("namespace `{namespace}` is not this file's mod `{folder}`: write `{folder}:{name}`"),
+            format!(
+                "namespace `{namespace}` is not this file's mod `{folder}`: write `{folder}:{name}`"
+            ),
         )],
         _ => Vec::new(),
     }

@@ -33,34 +33,52 @@ pub struct LlmBridge {
 
 impl LlmBridge {
     /// Starts a bridge for a backend, with a default deadline and sampling options.
-    pub fn new(backend: Arc<dyn LlmBackend>, deadline: Duration, defaults: SamplingOptions) -> Self {
+    pub fn new(
+        backend: Arc<dyn LlmBackend>,
+        deadline: Duration,
+        defaults: SamplingOptions,
+    ) -> Self {
         let (jobs, mut queue) = tokio::sync::mpsc::unbounded_channel::<Job>();
         let (finished, done) = mpsc::channel();
         let description = backend.describe();
-        let spawned = std::thread::Builder::new().name("loom-llm-bridge".to_owned()).spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                Ok(runtime) => runtime,
-                Err(error) => {
-                    error!("the LLM bridge could not start its runtime: {error}");
-                    return;
-                }
-            };
-            runtime.block_on(async move {
-                while let Some(job) = queue.recv().await {
-                    let backend = Arc::clone(&backend);
-                    let finished: mpsc::Sender<LlmResponse> = finished.clone();
-                    let deadline = job.request.deadline.unwrap_or(deadline);
-                    tokio::spawn(async move {
-                        let result = match tokio::time::timeout(deadline, backend.complete(job.request)).await {
-                            Ok(Err(LlmError::TimedOut(_))) | Err(_) => Err(LlmError::TimedOut(deadline)),
-                            Ok(result) => result,
-                        };
-                        // The receiver is gone only when the bridge was dropped; nobody waits then.
-                        let _ = finished.send(LlmResponse { id: job.id, result, latency: job.submitted.elapsed() });
-                    });
-                }
+        let spawned = std::thread::Builder::new()
+            .name("loom-llm-bridge".to_owned())
+            .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime,
+                    Err(error) => {
+                        error!("the LLM bridge could not start its runtime: {error}");
+                        return;
+                    }
+                };
+                runtime.block_on(async move {
+                    while let Some(job) = queue.recv().await {
+                        let backend = Arc::clone(&backend);
+                        let finished: mpsc::Sender<LlmResponse> = finished.clone();
+                        let deadline = job.request.deadline.unwrap_or(deadline);
+                        tokio::spawn(async move {
+                            let result =
+                                match tokio::time::timeout(deadline, backend.complete(job.request))
+                                    .await
+                                {
+                                    Ok(Err(LlmError::TimedOut(_))) | Err(_) => {
+                                        Err(LlmError::TimedOut(deadline))
+                                    }
+                                    Ok(result) => result,
+                                };
+                            // The receiver is gone only when the bridge was dropped; nobody waits then.
+                            let _ = finished.send(LlmResponse {
+                                id: job.id,
+                                result,
+                                latency: job.submitted.elapsed(),
+                            });
+                        });
+                    }
+                });
             });
-        });
         if let Err(error) = spawned {
             error!("the LLM bridge could not start its thread: {error}");
         }
@@ -84,12 +102,18 @@ impl LlmBridge {
         sampling.temperature = sampling.temperature.or(self.defaults.temperature);
         sampling.max_tokens = sampling.max_tokens.or(self.defaults.max_tokens);
         sampling.seed = sampling.seed.or(self.defaults.seed);
-        let job = Job { id, request, submitted: Instant::now() };
+        let job = Job {
+            id,
+            request,
+            submitted: Instant::now(),
+        };
         self.in_flight += 1;
         if self.jobs.send(job).is_err() {
             self.stopped.push(LlmResponse {
                 id,
-                result: Err(LlmError::BridgeStopped("its background thread has stopped; see the log for why".to_owned())),
+                result: Err(LlmError::BridgeStopped(
+                    "its background thread has stopped; see the log for why".to_owned(),
+                )),
                 latency: Duration::ZERO,
             });
         }

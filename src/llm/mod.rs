@@ -25,7 +25,8 @@ pub use offline::OfflineBackend;
 #[cfg(feature = "http")]
 pub use openai::{ApiKey, OpenAiBackend, OpenAiSettings};
 pub use request::{
-    ChatMessage, LlmError, LlmReply, LlmRequest, LlmResponse, OfferedChoice, RequestId, RequestIntent, SamplingOptions,
+    ChatMessage, LlmError, LlmReply, LlmRequest, LlmResponse, OfferedChoice, RequestId,
+    RequestIntent, SamplingOptions,
 };
 
 use crate::LoomSystems;
@@ -103,7 +104,11 @@ impl Default for LlmSettings {
         Self {
             backend: BackendChoice::FromEnv,
             deadline: Duration::from_secs(60),
-            sampling: SamplingOptions { temperature: Some(0.7), max_tokens: Some(256), seed: None },
+            sampling: SamplingOptions {
+                temperature: Some(0.7),
+                max_tokens: Some(256),
+                seed: None,
+            },
         }
     }
 }
@@ -121,7 +126,11 @@ impl Plugin for LlmPlugin {
         info!("bevy_loom answers with {}", backend.describe());
         crate::configure_loom_sets(app);
         app.insert_resource(self.settings.clone())
-            .insert_resource(LlmBridge::new(backend, self.settings.deadline, self.settings.sampling.clone()))
+            .insert_resource(LlmBridge::new(
+                backend,
+                self.settings.deadline,
+                self.settings.sampling.clone(),
+            ))
             .add_message::<LlmResponse>()
             .add_systems(Update, receive_responses.in_set(LoomSystems::Receive));
     }

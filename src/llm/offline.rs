@@ -23,12 +23,21 @@ pub struct OfflineBackend {
     repeats: Mutex<HashMap<u64, u64>>,
 }
 
-const LINES: &[&str] = &["", "I think I'll {command}.", "Why not? I'll {command}.", "Right, then. Time to {command}.", "Hm."];
+const LINES: &[&str] = &[
+    "",
+    "I think I'll {command}.",
+    "Why not? I'll {command}.",
+    "Right, then. Time to {command}.",
+    "Hm.",
+];
 
 impl OfflineBackend {
     /// An offline backend whose choices follow from this seed.
     pub fn new(seed: u64) -> Self {
-        Self { seed, repeats: Mutex::default() }
+        Self {
+            seed,
+            repeats: Mutex::default(),
+        }
     }
 
     /// The answer to a request: the same seed and the same sequence of requests
@@ -43,14 +52,17 @@ impl OfflineBackend {
             }
             Err(_) => 0,
         };
-        let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ fingerprint ^ repeat.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut rng = ChaCha8Rng::seed_from_u64(
+            self.seed ^ fingerprint ^ repeat.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        );
         match &request.intent {
             RequestIntent::Decision { actor, offered } => {
                 let Some(choice) = offered.choose(&mut rng) else {
                     return json!({ "action": null, "speech": "", "thought": format!("{actor} sees nothing worth doing.") })
                         .to_string();
                 };
-                let line = LINES[rng.random_range(0..LINES.len())].replace("{command}", &choice.command);
+                let line =
+                    LINES[rng.random_range(0..LINES.len())].replace("{command}", &choice.command);
                 json!({
                     "action": choice.index,
                     "speech": line,
@@ -78,7 +90,13 @@ impl LlmBackend for OfflineBackend {
 fn request_fingerprint(request: &LlmRequest) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for message in &request.messages {
-        for byte in message.role.bytes().chain([0]).chain(message.content.bytes()).chain([0]) {
+        for byte in message
+            .role
+            .bytes()
+            .chain([0])
+            .chain(message.content.bytes())
+            .chain([0])
+        {
             hash ^= u64::from(byte);
             hash = hash.wrapping_mul(0x0100_0000_01b3);
         }

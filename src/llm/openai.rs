@@ -52,7 +52,11 @@ impl OpenAiSettings {
     /// Settings from `LOOM_LLM_URL`, `LOOM_LLM_MODEL` and `LOOM_LLM_API_KEY`; `None`
     /// when `LOOM_LLM_URL` is unset or empty.
     pub fn from_env() -> Option<Self> {
-        let var = |name| std::env::var(name).ok().filter(|v: &String| !v.trim().is_empty());
+        let var = |name| {
+            std::env::var(name)
+                .ok()
+                .filter(|v: &String| !v.trim().is_empty())
+        };
         Some(Self {
             base_url: var("LOOM_LLM_URL")?,
             model: var("LOOM_LLM_MODEL").unwrap_or_else(|| "local-model".to_owned()),
@@ -76,8 +80,15 @@ impl OpenAiBackend {
             .timeout(settings.timeout)
             .build()
             .map_err(|error| LlmError::BridgeStopped(format!("could not set up HTTP: {error}")))?;
-        let endpoint = format!("{}/chat/completions", settings.base_url.trim_end_matches('/'));
-        Ok(Self { client, settings, endpoint })
+        let endpoint = format!(
+            "{}/chat/completions",
+            settings.base_url.trim_end_matches('/')
+        );
+        Ok(Self {
+            client,
+            settings,
+            endpoint,
+        })
     }
 
     fn body(&self, request: &LlmRequest) -> Value {
@@ -101,7 +112,10 @@ impl OpenAiBackend {
 
 impl LlmBackend for OpenAiBackend {
     fn describe(&self) -> String {
-        format!("OpenAI-compatible server at {} (model {})", self.settings.base_url, self.settings.model)
+        format!(
+            "OpenAI-compatible server at {} (model {})",
+            self.settings.base_url, self.settings.model
+        )
     }
 
     fn complete(&self, request: LlmRequest) -> LlmFuture {
@@ -111,21 +125,36 @@ impl LlmBackend for OpenAiBackend {
         }
         let url = self.endpoint.clone();
         Box::pin(async move {
-            let response = call.send().await.map_err(|error| http_error(&url, &error))?;
+            let response = call
+                .send()
+                .await
+                .map_err(|error| http_error(&url, &error))?;
             let status = response.status();
-            let body = response.text().await.map_err(|error| http_error(&url, &error))?;
+            let body = response
+                .text()
+                .await
+                .map_err(|error| http_error(&url, &error))?;
             if !status.is_success() {
-                return Err(LlmError::Status { status: status.as_u16(), body: truncate(&body, 500) });
+                return Err(LlmError::Status {
+                    status: status.as_u16(),
+                    body: truncate(&body, 500),
+                });
             }
-            let value: Value = serde_json::from_str(&body)
-                .map_err(|error| LlmError::InvalidResponse(format!("not JSON ({error}): {}", truncate(&body, 200))))?;
+            let value: Value = serde_json::from_str(&body).map_err(|error| {
+                LlmError::InvalidResponse(format!("not JSON ({error}): {}", truncate(&body, 200)))
+            })?;
             let text = value
                 .pointer("/choices/0/message/content")
                 .and_then(Value::as_str)
                 .ok_or_else(|| {
-                    LlmError::InvalidResponse(format!("no choices[0].message.content in {}", truncate(&body, 200)))
+                    LlmError::InvalidResponse(format!(
+                        "no choices[0].message.content in {}",
+                        truncate(&body, 200)
+                    ))
                 })?;
-            Ok(LlmReply { text: text.to_owned() })
+            Ok(LlmReply {
+                text: text.to_owned(),
+            })
         })
     }
 }
@@ -142,7 +171,10 @@ fn http_error(url: &str, error: &reqwest::Error) -> LlmError {
         detail.push_str(&cause.to_string());
         source = cause.source();
     }
-    LlmError::Unreachable { url: url.to_owned(), detail }
+    LlmError::Unreachable {
+        url: url.to_owned(),
+        detail,
+    }
 }
 
 fn truncate(text: &str, max: usize) -> String {

@@ -76,7 +76,9 @@ pub struct LlmReply {
 #[non_exhaustive]
 pub enum LlmError {
     /// The server could not be reached.
-    #[error("could not reach the model server at {url}: {detail}; check that it is running and that LOOM_LLM_URL points at it")]
+    #[error(
+        "could not reach the model server at {url}: {detail}; check that it is running and that LOOM_LLM_URL points at it"
+    )]
     Unreachable {
         /// The address tried.
         url: String,

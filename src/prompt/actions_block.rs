@@ -38,7 +38,10 @@ pub struct BlockOptions {
 
 impl Default for BlockOptions {
     fn default() -> Self {
-        Self { min_actions: 6, min_namespaces: 2 }
+        Self {
+            min_actions: 6,
+            min_namespaces: 2,
+        }
     }
 }
 
@@ -86,7 +89,10 @@ pub fn render_available_actions<A: ActionLine>(
     options: &BlockOptions,
 ) -> String {
     let mut out = String::with_capacity(
-        256 + actions.iter().map(|a| a.command().len() + a.description().len() + 32).sum::<usize>(),
+        256 + actions
+            .iter()
+            .map(|a| a.command().len() + a.description().len() + 32)
+            .sum::<usize>(),
     );
     write_available_actions(&mut out, actions, catalog, options);
     out
@@ -149,7 +155,11 @@ pub fn write_available_actions<A: ActionLine>(
         out.extend(namespace.chars().map(|c| c.to_ascii_uppercase()));
         out.push_str(" ACTIONS (");
         push_number(out, count);
-        out.push_str(if count == 1 { " action)\n" } else { " actions)\n" });
+        out.push_str(if count == 1 {
+            " action)\n"
+        } else {
+            " actions)\n"
+        });
         let purpose = metadata.and_then(|m| m.purpose.as_deref());
         let consider_when = metadata.and_then(|m| m.consider_when.as_deref());
         if let Some(purpose) = purpose {
@@ -238,19 +248,53 @@ mod tests {
             mods: mods.iter().map(|m| m.0.to_owned()).collect(),
             action_group_order: order.iter().map(|s| (*s).to_owned()).collect(),
         };
-        let paths: Vec<String> = mods.iter().map(|m| format!("mods/{}/mod.json", m.0)).collect();
-        let sources: Vec<(&str, &ModManifest)> = paths.iter().map(String::as_str).zip(&manifests).collect();
-        ContentRegistry::build(ContentSources { game: Some(("game.loom.json", &game)), mods: &sources, actions: &[], actors: &[] })
+        let paths: Vec<String> = mods
+            .iter()
+            .map(|m| format!("mods/{}/mod.json", m.0))
+            .collect();
+        let sources: Vec<(&str, &ModManifest)> =
+            paths.iter().map(String::as_str).zip(&manifests).collect();
+        ContentRegistry::build(ContentSources {
+            game: Some(("game.loom.json", &game)),
+            mods: &sources,
+            actions: &[],
+            actors: &[],
+        })
     }
 
     fn actions() -> Vec<Line> {
         vec![
             Line(1, "core:wait", "wait", "Let time pass"),
-            Line(2, "positioning:get_close", "get close to Registrar Copperplate", "Move closer to someone"),
-            Line(3, "positioning:step_back", "step back from Registrar Copperplate", "Create distance from someone"),
-            Line(4, "positioning:sit_down", "sit down on bench", "Take a seat on available furniture"),
-            Line(5, "items:pick_up", "pick up book", "Take an item from location"),
-            Line(6, "items:give", "give book to Registrar Copperplate", "Hand something to someone"),
+            Line(
+                2,
+                "positioning:get_close",
+                "get close to Registrar Copperplate",
+                "Move closer to someone",
+            ),
+            Line(
+                3,
+                "positioning:step_back",
+                "step back from Registrar Copperplate",
+                "Create distance from someone",
+            ),
+            Line(
+                4,
+                "positioning:sit_down",
+                "sit down on bench",
+                "Take a seat on available furniture",
+            ),
+            Line(
+                5,
+                "items:pick_up",
+                "pick up book",
+                "Take an item from location",
+            ),
+            Line(
+                6,
+                "items:give",
+                "give book to Registrar Copperplate",
+                "Hand something to someone",
+            ),
         ]
     }
 
@@ -261,8 +305,16 @@ mod tests {
     fn grouped_with_metadata_in_configured_order_then_alphabetical() {
         let registry = registry(
             &[
-                ("core", Some("Pass time without taking significant action."), None),
-                ("items", Some("Interact with objects through pickup and transfer."), Some("Managing inventory or sharing items.")),
+                (
+                    "core",
+                    Some("Pass time without taking significant action."),
+                    None,
+                ),
+                (
+                    "items",
+                    Some("Interact with objects through pickup and transfer."),
+                    Some("Managing inventory or sharing items."),
+                ),
                 ("positioning", Some(PURPOSE), Some(CONSIDER)),
             ],
             &["positioning"],
@@ -299,16 +351,30 @@ mod tests {
 
     #[test]
     fn partial_metadata_shows_only_what_the_manifest_has() {
-        let registry = registry(&[("core", None, Some("When nothing else fits the moment.")), ("items", None, None), ("positioning", None, None)], &[]);
+        let registry = registry(
+            &[
+                ("core", None, Some("When nothing else fits the moment.")),
+                ("items", None, None),
+                ("positioning", None, None),
+            ],
+            &[],
+        );
         let block = render_available_actions(&actions(), &registry, &BlockOptions::default());
         assert!(block.contains("## CORE ACTIONS (1 action)\n**Consider when:** When nothing else fits the moment.\n\n[Index: 1]"));
         assert!(!block.contains("**Purpose:**"));
-        assert!(block.contains("## ITEMS ACTIONS (2 actions)\n[Index: 5]"), "no blank line without metadata");
+        assert!(
+            block.contains("## ITEMS ACTIONS (2 actions)\n[Index: 5]"),
+            "no blank line without metadata"
+        );
     }
 
     #[test]
     fn no_metadata_anywhere_is_the_plain_grouped_list() {
-        let block = render_available_actions(&actions(), &ContentRegistry::default(), &BlockOptions::default());
+        let block = render_available_actions(
+            &actions(),
+            &ContentRegistry::default(),
+            &BlockOptions::default(),
+        );
         assert_eq!(
             block,
             format!(
@@ -332,25 +398,61 @@ mod tests {
 
     #[test]
     fn flat_below_either_threshold() {
-        let registry = registry(&[("core", Some(PURPOSE), Some(CONSIDER)), ("positioning", Some(PURPOSE), None)], &[]);
+        let registry = registry(
+            &[
+                ("core", Some(PURPOSE), Some(CONSIDER)),
+                ("positioning", Some(PURPOSE), None),
+            ],
+            &[],
+        );
         let expected_flat = |lines: &[Line]| {
             let mut text = String::from("<available_actions>\n");
             for line in lines {
-                text.push_str(&format!("[Index: {}] Command: \"{}\" - {}\n", line.0, line.2, line.3));
+                text.push_str(&format!(
+                    "[Index: {}] Command: \"{}\" - {}\n",
+                    line.0, line.2, line.3
+                ));
             }
             format!("{text}\n{FLAT_GUIDANCE}")
         };
         let five = &actions()[..5];
-        assert_eq!(render_available_actions(five, &registry, &BlockOptions::default()), expected_flat(five), "5 < 6 actions");
-        let one_mod = [Line(1, "core:a", "a", "A"), Line(2, "core:b", "b", "B"), Line(3, "core:c", "c", "C"), Line(4, "core:d", "d", "D"), Line(5, "core:e", "e", "E"), Line(6, "core:f", "f", "F")];
-        assert_eq!(render_available_actions(&one_mod, &registry, &BlockOptions::default()), expected_flat(&one_mod), "1 < 2 mods");
-        let options = BlockOptions { min_actions: 2, min_namespaces: 2 };
-        assert!(render_available_actions(five, &registry, &options).contains("## CORE ACTIONS"), "thresholds are settings");
+        assert_eq!(
+            render_available_actions(five, &registry, &BlockOptions::default()),
+            expected_flat(five),
+            "5 < 6 actions"
+        );
+        let one_mod = [
+            Line(1, "core:a", "a", "A"),
+            Line(2, "core:b", "b", "B"),
+            Line(3, "core:c", "c", "C"),
+            Line(4, "core:d", "d", "D"),
+            Line(5, "core:e", "e", "E"),
+            Line(6, "core:f", "f", "F"),
+        ];
+        assert_eq!(
+            render_available_actions(&one_mod, &registry, &BlockOptions::default()),
+            expected_flat(&one_mod),
+            "1 < 2 mods"
+        );
+        let options = BlockOptions {
+            min_actions: 2,
+            min_namespaces: 2,
+        };
+        assert!(
+            render_available_actions(five, &registry, &options).contains("## CORE ACTIONS"),
+            "thresholds are settings"
+        );
     }
 
     #[test]
     fn nothing_to_offer_says_so() {
-        let block = render_available_actions::<Line>(&[], &ContentRegistry::default(), &BlockOptions::default());
-        assert!(block.starts_with("<available_actions>\n(nothing to do right now: answer with null)\n"));
+        let block = render_available_actions::<Line>(
+            &[],
+            &ContentRegistry::default(),
+            &BlockOptions::default(),
+        );
+        assert!(
+            block.starts_with("<available_actions>\n(nothing to do right now: answer with null)\n")
+        );
     }
 }

@@ -38,12 +38,18 @@ pub struct ChatMessage {
 impl ChatMessage {
     /// A system message.
     pub fn system(content: impl Into<String>) -> Self {
-        Self { role: "system".to_owned(), content: content.into() }
+        Self {
+            role: "system".to_owned(),
+            content: content.into(),
+        }
     }
 
     /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
-        Self { role: "user".to_owned(), content: content.into() }
+        Self {
+            role: "user".to_owned(),
+            content: content.into(),
+        }
     }
 }
 
@@ -57,7 +63,12 @@ Answer with exactly one JSON object and nothing else:
 ///
 /// The system message holds what stays the same turn after turn (the rules and the
 /// persona); the user message holds what changes (perception and actions), last.
-pub fn decision_messages(spec: &ActorSpec, perception: &str, actions_block: &str, limits: &DecisionLimits) -> Vec<ChatMessage> {
+pub fn decision_messages(
+    spec: &ActorSpec,
+    perception: &str,
+    actions_block: &str,
+    limits: &DecisionLimits,
+) -> Vec<ChatMessage> {
     let mut system = String::with_capacity(1024);
     system.push_str(DECISION_RULES);
     system.push_str(&format!(
@@ -79,8 +90,13 @@ pub fn decision_messages(spec: &ActorSpec, perception: &str, actions_block: &str
         }
         system.push_str("</goals>\n");
     }
-    let user = format!("<perception>\n{perception}\n</perception>\n\n{actions_block}\n\nWhat do you do? Answer with the JSON object only.");
-    vec![ChatMessage::system(system.trim_end()), ChatMessage::user(user)]
+    let user = format!(
+        "<perception>\n{perception}\n</perception>\n\n{actions_block}\n\nWhat do you do? Answer with the JSON object only."
+    );
+    vec![
+        ChatMessage::system(system.trim_end()),
+        ChatMessage::user(user),
+    ]
 }
 
 /// The JSON schema of a decision answer: `action` is one of the offered indices or

@@ -4,5 +4,9 @@
 mod actions_block;
 mod decision;
 
-pub use actions_block::{ActionCatalog, ActionLine, BlockOptions, render_available_actions, write_available_actions};
-pub use decision::{ChatMessage, DECISION_RULES, DecisionLimits, decision_messages, decision_schema};
+pub use actions_block::{
+    ActionCatalog, ActionLine, BlockOptions, render_available_actions, write_available_actions,
+};
+pub use decision::{
+    ChatMessage, DECISION_RULES, DecisionLimits, decision_messages, decision_schema,
+};

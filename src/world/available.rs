@@ -60,31 +60,47 @@ pub fn available_actions(
             let position = match scope_cache.iter().position(|(name, _)| *name == slot.scope) {
                 Some(position) => position,
                 None => {
-                    let Some(scope) = scopes.get(&slot.scope) else { break };
+                    let Some(scope) = scopes.get(&slot.scope) else {
+                        break;
+                    };
                     scope_cache.push((&slot.scope, scope(view, actor)));
                     scope_cache.len() - 1
                 }
             };
             let resolved = &scope_cache[position].1;
-            candidates.push(resolved.iter().copied().filter(|&e| slot.accepts(|tag| view.has_tag(e, tag))).collect());
+            candidates.push(
+                resolved
+                    .iter()
+                    .copied()
+                    .filter(|&e| slot.accepts(|tag| view.has_tag(e, tag)))
+                    .collect(),
+            );
         }
         if candidates.len() != action.target_slots().count() {
             continue;
         }
-        for_each_combination(&candidates, &mut Vec::with_capacity(candidates.len()), &mut |targets| {
-            offered.push(AvailableAction {
-                index: offered.len() + 1,
-                action_id: action.id.clone(),
-                targets: targets.to_vec(),
-                command: render_command(action, targets, view),
-                description: action.description.clone(),
-            });
-        });
+        for_each_combination(
+            &candidates,
+            &mut Vec::with_capacity(candidates.len()),
+            &mut |targets| {
+                offered.push(AvailableAction {
+                    index: offered.len() + 1,
+                    action_id: action.id.clone(),
+                    targets: targets.to_vec(),
+                    command: render_command(action, targets, view),
+                    description: action.description.clone(),
+                });
+            },
+        );
     }
     offered
 }
 
-fn for_each_combination(candidates: &[Vec<Entity>], chosen: &mut Vec<Entity>, emit: &mut impl FnMut(&[Entity])) {
+fn for_each_combination(
+    candidates: &[Vec<Entity>],
+    chosen: &mut Vec<Entity>,
+    emit: &mut impl FnMut(&[Entity]),
+) {
     let Some((first, rest)) = candidates.split_first() else {
         emit(chosen);
         return;

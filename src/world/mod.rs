@@ -60,7 +60,10 @@ fn reject_unknown_scopes(
         for (role, slot) in action.target_slots() {
             if !scopes.contains(&slot.scope) {
                 let known = scopes.names().collect::<Vec<_>>().join(", ");
-                let file = registry.action_file(&action.id).unwrap_or_default().to_owned();
+                let file = registry
+                    .action_file(&action.id)
+                    .unwrap_or_default()
+                    .to_owned();
                 rejected.push((
                     action.id.clone(),
                     ContentError::new(
@@ -74,7 +77,10 @@ fn reject_unknown_scopes(
         }
     }
     // The registry is rebuilt whenever a file changes; report each problem once.
-    let current: HashSet<ContentError> = rejected.iter().map(|(_, problem)| problem.clone()).collect();
+    let current: HashSet<ContentError> = rejected
+        .iter()
+        .map(|(_, problem)| problem.clone())
+        .collect();
     for (id, problem) in rejected {
         if !reported.contains(&problem) {
             error!("{problem}");

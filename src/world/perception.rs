@@ -14,7 +14,12 @@ pub fn describe_surroundings(view: &WorldView, actor: Entity) -> String {
     lines.push(format!("You are in {}.", view.name(place)));
     let here = view.occupants(place);
     let names = |filter: &dyn Fn(Entity) -> bool| {
-        here.iter().copied().filter(|&e| e != actor && filter(e)).map(|e| view.name(e)).collect::<Vec<_>>().join(", ")
+        here.iter()
+            .copied()
+            .filter(|&e| e != actor && filter(e))
+            .map(|e| view.name(e))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     let characters = names(&|e| view.get(e).is_some_and(|v| v.character));
     if !characters.is_empty() {
@@ -24,21 +29,36 @@ pub fn describe_surroundings(view: &WorldView, actor: Entity) -> String {
     if !things.is_empty() {
         lines.push(format!("You see: {things}."));
     }
-    for &character in here.iter().filter(|&&e| e != actor && view.get(e).is_some_and(|v| v.character)) {
+    for &character in here
+        .iter()
+        .filter(|&&e| e != actor && view.get(e).is_some_and(|v| v.character))
+    {
         let carried = view.carried_by(character);
         if !carried.is_empty() {
-            let list = carried.iter().map(|&e| view.name(e)).collect::<Vec<_>>().join(", ");
+            let list = carried
+                .iter()
+                .map(|&e| view.name(e))
+                .collect::<Vec<_>>()
+                .join(", ");
             lines.push(format!("{} carries: {list}.", view.name(character)));
         }
     }
     let carried = view.carried_by(actor);
     if !carried.is_empty() {
-        let list = carried.iter().map(|&e| view.name(e)).collect::<Vec<_>>().join(", ");
+        let list = carried
+            .iter()
+            .map(|&e| view.name(e))
+            .collect::<Vec<_>>()
+            .join(", ");
         lines.push(format!("You carry: {list}."));
     }
     let exits = view.exits(place);
     if !exits.is_empty() {
-        let list = exits.iter().map(|&e| view.name(e)).collect::<Vec<_>>().join(", ");
+        let list = exits
+            .iter()
+            .map(|&e| view.name(e))
+            .collect::<Vec<_>>()
+            .join(", ");
         lines.push(format!("Exits: {list}."));
     }
     lines.join("\n")

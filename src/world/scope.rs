@@ -27,17 +27,27 @@ impl Default for TargetScopes {
     /// | `inventory` | what the actor carries |
     /// | `exits` | places reachable from the actor's place |
     fn default() -> Self {
-        let mut scopes = Self { scopes: BTreeMap::new() };
+        let mut scopes = Self {
+            scopes: BTreeMap::new(),
+        };
         scopes.insert("self", |_: &WorldView, actor| vec![actor]);
         scopes.insert("characters_here", |view: &WorldView, actor| {
-            here(view, actor, |e| e != actor && view.get(e).is_some_and(|v| v.character))
+            here(view, actor, |e| {
+                e != actor && view.get(e).is_some_and(|v| v.character)
+            })
         });
         scopes.insert("things_here", |view: &WorldView, actor| {
-            here(view, actor, |e| view.get(e).is_some_and(|v| !v.character && !v.is_place))
+            here(view, actor, |e| {
+                view.get(e).is_some_and(|v| !v.character && !v.is_place)
+            })
         });
-        scopes.insert("inventory", |view: &WorldView, actor| view.carried_by(actor).to_vec());
+        scopes.insert("inventory", |view: &WorldView, actor| {
+            view.carried_by(actor).to_vec()
+        });
         scopes.insert("exits", |view: &WorldView, actor| {
-            view.place_of(actor).map(|place| view.exits(place).to_vec()).unwrap_or_default()
+            view.place_of(actor)
+                .map(|place| view.exits(place).to_vec())
+                .unwrap_or_default()
         });
         scopes
     }
@@ -45,13 +55,23 @@ impl Default for TargetScopes {
 
 fn here(view: &WorldView, actor: Entity, keep: impl Fn(Entity) -> bool) -> Vec<Entity> {
     view.place_of(actor)
-        .map(|place| view.occupants(place).iter().copied().filter(|&e| keep(e)).collect())
+        .map(|place| {
+            view.occupants(place)
+                .iter()
+                .copied()
+                .filter(|&e| keep(e))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 impl TargetScopes {
     /// Adds or replaces a scope.
-    pub fn insert(&mut self, name: impl Into<String>, scope: impl Fn(&WorldView, Entity) -> Vec<Entity> + Send + Sync + 'static) {
+    pub fn insert(
+        &mut self,
+        name: impl Into<String>,
+        scope: impl Fn(&WorldView, Entity) -> Vec<Entity> + Send + Sync + 'static,
+    ) {
         self.scopes.insert(name.into(), Arc::new(scope));
     }
 
@@ -99,7 +119,9 @@ impl TargetScopeAppExt for App {
         name: impl Into<String>,
         scope: impl Fn(&WorldView, Entity) -> Vec<Entity> + Send + Sync + 'static,
     ) -> &mut Self {
-        self.world_mut().get_resource_or_init::<TargetScopes>().insert(name, scope);
+        self.world_mut()
+            .get_resource_or_init::<TargetScopes>()
+            .insert(name, scope);
         self
     }
 }

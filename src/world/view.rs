@@ -51,7 +51,12 @@ pub type WorldViewQuery<'w, 's> = Query<
         Has<Place>,
         Option<&'static Exits>,
     ),
-    Or<(With<DisplayName>, With<Place>, With<InPlace>, With<CarriedBy>)>,
+    Or<(
+        With<DisplayName>,
+        With<Place>,
+        With<InPlace>,
+        With<CarriedBy>,
+    )>,
 >;
 
 impl WorldView {
@@ -74,25 +79,31 @@ impl WorldView {
         for list in occupants.values_mut().chain(carried.values_mut()) {
             list.sort_by(by_name);
         }
-        Self { entities, occupants, carried }
+        Self {
+            entities,
+            occupants,
+            carried,
+        }
     }
 
     /// Builds a view from the world's place-model components.
     pub fn from_query(query: &WorldViewQuery) -> Self {
-        Self::new(query.iter().map(|(entity, name, tags, place, carrier, character, is_place, exits)| {
-            (
-                entity,
-                EntityView {
-                    name: name.map(|n| n.0.clone()).unwrap_or_default(),
-                    tags: tags.map(|t| t.0.clone()).unwrap_or_default(),
-                    place: place.map(|p| p.0),
-                    carried_by: carrier.map(|c| c.0),
-                    character,
-                    is_place,
-                    exits: exits.map(|e| e.0.clone()).unwrap_or_default(),
-                },
-            )
-        }))
+        Self::new(query.iter().map(
+            |(entity, name, tags, place, carrier, character, is_place, exits)| {
+                (
+                    entity,
+                    EntityView {
+                        name: name.map(|n| n.0.clone()).unwrap_or_default(),
+                        tags: tags.map(|t| t.0.clone()).unwrap_or_default(),
+                        place: place.map(|p| p.0),
+                        carried_by: carrier.map(|c| c.0),
+                        character,
+                        is_place,
+                        exits: exits.map(|e| e.0.clone()).unwrap_or_default(),
+                    },
+                )
+            },
+        ))
     }
 
     /// One entity, if the view has it.
@@ -102,12 +113,18 @@ impl WorldView {
 
     /// Its display name, or "something" when it has none.
     pub fn name(&self, entity: Entity) -> &str {
-        self.entities.get(&entity).map(|v| v.name.as_str()).filter(|n| !n.is_empty()).unwrap_or("something")
+        self.entities
+            .get(&entity)
+            .map(|v| v.name.as_str())
+            .filter(|n| !n.is_empty())
+            .unwrap_or("something")
     }
 
     /// Whether the entity has the tag.
     pub fn has_tag(&self, entity: Entity, tag: &str) -> bool {
-        self.entities.get(&entity).is_some_and(|v| v.tags.contains(tag))
+        self.entities
+            .get(&entity)
+            .is_some_and(|v| v.tags.contains(tag))
     }
 
     /// The place an entity is in, following who carries it.
@@ -135,6 +152,8 @@ impl WorldView {
 
     /// Places reachable from a place.
     pub fn exits(&self, place: Entity) -> &[Entity] {
-        self.entities.get(&place).map_or(&[], |v| v.exits.as_slice())
+        self.entities
+            .get(&place)
+            .map_or(&[], |v| v.exits.as_slice())
     }
 }

@@ -8,16 +8,37 @@ use crate::support::{action, core_mod, game, load, manifest};
 
 /// Loads `core` plus `files` with the game listing `mods`, asserts the only error is
 /// at `file` / `pointer` and mentions `words`, and that `core:wait` still loaded.
-fn expect_one_error(mods: &[&str], files: Vec<(&str, String)>, file: &str, pointer: &str, words: &str) -> ContentRegistry {
+fn expect_one_error(
+    mods: &[&str],
+    files: Vec<(&str, String)>,
+    file: &str,
+    pointer: &str,
+    words: &str,
+) -> ContentRegistry {
     let mut all = core_mod();
     all.push(game(mods));
     all.extend(files);
     let (registry, errors) = load(&all);
-    assert_eq!(errors.len(), 1, "expected exactly one error, got {errors:#?}");
+    assert_eq!(
+        errors.len(),
+        1,
+        "expected exactly one error, got {errors:#?}"
+    );
     let error = &errors[0];
-    assert_eq!((error.file.as_str(), error.pointer.as_str()), (file, pointer), "{error}");
-    assert!(error.message.contains(words), "`{}` should mention `{words}`", error.message);
-    assert!(registry.action("core:wait").is_some(), "the good mod beside it must still load");
+    assert_eq!(
+        (error.file.as_str(), error.pointer.as_str()),
+        (file, pointer),
+        "{error}"
+    );
+    assert!(
+        error.message.contains(words),
+        "`{}` should mention `{words}`",
+        error.message
+    );
+    assert!(
+        registry.action("core:wait").is_some(),
+        "the good mod beside it must still load"
+    );
     registry
 }
 
@@ -25,13 +46,26 @@ fn expect_one_error(mods: &[&str], files: Vec<(&str, String)>, file: &str, point
 fn good_content_loads_without_errors() {
     let mut files = core_mod();
     files.push(game(&["core", "extra"]));
-    files.push(("mods/extra/mod.json", manifest("extra", json!({ "dependencies": [{ "id": "core", "version": "^1.0" }] }))));
+    files.push((
+        "mods/extra/mod.json",
+        manifest(
+            "extra",
+            json!({ "dependencies": [{ "id": "core", "version": "^1.0" }] }),
+        ),
+    ));
     let (registry, errors) = load(&files);
     assert!(errors.is_empty(), "{errors:#?}");
     assert_eq!(registry.mods().len(), 2);
-    assert_eq!(registry.get_mod("EXTRA").map(|m| m.manifest.id.as_str()), Some("extra"), "mod ids match case-insensitively");
+    assert_eq!(
+        registry.get_mod("EXTRA").map(|m| m.manifest.id.as_str()),
+        Some("extra"),
+        "mod ids match case-insensitively"
+    );
     let metadata = registry.action_metadata("core").expect("metadata");
-    assert_eq!(metadata.purpose.as_deref(), Some("Actions of the core mod, for tests."));
+    assert_eq!(
+        metadata.purpose.as_deref(),
+        Some("Actions of the core mod, for tests.")
+    );
 }
 
 #[test]
@@ -61,7 +95,10 @@ fn mod_id_not_its_folder() {
 fn version_not_semver() {
     expect_one_error(
         &["core", "extra"],
-        vec![("mods/extra/mod.json", manifest("extra", json!({ "version": "one" })))],
+        vec![(
+            "mods/extra/mod.json",
+            manifest("extra", json!({ "version": "one" })),
+        )],
         "mods/extra/mod.json",
         "/version",
         "not valid JSON",
@@ -85,7 +122,10 @@ fn missing_name() {
 fn action_purpose_too_short() {
     expect_one_error(
         &["core", "extra"],
-        vec![("mods/extra/mod.json", manifest("extra", json!({ "actionPurpose": "Fight." })))],
+        vec![(
+            "mods/extra/mod.json",
+            manifest("extra", json!({ "actionPurpose": "Fight." })),
+        )],
         "mods/extra/mod.json",
         "/actionPurpose",
         "6 characters",
@@ -96,7 +136,10 @@ fn action_purpose_too_short() {
 fn action_consider_when_too_long() {
     expect_one_error(
         &["core", "extra"],
-        vec![("mods/extra/mod.json", manifest("extra", json!({ "actionConsiderWhen": "x".repeat(201) })))],
+        vec![(
+            "mods/extra/mod.json",
+            manifest("extra", json!({ "actionConsiderWhen": "x".repeat(201) })),
+        )],
         "mods/extra/mod.json",
         "/actionConsiderWhen",
         "201 characters",
@@ -107,7 +150,13 @@ fn action_consider_when_too_long() {
 fn misspelt_field() {
     expect_one_error(
         &["core", "extra"],
-        vec![("mods/extra/mod.json", manifest("extra", json!({ "actionPurpse": "A purpose that is long enough." })))],
+        vec![(
+            "mods/extra/mod.json",
+            manifest(
+                "extra",
+                json!({ "actionPurpse": "A purpose that is long enough." }),
+            ),
+        )],
         "mods/extra/mod.json",
         "/actionPurpse",
         "unknown field `actionPurpse`, expected one of",
@@ -118,7 +167,10 @@ fn misspelt_field() {
 fn missing_dependency() {
     expect_one_error(
         &["core", "extra"],
-        vec![("mods/extra/mod.json", manifest("extra", json!({ "dependencies": [{ "id": "magic" }] })))],
+        vec![(
+            "mods/extra/mod.json",
+            manifest("extra", json!({ "dependencies": [{ "id": "magic" }] })),
+        )],
         "mods/extra/mod.json",
         "/dependencies/0/id",
         "depends on `magic`, which is not loaded",
@@ -129,7 +181,13 @@ fn missing_dependency() {
 fn dependency_version_range_not_met() {
     let registry = expect_one_error(
         &["core", "extra"],
-        vec![("mods/extra/mod.json", manifest("extra", json!({ "dependencies": [{ "id": "core", "version": "^2.0" }] })))],
+        vec![(
+            "mods/extra/mod.json",
+            manifest(
+                "extra",
+                json!({ "dependencies": [{ "id": "core", "version": "^2.0" }] }),
+            ),
+        )],
         "mods/extra/mod.json",
         "/dependencies/0/version",
         "needs `core` ^2.0, but version 1.0.0 is loaded",
@@ -141,7 +199,10 @@ fn dependency_version_range_not_met() {
 fn declared_conflict_loaded() {
     expect_one_error(
         &["core", "extra"],
-        vec![("mods/extra/mod.json", manifest("extra", json!({ "conflicts": ["core"] })))],
+        vec![(
+            "mods/extra/mod.json",
+            manifest("extra", json!({ "conflicts": ["core"] })),
+        )],
         "mods/extra/mod.json",
         "/conflicts/0",
         "conflicts with `core`",
@@ -152,13 +213,33 @@ fn declared_conflict_loaded() {
 fn dependency_cycle() {
     let mut all = core_mod();
     all.push(game(&["core", "left", "right"]));
-    all.push(("mods/left/mod.json", manifest("left", json!({ "dependencies": [{ "id": "right" }] }))));
-    all.push(("mods/right/mod.json", manifest("right", json!({ "dependencies": [{ "id": "left" }] }))));
+    all.push((
+        "mods/left/mod.json",
+        manifest("left", json!({ "dependencies": [{ "id": "right" }] })),
+    ));
+    all.push((
+        "mods/right/mod.json",
+        manifest("right", json!({ "dependencies": [{ "id": "left" }] })),
+    ));
     let (registry, errors) = load(&all);
-    let mut places: Vec<_> = errors.iter().map(|e| (e.file.as_str(), e.pointer.as_str())).collect();
+    let mut places: Vec<_> = errors
+        .iter()
+        .map(|e| (e.file.as_str(), e.pointer.as_str()))
+        .collect();
     places.sort();
-    assert_eq!(places, [("mods/left/mod.json", "/dependencies/0/id"), ("mods/right/mod.json", "/dependencies/0/id")]);
-    assert!(errors.iter().all(|e| e.message.contains("dependency cycle")), "{errors:#?}");
+    assert_eq!(
+        places,
+        [
+            ("mods/left/mod.json", "/dependencies/0/id"),
+            ("mods/right/mod.json", "/dependencies/0/id")
+        ]
+    );
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.message.contains("dependency cycle")),
+        "{errors:#?}"
+    );
     assert!(!registry.is_mod_loaded("left") && !registry.is_mod_loaded("right"));
     assert!(registry.action("core:wait").is_some());
 }
@@ -169,7 +250,10 @@ fn duplicate_mod_in_game_file() {
     all.push(game(&["core", "core"]));
     let (registry, errors) = load(&all);
     assert_eq!(errors.len(), 1, "{errors:#?}");
-    assert_eq!((errors[0].file.as_str(), errors[0].pointer.as_str()), ("game.loom.json", "/mods/1"));
+    assert_eq!(
+        (errors[0].file.as_str(), errors[0].pointer.as_str()),
+        ("game.loom.json", "/mods/1")
+    );
     assert!(errors[0].message.contains("duplicate mod id"));
     // The game file itself is rejected, so nothing loads until it is fixed.
     assert!(registry.mods().is_empty());
@@ -180,8 +264,17 @@ fn duplicate_action_id() {
     expect_one_error(
         &["core"],
         vec![
-            ("mods/core/mod.json", manifest("core", json!({ "content": { "actions": ["actions/wait.action.json", "actions/wait_again.action.json"] } }))),
-            ("mods/core/actions/wait_again.action.json", action("core:wait", json!({ "template": "wait again" }))),
+            (
+                "mods/core/mod.json",
+                manifest(
+                    "core",
+                    json!({ "content": { "actions": ["actions/wait.action.json", "actions/wait_again.action.json"] } }),
+                ),
+            ),
+            (
+                "mods/core/actions/wait_again.action.json",
+                action("core:wait", json!({ "template": "wait again" })),
+            ),
         ],
         "mods/core/actions/wait_again.action.json",
         "/id",
@@ -194,8 +287,17 @@ fn action_namespace_not_its_mod() {
     let registry = expect_one_error(
         &["core", "extra"],
         vec![
-            ("mods/extra/mod.json", manifest("extra", json!({ "content": { "actions": ["actions/hop.action.json"] } }))),
-            ("mods/extra/actions/hop.action.json", action("core:hop", json!({ "template": "hop" }))),
+            (
+                "mods/extra/mod.json",
+                manifest(
+                    "extra",
+                    json!({ "content": { "actions": ["actions/hop.action.json"] } }),
+                ),
+            ),
+            (
+                "mods/extra/actions/hop.action.json",
+                action("core:hop", json!({ "template": "hop" })),
+            ),
         ],
         "mods/extra/actions/hop.action.json",
         "/id",
@@ -209,8 +311,17 @@ fn template_placeholder_without_target_slot() {
     expect_one_error(
         &["core", "extra"],
         vec![
-            ("mods/extra/mod.json", manifest("extra", json!({ "content": { "actions": ["actions/greet.action.json"] } }))),
-            ("mods/extra/actions/greet.action.json", action("extra:greet", json!({ "template": "greet {target}" }))),
+            (
+                "mods/extra/mod.json",
+                manifest(
+                    "extra",
+                    json!({ "content": { "actions": ["actions/greet.action.json"] } }),
+                ),
+            ),
+            (
+                "mods/extra/actions/greet.action.json",
+                action("extra:greet", json!({ "template": "greet {target}" })),
+            ),
         ],
         "mods/extra/actions/greet.action.json",
         "/template",
@@ -223,7 +334,13 @@ fn target_slot_never_used_in_template() {
     expect_one_error(
         &["core", "extra"],
         vec![
-            ("mods/extra/mod.json", manifest("extra", json!({ "content": { "actions": ["actions/greet.action.json"] } }))),
+            (
+                "mods/extra/mod.json",
+                manifest(
+                    "extra",
+                    json!({ "content": { "actions": ["actions/greet.action.json"] } }),
+                ),
+            ),
             (
                 "mods/extra/actions/greet.action.json",
                 action(
@@ -243,7 +360,13 @@ fn unknown_scope_name() {
     let registry = expect_one_error(
         &["core", "extra"],
         vec![
-            ("mods/extra/mod.json", manifest("extra", json!({ "content": { "actions": ["actions/greet.action.json"] } }))),
+            (
+                "mods/extra/mod.json",
+                manifest(
+                    "extra",
+                    json!({ "content": { "actions": ["actions/greet.action.json"] } }),
+                ),
+            ),
             (
                 "mods/extra/actions/greet.action.json",
                 action(
@@ -257,19 +380,31 @@ fn unknown_scope_name() {
         "unknown scope `everyone_nearby`",
     );
     assert!(registry.action("extra:greet").is_none());
-    assert!(registry.is_mod_loaded("extra"), "only the action is skipped, not its mod");
+    assert!(
+        registry.is_mod_loaded("extra"),
+        "only the action is skipped, not its mod"
+    );
 }
 
 #[test]
 fn ron_files_load_too() {
     let mut all = core_mod();
     all.push(game(&["core", "extra"]));
-    all.push(("mods/extra/mod.json", manifest("extra", json!({ "content": { "actions": ["actions/hop.action.ron"] } }))));
+    all.push((
+        "mods/extra/mod.json",
+        manifest(
+            "extra",
+            json!({ "content": { "actions": ["actions/hop.action.ron"] } }),
+        ),
+    ));
     all.push((
         "mods/extra/actions/hop.action.ron",
         r#"(id: "extra:hop", name: "Hop", description: "Hop about", template: "hop {times} times", parameters: {"times": (default: 3)})"#.to_owned(),
     ));
     let (registry, errors) = load(&all);
     assert!(errors.is_empty(), "{errors:#?}");
-    assert_eq!(registry.action("extra:hop").map(|a| a.template.as_str()), Some("hop {times} times"));
+    assert_eq!(
+        registry.action("extra:hop").map(|a| a.template.as_str()),
+        Some("hop {times} times")
+    );
 }

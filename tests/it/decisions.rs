@@ -7,7 +7,9 @@ use bevy_loom::prelude::*;
 use crate::support::{FixedBackend, run_turn, tavern_app};
 
 fn turn_with_answer(answer: &str) -> crate::support::TurnLog {
-    let (mut app, _) = tavern_app(BackendChoice::Custom(Arc::new(FixedBackend(answer.to_owned()))));
+    let (mut app, _) = tavern_app(BackendChoice::Custom(Arc::new(FixedBackend(
+        answer.to_owned(),
+    ))));
     run_turn(&mut app)
 }
 
@@ -16,31 +18,57 @@ fn garbage_is_rejected() {
     let log = turn_with_answer("Marta smiles and pours another ale.");
     assert!(log.requests.is_empty());
     assert_eq!(log.rejected.len(), 3);
-    assert!(log.rejected.iter().all(|r| matches!(r.reason, RejectionReason::NotAnObject(_))));
-    assert!(log.rejected.iter().all(|r| r.raw == "Marta smiles and pours another ale."), "the raw answer is kept");
+    assert!(
+        log.rejected
+            .iter()
+            .all(|r| matches!(r.reason, RejectionReason::NotAnObject(_)))
+    );
+    assert!(
+        log.rejected
+            .iter()
+            .all(|r| r.raw == "Marta smiles and pours another ale."),
+        "the raw answer is kept"
+    );
 }
 
 #[test]
 fn an_index_that_was_not_offered_is_rejected() {
     let log = turn_with_answer(r#"{"action": 999, "speech": "Ha!", "thought": ""}"#);
     assert!(log.requests.is_empty());
-    assert!(log.spoke.is_empty(), "a rejected answer says nothing either");
+    assert!(
+        log.spoke.is_empty(),
+        "a rejected answer says nothing either"
+    );
     assert_eq!(log.rejected.len(), 3);
-    assert!(log.rejected.iter().all(|r| matches!(r.reason, RejectionReason::NotOffered { index: 999, .. })));
+    assert!(
+        log.rejected
+            .iter()
+            .all(|r| matches!(r.reason, RejectionReason::NotOffered { index: 999, .. }))
+    );
 }
 
 #[test]
 fn an_oversized_answer_is_rejected() {
     let speech = "la ".repeat(200);
-    let log = turn_with_answer(&format!(r#"{{"action": 1, "speech": "{speech}", "thought": ""}}"#));
+    let log = turn_with_answer(&format!(
+        r#"{{"action": 1, "speech": "{speech}", "thought": ""}}"#
+    ));
     assert!(log.requests.is_empty());
     assert_eq!(log.rejected.len(), 3);
-    assert!(log.rejected.iter().all(|r| matches!(r.reason, RejectionReason::TooLong { field: "speech", .. })));
+    assert!(log.rejected.iter().all(|r| matches!(
+        r.reason,
+        RejectionReason::TooLong {
+            field: "speech",
+            ..
+        }
+    )));
 }
 
 #[test]
 fn null_passes_and_speech_is_still_heard() {
-    let log = turn_with_answer(r#"{"action": null, "speech": "Quiet night.", "thought": "Nothing to do."}"#);
+    let log = turn_with_answer(
+        r#"{"action": null, "speech": "Quiet night.", "thought": "Nothing to do."}"#,
+    );
     assert!(log.requests.is_empty());
     assert!(log.rejected.is_empty());
     assert_eq!(log.spoke.len(), 3);
@@ -53,7 +81,11 @@ fn a_valid_index_becomes_the_offered_request() {
     assert!(log.rejected.is_empty(), "{:#?}", log.rejected);
     assert_eq!(log.requests.len(), 3);
     for request in &log.requests {
-        let prompt = log.prompts.iter().find(|p| p.actor == request.actor).expect("a prompt");
+        let prompt = log
+            .prompts
+            .iter()
+            .find(|p| p.actor == request.actor)
+            .expect("a prompt");
         assert_eq!(prompt.offered[0].command, request.command);
     }
 }

@@ -59,8 +59,17 @@ pub fn action(id: &str, overrides: Value) -> String {
 /// The files of a valid `core` mod with one action, `core:wait`.
 pub fn core_mod() -> Vec<(&'static str, String)> {
     vec![
-        ("mods/core/mod.json", manifest("core", json!({ "content": { "actions": ["actions/wait.action.json"] } }))),
-        ("mods/core/actions/wait.action.json", action("core:wait", json!({}))),
+        (
+            "mods/core/mod.json",
+            manifest(
+                "core",
+                json!({ "content": { "actions": ["actions/wait.action.json"] } }),
+            ),
+        ),
+        (
+            "mods/core/actions/wait.action.json",
+            action("core:wait", json!({})),
+        ),
     ]
 }
 
@@ -101,7 +110,10 @@ pub fn content_app(root: &Path, watch: bool) -> App {
 pub fn update_until(app: &mut App, what: &str, mut done: impl FnMut(&mut App) -> bool) {
     let started = Instant::now();
     while !done(app) {
-        assert!(started.elapsed() < Duration::from_secs(20), "gave up waiting for {what}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "gave up waiting for {what}"
+        );
         app.update();
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -111,7 +123,9 @@ pub fn update_until(app: &mut App, what: &str, mut done: impl FnMut(&mut App) ->
 pub fn load(files: &[(&str, String)]) -> (ContentRegistry, Vec<ContentError>) {
     let dir = content_dir(files);
     let mut app = content_app(dir.path(), false);
-    update_until(&mut app, "content to load", |app| app.world().resource::<ContentRegistry>().generation() > 0);
+    update_until(&mut app, "content to load", |app| {
+        app.world().resource::<ContentRegistry>().generation() > 0
+    });
     for _ in 0..3 {
         app.update();
     }
@@ -172,7 +186,12 @@ pub fn tavern_app(backend: BackendChoice) -> (App, bevy_loom::actors::SpawnedSce
             watch_for_changes_override: Some(false),
             ..default()
         },
-        LoomPlugins.set(LlmPlugin { settings: LlmSettings { backend, ..default() } }),
+        LoomPlugins.set(LlmPlugin {
+            settings: LlmSettings {
+                backend,
+                ..default()
+            },
+        }),
     ))
     .init_resource::<TurnLog>()
     .init_resource::<SeenErrors>()
@@ -180,14 +199,18 @@ pub fn tavern_app(backend: BackendChoice) -> (App, bevy_loom::actors::SpawnedSce
     .add_systems(Last, record_errors);
     app.finish();
     app.cleanup();
-    update_until(&mut app, "content to load", |app| app.world().resource::<ContentRegistry>().generation() > 0);
+    update_until(&mut app, "content to load", |app| {
+        app.world().resource::<ContentRegistry>().generation() > 0
+    });
     let path = root.join("scenes/tavern.scene.json");
     let bytes = std::fs::read(&path).expect("the tavern scene");
     let scene: SceneDefinition =
         bevy_loom::content::parse_content(&bytes, &path.to_string_lossy()).expect("a valid scene");
     let spawned = {
         let world = app.world_mut();
-        let spawned = scene.spawn(&mut world.commands()).expect("the scene spawns");
+        let spawned = scene
+            .spawn(&mut world.commands())
+            .expect("the scene spawns");
         world.flush();
         spawned
     };
