@@ -142,3 +142,196 @@ pub fn render_command(action: &ActionDefinition, targets: &[Entity], view: &Worl
     command.push_str(rest);
     command
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::content::{ContentSources, GameManifest, ModManifest};
+    use crate::world::EntityView;
+
+    fn entity(n: u32) -> Entity {
+        Entity::from_raw_u32(n).expect("a valid index")
+    }
+
+    fn view() -> WorldView {
+        let record = |name: &str,
+                      tags: &[&str],
+                      place: Option<u32>,
+                      carried_by: Option<u32>,
+                      character: bool| EntityView {
+            name: name.to_owned(),
+            tags: tags
+                .iter()
+                .map(|t| (*t).to_owned())
+                .collect::<BTreeSet<_>>(),
+            place: place.map(entity),
+            carried_by: carried_by.map(entity),
+            character,
+            ..default()
+        };
+        let mut hall = record("the hall", &[], None, None, false);
+        hall.is_place = true;
+        hall.exits = vec![entity(2)];
+        let mut yard = record("the yard", &[], None, None, false);
+        yard.is_place = true;
+        WorldView::new([
+            (entity(1), hall),
+            (entity(2), yard),
+            (
+                entity(10),
+                record("Marta", &["person"], Some(1), None, true),
+            ),
+            (
+                entity(11),
+                record("Brom", &["person", "guard"], Some(1), None, true),
+            ),
+            (entity(12), record("Ada", &["person"], Some(1), None, true)),
+            (
+                entity(20),
+                record("mug", &["portable"], Some(1), None, false),
+            ),
+            (entity(21), record("bench", &["seat"], Some(1), None, false)),
+            (
+                entity(22),
+                record("key", &["portable"], None, Some(10), false),
+            ),
+            (
+                entity(23),
+                record("cart", &["portable"], Some(2), None, false),
+            ),
+        ])
+    }
+
+    fn registry(actions: &[serde_json::Value]) -> ContentRegistry {
+        let manifests: Vec<ModManifest> = ["core", "items"]
+            .iter()
+            .map(|id| {
+                serde_json::from_value(json!({ "id": id, "version": "1.0.0", "name": id }))
+                    .expect("manifest")
+            })
+            .collect();
+        let definitions: Vec<ActionDefinition> = actions
+            .iter()
+            .map(|a| serde_json::from_value(a.clone()).expect("action"))
+            .collect();
+        let game = GameManifest {
+            mods: vec!["core".into(), "items".into()],
+            action_group_order: vec![],
+        };
+        let mods = [
+            ("mods/core/mod.json", &manifests[0]),
+            ("mods/items/mod.json", &manifests[1]),
+        ];
+        let files: Vec<String> = definitions
+            .iter()
+            .map(|d| format!("mods/{}/actions/x.action.json", d.namespace()))
+            .collect();
+        let actions: Vec<(&str, &ActionDefinition)> =
+            files.iter().map(String::as_str).zip(&definitions).collect();
+        ContentRegistry::build(ContentSources {
+            game: Some(("game.loom.json", &game)),
+            mods: &mods,
+            actions: &actions,
+            actors: &[],
+        })
+    }
+
+    fn commands(offered: &[AvailableAction]) -> Vec<(usize, &str)> {
+        offered
+            .iter()
+            .map(|a| (a.index, a.command.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn combinations_pass_tag_rules_render_and_number_in_stable_order() {
+        let registry = registry(&[
+            json!({ "id": "items:give", "name": "Give", "description": "Hand over", "template": "give {item} to {whom}",
+                    "targets": { "primary": { "scope": "inventory", "placeholder": "item" },
+                                 "secondary": { "scope": "characters_here", "placeholder": "whom", "forbiddenTags": ["guard"] } } }),
+            json!({ "id": "items:take", "name": "Take", "description": "Pick up", "template": "pick up {item} {manner}",
+                    "targets": { "primary": { "scope": "things_here", "placeholder": "item", "requiredTags": ["portable"] } },
+                    "parameters": { "manner": { "default": "quietly" } } }),
+            json!({ "id": "core:go", "name": "Go", "description": "Leave", "template": "go to {place}",
+                    "targets": { "primary": { "scope": "exits", "placeholder": "place" } } }),
+            json!({ "id": "core:sit", "name": "Sit", "description": "Rest", "template": "sit", "actor": { "requiredTags": ["tired"] } }),
+        ]);
+        let offered = available_actions(
+            &registry,
+            &view(),
+            &TargetScopes::default(),
+            entity(10),
+            |_| true,
+        );
+        assert_eq!(
+            commands(&offered),
+            [
+                (1, "go to the yard"),
+                (2, "give key to Ada"),
+                (3, "pick up mug quietly")
+            ],
+            "core before items (alphabetical), the guard and the tired-only action left out"
+        );
+        assert_eq!(offered[1].targets, [entity(22), entity(12)]);
+        assert_eq!(offered[1].action_id, "items:give");
+    }
+
+    #[test]
+    fn one_entity_never_fills_two_slots_and_policy_filters() {
+        let registry = registry(&[
+            json!({ "id": "core:introduce", "name": "Introduce", "description": "Introduce people", "template": "introduce {a} to {b}",
+                    "targets": { "primary": { "scope": "characters_here", "placeholder": "a" },
+                                 "secondary": { "scope": "characters_here", "placeholder": "b" } } }),
+            json!({ "id": "items:wave", "name": "Wave", "description": "Wave", "template": "wave" }),
+        ]);
+        let offered = available_actions(
+            &registry,
+            &view(),
+            &TargetScopes::default(),
+            entity(10),
+            |id| id.starts_with("core:"),
+        );
+        assert_eq!(
+            commands(&offered),
+            [(1, "introduce Ada to Brom"), (2, "introduce Brom to Ada")]
+        );
+    }
+
+    #[test]
+    fn a_game_scope_and_an_unknown_scope() {
+        let registry = registry(&[
+            json!({ "id": "core:salute", "name": "Salute", "description": "Salute", "template": "salute {who}",
+                    "targets": { "primary": { "scope": "guards_here", "placeholder": "who" } } }),
+        ]);
+        let mut scopes = TargetScopes::default();
+        assert!(
+            available_actions(&registry, &view(), &scopes, entity(10), |_| true).is_empty(),
+            "an unknown scope offers nothing"
+        );
+        scopes.insert("guards_here", |view: &WorldView, actor: Entity| {
+            let Some(place) = view.place_of(actor) else {
+                return Vec::new();
+            };
+            view.occupants(place)
+                .iter()
+                .copied()
+                .filter(|&e| view.has_tag(e, "guard"))
+                .collect()
+        });
+        let offered = available_actions(&registry, &view(), &scopes, entity(10), |_| true);
+        assert_eq!(commands(&offered), [(1, "salute Brom")]);
+    }
+
+    #[test]
+    fn perception_names_who_and_what_is_here() {
+        let text = crate::world::describe_surroundings(&view(), entity(10));
+        assert_eq!(
+            text,
+            "You are in the hall.\nHere with you: Ada, Brom.\nYou see: bench, mug.\nYou carry: key.\nExits: the yard."
+        );
+    }
+}

@@ -6,4 +6,5 @@ mod content_validation;
 mod decisions;
 mod hot_reload;
 mod http_backend;
+mod scheduling;
 mod tavern_turn;

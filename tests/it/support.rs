@@ -177,6 +177,14 @@ fn record_turn(
 
 /// A headless app on the repository's content and tavern scene, with this backend.
 pub fn tavern_app(backend: BackendChoice) -> (App, bevy_loom::actors::SpawnedScene) {
+    tavern_app_with(backend, SmartActorSettings::default())
+}
+
+/// Like [`tavern_app`], with these smart-actor settings.
+pub fn tavern_app_with(
+    backend: BackendChoice,
+    actors: SmartActorSettings,
+) -> (App, bevy_loom::actors::SpawnedScene) {
     let root = repo_assets();
     let mut app = App::new();
     app.add_plugins((
@@ -186,12 +194,14 @@ pub fn tavern_app(backend: BackendChoice) -> (App, bevy_loom::actors::SpawnedSce
             watch_for_changes_override: Some(false),
             ..default()
         },
-        LoomPlugins.set(LlmPlugin {
-            settings: LlmSettings {
-                backend,
-                ..default()
-            },
-        }),
+        LoomPlugins
+            .set(LlmPlugin {
+                settings: LlmSettings {
+                    backend,
+                    ..default()
+                },
+            })
+            .set(SmartActorPlugin { settings: actors }),
     ))
     .init_resource::<TurnLog>()
     .init_resource::<SeenErrors>()
