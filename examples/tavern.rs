@@ -172,7 +172,7 @@ fn run(options: &Options) -> Result<(), String> {
     let registry = app.world().resource::<ContentRegistry>();
     let bridge = app.world().resource::<LlmBridge>();
     println!(
-        "== {} — {} mods, {} actions; {} turns, seed {}; answers from {} ==",
+        "== {} — {} mods, {} actions; turns: {}, seed {}; answers from {} ==",
         if scene.name.is_empty() {
             "scene"
         } else {

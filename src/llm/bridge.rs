@@ -41,6 +41,7 @@ impl LlmBridge {
         let (jobs, mut queue) = tokio::sync::mpsc::unbounded_channel::<Job>();
         let (finished, done) = mpsc::channel();
         let description = backend.describe();
+        let fallback_deadline = deadline;
         let spawned = std::thread::Builder::new()
             .name("loom-llm-bridge".to_owned())
             .spawn(move || {
@@ -58,7 +59,7 @@ impl LlmBridge {
                     while let Some(job) = queue.recv().await {
                         let backend = Arc::clone(&backend);
                         let finished: mpsc::Sender<LlmResponse> = finished.clone();
-                        let deadline = job.request.deadline.unwrap_or(deadline);
+                        let deadline = job.request.deadline.unwrap_or(fallback_deadline);
                         tokio::spawn(async move {
                             let result =
                                 match tokio::time::timeout(deadline, backend.complete(job.request))
@@ -102,6 +103,7 @@ impl LlmBridge {
         sampling.temperature = sampling.temperature.or(self.defaults.temperature);
         sampling.max_tokens = sampling.max_tokens.or(self.defaults.max_tokens);
         sampling.seed = sampling.seed.or(self.defaults.seed);
+        request.deadline = request.deadline.or(Some(self.deadline));
         let job = Job {
             id,
             request,
@@ -143,5 +145,11 @@ impl LlmBridge {
     /// The deadline applied to requests that set none.
     pub fn default_deadline(&self) -> Duration {
         self.deadline
+    }
+
+    /// Changes the deadline and sampling defaults for requests submitted from now on.
+    pub fn set_defaults(&mut self, deadline: Duration, sampling: SamplingOptions) {
+        self.deadline = deadline;
+        self.defaults = sampling;
     }
 }

@@ -89,6 +89,9 @@ impl BackendChoice {
 }
 
 /// How the bridge talks to a model.
+///
+/// The plugin copies these into a resource. Changing `deadline` or `sampling` there
+/// applies to requests submitted afterwards; the backend is chosen once, at startup.
 #[derive(Resource, Debug, Clone)]
 pub struct LlmSettings {
     /// Which backend answers.
@@ -132,8 +135,20 @@ impl Plugin for LlmPlugin {
                 self.settings.sampling.clone(),
             ))
             .add_message::<LlmResponse>()
-            .add_systems(Update, receive_responses.in_set(LoomSystems::Receive));
+            .add_systems(
+                Update,
+                (
+                    apply_settings
+                        .run_if(resource_changed::<LlmSettings>)
+                        .before(LoomSystems::Think),
+                    receive_responses.in_set(LoomSystems::Receive),
+                ),
+            );
     }
+}
+
+fn apply_settings(settings: Res<LlmSettings>, mut bridge: ResMut<LlmBridge>) {
+    bridge.set_defaults(settings.deadline, settings.sampling.clone());
 }
 
 fn receive_responses(mut bridge: ResMut<LlmBridge>, mut responses: MessageWriter<LlmResponse>) {

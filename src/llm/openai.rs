@@ -163,14 +163,18 @@ fn http_error(url: &str, error: &reqwest::Error) -> LlmError {
     if error.is_timeout() {
         return LlmError::TimedOut(Duration::ZERO);
     }
-    // `reqwest::Error`'s display names the URL, which holds no secret; the key travels in a header.
-    let mut detail = error.to_string();
+    // The top-level message repeats the URL; the causes say what went wrong.
+    let mut causes = Vec::new();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
-        detail.push_str(": ");
-        detail.push_str(&cause.to_string());
+        causes.push(cause.to_string());
         source = cause.source();
     }
+    let detail = if causes.is_empty() {
+        error.to_string()
+    } else {
+        causes.join(": ")
+    };
     LlmError::Unreachable {
         url: url.to_owned(),
         detail,
