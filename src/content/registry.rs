@@ -105,23 +105,18 @@ impl ContentRegistry {
         });
 
         // Dependency cycles: every mod on a cycle is skipped.
-        for cycle in dependency_cycles(&candidates) {
-            let names = cycle
-                .iter()
-                .map(|&i| candidates[i].1.id.as_str())
-                .chain(std::iter::once(candidates[cycle[0]].1.id.as_str()))
-                .collect::<Vec<_>>()
-                .join(" → ");
-            for &member in &cycle {
+        let cycles = dependency_cycles(&candidates);
+        for cycle in &cycles {
+            let ids: Vec<&str> = cycle.iter().map(|&i| candidates[i].1.id.as_str()).collect();
+            let names = format!("{} → {}", ids.join(" → "), ids[0]);
+            for (position, &member) in cycle.iter().enumerate() {
                 let (file, manifest) = candidates[member];
-                let next = candidates[cycle
-                    [(cycle.iter().position(|&m| m == member).unwrap_or(0) + 1) % cycle.len()]]
-                .1;
+                let next = ids[(position + 1) % ids.len()];
                 let index = manifest
                     .dependencies
                     .iter()
-                    .position(|d| d.id.eq_ignore_ascii_case(&next.id))
-                    .unwrap_or(0);
+                    .position(|d| d.id.eq_ignore_ascii_case(next))
+                    .unwrap_or_default();
                 problems.push(ContentError::new(
                     file,
                     format!("/dependencies/{index}/id"),
@@ -129,10 +124,7 @@ impl ContentRegistry {
                 ));
             }
         }
-        let on_cycle: HashSet<usize> = dependency_cycles(&candidates)
-            .into_iter()
-            .flatten()
-            .collect();
+        let on_cycle: HashSet<usize> = cycles.into_iter().flatten().collect();
         candidates = candidates
             .into_iter()
             .enumerate()
