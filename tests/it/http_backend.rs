@@ -1,1 +1,529 @@
-//! http_backend
+//! The OpenAI-compatible HTTP backend against a real HTTP server on 127.0.0.1 that
+//! each test starts on a Tokio runtime of its own.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::response::Json;
+use bevy::asset::AssetPlugin;
+use bevy::prelude::*;
+use bevy_loom::content::parse_content;
+use bevy_loom::llm::{
+    ApiKey, ChatMessage, LlmBackend, LlmError, LlmReply, LlmRequest, OpenAiBackend, OpenAiSettings,
+    RequestId, SamplingOptions,
+};
+use bevy_loom::prelude::*;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::runtime::Runtime;
+
+/// The key the backend sends; no debug output or error may show it.
+const API_KEY: &str = "sk-loom-test-5e1f0c9a";
+/// The model name the backend sends.
+const MODEL: &str = "loom-test-model";
+/// How long a wait may last before the test fails instead of hanging.
+const GIVE_UP: Duration = Duration::from_secs(20);
+
+/// Serves `router` on a free port of 127.0.0.1 from a runtime the caller owns, and
+/// returns that runtime (dropping it stops the server) and the API base URL.
+fn serve(router: Router) -> (Runtime, String) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a Tokio runtime for the test server");
+    let listener = runtime
+        .block_on(TcpListener::bind("127.0.0.1:0"))
+        .expect("a free port on 127.0.0.1");
+    let port = listener.local_addr().expect("the server's address").port();
+    runtime.spawn(async move {
+        axum::serve(listener, router)
+            .await
+            .expect("the test server runs")
+    });
+    (runtime, format!("http://127.0.0.1:{port}/v1"))
+}
+
+/// A base URL on 127.0.0.1 where nothing listens: a port that was free a moment ago.
+fn refused_base_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port on 127.0.0.1");
+    let port = listener
+        .local_addr()
+        .expect("the listener's address")
+        .port();
+    drop(listener);
+    format!("http://127.0.0.1:{port}/v1")
+}
+
+/// A chat-completions body as OpenAI sends it, answering `content`.
+fn chat_completion(content: &str) -> Value {
+    json!({
+        "id": "chatcmpl-loom-test",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": MODEL,
+        "choices": [{
+            "index": 0,
+            "message": { "role": "assistant", "content": content },
+            "finish_reason": "stop"
+        }],
+        "usage": { "prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49 }
+    })
+}
+
+/// One request as the server received it.
+#[derive(Debug, Clone)]
+struct Received {
+    method: Method,
+    path: String,
+    authorization: Option<String>,
+    body: Value,
+}
+
+/// A server that records every request and answers each with the same completion.
+#[derive(Clone)]
+struct Recorder {
+    received: Arc<Mutex<Vec<Received>>>,
+    content: Arc<str>,
+}
+
+impl Recorder {
+    fn received(&self) -> Vec<Received> {
+        self.received.lock().expect("the recorder's lock").clone()
+    }
+}
+
+async fn record_and_answer(
+    State(recorder): State<Recorder>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Json<Value> {
+    let received = Received {
+        method,
+        path: uri.path().to_owned(),
+        authorization: headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned),
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    };
+    recorder
+        .received
+        .lock()
+        .expect("the recorder's lock")
+        .push(received);
+    Json(chat_completion(&recorder.content))
+}
+
+/// Serves a recorder answering `content` to every request, on any path.
+fn recording_server(content: &str) -> (Runtime, String, Recorder) {
+    let recorder = Recorder {
+        received: Arc::default(),
+        content: content.into(),
+    };
+    let (runtime, base_url) = serve(
+        Router::new()
+            .fallback(record_and_answer)
+            .with_state(recorder.clone()),
+    );
+    (runtime, base_url, recorder)
+}
+
+/// Settings for the server at `base_url`, with the test API key.
+fn settings(base_url: &str) -> OpenAiSettings {
+    OpenAiSettings {
+        base_url: base_url.to_owned(),
+        model: MODEL.to_owned(),
+        api_key: Some(ApiKey::new(API_KEY)),
+        timeout: Duration::from_secs(30),
+    }
+}
+
+/// A bridge to the server at `base_url` with this deadline.
+fn bridge(base_url: &str, deadline: Duration) -> LlmBridge {
+    let backend = OpenAiBackend::new(settings(base_url)).expect("an HTTP backend");
+    LlmBridge::new(Arc::new(backend), deadline, SamplingOptions::default())
+}
+
+/// A small free-text request.
+fn greeting() -> LlmRequest {
+    LlmRequest {
+        messages: vec![
+            ChatMessage::system("You are a terse innkeeper."),
+            ChatMessage::user("Greet the traveler."),
+        ],
+        ..default()
+    }
+}
+
+/// Drains the bridge until at least `count` outcomes arrived; fails after [`GIVE_UP`] instead of hanging.
+fn drain_until(bridge: &mut LlmBridge, count: usize) -> Vec<LlmResponse> {
+    let started = Instant::now();
+    let mut arrived = Vec::new();
+    loop {
+        arrived.extend(bridge.drain());
+        if arrived.len() >= count {
+            return arrived;
+        }
+        assert!(
+            started.elapsed() < GIVE_UP,
+            "gave up waiting: {} of {count} outcomes arrived",
+            arrived.len()
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Submits one request to the server at `base_url` and returns its only outcome.
+fn outcome(base_url: &str, deadline: Duration) -> Result<LlmReply, LlmError> {
+    let mut bridge = bridge(base_url, deadline);
+    let id = bridge.submit(greeting());
+    let arrived = drain_until(&mut bridge, 1);
+    assert_eq!(arrived.len(), 1, "one request, one outcome: {arrived:?}");
+    assert_eq!(arrived[0].id, id);
+    arrived[0].result.clone()
+}
+
+/// The error from a server that answers HTTP 500.
+fn server_error() -> LlmError {
+    let router = Router::new()
+        .fallback(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "the model fell over") });
+    let (_server, base_url) = serve(router);
+    outcome(&base_url, GIVE_UP).expect_err("HTTP 500 is an error")
+}
+
+/// The error from a server that answers 200 with a body that is not JSON.
+fn not_json_error() -> LlmError {
+    let router = Router::new().fallback(|| async { "<html><body>Welcome to nginx!</body></html>" });
+    let (_server, base_url) = serve(router);
+    outcome(&base_url, GIVE_UP).expect_err("a body that is not JSON is an error")
+}
+
+/// The error from a port where nothing listens.
+fn refused_error() -> LlmError {
+    outcome(&refused_base_url(), GIVE_UP).expect_err("a refused connection is an error")
+}
+
+/// A server that answers each request only after 5 s.
+fn sleepy_server() -> (Runtime, String) {
+    serve(Router::new().fallback(|| async {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        Json(chat_completion("Too late."))
+    }))
+}
+
+/// The error from a server slower than a 200 ms deadline.
+fn timeout_error() -> LlmError {
+    let (_server, base_url) = sleepy_server();
+    outcome(&base_url, Duration::from_millis(200)).expect_err("a slow server is an error")
+}
+
+/// A completion arrives as its reply text, after a POST with the model, messages, `stream: false` and the bearer key.
+#[test]
+fn bridge_returns_the_completion_and_sends_an_openai_request() {
+    let (_server, base_url, recorder) = recording_server("Evening, traveler.");
+
+    let reply = outcome(&base_url, GIVE_UP).expect("a completion");
+
+    assert_eq!(reply.text, "Evening, traveler.");
+    let received = recorder.received();
+    assert_eq!(
+        received.len(),
+        1,
+        "one request reached the server: {received:?}"
+    );
+    let request = &received[0];
+    assert_eq!(request.method, Method::POST);
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(
+        request.authorization.as_deref(),
+        Some(format!("Bearer {API_KEY}").as_str())
+    );
+    assert_eq!(request.body["model"], MODEL);
+    assert_eq!(
+        request.body["messages"],
+        json!([
+            { "role": "system", "content": "You are a terse innkeeper." },
+            { "role": "user", "content": "Greet the traveler." }
+        ])
+    );
+    assert_eq!(request.body["stream"], json!(false));
+}
+
+/// An HTTP 500 answer becomes `LlmError::Status` with the code and the body.
+#[test]
+fn server_error_status_is_reported() {
+    match server_error() {
+        LlmError::Status { status, body } => {
+            assert_eq!(status, 500);
+            assert_eq!(body, "the model fell over");
+        }
+        other => panic!("expected LlmError::Status, got {other:?}"),
+    }
+}
+
+/// A 200 answer whose body is not JSON becomes `LlmError::InvalidResponse`.
+#[test]
+fn body_that_is_not_json_is_an_invalid_response() {
+    let error = not_json_error();
+    assert!(
+        matches!(error, LlmError::InvalidResponse(_)),
+        "expected LlmError::InvalidResponse, got {error:?}"
+    );
+}
+
+/// A refused connection becomes `LlmError::Unreachable` naming the endpoint.
+#[test]
+fn refused_connection_is_unreachable() {
+    let base_url = refused_base_url();
+    match outcome(&base_url, GIVE_UP) {
+        Err(LlmError::Unreachable { url, .. }) => {
+            assert_eq!(url, format!("{base_url}/chat/completions"))
+        }
+        other => panic!("expected LlmError::Unreachable, got {other:?}"),
+    }
+}
+
+/// A server slower than the deadline gives `LlmError::TimedOut`, once per request and nothing after.
+#[test]
+fn slow_server_times_out_once_per_request() {
+    let deadline = Duration::from_millis(200);
+    let (server, base_url) = sleepy_server();
+    let mut bridge = bridge(&base_url, deadline);
+
+    let mut submitted: Vec<RequestId> = (0..3).map(|_| bridge.submit(greeting())).collect();
+    let mut arrived = drain_until(&mut bridge, submitted.len());
+
+    arrived.sort_by_key(|response| response.id);
+    submitted.sort();
+    assert_eq!(
+        arrived
+            .iter()
+            .map(|response| response.id)
+            .collect::<Vec<_>>(),
+        submitted,
+        "one outcome per request"
+    );
+    for response in &arrived {
+        assert_eq!(response.result, Err(LlmError::TimedOut(deadline)));
+    }
+    assert_eq!(bridge.in_flight(), 0);
+
+    // Stopping the server ends any request still open; a request abandoned at its
+    // deadline must not come back now. The sentinel, sent to the stopped server,
+    // is answered after anything such a stale request would produce.
+    drop(server);
+    let sentinel = bridge.submit(greeting());
+    let after = drain_until(&mut bridge, 1);
+    assert_eq!(
+        after.iter().map(|response| response.id).collect::<Vec<_>>(),
+        [sentinel],
+        "late outcomes: {after:?}"
+    );
+    assert!(
+        matches!(after[0].result, Err(LlmError::Unreachable { .. })),
+        "{:?}",
+        after[0].result
+    );
+}
+
+/// The API key shows in no debug output of the settings and in no error message.
+#[test]
+fn api_key_never_shows() {
+    let settings = settings("http://127.0.0.1:9/v1");
+    let llm_settings = LlmSettings {
+        backend: BackendChoice::OpenAi(settings.clone()),
+        ..default()
+    };
+    let backend = OpenAiBackend::new(settings.clone()).expect("an HTTP backend");
+    let shown = [
+        format!("{settings:?}"),
+        format!("{llm_settings:?}"),
+        backend.describe(),
+    ];
+    for text in &shown {
+        assert!(!text.contains(API_KEY), "the key shows in {text}");
+    }
+
+    for error in [
+        server_error(),
+        not_json_error(),
+        refused_error(),
+        timeout_error(),
+    ] {
+        let message = error.to_string();
+        assert!(
+            !message.contains(API_KEY),
+            "the key shows in the error {message}"
+        );
+        assert!(
+            !format!("{error:?}").contains(API_KEY),
+            "the key shows in the error {error:?}"
+        );
+    }
+}
+
+/// What the test app saw after `LoomSystems::Decide`.
+#[derive(Resource, Default)]
+struct Seen {
+    requested: Vec<DecisionRequested>,
+    actions: Vec<ActionRequest>,
+    spoke: Vec<ActorSpoke>,
+    rejected: Vec<DecisionRejected>,
+}
+
+fn collect(
+    mut seen: ResMut<Seen>,
+    mut requested: MessageReader<DecisionRequested>,
+    mut actions: MessageReader<ActionRequest>,
+    mut spoke: MessageReader<ActorSpoke>,
+    mut rejected: MessageReader<DecisionRejected>,
+) {
+    seen.requested.extend(requested.read().cloned());
+    seen.actions.extend(actions.read().cloned());
+    seen.spoke.extend(spoke.read().cloned());
+    seen.rejected.extend(rejected.read().cloned());
+}
+
+/// Updates `app` until `done` holds, sleeping 1 ms between updates; fails after [`GIVE_UP`] instead of hanging.
+fn update_until(app: &mut App, what: &str, mut done: impl FnMut(&mut App) -> bool) {
+    let started = Instant::now();
+    loop {
+        app.update();
+        if done(app) {
+            return;
+        }
+        assert!(started.elapsed() < GIVE_UP, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Through the ECS, every tavern smart actor asks the server once and requests the action it chose.
+#[test]
+fn tavern_actors_act_on_server_decisions() {
+    let (_server, base_url, recorder) = recording_server(
+        r#"{"action": 1, "speech": "Evening.", "thought": "A quiet night so far."}"#,
+    );
+    let backend = BackendChoice::OpenAi(OpenAiSettings {
+        api_key: None,
+        ..settings(&base_url)
+    });
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: concat!(env!("CARGO_MANIFEST_DIR"), "/assets").into(),
+            ..default()
+        },
+        LoomPlugins.set(LlmPlugin {
+            settings: LlmSettings {
+                backend,
+                ..default()
+            },
+        }),
+    ))
+    .init_resource::<Seen>()
+    .add_systems(Update, collect.after(LoomSystems::Decide));
+    app.finish();
+    app.cleanup();
+    update_until(&mut app, "content to load", |app| {
+        app.world().resource::<ContentRegistry>().generation() > 0
+    });
+
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/scenes/tavern.scene.json"
+    );
+    let bytes = std::fs::read(path).expect("the tavern scene");
+    let scene: SceneDefinition = parse_content(&bytes, path).expect("a valid tavern scene");
+    scene
+        .spawn(&mut app.world_mut().commands())
+        .expect("the tavern scene spawns");
+    app.world_mut().flush();
+    let actors: Vec<Entity> = app
+        .world_mut()
+        .query_filtered::<Entity, With<SmartActor>>()
+        .iter(app.world())
+        .collect();
+    assert_eq!(actors.len(), 3, "the tavern has three smart actors");
+
+    app.world_mut().write_message(TurnEnded);
+    update_until(&mut app, "every actor's decision", |app| {
+        let mut minds = app.world_mut().query::<&ActorMind>();
+        let thinking = minds.iter(app.world()).any(ActorMind::is_thinking);
+        !thinking && app.world().resource::<Seen>().requested.len() == actors.len()
+    });
+
+    let seen = app.world().resource::<Seen>();
+    assert!(
+        seen.rejected.is_empty(),
+        "rejected decisions: {:?}",
+        seen.rejected
+    );
+    let mut actions: HashMap<Entity, Vec<&ActionRequest>> = HashMap::new();
+    for action in &seen.actions {
+        actions.entry(action.actor).or_default().push(action);
+    }
+    for &actor in &actors {
+        let requested: Vec<_> = seen.requested.iter().filter(|r| r.actor == actor).collect();
+        assert_eq!(requested.len(), 1, "actor {actor} asked once");
+        let first = requested[0]
+            .offered
+            .first()
+            .expect("at least one action offered");
+        assert_eq!(first.index, 1);
+        let chosen = actions.get(&actor).map(Vec::as_slice).unwrap_or_default();
+        assert_eq!(
+            chosen.len(),
+            1,
+            "actor {actor} requests exactly one action: {chosen:?}"
+        );
+        assert_eq!(chosen[0].command, first.command);
+        assert_eq!(chosen[0].action_id, first.action_id);
+        assert_eq!(chosen[0].targets, first.targets);
+        assert!(
+            seen.spoke
+                .iter()
+                .any(|s| s.actor == actor && s.text == "Evening."),
+            "actor {actor} said its line"
+        );
+    }
+    assert_eq!(
+        seen.actions.len(),
+        actors.len(),
+        "no action requests beyond one per actor"
+    );
+
+    let received = recorder.received();
+    assert_eq!(
+        received.len(),
+        3,
+        "one request per smart actor reached the server"
+    );
+    for request in &received {
+        assert_eq!(request.path, "/v1/chat/completions");
+        assert_eq!(
+            request.authorization, None,
+            "no key is set, so none is sent"
+        );
+        assert_eq!(request.body["model"], MODEL);
+        assert_eq!(request.body["stream"], json!(false));
+        let last = request.body["messages"]
+            .as_array()
+            .and_then(|messages| messages.last());
+        let content = last
+            .and_then(|message| message["content"].as_str())
+            .unwrap_or_default();
+        assert!(
+            content.contains("<available_actions>"),
+            "the last message offers actions: {content}"
+        );
+    }
+}
