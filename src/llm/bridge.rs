@@ -61,15 +61,10 @@ impl LlmBridge {
                         let finished: mpsc::Sender<LlmResponse> = finished.clone();
                         let deadline = job.request.deadline.unwrap_or(fallback_deadline);
                         tokio::spawn(async move {
-                            let result =
-                                match tokio::time::timeout(deadline, backend.complete(job.request))
-                                    .await
-                                {
-                                    Ok(Err(LlmError::TimedOut(_))) | Err(_) => {
-                                        Err(LlmError::TimedOut(deadline))
-                                    }
-                                    Ok(result) => result,
-                                };
+                            let answer = backend.complete(job.request);
+                            let result = tokio::time::timeout(deadline, answer)
+                                .await
+                                .unwrap_or(Err(LlmError::TimedOut(deadline)));
                             // The receiver is gone only when the bridge was dropped; nobody waits then.
                             let _ = finished.send(LlmResponse {
                                 id: job.id,

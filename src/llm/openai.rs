@@ -44,7 +44,7 @@ pub struct OpenAiSettings {
     pub model: String,
     /// Sent as a bearer token when set.
     pub api_key: Option<ApiKey>,
-    /// How long one HTTP request may take.
+    /// How long one HTTP request may take; the bridge's deadline applies as well.
     pub timeout: Duration,
 }
 
@@ -106,6 +106,12 @@ impl OpenAiBackend {
         if let Some(seed) = request.sampling.seed {
             body["seed"] = json!(seed);
         }
+        if let Some(schema) = &request.schema {
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": { "name": "answer", "schema": schema, "strict": true },
+            });
+        }
         body
     }
 }
@@ -124,16 +130,23 @@ impl LlmBackend for OpenAiBackend {
             call = call.bearer_auth(key.expose());
         }
         let url = self.endpoint.clone();
+        let timeout = self.settings.timeout;
         Box::pin(async move {
             let response = call
                 .send()
                 .await
-                .map_err(|error| http_error(&url, &error))?;
+                .map_err(|error| http_error(&url, timeout, &error))?;
             let status = response.status();
-            let body = response
-                .text()
-                .await
-                .map_err(|error| http_error(&url, &error))?;
+            let body =
+                response
+                    .text()
+                    .await
+                    .map_err(|error| match http_error(&url, timeout, &error) {
+                        LlmError::Unreachable { detail, .. } => {
+                            LlmError::InvalidResponse(format!("the answer broke off: {detail}"))
+                        }
+                        other => other,
+                    })?;
             if !status.is_success() {
                 return Err(LlmError::Status {
                     status: status.as_u16(),
@@ -159,9 +172,9 @@ impl LlmBackend for OpenAiBackend {
     }
 }
 
-fn http_error(url: &str, error: &reqwest::Error) -> LlmError {
+fn http_error(url: &str, timeout: Duration, error: &reqwest::Error) -> LlmError {
     if error.is_timeout() {
-        return LlmError::TimedOut(Duration::ZERO);
+        return LlmError::TimedOut(timeout);
     }
     // The top-level message repeats the URL; the causes say what went wrong.
     let mut causes = Vec::new();

@@ -54,7 +54,8 @@ pub enum RequestIntent {
 pub struct LlmRequest {
     /// The conversation, system message first.
     pub messages: Vec<ChatMessage>,
-    /// A JSON Schema the answer must follow, for servers that enforce one.
+    /// A JSON Schema the answer must follow. The OpenAI-compatible backend sends it as
+    /// `response_format` (`json_schema`, strict); answers are validated regardless.
     pub schema: Option<Value>,
     /// Sampling options; unset fields take the bridge's defaults.
     pub sampling: SamplingOptions,

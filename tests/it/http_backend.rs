@@ -525,5 +525,16 @@ fn tavern_actors_act_on_server_decisions() {
             content.contains("<available_actions>"),
             "the last message offers actions: {content}"
         );
+        // The schema travels in OpenAI's form, and only offered indices (or null) fit it.
+        let format = &request.body["response_format"];
+        assert_eq!(format["type"], "json_schema");
+        assert_eq!(format["json_schema"]["strict"], json!(true));
+        let choices = format["json_schema"]["schema"]["properties"]["action"]["enum"]
+            .as_array()
+            .expect("an enum of offered indices");
+        let offered = content.matches("[Index: ").count();
+        let mut expected: Vec<serde_json::Value> = (1..=offered).map(|i| json!(i)).collect();
+        expected.push(serde_json::Value::Null);
+        assert_eq!(choices, &expected);
     }
 }
