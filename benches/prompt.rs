@@ -463,10 +463,10 @@ fn block_fixture() -> BlockFixture {
             let target = TARGET_NAMES[(k / m.verbs.len()) % TARGET_NAMES.len()];
             actions.push(AvailableAction {
                 index: 0,
-                action_id: format!("{}:{name}", m.id),
+                action_id: format!("{}:{name}", m.id).into(),
                 targets: Vec::new(),
                 command: format!("{command} {target}"),
-                description: description.to_owned(),
+                description: description.into(),
             });
         }
     }

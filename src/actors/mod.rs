@@ -331,7 +331,7 @@ fn apply_decisions(
                 if let Some(chosen) = decision.action.and_then(|index| offered.get(index - 1)) {
                     requests.write(ActionRequest {
                         actor: entity,
-                        action_id: chosen.action_id.clone(),
+                        action_id: chosen.action_id.to_string(),
                         targets: chosen.targets.clone(),
                         command: chosen.command.clone(),
                     });

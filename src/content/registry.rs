@@ -38,6 +38,8 @@ pub struct ContentRegistry {
     mods: Vec<LoadedMod>,
     mod_index: HashMap<String, usize>,
     group_order: Vec<String>,
+    /// Group rank and mod position by the manifest's own spelling of the id, for prompts.
+    groups_by_id: HashMap<String, (usize, usize)>,
     actions: Vec<ActionDefinition>,
     action_index: HashMap<String, usize>,
     action_files: HashMap<String, String>,
@@ -207,6 +209,15 @@ impl ContentRegistry {
         rest.sort();
         order.extend(rest);
         registry.group_order = order;
+        registry.groups_by_id = registry
+            .mods
+            .iter()
+            .enumerate()
+            .map(|(position, loaded)| {
+                let id = &loaded.manifest.id;
+                (id.clone(), (registry.group_rank(id), position))
+            })
+            .collect();
 
         // Actions and actors of loaded mods; the first file to claim an id keeps it.
         let mut action_files: HashMap<&str, &str> = HashMap::new();
@@ -279,6 +290,14 @@ impl ContentRegistry {
         self.mods
             .iter()
             .any(|m| m.manifest.id.eq_ignore_ascii_case(id))
+    }
+
+    /// A mod's group rank and action metadata, looked up once per group in every prompt.
+    pub fn action_group(&self, mod_id: &str) -> (usize, Option<&ModActionMetadata>) {
+        match self.groups_by_id.get(mod_id) {
+            Some(&(rank, position)) => (rank, Some(&self.mods[position].metadata)),
+            None => (self.group_rank(mod_id), self.action_metadata(mod_id)),
+        }
     }
 
     /// A mod's action metadata (case-insensitive id).

@@ -23,7 +23,7 @@ pub trait ActionCatalog {
 
 impl ActionCatalog for ContentRegistry {
     fn action_group(&self, mod_id: &str) -> (usize, Option<&ModActionMetadata>) {
-        (self.group_rank(mod_id), self.action_metadata(mod_id))
+        ContentRegistry::action_group(self, mod_id)
     }
 }
 
@@ -88,8 +88,9 @@ pub fn render_available_actions<A: ActionLine>(
     catalog: &impl ActionCatalog,
     options: &BlockOptions,
 ) -> String {
+    // Room for the lines, plus headers, metadata and guidance.
     let mut out = String::with_capacity(
-        256 + actions
+        8192 + actions
             .iter()
             .map(|a| a.command().len() + a.description().len() + 32)
             .sum::<usize>(),
@@ -149,6 +150,21 @@ pub fn write_available_actions<A: ActionLine>(
         .collect();
     ordered.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
 
+    // Action positions bucketed by group (a counting sort), so each group is one slice.
+    let mut starts: Vec<usize> = Vec::with_capacity(groups.len() + 1);
+    let mut total = 0;
+    for &(_, count) in &groups {
+        starts.push(total);
+        total += count;
+    }
+    starts.push(total);
+    let mut next = starts.clone();
+    let mut members = vec![0; actions.len()];
+    for (position, &group) in group_of.iter().enumerate() {
+        members[next[group]] = position;
+        next[group] += 1;
+    }
+
     for (_, namespace, metadata, group) in ordered {
         let count = groups[group].1;
         out.push_str("## ");
@@ -175,8 +191,8 @@ pub fn write_available_actions<A: ActionLine>(
         if purpose.is_some() || consider_when.is_some() {
             out.push('\n');
         }
-        for (action, _) in actions.iter().zip(&group_of).filter(|(_, g)| **g == group) {
-            write_line(out, action);
+        for &position in &members[starts[group]..starts[group + 1]] {
+            write_line(out, &actions[position]);
         }
         out.push('\n');
     }
@@ -204,9 +220,7 @@ fn push_number(out: &mut String, mut number: usize) {
             break;
         }
     }
-    for &digit in &digits[start..] {
-        out.push(digit as char);
-    }
+    out.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! The actions an actor can take right now: definitions × scope-resolved targets × tag rules.
 
+use std::sync::Arc;
+
 use bevy::prelude::*;
 
 use super::{TargetScopes, WorldView};
@@ -11,14 +13,14 @@ use crate::prompt::ActionLine;
 pub struct AvailableAction {
     /// Its number in the prompt, from 1.
     pub index: usize,
-    /// The definition's `mod:action` id.
-    pub action_id: String,
+    /// The definition's `mod:action` id, shared by every combination of its targets.
+    pub action_id: Arc<str>,
     /// The chosen targets in slot order: primary, secondary, tertiary.
     pub targets: Vec<Entity>,
     /// The rendered command: "give mug of ale to Marta".
     pub command: String,
-    /// The definition's description.
-    pub description: String,
+    /// The definition's description, shared like the id.
+    pub description: Arc<str>,
 }
 
 impl ActionLine for AvailableAction {
@@ -55,7 +57,8 @@ pub fn available_actions(
         if !allowed(&action.id) || !action.actor.accepts(|tag| view.has_tag(actor, tag)) {
             continue;
         }
-        let mut candidates: Vec<Vec<Entity>> = Vec::with_capacity(3);
+        let slots = action.target_slots().count();
+        let mut candidates: Vec<Vec<(Entity, &str)>> = Vec::with_capacity(slots);
         for (_, slot) in action.target_slots() {
             let position = match scope_cache.iter().position(|(name, _)| *name == slot.scope) {
                 Some(position) => position,
@@ -67,80 +70,115 @@ pub fn available_actions(
                     scope_cache.len() - 1
                 }
             };
-            let resolved = &scope_cache[position].1;
             candidates.push(
-                resolved
+                scope_cache[position]
+                    .1
                     .iter()
-                    .copied()
-                    .filter(|&e| slot.accepts(|tag| view.has_tag(e, tag)))
+                    .filter(|&&e| slot.accepts(|tag| view.has_tag(e, tag)))
+                    .map(|&e| (e, view.name(e)))
                     .collect(),
             );
         }
-        if candidates.len() != action.target_slots().count() {
+        if candidates.len() != slots {
             continue;
         }
-        for_each_combination(
-            &candidates,
-            &mut Vec::with_capacity(candidates.len()),
-            &mut |targets| {
-                offered.push(AvailableAction {
-                    index: offered.len() + 1,
-                    action_id: action.id.clone(),
-                    targets: targets.to_vec(),
-                    command: render_command(action, targets, view),
-                    description: action.description.clone(),
-                });
-            },
+        let template = CommandTemplate::parse(action);
+        let (id, description): (Arc<str>, Arc<str>) = (
+            action.id.as_str().into(),
+            action.description.as_str().into(),
         );
+        let mut chosen = Vec::with_capacity(slots);
+        for_each_combination(&candidates, &mut chosen, &mut |targets| {
+            offered.push(AvailableAction {
+                index: offered.len() + 1,
+                action_id: Arc::clone(&id),
+                targets: targets.iter().map(|&(entity, _)| entity).collect(),
+                command: template.render(targets),
+                description: Arc::clone(&description),
+            });
+        });
     }
     offered
 }
 
-fn for_each_combination(
-    candidates: &[Vec<Entity>],
-    chosen: &mut Vec<Entity>,
-    emit: &mut impl FnMut(&[Entity]),
+fn for_each_combination<'a>(
+    candidates: &[Vec<(Entity, &'a str)>],
+    chosen: &mut Vec<(Entity, &'a str)>,
+    emit: &mut impl FnMut(&[(Entity, &'a str)]),
 ) {
     let Some((first, rest)) = candidates.split_first() else {
         emit(chosen);
         return;
     };
-    for &entity in first {
-        if chosen.contains(&entity) {
+    for &candidate in first {
+        if chosen.iter().any(|&(entity, _)| entity == candidate.0) {
             continue;
         }
-        chosen.push(entity);
+        chosen.push(candidate);
         for_each_combination(rest, chosen, emit);
         chosen.pop();
     }
 }
 
+/// A template split once into text and target references, rendered per combination.
+struct CommandTemplate<'a> {
+    pieces: Vec<Piece<'a>>,
+    length: usize,
+}
+
+enum Piece<'a> {
+    Text(std::borrow::Cow<'a, str>),
+    Target(usize),
+}
+
+impl<'a> CommandTemplate<'a> {
+    fn parse(action: &'a ActionDefinition) -> Self {
+        let mut pieces = Vec::new();
+        let mut rest = action.template.as_str();
+        while let Some(open) = rest.find('{') {
+            let after = &rest[open + 1..];
+            let Some(close) = after.find('}') else { break };
+            pieces.push(Piece::Text(rest[..open].into()));
+            let name = &after[..close];
+            let slot = action
+                .target_slots()
+                .position(|(_, slot)| slot.placeholder == name);
+            pieces.push(match (slot, action.parameters.get(name)) {
+                (Some(slot), _) => Piece::Target(slot),
+                (None, Some(parameter)) => Piece::Text(parameter.default_text().into()),
+                (None, None) => Piece::Text(rest[open..open + close + 2].into()),
+            });
+            rest = &after[close + 1..];
+        }
+        pieces.push(Piece::Text(rest.into()));
+        let length = pieces
+            .iter()
+            .map(|piece| match piece {
+                Piece::Text(text) => text.len(),
+                Piece::Target(_) => 16,
+            })
+            .sum();
+        Self { pieces, length }
+    }
+
+    fn render(&self, targets: &[(Entity, &str)]) -> String {
+        let mut command = String::with_capacity(self.length);
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(text) => command.push_str(text),
+                Piece::Target(slot) => {
+                    command.push_str(targets.get(*slot).map_or("something", |&(_, name)| name))
+                }
+            }
+        }
+        command
+    }
+}
+
 /// Fills a template: target placeholders with display names, parameters with their defaults.
 pub fn render_command(action: &ActionDefinition, targets: &[Entity], view: &WorldView) -> String {
-    let mut command = String::with_capacity(action.template.len() + 16);
-    let mut rest = action.template.as_str();
-    while let Some(open) = rest.find('{') {
-        command.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        let Some(close) = after.find('}') else {
-            command.push_str(&rest[open..]);
-            return command;
-        };
-        let name = &after[..close];
-        let slot_target = action
-            .target_slots()
-            .zip(targets)
-            .find(|((_, slot), _)| slot.placeholder == name)
-            .map(|(_, &entity)| entity);
-        match (slot_target, action.parameters.get(name)) {
-            (Some(entity), _) => command.push_str(view.name(entity)),
-            (None, Some(parameter)) => command.push_str(&parameter.default_text()),
-            (None, None) => command.push_str(&rest[open..open + close + 2]),
-        }
-        rest = &after[close + 1..];
-    }
-    command.push_str(rest);
-    command
+    let named: Vec<(Entity, &str)> = targets.iter().map(|&e| (e, view.name(e))).collect();
+    CommandTemplate::parse(action).render(&named)
 }
 
 #[cfg(test)]
@@ -277,7 +315,7 @@ mod tests {
             "core before items (alphabetical), the guard and the tired-only action left out"
         );
         assert_eq!(offered[1].targets, [entity(22), entity(12)]);
-        assert_eq!(offered[1].action_id, "items:give");
+        assert_eq!(&*offered[1].action_id, "items:give");
     }
 
     #[test]

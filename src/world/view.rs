@@ -1,7 +1,8 @@
 //! A plain-data snapshot of what the place model says, built once per frame that needs it.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
+use bevy::ecs::entity::EntityHashMap;
 use bevy::ecs::query::Has;
 use bevy::prelude::*;
 
@@ -32,9 +33,9 @@ pub struct EntityView {
 /// has a stable order.
 #[derive(Debug, Clone, Default)]
 pub struct WorldView {
-    entities: HashMap<Entity, EntityView>,
-    occupants: HashMap<Entity, Vec<Entity>>,
-    carried: HashMap<Entity, Vec<Entity>>,
+    entities: EntityHashMap<EntityView>,
+    occupants: EntityHashMap<Vec<Entity>>,
+    carried: EntityHashMap<Vec<Entity>>,
 }
 
 /// The components a [`WorldView`] is built from.
@@ -62,23 +63,28 @@ pub type WorldViewQuery<'w, 's> = Query<
 impl WorldView {
     /// Builds a view from entity records.
     pub fn new(records: impl IntoIterator<Item = (Entity, EntityView)>) -> Self {
-        let entities: HashMap<Entity, EntityView> = records.into_iter().collect();
-        let mut occupants: HashMap<Entity, Vec<Entity>> = HashMap::new();
-        let mut carried: HashMap<Entity, Vec<Entity>> = HashMap::new();
-        for (&entity, view) in &entities {
+        let entities: EntityHashMap<EntityView> = records.into_iter().collect();
+        let mut occupants: EntityHashMap<Vec<(&str, Entity)>> = EntityHashMap::default();
+        let mut carried: EntityHashMap<Vec<(&str, Entity)>> = EntityHashMap::default();
+        for (&entity, view) in entities.iter() {
+            let key = (view.name.as_str(), entity);
             if let Some(carrier) = view.carried_by {
-                carried.entry(carrier).or_default().push(entity);
+                carried.entry(carrier).or_default().push(key);
             } else if let Some(place) = view.place {
-                occupants.entry(place).or_default().push(entity);
+                occupants.entry(place).or_default().push(key);
             }
         }
-        let by_name = |a: &Entity, b: &Entity| {
-            let name = |e: &Entity| entities.get(e).map_or("", |v| v.name.as_str());
-            name(a).cmp(name(b)).then_with(|| a.cmp(b))
+        let sorted = |lists: EntityHashMap<Vec<(&str, Entity)>>| -> EntityHashMap<Vec<Entity>> {
+            lists
+                .into_iter()
+                .map(|(owner, mut list)| {
+                    list.sort_unstable();
+                    (owner, list.into_iter().map(|(_, entity)| entity).collect())
+                })
+                .collect()
         };
-        for list in occupants.values_mut().chain(carried.values_mut()) {
-            list.sort_by(by_name);
-        }
+        let occupants = sorted(occupants);
+        let carried = sorted(carried);
         Self {
             entities,
             occupants,
