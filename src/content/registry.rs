@@ -220,26 +220,18 @@ impl ContentRegistry {
             .collect();
 
         // Actions and actors of loaded mods; the first file to claim an id keeps it.
-        let mut action_files: HashMap<&str, &str> = HashMap::new();
-        let mut actions: Vec<ActionDefinition> = Vec::new();
-        for &(file, action) in sources.actions {
-            if !registry.is_mod_loaded(action.namespace()) {
-                continue;
-            }
-            if let Some(first) = action_files.get(action.id.as_str()) {
-                problems.push(ContentError::new(
-                    file,
-                    "/id",
-                    format!("duplicate action id `{}`, already defined in {first}: give this action its own id", action.id),
-                ));
-                continue;
-            }
-            action_files.insert(&action.id, file);
-            registry
-                .action_files
-                .insert(action.id.clone(), file.to_owned());
-            actions.push(action.clone());
-        }
+        let actions = first_claims(sources.actions, "action", &registry, &mut problems, |a| {
+            &a.id
+        });
+        let mut actions: Vec<ActionDefinition> = actions
+            .into_iter()
+            .map(|(file, action)| {
+                registry
+                    .action_files
+                    .insert(action.id.clone(), file.to_owned());
+                action.clone()
+            })
+            .collect();
         actions.sort_by(|a, b| {
             registry
                 .group_rank(a.namespace())
@@ -252,23 +244,11 @@ impl ContentRegistry {
             .map(|(i, a)| (a.id.clone(), i))
             .collect();
         registry.actions = actions;
-
-        let mut actor_files: HashMap<&str, &str> = HashMap::new();
-        for &(file, actor) in sources.actors {
-            if !registry.is_mod_loaded(action_namespace(&actor.id)) {
-                continue;
-            }
-            if let Some(first) = actor_files.get(actor.id.as_str()) {
-                problems.push(ContentError::new(
-                    file,
-                    "/id",
-                    format!("duplicate actor id `{}`, already defined in {first}: give this actor its own id", actor.id),
-                ));
-                continue;
-            }
-            actor_files.insert(&actor.id, file);
-            registry.actors.insert(actor.id.clone(), actor.clone());
-        }
+        registry.actors =
+            first_claims(sources.actors, "actor", &registry, &mut problems, |a| &a.id)
+                .into_iter()
+                .map(|(_, actor)| (actor.id.clone(), actor.clone()))
+                .collect();
         registry.problems = problems;
         registry
     }
@@ -369,6 +349,35 @@ impl ContentRegistry {
     pub(crate) fn set_generation(&mut self, generation: u64) {
         self.generation = generation;
     }
+}
+
+/// The items of loaded mods, skipping (and reporting) every later claim to an id already taken.
+fn first_claims<'a, T>(
+    items: &[(&'a str, &'a T)],
+    kind: &str,
+    registry: &ContentRegistry,
+    problems: &mut Vec<ContentError>,
+    id_of: impl Fn(&T) -> &str,
+) -> Vec<(&'a str, &'a T)> {
+    let mut claimed: HashMap<&str, &str> = HashMap::new();
+    let mut kept = Vec::new();
+    for &(file, item) in items {
+        let id = id_of(item);
+        if !registry.is_mod_loaded(action_namespace(id)) {
+            continue;
+        }
+        if let Some(first) = claimed.get(id) {
+            problems.push(ContentError::new(
+                file,
+                "/id",
+                format!("duplicate {kind} id `{id}`, already defined in {first}: give this {kind} its own id"),
+            ));
+            continue;
+        }
+        claimed.insert(id, file);
+        kept.push((file, item));
+    }
+    kept
 }
 
 /// Each dependency cycle among the candidates, as candidate indices in dependency order.

@@ -10,9 +10,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::Json;
-use bevy::asset::AssetPlugin;
 use bevy::prelude::*;
-use bevy_loom::content::parse_content;
 use bevy_loom::llm::{
     ApiKey, ChatMessage, LlmBackend, LlmError, LlmReply, LlmRequest, OpenAiBackend, OpenAiSettings,
     RequestId, SamplingOptions,
@@ -21,6 +19,8 @@ use bevy_loom::prelude::*;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::runtime::Runtime;
+
+use crate::support::{run_turn, tavern_app};
 
 /// The key the backend sends; no debug output or error may show it.
 const API_KEY: &str = "sk-loom-test-5e1f0c9a";
@@ -370,41 +370,6 @@ fn api_key_never_shows() {
     }
 }
 
-/// What the test app saw after `LoomSystems::Decide`.
-#[derive(Resource, Default)]
-struct Seen {
-    requested: Vec<DecisionRequested>,
-    actions: Vec<ActionRequest>,
-    spoke: Vec<ActorSpoke>,
-    rejected: Vec<DecisionRejected>,
-}
-
-fn collect(
-    mut seen: ResMut<Seen>,
-    mut requested: MessageReader<DecisionRequested>,
-    mut actions: MessageReader<ActionRequest>,
-    mut spoke: MessageReader<ActorSpoke>,
-    mut rejected: MessageReader<DecisionRejected>,
-) {
-    seen.requested.extend(requested.read().cloned());
-    seen.actions.extend(actions.read().cloned());
-    seen.spoke.extend(spoke.read().cloned());
-    seen.rejected.extend(rejected.read().cloned());
-}
-
-/// Updates `app` until `done` holds, sleeping 1 ms between updates; fails after [`GIVE_UP`] instead of hanging.
-fn update_until(app: &mut App, what: &str, mut done: impl FnMut(&mut App) -> bool) {
-    let started = Instant::now();
-    loop {
-        app.update();
-        if done(app) {
-            return;
-        }
-        assert!(started.elapsed() < GIVE_UP, "gave up waiting for {what}");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
 /// Through the ECS, every tavern smart actor asks the server once and requests the action it chose.
 #[test]
 fn tavern_actors_act_on_server_decisions() {
@@ -415,64 +380,23 @@ fn tavern_actors_act_on_server_decisions() {
         api_key: None,
         ..settings(&base_url)
     });
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin {
-            file_path: concat!(env!("CARGO_MANIFEST_DIR"), "/assets").into(),
-            ..default()
-        },
-        LoomPlugins.set(LlmPlugin {
-            settings: LlmSettings {
-                backend,
-                ..default()
-            },
-        }),
-    ))
-    .init_resource::<Seen>()
-    .add_systems(Update, collect.after(LoomSystems::Decide));
-    app.finish();
-    app.cleanup();
-    update_until(&mut app, "content to load", |app| {
-        app.world().resource::<ContentRegistry>().generation() > 0
-    });
-
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/assets/scenes/tavern.scene.json"
-    );
-    let bytes = std::fs::read(path).expect("the tavern scene");
-    let scene: SceneDefinition = parse_content(&bytes, path).expect("a valid tavern scene");
-    scene
-        .spawn(&mut app.world_mut().commands())
-        .expect("the tavern scene spawns");
-    app.world_mut().flush();
-    let actors: Vec<Entity> = app
-        .world_mut()
-        .query_filtered::<Entity, With<SmartActor>>()
-        .iter(app.world())
+    let (mut app, scene) = tavern_app(backend);
+    let actors: Vec<Entity> = ["marta", "silas", "brom"]
+        .iter()
+        .map(|id| scene.entities[*id])
         .collect();
-    assert_eq!(actors.len(), 3, "the tavern has three smart actors");
-
-    app.world_mut().write_message(TurnEnded);
-    update_until(&mut app, "every actor's decision", |app| {
-        let mut minds = app.world_mut().query::<&ActorMind>();
-        let thinking = minds.iter(app.world()).any(ActorMind::is_thinking);
-        !thinking && app.world().resource::<Seen>().requested.len() == actors.len()
-    });
-
-    let seen = app.world().resource::<Seen>();
+    let seen = run_turn(&mut app);
     assert!(
         seen.rejected.is_empty(),
         "rejected decisions: {:?}",
         seen.rejected
     );
     let mut actions: HashMap<Entity, Vec<&ActionRequest>> = HashMap::new();
-    for action in &seen.actions {
+    for action in &seen.requests {
         actions.entry(action.actor).or_default().push(action);
     }
     for &actor in &actors {
-        let requested: Vec<_> = seen.requested.iter().filter(|r| r.actor == actor).collect();
+        let requested: Vec<_> = seen.prompts.iter().filter(|r| r.actor == actor).collect();
         assert_eq!(requested.len(), 1, "actor {actor} asked once");
         let first = requested[0]
             .offered
@@ -496,7 +420,7 @@ fn tavern_actors_act_on_server_decisions() {
         );
     }
     assert_eq!(
-        seen.actions.len(),
+        seen.requests.len(),
         actors.len(),
         "no action requests beyond one per actor"
     );
