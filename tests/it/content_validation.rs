@@ -42,6 +42,18 @@ fn expect_one_error(
     registry
 }
 
+/// The files of a mod `extra` whose listing holds one action file, at `file`.
+fn extra_mod_with_action(file: &'static str, action: String) -> Vec<(&'static str, String)> {
+    let listed = file.trim_start_matches("mods/extra/");
+    vec![
+        (
+            "mods/extra/mod.json",
+            manifest("extra", json!({ "content": { "actions": [listed] } })),
+        ),
+        (file, action),
+    ]
+}
+
 #[test]
 fn good_content_loads_without_errors() {
     let mut files = core_mod();
@@ -286,19 +298,10 @@ fn duplicate_action_id() {
 fn action_namespace_not_its_mod() {
     let registry = expect_one_error(
         &["core", "extra"],
-        vec![
-            (
-                "mods/extra/mod.json",
-                manifest(
-                    "extra",
-                    json!({ "content": { "actions": ["actions/hop.action.json"] } }),
-                ),
-            ),
-            (
-                "mods/extra/actions/hop.action.json",
-                action("core:hop", json!({ "template": "hop" })),
-            ),
-        ],
+        extra_mod_with_action(
+            "mods/extra/actions/hop.action.json",
+            action("core:hop", json!({ "template": "hop" })),
+        ),
         "mods/extra/actions/hop.action.json",
         "/id",
         "namespace `core` is not this file's mod `extra`",
@@ -310,19 +313,10 @@ fn action_namespace_not_its_mod() {
 fn template_placeholder_without_target_slot() {
     expect_one_error(
         &["core", "extra"],
-        vec![
-            (
-                "mods/extra/mod.json",
-                manifest(
-                    "extra",
-                    json!({ "content": { "actions": ["actions/greet.action.json"] } }),
-                ),
-            ),
-            (
-                "mods/extra/actions/greet.action.json",
-                action("extra:greet", json!({ "template": "greet {target}" })),
-            ),
-        ],
+        extra_mod_with_action(
+            "mods/extra/actions/greet.action.json",
+            action("extra:greet", json!({ "template": "greet {target}" })),
+        ),
         "mods/extra/actions/greet.action.json",
         "/template",
         "placeholder `{target}` has no target slot",
@@ -333,22 +327,13 @@ fn template_placeholder_without_target_slot() {
 fn target_slot_never_used_in_template() {
     expect_one_error(
         &["core", "extra"],
-        vec![
-            (
-                "mods/extra/mod.json",
-                manifest(
-                    "extra",
-                    json!({ "content": { "actions": ["actions/greet.action.json"] } }),
-                ),
+        extra_mod_with_action(
+            "mods/extra/actions/greet.action.json",
+            action(
+                "extra:greet",
+                json!({ "template": "wave", "targets": { "primary": { "scope": "characters_here", "placeholder": "target" } } }),
             ),
-            (
-                "mods/extra/actions/greet.action.json",
-                action(
-                    "extra:greet",
-                    json!({ "template": "wave", "targets": { "primary": { "scope": "characters_here", "placeholder": "target" } } }),
-                ),
-            ),
-        ],
+        ),
         "mods/extra/actions/greet.action.json",
         "/targets/primary/placeholder",
         "never used in the template",
@@ -359,22 +344,13 @@ fn target_slot_never_used_in_template() {
 fn unknown_scope_name() {
     let registry = expect_one_error(
         &["core", "extra"],
-        vec![
-            (
-                "mods/extra/mod.json",
-                manifest(
-                    "extra",
-                    json!({ "content": { "actions": ["actions/greet.action.json"] } }),
-                ),
+        extra_mod_with_action(
+            "mods/extra/actions/greet.action.json",
+            action(
+                "extra:greet",
+                json!({ "template": "greet {target}", "targets": { "primary": { "scope": "everyone_nearby", "placeholder": "target" } } }),
             ),
-            (
-                "mods/extra/actions/greet.action.json",
-                action(
-                    "extra:greet",
-                    json!({ "template": "greet {target}", "targets": { "primary": { "scope": "everyone_nearby", "placeholder": "target" } } }),
-                ),
-            ),
-        ],
+        ),
         "mods/extra/actions/greet.action.json",
         "/targets/primary/scope",
         "unknown scope `everyone_nearby`",
