@@ -1,12 +1,14 @@
 //! The bridge: a background runtime that runs backend futures and hands results back.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
+use futures_lite::FutureExt;
 
-use super::{LlmBackend, LlmError, LlmRequest, LlmResponse, RequestId, SamplingOptions};
+use super::{LlmBackend, LlmError, LlmReply, LlmRequest, LlmResponse, RequestId, SamplingOptions};
 
 struct Job {
     id: RequestId,
@@ -61,10 +63,10 @@ impl LlmBridge {
                         let finished: mpsc::Sender<LlmResponse> = finished.clone();
                         let deadline = job.request.deadline.unwrap_or(fallback_deadline);
                         tokio::spawn(async move {
-                            let answer = backend.complete(job.request);
-                            let result = tokio::time::timeout(deadline, answer)
-                                .await
-                                .unwrap_or(Err(LlmError::TimedOut(deadline)));
+                            let result =
+                                tokio::time::timeout(deadline, answer(&*backend, job.request))
+                                    .await
+                                    .unwrap_or(Err(LlmError::TimedOut(deadline)));
                             // The receiver is gone only when the bridge was dropped; nobody waits then.
                             let _ = finished.send(LlmResponse {
                                 id: job.id,
@@ -118,6 +120,9 @@ impl LlmBridge {
     }
 
     /// Outcomes that arrived since the last call, without waiting.
+    ///
+    /// In an app with [`LlmPlugin`](super::LlmPlugin) the plugin drains the bridge every
+    /// frame into [`LlmResponse`] messages; call this only when using the bridge on its own.
     pub fn drain(&mut self) -> Vec<LlmResponse> {
         let mut arrived = std::mem::take(&mut self.stopped);
         if let Ok(done) = self.done.get_mut() {
@@ -147,4 +152,21 @@ impl LlmBridge {
         self.deadline = deadline;
         self.defaults = sampling;
     }
+}
+
+/// Runs a backend on one request. A backend that panics ends its request with
+/// [`LlmError::BackendFailed`] instead of leaving it without an outcome.
+async fn answer(backend: &dyn LlmBackend, request: LlmRequest) -> Result<LlmReply, LlmError> {
+    let failed = |_| {
+        LlmError::BackendFailed(format!(
+            "the backend `{}` panicked; see the log",
+            backend.describe()
+        ))
+    };
+    let future =
+        std::panic::catch_unwind(AssertUnwindSafe(|| backend.complete(request))).map_err(failed)?;
+    AssertUnwindSafe(future)
+        .catch_unwind()
+        .await
+        .map_err(failed)?
 }

@@ -36,7 +36,7 @@ impl fmt::Display for ApiKey {
 }
 
 /// Where an OpenAI-compatible server is and how to talk to it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct OpenAiSettings {
     /// The API base, ending before `/chat/completions`: `http://127.0.0.1:8080/v1`.
     pub base_url: String,
@@ -46,6 +46,34 @@ pub struct OpenAiSettings {
     pub api_key: Option<ApiKey>,
     /// How long one HTTP request may take; the bridge's deadline applies as well.
     pub timeout: Duration,
+    /// Send a request's JSON Schema as a strict `response_format`. Turn off for a
+    /// server that rejects `json_schema`; answers are validated either way.
+    pub send_schema: bool,
+}
+
+impl fmt::Debug for OpenAiSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiSettings")
+            .field("base_url", &without_credentials(&self.base_url))
+            .field("model", &self.model)
+            .field("api_key", &self.api_key)
+            .field("timeout", &self.timeout)
+            .field("send_schema", &self.send_schema)
+            .finish()
+    }
+}
+
+impl Default for OpenAiSettings {
+    /// A llama.cpp server on this machine's default port.
+    fn default() -> Self {
+        Self {
+            base_url: "http://127.0.0.1:8080/v1".to_owned(),
+            model: "local-model".to_owned(),
+            api_key: None,
+            timeout: Duration::from_secs(60),
+            send_schema: true,
+        }
+    }
 }
 
 impl OpenAiSettings {
@@ -57,11 +85,12 @@ impl OpenAiSettings {
                 .ok()
                 .filter(|v: &String| !v.trim().is_empty())
         };
+        let defaults = Self::default();
         Some(Self {
             base_url: var("LOOM_LLM_URL")?,
-            model: var("LOOM_LLM_MODEL").unwrap_or_else(|| "local-model".to_owned()),
+            model: var("LOOM_LLM_MODEL").unwrap_or(defaults.model),
             api_key: var("LOOM_LLM_API_KEY").map(ApiKey::new),
-            timeout: Duration::from_secs(60),
+            ..defaults
         })
     }
 }
@@ -79,7 +108,7 @@ impl OpenAiBackend {
         let client = reqwest::Client::builder()
             .timeout(settings.timeout)
             .build()
-            .map_err(|error| LlmError::BridgeStopped(format!("could not set up HTTP: {error}")))?;
+            .map_err(|error| LlmError::Setup(format!("HTTP client: {error}")))?;
         let endpoint = format!(
             "{}/chat/completions",
             settings.base_url.trim_end_matches('/')
@@ -106,7 +135,11 @@ impl OpenAiBackend {
         if let Some(seed) = request.sampling.seed {
             body["seed"] = json!(seed);
         }
-        if let Some(schema) = &request.schema {
+        if let Some(schema) = request
+            .schema
+            .as_ref()
+            .filter(|_| self.settings.send_schema)
+        {
             body["response_format"] = json!({
                 "type": "json_schema",
                 "json_schema": { "name": "answer", "schema": schema, "strict": true },
@@ -120,7 +153,8 @@ impl LlmBackend for OpenAiBackend {
     fn describe(&self) -> String {
         format!(
             "OpenAI-compatible server at {} (model {})",
-            self.settings.base_url, self.settings.model
+            without_credentials(&self.settings.base_url),
+            self.settings.model
         )
     }
 
@@ -129,19 +163,19 @@ impl LlmBackend for OpenAiBackend {
         if let Some(key) = &self.settings.api_key {
             call = call.bearer_auth(key.expose());
         }
-        let url = self.endpoint.clone();
+        let url = without_credentials(&self.endpoint);
         let timeout = self.settings.timeout;
         Box::pin(async move {
             let response = call
                 .send()
                 .await
-                .map_err(|error| http_error(&url, timeout, &error))?;
+                .map_err(|error| http_error(&url, timeout, error))?;
             let status = response.status();
             let body =
                 response
                     .text()
                     .await
-                    .map_err(|error| match http_error(&url, timeout, &error) {
+                    .map_err(|error| match http_error(&url, timeout, error) {
                         LlmError::Unreachable { detail, .. } => {
                             LlmError::InvalidResponse(format!("the answer broke off: {detail}"))
                         }
@@ -172,13 +206,14 @@ impl LlmBackend for OpenAiBackend {
     }
 }
 
-fn http_error(url: &str, timeout: Duration, error: &reqwest::Error) -> LlmError {
+fn http_error(url: &str, timeout: Duration, error: reqwest::Error) -> LlmError {
+    let error = error.without_url();
     if error.is_timeout() {
         return LlmError::TimedOut(timeout);
     }
     // The top-level message repeats the URL; the causes say what went wrong.
     let mut causes = Vec::new();
-    let mut source = std::error::Error::source(error);
+    let mut source = std::error::Error::source(&error);
     while let Some(cause) = source {
         causes.push(cause.to_string());
         source = cause.source();
@@ -191,6 +226,18 @@ fn http_error(url: &str, timeout: Duration, error: &reqwest::Error) -> LlmError 
     LlmError::Unreachable {
         url: url.to_owned(),
         detail,
+    }
+}
+
+/// The URL with any `user:password@` part hidden, for logs and errors.
+fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://<redacted>@{}", &rest[at + 1..]),
+        None => url.to_owned(),
     }
 }
 

@@ -100,6 +100,12 @@ pub enum LlmError {
     /// The server answered with something that is not a chat completion.
     #[error("the model server's answer was not understood: {0}")]
     InvalidResponse(String),
+    /// A backend failed in a way it did not report, such as a panic.
+    #[error("the backend failed: {0}")]
+    BackendFailed(String),
+    /// The backend could not be set up.
+    #[error("the backend could not be set up: {0}")]
+    Setup(String),
     /// The bridge's background runtime is not running.
     #[error("the LLM bridge is not running: {0}")]
     BridgeStopped(String),

@@ -89,3 +89,34 @@ fn a_valid_index_becomes_the_offered_request() {
         assert_eq!(prompt.offered[0].command, request.command);
     }
 }
+
+/// A backend that panics on every request.
+struct PanickingBackend;
+
+impl bevy_loom::llm::LlmBackend for PanickingBackend {
+    fn describe(&self) -> String {
+        "panics".to_owned()
+    }
+
+    fn complete(&self, _request: bevy_loom::llm::LlmRequest) -> bevy_loom::llm::LlmFuture {
+        Box::pin(async { panic!("a backend bug") })
+    }
+}
+
+#[test]
+fn a_panicking_backend_still_ends_every_request_and_actors_think_again() {
+    let (mut app, _) = tavern_app(BackendChoice::Custom(Arc::new(PanickingBackend)));
+    for _ in 0..2 {
+        let log = run_turn(&mut app);
+        assert!(log.requests.is_empty());
+        assert!(
+            log.rejected.len() >= 2,
+            "every thinking actor gets an outcome: {:#?}",
+            log.rejected
+        );
+        assert!(log.rejected.iter().all(|r| matches!(
+            r.reason,
+            RejectionReason::NoAnswer(bevy_loom::llm::LlmError::BackendFailed(_))
+        )));
+    }
+}

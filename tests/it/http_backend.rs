@@ -143,6 +143,7 @@ fn settings(base_url: &str) -> OpenAiSettings {
         model: MODEL.to_owned(),
         api_key: Some(ApiKey::new(API_KEY)),
         timeout: Duration::from_secs(30),
+        send_schema: true,
     }
 }
 
@@ -461,4 +462,25 @@ fn tavern_actors_act_on_server_decisions() {
         expected.push(serde_json::Value::Null);
         assert_eq!(choices, &expected);
     }
+}
+
+/// Credentials written into the URL never show in descriptions, `Debug` output or errors.
+#[test]
+fn credentials_in_the_url_never_show() {
+    let base = refused_base_url().replace("http://", "http://loom:hunter2@");
+    let settings = OpenAiSettings {
+        api_key: None,
+        ..settings(&base)
+    };
+    let backend = OpenAiBackend::new(settings.clone()).expect("an HTTP backend");
+    let error = outcome(&base, GIVE_UP).expect_err("a refused connection is an error");
+    for shown in [
+        backend.describe(),
+        format!("{settings:?}"),
+        error.to_string(),
+        format!("{error:?}"),
+    ] {
+        assert!(!shown.contains("hunter2"), "the password shows in {shown}");
+    }
+    assert!(backend.describe().contains("<redacted>@127.0.0.1"));
 }
