@@ -451,6 +451,7 @@ fn block_fixture() -> BlockFixture {
         mods: &mod_refs,
         actions: &[],
         actors: &[],
+        scopes: None,
     });
     assert!(registry.problems().is_empty(), "{:?}", registry.problems());
     assert_eq!(registry.mods().len(), 29);
@@ -955,20 +956,29 @@ fn world_fixture() -> WorldFixture {
         mods: mod_ids.map(str::to_owned).to_vec(),
         action_group_order: vec!["core".to_owned(), "movement".to_owned()],
     };
-    let manifests: Vec<(String, ModManifest)> = mod_ids
-        .iter()
-        .map(|id| (mod_file(id), manifest(id, None, None)))
-        .collect();
-    let mod_refs: Vec<(&str, &ModManifest)> = manifests
-        .iter()
-        .map(|(file, m)| (file.as_str(), m))
-        .collect();
     let files: Vec<String> = definitions
         .iter()
         .map(|d| {
             let (namespace, name) = d.id.split_once(':').expect("mod:action id");
             format!("mods/{namespace}/actions/{name}.action.json")
         })
+        .collect();
+    // Each manifest lists its own action files, as content on disk does.
+    let manifests: Vec<(String, ModManifest)> = mod_ids
+        .iter()
+        .map(|id| {
+            let mut manifest = manifest(id, None, None);
+            let folder = format!("mods/{id}/");
+            manifest.content.actions = files
+                .iter()
+                .filter_map(|file| file.strip_prefix(&folder).map(str::to_owned))
+                .collect();
+            (mod_file(id), manifest)
+        })
+        .collect();
+    let mod_refs: Vec<(&str, &ModManifest)> = manifests
+        .iter()
+        .map(|(file, m)| (file.as_str(), m))
         .collect();
     let action_refs: Vec<(&str, &ActionDefinition)> =
         files.iter().map(String::as_str).zip(&definitions).collect();
@@ -977,6 +987,7 @@ fn world_fixture() -> WorldFixture {
         mods: &mod_refs,
         actions: &action_refs,
         actors: &[],
+        scopes: None,
     });
     assert!(registry.problems().is_empty(), "{:?}", registry.problems());
     assert_eq!(registry.actions().len(), 30);

@@ -22,7 +22,7 @@ mod manifest;
 mod registry;
 mod validate;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use bevy::asset::{AssetLoadFailedEvent, AssetTrackingSystems, LoadState, UntypedAssetId};
 use bevy::ecs::system::SystemParam;
@@ -70,6 +70,7 @@ impl Plugin for ContentPlugin {
         app.insert_resource(self.settings.clone())
             .init_resource::<ContentRegistry>()
             .init_resource::<ContentFiles>()
+            .init_resource::<TargetScopeNames>()
             .add_message::<ContentError>();
         register_content_asset::<GameManifest>(app);
         register_content_asset::<ModManifest>(app);
@@ -97,6 +98,11 @@ impl Plugin for ContentPlugin {
 /// The system set that loads content and rebuilds the [`ContentRegistry`] (in `PreUpdate`).
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ContentSystems;
+
+/// The target scope names actions may use, published by the world layer; `None`
+/// (no world layer) skips the unknown-scope check.
+#[derive(Resource, Debug, Clone, Default, PartialEq, Eq)]
+pub struct TargetScopeNames(pub Option<BTreeSet<String>>);
 
 /// Whether content has been loaded at least once: a run condition.
 pub fn content_loaded(registry: Res<ContentRegistry>) -> bool {
@@ -226,11 +232,15 @@ struct ContentAssets<'w> {
 fn rebuild_registry(
     server: Res<AssetServer>,
     settings: Res<ContentSettings>,
+    scopes: Res<TargetScopeNames>,
     assets: ContentAssets,
     mut files: ResMut<ContentFiles>,
     mut registry: ResMut<ContentRegistry>,
     mut errors: MessageWriter<ContentError>,
 ) {
+    if scopes.is_changed() {
+        files.changed = true;
+    }
     if !files.changed {
         return;
     }
@@ -252,12 +262,14 @@ fn rebuild_registry(
     let mod_list = loaded(&files.mods, &assets.manifests);
     let action_list = loaded(&files.actions, &assets.actions);
     let actor_list = loaded(&files.actors, &assets.actors);
-    let mut built = ContentRegistry::build(ContentSources {
+    let sources = ContentSources {
         game,
         mods: &mod_list,
         actions: &action_list,
         actors: &actor_list,
-    });
+        scopes: scopes.0.as_ref(),
+    };
+    let mut built = ContentRegistry::rebuild(sources, &registry);
     built.set_generation(registry.generation() + 1);
     let current: HashSet<ContentError> = built.problems().iter().cloned().collect();
     for problem in built.problems() {

@@ -1,6 +1,6 @@
 //! The `ContentRegistry`: every valid piece of loaded content, looked up by id.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use bevy::ecs::resource::Resource;
 
@@ -44,6 +44,7 @@ pub struct ContentRegistry {
     action_index: HashMap<String, usize>,
     action_files: HashMap<String, String>,
     actors: HashMap<String, ActorSpec>,
+    actor_files: HashMap<String, String>,
     problems: Vec<ContentError>,
     generation: u64,
 }
@@ -59,124 +60,64 @@ pub struct ContentSources<'a> {
     pub actions: &'a [(&'a str, &'a ActionDefinition)],
     /// Actor specs that loaded.
     pub actors: &'a [(&'a str, &'a ActorSpec)],
+    /// The target scope names actions may use; `None` skips that check.
+    pub scopes: Option<&'a BTreeSet<String>>,
 }
 
 impl ContentRegistry {
     /// Builds a registry from loaded files, checking the rules that span files:
-    /// dependencies (missing, version range, cycles), conflicts and duplicate ids.
-    /// Whatever breaks a rule is skipped and reported; the rest is kept.
+    /// dependencies (missing, version range, cycles), conflicts, duplicate ids,
+    /// unknown scopes, and files no manifest lists. Whatever breaks a rule is skipped
+    /// and reported; the rest is kept.
     pub fn build(sources: ContentSources<'_>) -> Self {
-        let mut problems = Vec::new();
+        Self::rebuild(sources, &Self::default())
+    }
+
+    /// Like [`build`](Self::build), keeping from `previous` the last valid version of
+    /// any file whose new version breaks a rule that spans files.
+    pub fn rebuild<'a>(sources: ContentSources<'a>, previous: &'a ContentRegistry) -> Self {
         let Some((_, game)) = sources.game else {
             return Self::default();
         };
-        let mut candidates: Vec<(&str, &ModManifest)> = Vec::new();
-        for id in &game.mods {
-            let found = sources.mods.iter().find(|(file, manifest)| {
-                manifest.id.eq_ignore_ascii_case(id)
-                    && owning_mod(file).is_none_or(|folder| folder.eq_ignore_ascii_case(id))
-            });
-            // A manifest that failed to load was already reported by its loader.
-            if let Some(&(file, manifest)) = found
-                && !candidates
+        let candidates = select_mods(game, sources.mods);
+        let mut problems = Vec::new();
+        let mut kept = resolve_mods(candidates.clone(), game, &mut problems);
+        let fallbacks: Vec<(&str, &ModManifest)> = candidates
+            .iter()
+            .filter(|(file, _)| !kept.iter().any(|(k, _)| k == file))
+            .filter_map(|&(file, current)| {
+                previous
+                    .mods
                     .iter()
-                    .any(|(_, m)| m.id.eq_ignore_ascii_case(id))
-            {
-                candidates.push((file, manifest));
-            }
-        }
-        let is_present = |set: &[(&str, &ModManifest)], id: &str| {
-            set.iter().any(|(_, m)| m.id.eq_ignore_ascii_case(id))
-        };
-
-        // Declared conflicts: the mod that declares the conflict is skipped.
-        let before_conflicts = candidates.clone();
-        candidates.retain(|(file, manifest)| {
-            let mut ok = true;
-            for (index, other) in manifest.conflicts.iter().enumerate() {
-                if !other.eq_ignore_ascii_case(&manifest.id) && is_present(&before_conflicts, other) {
-                    problems.push(ContentError::new(
-                        *file,
-                        format!("/conflicts/{index}"),
-                        format!("`{}` conflicts with `{other}`, which is also loaded: remove one of them from the game file", manifest.id),
-                    ));
-                    ok = false;
-                }
-            }
-            ok
-        });
-
-        // Dependency cycles: every mod on a cycle is skipped.
-        let cycles = dependency_cycles(&candidates);
-        for cycle in &cycles {
-            let ids: Vec<&str> = cycle.iter().map(|&i| candidates[i].1.id.as_str()).collect();
-            let names = format!("{} → {}", ids.join(" → "), ids[0]);
-            for (position, &member) in cycle.iter().enumerate() {
-                let (file, manifest) = candidates[member];
-                let next = ids[(position + 1) % ids.len()];
-                let index = manifest
-                    .dependencies
-                    .iter()
-                    .position(|d| d.id.eq_ignore_ascii_case(next))
-                    .unwrap_or_default();
-                problems.push(ContentError::new(
-                    file,
-                    format!("/dependencies/{index}/id"),
-                    format!("dependency cycle {names}: a mod cannot depend on itself through others; remove one of these dependencies"),
-                ));
-            }
-        }
-        let on_cycle: HashSet<usize> = cycles.into_iter().flatten().collect();
-        candidates = candidates
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| !on_cycle.contains(i))
-            .map(|(_, c)| c)
+                    .find(|m| m.file == file && &m.manifest != current)
+                    .map(|m| (file, &m.manifest))
+            })
             .collect();
-
-        // Missing dependencies and version ranges, until nothing more drops out.
-        loop {
-            let mut dropped = false;
-            let snapshot = candidates.clone();
-            candidates.retain(|(file, manifest)| {
-                for (index, dependency) in manifest.dependencies.iter().enumerate() {
-                    match snapshot.iter().find(|(_, m)| m.id.eq_ignore_ascii_case(&dependency.id)) {
-                        None => {
-                            let listed = game.mods.iter().any(|m| m.eq_ignore_ascii_case(&dependency.id));
-                            let hint = if listed {
-                                "it is listed in the game file but did not load; fix the errors reported for it"
-                            } else {
-                                "add it to the game file's `mods`"
-                            };
-                            problems.push(ContentError::new(
-                                *file,
-                                format!("/dependencies/{index}/id"),
-                                format!("`{}` depends on `{}`, which is not loaded: {hint}", manifest.id, dependency.id),
-                            ));
-                            dropped = true;
-                            return false;
-                        }
-                        Some((_, found)) if !dependency.version.matches(&found.version) => {
-                            problems.push(ContentError::new(
-                                *file,
-                                format!("/dependencies/{index}/version"),
-                                format!(
-                                    "`{}` needs `{}` {}, but version {} is loaded: update one of the mods or widen the range",
-                                    manifest.id, dependency.id, dependency.version, found.version
-                                ),
-                            ));
-                            dropped = true;
-                            return false;
-                        }
-                        Some(_) => {}
-                    }
+        if !fallbacks.is_empty() {
+            let substituted = candidates
+                .iter()
+                .map(|&(file, manifest)| {
+                    fallbacks
+                        .iter()
+                        .copied()
+                        .find(|(f, _)| *f == file)
+                        .unwrap_or((file, manifest))
+                })
+                .collect();
+            let mut second = Vec::new();
+            kept = resolve_mods(substituted, game, &mut second);
+            for (file, _) in &fallbacks {
+                if kept.iter().any(|(k, _)| k == file) {
+                    problems.push(kept_last_valid(file));
                 }
-                true
-            });
-            if !dropped {
-                break;
+            }
+            for problem in second {
+                if !problems.contains(&problem) {
+                    problems.push(problem);
+                }
             }
         }
+        let candidates = kept;
 
         let mut registry = Self::default();
         for (file, manifest) in candidates {
@@ -219,10 +160,31 @@ impl ContentRegistry {
             })
             .collect();
 
-        // Actions and actors of loaded mods; the first file to claim an id keeps it.
-        let actions = first_claims(sources.actions, "action", &registry, &mut problems, |a| {
-            &a.id
-        });
+        // Listed actions and actors of loaded mods; the first file to claim an id keeps it.
+        let listed: HashSet<String> = registry
+            .mods
+            .iter()
+            .flat_map(|loaded| {
+                let folder = loaded
+                    .file
+                    .rsplit_once('/')
+                    .map_or("", |(folder, _)| folder);
+                let content = &loaded.manifest.content;
+                content
+                    .actions
+                    .iter()
+                    .chain(&content.actors)
+                    .map(move |path| format!("{folder}/{path}"))
+            })
+            .collect();
+        let actions = accept_items(
+            sources.actions,
+            &listed,
+            |file| previous.action_from_file(file),
+            |file, action| unknown_scopes(file, action, sources.scopes),
+            &mut problems,
+        );
+        let actions = first_claims(&actions, "action", &registry, &mut problems, |a| &a.id);
         let mut actions: Vec<ActionDefinition> = actions
             .into_iter()
             .map(|(file, action)| {
@@ -244,11 +206,19 @@ impl ContentRegistry {
             .map(|(i, a)| (a.id.clone(), i))
             .collect();
         registry.actions = actions;
-        registry.actors =
-            first_claims(sources.actors, "actor", &registry, &mut problems, |a| &a.id)
-                .into_iter()
-                .map(|(_, actor)| (actor.id.clone(), actor.clone()))
-                .collect();
+        let actors = accept_items(
+            sources.actors,
+            &listed,
+            |file| previous.actor_from_file(file),
+            |_, _| Vec::new(),
+            &mut problems,
+        );
+        for (file, actor) in first_claims(&actors, "actor", &registry, &mut problems, |a| &a.id) {
+            registry
+                .actor_files
+                .insert(actor.id.clone(), file.to_owned());
+            registry.actors.insert(actor.id.clone(), actor.clone());
+        }
         registry.problems = problems;
         registry
     }
@@ -327,18 +297,20 @@ impl ContentRegistry {
         &self.problems
     }
 
-    /// Removes an action that a later check found unusable, recording why.
-    pub fn reject_action(&mut self, id: &str, problem: ContentError) {
-        if let Some(index) = self.action_index.remove(id) {
-            self.actions.remove(index);
-            self.action_index = self
-                .actions
-                .iter()
-                .enumerate()
-                .map(|(i, a)| (a.id.clone(), i))
-                .collect();
-        }
-        self.problems.push(problem);
+    /// The action an asset path defined, if it is in use.
+    pub fn action_from_file(&self, file: &str) -> Option<&ActionDefinition> {
+        self.action_files
+            .iter()
+            .find(|(_, f)| *f == file)
+            .and_then(|(id, _)| self.action(id))
+    }
+
+    /// The actor spec an asset path defined, if it is in use.
+    pub fn actor_from_file(&self, file: &str) -> Option<&ActorSpec> {
+        self.actor_files
+            .iter()
+            .find(|(_, f)| *f == file)
+            .and_then(|(id, _)| self.actor(id))
     }
 
     /// Counts rebuilds; changes whenever the content in use changes.
@@ -349,6 +321,191 @@ impl ContentRegistry {
     pub(crate) fn set_generation(&mut self, generation: u64) {
         self.generation = generation;
     }
+}
+
+/// The game file's mods that have a manifest, in load order, each once.
+fn select_mods<'a>(
+    game: &GameManifest,
+    mods: &[(&'a str, &'a ModManifest)],
+) -> Vec<(&'a str, &'a ModManifest)> {
+    let mut selected: Vec<(&str, &ModManifest)> = Vec::new();
+    for id in &game.mods {
+        // A manifest that failed to load was already reported by its loader.
+        let found = mods.iter().find(|(file, manifest)| {
+            manifest.id.eq_ignore_ascii_case(id)
+                && owning_mod(file).is_none_or(|folder| folder.eq_ignore_ascii_case(id))
+        });
+        if let Some(&(file, manifest)) = found
+            && !selected.iter().any(|(_, m)| m.id.eq_ignore_ascii_case(id))
+        {
+            selected.push((file, manifest));
+        }
+    }
+    selected
+}
+
+/// The mods that pass conflicts, cycles and dependencies, reporting the others.
+fn resolve_mods<'a>(
+    mut candidates: Vec<(&'a str, &'a ModManifest)>,
+    game: &GameManifest,
+    problems: &mut Vec<ContentError>,
+) -> Vec<(&'a str, &'a ModManifest)> {
+    let is_present = |set: &[(&str, &ModManifest)], id: &str| {
+        set.iter().any(|(_, m)| m.id.eq_ignore_ascii_case(id))
+    };
+
+    // Declared conflicts: the mod that declares the conflict is skipped.
+    let before_conflicts = candidates.clone();
+    candidates.retain(|(file, manifest)| {
+        let mut ok = true;
+        for (index, other) in manifest.conflicts.iter().enumerate() {
+            if !other.eq_ignore_ascii_case(&manifest.id) && is_present(&before_conflicts, other) {
+                problems.push(ContentError::new(
+                    *file,
+                    format!("/conflicts/{index}"),
+                    format!("`{}` conflicts with `{other}`, which is also loaded: remove one of them from the game file", manifest.id),
+                ));
+                ok = false;
+            }
+        }
+        ok
+    });
+
+    // Dependency cycles: every mod on a cycle is skipped.
+    let cycles = dependency_cycles(&candidates);
+    for cycle in &cycles {
+        let ids: Vec<&str> = cycle.iter().map(|&i| candidates[i].1.id.as_str()).collect();
+        let names = format!("{} → {}", ids.join(" → "), ids[0]);
+        for (position, &member) in cycle.iter().enumerate() {
+            let (file, manifest) = candidates[member];
+            let next = ids[(position + 1) % ids.len()];
+            let index = manifest
+                .dependencies
+                .iter()
+                .position(|d| d.id.eq_ignore_ascii_case(next))
+                .unwrap_or_default();
+            problems.push(ContentError::new(
+                file,
+                format!("/dependencies/{index}/id"),
+                format!("dependency cycle {names}: a mod cannot depend on itself through others; remove one of these dependencies"),
+            ));
+        }
+    }
+    let on_cycle: HashSet<usize> = cycles.into_iter().flatten().collect();
+    candidates = candidates
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !on_cycle.contains(i))
+        .map(|(_, c)| c)
+        .collect();
+
+    // Missing dependencies and version ranges, until nothing more drops out.
+    loop {
+        let mut dropped = false;
+        let snapshot = candidates.clone();
+        candidates.retain(|(file, manifest)| {
+            for (index, dependency) in manifest.dependencies.iter().enumerate() {
+                match snapshot.iter().find(|(_, m)| m.id.eq_ignore_ascii_case(&dependency.id)) {
+                    None => {
+                        let listed = game.mods.iter().any(|m| m.eq_ignore_ascii_case(&dependency.id));
+                        let hint = if listed {
+                            "it is listed in the game file but did not load; fix the errors reported for it"
+                        } else {
+                            "add it to the game file's `mods`"
+                        };
+                        problems.push(ContentError::new(
+                            *file,
+                            format!("/dependencies/{index}/id"),
+                            format!("`{}` depends on `{}`, which is not loaded: {hint}", manifest.id, dependency.id),
+                        ));
+                        dropped = true;
+                        return false;
+                    }
+                    Some((_, found)) if !dependency.version.matches(&found.version) => {
+                        problems.push(ContentError::new(
+                            *file,
+                            format!("/dependencies/{index}/version"),
+                            format!(
+                                "`{}` needs `{}` {}, but version {} is loaded: update one of the mods or widen the range",
+                                manifest.id, dependency.id, dependency.version, found.version
+                            ),
+                        ));
+                        dropped = true;
+                        return false;
+                    }
+                    Some(_) => {}
+                }
+            }
+            true
+        });
+        if !dropped {
+            break;
+        }
+    }
+
+    candidates
+}
+
+/// The note that a file's last valid version stays in use.
+fn kept_last_valid(file: &str) -> ContentError {
+    ContentError::new(
+        file,
+        "",
+        "kept the last valid version of this file until its problems are fixed",
+    )
+}
+
+/// The listed items that pass `check`; an item that fails keeps its `previous`
+/// version from the same file when that one still passes.
+fn accept_items<'a, T: PartialEq>(
+    items: &[(&'a str, &'a T)],
+    listed: &HashSet<String>,
+    previous: impl Fn(&str) -> Option<&'a T>,
+    check: impl Fn(&str, &T) -> Vec<ContentError>,
+    problems: &mut Vec<ContentError>,
+) -> Vec<(&'a str, &'a T)> {
+    let mut accepted = Vec::new();
+    for &(file, item) in items {
+        if !listed.contains(file) {
+            continue;
+        }
+        let found = check(file, item);
+        if found.is_empty() {
+            accepted.push((file, item));
+            continue;
+        }
+        problems.extend(found);
+        if let Some(last) =
+            previous(file).filter(|last| *last != item && check(file, last).is_empty())
+        {
+            problems.push(kept_last_valid(file));
+            accepted.push((file, last));
+        }
+    }
+    accepted
+}
+
+/// An action's target slots whose scope nobody registered.
+fn unknown_scopes(
+    file: &str,
+    action: &ActionDefinition,
+    scopes: Option<&BTreeSet<String>>,
+) -> Vec<ContentError> {
+    let Some(scopes) = scopes else {
+        return Vec::new();
+    };
+    action
+        .target_slots()
+        .filter(|(_, slot)| !scopes.contains(&slot.scope))
+        .map(|(role, slot)| {
+            let known = scopes.iter().map(String::as_str).collect::<Vec<_>>().join(", ");
+            ContentError::new(
+                file,
+                format!("/targets/{}/scope", role.field()),
+                format!("unknown scope `{}`: use one of {known}, or register it with `add_target_scope`", slot.scope),
+            )
+        })
+        .collect()
 }
 
 /// The items of loaded mods, skipping (and reporting) every later claim to an id already taken.

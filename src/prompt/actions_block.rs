@@ -273,6 +273,7 @@ mod tests {
             mods: &sources,
             actions: &[],
             actors: &[],
+            scopes: None,
         })
     }
 

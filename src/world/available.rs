@@ -245,7 +245,7 @@ mod tests {
     }
 
     fn registry(actions: &[serde_json::Value]) -> ContentRegistry {
-        let manifests: Vec<ModManifest> = ["core", "items"]
+        let mut manifests: Vec<ModManifest> = ["core", "items"]
             .iter()
             .map(|id| {
                 serde_json::from_value(json!({ "id": id, "version": "1.0.0", "name": id }))
@@ -260,14 +260,21 @@ mod tests {
             mods: vec!["core".into(), "items".into()],
             action_group_order: vec![],
         };
+        let files: Vec<String> = definitions
+            .iter()
+            .map(|d| format!("mods/{}/actions/{}.action.json", d.namespace(), d.name))
+            .collect();
+        for manifest in &mut manifests {
+            let folder = format!("mods/{}/", manifest.id);
+            manifest.content.actions = files
+                .iter()
+                .filter_map(|f| f.strip_prefix(&folder).map(str::to_owned))
+                .collect();
+        }
         let mods = [
             ("mods/core/mod.json", &manifests[0]),
             ("mods/items/mod.json", &manifests[1]),
         ];
-        let files: Vec<String> = definitions
-            .iter()
-            .map(|d| format!("mods/{}/actions/x.action.json", d.namespace()))
-            .collect();
         let actions: Vec<(&str, &ActionDefinition)> =
             files.iter().map(String::as_str).zip(&definitions).collect();
         ContentRegistry::build(ContentSources {
@@ -275,6 +282,7 @@ mod tests {
             mods: &mods,
             actions: &actions,
             actors: &[],
+            scopes: None,
         })
     }
 

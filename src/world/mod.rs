@@ -11,8 +11,6 @@ mod perception;
 mod scope;
 mod view;
 
-use std::collections::HashSet;
-
 use bevy::prelude::*;
 
 pub use available::{AvailableAction, available_actions, render_command};
@@ -21,17 +19,16 @@ pub use perception::describe_surroundings;
 pub use scope::{ScopeFn, TargetScopeAppExt, TargetScopes};
 pub use view::{EntityView, WorldView, WorldViewQuery};
 
-use crate::content::{ContentError, ContentRegistry, ContentSystems};
+use crate::content::{ContentSystems, TargetScopeNames};
 
-/// Registers the place model and the target scopes, and rejects actions that name
-/// a scope nobody registered.
+/// Registers the place model and the target scopes, and tells the content layer
+/// which scope names exist so that actions naming others are rejected at load.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WorldPlugin;
 
 impl Plugin for WorldPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<TargetScopes>()
-            .add_message::<ContentError>()
             .register_type::<Place>()
             .register_type::<Exits>()
             .register_type::<InPlace>()
@@ -39,54 +36,14 @@ impl Plugin for WorldPlugin {
             .register_type::<DisplayName>()
             .register_type::<Character>()
             .register_type::<Tags>()
-            .add_systems(PreUpdate, reject_unknown_scopes.after(ContentSystems));
+            .init_resource::<TargetScopeNames>()
+            .add_systems(PreUpdate, publish_scope_names.before(ContentSystems));
     }
 }
 
-fn reject_unknown_scopes(
-    registry: Option<ResMut<ContentRegistry>>,
-    scopes: Res<TargetScopes>,
-    mut checked: Local<u64>,
-    mut reported: Local<HashSet<ContentError>>,
-    mut errors: MessageWriter<ContentError>,
-) {
-    let Some(mut registry) = registry else { return };
-    if registry.generation() == *checked {
-        return;
+/// Tells the content layer which scope names exist, so actions naming others are rejected at load.
+fn publish_scope_names(scopes: Res<TargetScopes>, mut names: ResMut<TargetScopeNames>) {
+    if scopes.is_changed() {
+        names.0 = Some(scopes.names().map(str::to_owned).collect());
     }
-    *checked = registry.generation();
-    let mut rejected = Vec::new();
-    for action in registry.actions() {
-        for (role, slot) in action.target_slots() {
-            if !scopes.contains(&slot.scope) {
-                let known = scopes.names().collect::<Vec<_>>().join(", ");
-                let file = registry
-                    .action_file(&action.id)
-                    .unwrap_or_default()
-                    .to_owned();
-                rejected.push((
-                    action.id.clone(),
-                    ContentError::new(
-                        file,
-                        format!("/targets/{}/scope", role.field()),
-                        format!("unknown scope `{}`: use one of {known}, or register it with `add_target_scope`", slot.scope),
-                    ),
-                ));
-                break;
-            }
-        }
-    }
-    // The registry is rebuilt whenever a file changes; report each problem once.
-    let current: HashSet<ContentError> = rejected
-        .iter()
-        .map(|(_, problem)| problem.clone())
-        .collect();
-    for (id, problem) in rejected {
-        if !reported.contains(&problem) {
-            error!("{problem}");
-            errors.write(problem.clone());
-        }
-        registry.reject_action(&id, problem);
-    }
-    *reported = current;
 }

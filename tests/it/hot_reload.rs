@@ -72,3 +72,83 @@ fn edits_apply_and_broken_edits_keep_the_last_valid_version() {
     });
     assert_eq!(template(&app).as_deref(), Some("wait patiently"));
 }
+
+/// Loads `core` (with `core:wait`) in a watched folder and returns the app and folder.
+fn watched_core() -> (bevy::prelude::App, tempfile::TempDir) {
+    let mut files = core_mod();
+    files.push(game(&["core"]));
+    let dir = content_dir(&files);
+    let mut app = content_app(dir.path(), true);
+    update_until(&mut app, "content to load", |app| template(app).is_some());
+    (app, dir)
+}
+
+fn reported(app: &bevy::prelude::App, file: &str, words: &str) -> bool {
+    app.world()
+        .resource::<SeenErrors>()
+        .0
+        .iter()
+        .any(|e| e.file == file && e.message.contains(words))
+}
+
+#[test]
+fn an_edit_naming_an_unknown_scope_keeps_the_last_valid_version() {
+    let (mut app, dir) = watched_core();
+    let file = "mods/core/actions/wait.action.json";
+    let broken = action(
+        "core:wait",
+        json!({ "template": "wait for {friend}",
+                "targets": { "primary": { "scope": "friends_nearby", "placeholder": "friend" } } }),
+    );
+    write(dir.path(), file, &broken);
+    update_until(&mut app, "the unknown scope to be reported", |app| {
+        reported(app, file, "unknown scope `friends_nearby`")
+    });
+    assert!(reported(&app, file, "kept the last valid version"));
+    assert_eq!(
+        template(&app).as_deref(),
+        Some("wait"),
+        "the last valid version stays in use"
+    );
+}
+
+#[test]
+fn a_file_removed_from_the_listing_is_no_longer_used() {
+    let (mut app, dir) = watched_core();
+    write(
+        dir.path(),
+        "mods/core/mod.json",
+        &manifest("core", json!({ "content": { "actions": [] } })),
+    );
+    update_until(&mut app, "the unlisted action to go", |app| {
+        template(app).is_none()
+    });
+}
+
+#[test]
+fn a_manifest_edit_with_a_missing_dependency_keeps_the_last_valid_manifest() {
+    let (mut app, dir) = watched_core();
+    let edited = manifest(
+        "core",
+        json!({ "actionPurpose": "A purpose from the broken edit.",
+                "dependencies": [{ "id": "magic" }],
+                "content": { "actions": ["actions/wait.action.json"] } }),
+    );
+    write(dir.path(), "mods/core/mod.json", &edited);
+    update_until(&mut app, "the missing dependency to be reported", |app| {
+        reported(app, "mods/core/mod.json", "depends on `magic`")
+    });
+    let registry = app.world().resource::<ContentRegistry>();
+    assert!(
+        registry.is_mod_loaded("core"),
+        "the last valid manifest stays in use"
+    );
+    assert_eq!(
+        registry
+            .action_metadata("core")
+            .and_then(|m| m.purpose.clone())
+            .as_deref(),
+        Some("Actions of the core mod, for tests.")
+    );
+    assert_eq!(template(&app).as_deref(), Some("wait"));
+}
