@@ -1,5 +1,5 @@
-//! A headless tavern: smart NPCs take turns on real content and the game carries out
-//! what they choose. Prints a transcript.
+//! A headless tavern: smart NPCs take turns on real content, and the game's own rule
+//! system carries out what they choose. Prints a transcript.
 //!
 //! ```text
 //! cargo run --example tavern -- [--turns N] [--seed S] [--show-prompt]
@@ -15,10 +15,15 @@ use std::time::{Duration, Instant};
 
 use bevy::asset::AssetPlugin;
 use bevy::prelude::*;
-use bevy_loom::actors::SpawnedScene;
+use bevy_loom::actors::{ActorMind, SpawnedScene};
 use bevy_loom::content::parse_content;
+use bevy_loom::llm::SamplingOptions;
 use bevy_loom::prelude::*;
 
+const USAGE: &str =
+    "usage: tavern [--turns N] [--seed S] [--show-prompt] [--content DIR] [--scene FILE]";
+
+#[derive(Resource, Clone)]
 struct Options {
     content: PathBuf,
     scene: PathBuf,
@@ -37,7 +42,7 @@ fn parse_args() -> Result<Options, String> {
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value\n{USAGE}"));
         match arg.as_str() {
             "--content" => options.content = PathBuf::from(value("--content")?),
             "--scene" => options.scene = PathBuf::from(value("--scene")?),
@@ -52,61 +57,24 @@ fn parse_args() -> Result<Options, String> {
                     .map_err(|e| format!("--seed: {e}"))?
             }
             "--show-prompt" => options.show_prompt = true,
-            "--help" | "-h" => {
-                return Err("usage: tavern [--turns N] [--seed S] [--show-prompt] [--content DIR] [--scene FILE]".into());
-            }
-            other => return Err(format!("unknown argument `{other}`; try --help")),
+            "--help" | "-h" => return Err(USAGE.into()),
+            other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
     }
     Ok(options)
 }
 
-/// Everything that happened this turn, gathered as it arrives.
-#[derive(Resource, Default)]
-struct Turn {
-    requests: Vec<ActionRequest>,
-    speech: HashMap<Entity, String>,
-    rejections: Vec<DecisionRejected>,
-    prompts: Vec<DecisionRequested>,
-}
-
-fn gather(
-    mut turn: ResMut<Turn>,
-    mut requests: MessageReader<ActionRequest>,
-    mut spoke: MessageReader<ActorSpoke>,
-    mut rejected: MessageReader<DecisionRejected>,
-    mut prompts: MessageReader<DecisionRequested>,
-    mut errors: MessageReader<ContentError>,
-) {
-    turn.requests.extend(requests.read().cloned());
-    for line in spoke.read() {
-        turn.speech.insert(line.actor, line.text.clone());
-    }
-    turn.rejections.extend(rejected.read().cloned());
-    turn.prompts.extend(prompts.read().cloned());
-    for error in errors.read() {
-        println!("content error: {error}");
-    }
-}
-
 fn main() -> ExitCode {
-    let options = match parse_args() {
-        Ok(options) => options,
-        Err(message) => {
-            eprintln!("{message}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match run(&options) {
+    match parse_args().and_then(run) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("{message}");
             ExitCode::FAILURE
         }
     }
 }
 
-fn run(options: &Options) -> Result<(), String> {
+fn run(options: Options) -> Result<(), String> {
     let content = options
         .content
         .canonicalize()
@@ -120,17 +88,22 @@ fn run(options: &Options) -> Result<(), String> {
         std::fs::read(&scene_path).map_err(|e| format!("scene {}: {e}", scene_path.display()))?;
     let scene: SceneDefinition =
         parse_content(&bytes, &scene_path.to_string_lossy()).map_err(|problems| {
-            problems
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("\n")
+            let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+            lines.join("\n")
         })?;
 
     let backend = if std::env::var("LOOM_LLM_URL").is_ok_and(|url| !url.trim().is_empty()) {
         BackendChoice::FromEnv
     } else {
         BackendChoice::Offline { seed: options.seed }
+    };
+    let llm = LlmSettings {
+        backend,
+        sampling: SamplingOptions {
+            seed: Some(options.seed),
+            ..LlmSettings::default().sampling
+        },
+        ..default()
     };
     let mut app = App::new();
     app.add_plugins((
@@ -139,15 +112,18 @@ fn run(options: &Options) -> Result<(), String> {
             file_path: content.to_string_lossy().into_owned(),
             ..default()
         },
-        LoomPlugins.set(LlmPlugin {
-            settings: LlmSettings {
-                backend,
-                ..default()
-            },
-        }),
+        LoomPlugins.set(LlmPlugin { settings: llm }),
     ))
+    .insert_resource(options.clone())
     .init_resource::<Turn>()
-    .add_systems(Update, gather.after(LoomSystems::Decide));
+    .add_systems(
+        Update,
+        (gather, resolve_turn)
+            .chain()
+            .after(LoomSystems::Decide)
+            .before(LoomSystems::Narrate),
+    )
+    .add_systems(Last, report_content_errors);
     app.finish();
     app.cleanup();
 
@@ -164,11 +140,14 @@ fn run(options: &Options) -> Result<(), String> {
     }
     let spawned = {
         let world = app.world_mut();
-        let mut commands = world.commands();
-        let spawned = scene.spawn(&mut commands).map_err(|e| e.to_string())?;
+        let spawned = scene
+            .spawn(&mut world.commands())
+            .map_err(|e| e.to_string())?;
         world.flush();
         spawned
     };
+    app.insert_resource(SceneOrder::new(&spawned));
+
     let registry = app.world().resource::<ContentRegistry>();
     let bridge = app.world().resource::<LlmBridge>();
     println!(
@@ -184,86 +163,136 @@ fn run(options: &Options) -> Result<(), String> {
         options.seed,
         bridge.backend_description(),
     );
-    let deadline = bridge.default_deadline() + Duration::from_secs(5);
+    let give_up = bridge.default_deadline() + Duration::from_secs(5);
 
     for number in 1..=options.turns {
         println!("\n-- Turn {number} --");
+        app.world_mut().resource_mut::<Turn>().open = true;
         app.world_mut().write_message(TurnEnded);
         let started = Instant::now();
-        loop {
+        while app.world().resource::<Turn>().open {
             app.update();
-            let mut minds = app.world_mut().query::<&ActorMind>();
-            if !minds.iter(app.world()).any(ActorMind::is_thinking) {
-                break;
-            }
-            if started.elapsed() > deadline {
+            if started.elapsed() > give_up {
                 return Err("the model did not answer in time".into());
             }
             std::thread::sleep(Duration::from_millis(1));
         }
-        let turn = std::mem::take(&mut *app.world_mut().resource_mut::<Turn>());
-        print_turn(&mut app, &spawned, turn, options.show_prompt);
     }
     Ok(())
 }
 
-fn print_turn(app: &mut App, spawned: &SpawnedScene, mut turn: Turn, show_prompt: bool) {
-    let order: HashMap<Entity, usize> = spawned
-        .order
-        .iter()
-        .enumerate()
-        .filter_map(|(i, id)| spawned.entities.get(id).map(|&e| (e, i)))
-        .collect();
-    let rank = |entity: &Entity| order.get(entity).copied().unwrap_or(usize::MAX);
-    let name = |app: &App, entity: Entity| {
-        app.world()
-            .get::<DisplayName>(entity)
-            .map_or_else(|| entity.to_string(), |n| n.0.clone())
-    };
-    if show_prompt {
-        turn.prompts.sort_by_key(|p| rank(&p.actor));
+/// Scene entities in the order the scene lists them, for a stable transcript.
+#[derive(Resource)]
+struct SceneOrder(HashMap<Entity, usize>);
+
+impl SceneOrder {
+    fn new(spawned: &SpawnedScene) -> Self {
+        let order = spawned.order.iter().enumerate();
+        Self(
+            order
+                .filter_map(|(i, id)| spawned.entities.get(id).map(|&e| (e, i)))
+                .collect(),
+        )
+    }
+
+    fn rank(&self, entity: Entity) -> usize {
+        self.0.get(&entity).copied().unwrap_or(usize::MAX)
+    }
+}
+
+/// This turn's decisions, gathered as they arrive.
+#[derive(Resource, Default)]
+struct Turn {
+    open: bool,
+    requests: Vec<ActionRequest>,
+    speech: HashMap<Entity, String>,
+    rejections: Vec<DecisionRejected>,
+    prompts: Vec<DecisionRequested>,
+}
+
+fn gather(
+    mut turn: ResMut<Turn>,
+    mut requests: MessageReader<ActionRequest>,
+    mut spoke: MessageReader<ActorSpoke>,
+    mut rejected: MessageReader<DecisionRejected>,
+    mut prompts: MessageReader<DecisionRequested>,
+) {
+    turn.requests.extend(requests.read().cloned());
+    for line in spoke.read() {
+        turn.speech.insert(line.actor, line.text.clone());
+    }
+    turn.rejections.extend(rejected.read().cloned());
+    turn.prompts.extend(prompts.read().cloned());
+}
+
+fn report_content_errors(mut errors: MessageReader<ContentError>) {
+    for error in errors.read() {
+        println!("content error: {error}");
+    }
+}
+
+/// The game's rules. Everyone acts at once: once no smart actor is still thinking,
+/// the turn's requests are carried out in scene order, each checked against the
+/// world as it is by then — the model proposed, the game disposes.
+fn resolve_turn(world: &mut World) {
+    if !world.resource::<Turn>().open {
+        return;
+    }
+    let mut minds = world.query::<&ActorMind>();
+    if minds.iter(world).any(ActorMind::is_thinking) {
+        return;
+    }
+    let mut turn = std::mem::take(&mut *world.resource_mut::<Turn>());
+    let order = world.resource::<SceneOrder>();
+    turn.prompts.sort_by_key(|p| order.rank(p.actor));
+    turn.requests.sort_by_key(|r| order.rank(r.actor));
+    turn.rejections.sort_by_key(|r| order.rank(r.actor));
+    let mut silent: Vec<(Entity, String)> = turn.speech.drain().collect();
+    silent.sort_by_key(|(actor, _)| order.rank(*actor));
+
+    if world.resource::<Options>().show_prompt {
         for prompt in &turn.prompts {
-            println!("~~ prompt for {} ~~", name(app, prompt.actor));
+            println!("~~ prompt for {} ~~", name(world, prompt.actor));
             for message in &prompt.messages {
                 println!("[{}]\n{}\n", message.role, message.content);
             }
         }
     }
-    turn.requests.sort_by_key(|r| rank(&r.actor));
-    let mut acted = Vec::new();
     for request in &turn.requests {
-        let speech = turn
-            .speech
-            .remove(&request.actor)
-            .map(|s| format!(" — \"{s}\""))
+        let speech = silent
+            .iter()
+            .position(|(actor, _)| *actor == request.actor)
+            .map(|i| format!(" — \"{}\"", silent.remove(i).1))
             .unwrap_or_default();
-        let outcome = match carry_out(app.world_mut(), request) {
+        let outcome = match carry_out(world, request) {
             Ok(()) => String::new(),
             Err(why) => format!(" (the game refuses: {why})"),
         };
         println!(
             "{}: {}{speech}{outcome}",
-            name(app, request.actor),
+            name(world, request.actor),
             request.command
         );
-        acted.push(request.actor);
     }
-    let mut silent: Vec<_> = turn.speech.into_iter().collect();
-    silent.sort_by_key(|(actor, _)| rank(actor));
     for (actor, text) in silent {
-        println!("{} passes — \"{text}\"", name(app, actor));
+        println!("{} passes — \"{text}\"", name(world, actor));
     }
-    turn.rejections.sort_by_key(|r| rank(&r.actor));
     for rejection in &turn.rejections {
         println!(
             "{} passes (rejected: {})",
-            name(app, rejection.actor),
+            name(world, rejection.actor),
             rejection.reason
         );
     }
 }
 
-/// The game's own rules: the model proposed, the game disposes.
+fn name(world: &World, entity: Entity) -> String {
+    world
+        .get::<DisplayName>(entity)
+        .map_or_else(|| entity.to_string(), |n| n.0.clone())
+}
+
+/// One request, checked against the world as it is now.
 fn carry_out(world: &mut World, request: &ActionRequest) -> Result<(), String> {
     let actor = request.actor;
     let target = request.targets.first().copied();
@@ -289,6 +318,9 @@ fn carry_out(world: &mut World, request: &ActionRequest) -> Result<(), String> {
             let recipient = *request.targets.get(1).ok_or("nobody to give it to")?;
             if world.get::<CarriedBy>(item).map(|c| c.0) != Some(actor) {
                 return Err("they no longer hold it".into());
+            }
+            if world.get::<InPlace>(recipient).map(|p| p.0) != here {
+                return Err("they are no longer here".into());
             }
             world.entity_mut(item).insert(CarriedBy(recipient));
         }

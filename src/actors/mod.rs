@@ -22,7 +22,7 @@ pub use decision::{Decision, RejectionReason, parse_decision};
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
 
 use crate::LoomSystems;
-use crate::content::{ContentRegistry, register_content_asset};
+use crate::content::{ContentRegistry, content_loaded, register_content_asset};
 use crate::llm::{LlmBridge, LlmRequest, LlmResponse, OfferedChoice, RequestId, RequestIntent};
 use crate::prompt::{
     BlockOptions, ChatMessage, DecisionLimits, decision_messages, decision_schema,
@@ -174,7 +174,13 @@ impl Plugin for SmartActorPlugin {
             .add_message::<DecisionRequested>()
             .add_message::<LlmResponse>()
             .add_systems(Update, start_turns.in_set(LoomSystems::Sense))
-            .add_systems(Update, submit_decisions.in_set(LoomSystems::Think))
+            .add_systems(
+                Update,
+                // Actors queued before content loads wait for it rather than failing.
+                submit_decisions
+                    .run_if(content_loaded)
+                    .in_set(LoomSystems::Think),
+            )
             .add_systems(Update, apply_decisions.in_set(LoomSystems::Decide));
     }
 }
@@ -269,6 +275,7 @@ fn submit_decisions(
                     .iter()
                     .map(|a| OfferedChoice {
                         index: a.index,
+                        action_id: a.action_id.to_string(),
                         command: a.command.clone(),
                     })
                     .collect(),

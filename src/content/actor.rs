@@ -59,7 +59,7 @@ impl ActorPolicy {
                 || pattern.strip_suffix(":*").is_some_and(|namespace| {
                     action_id
                         .split_once(':')
-                        .is_some_and(|(own, _)| own.eq_ignore_ascii_case(namespace))
+                        .is_some_and(|(own, _)| own == namespace)
                 })
         })
     }

@@ -256,7 +256,7 @@ fn check_namespaced_id(id: &str, file: &str) -> Vec<ContentError> {
         )];
     }
     match owning_mod(file) {
-        Some(folder) if !folder.eq_ignore_ascii_case(namespace) => vec![ContentError::new(
+        Some(folder) if folder != namespace => vec![ContentError::new(
             file,
             "/id",
             format!(

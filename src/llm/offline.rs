@@ -13,8 +13,8 @@ use super::{LlmBackend, LlmFuture, LlmReply, LlmRequest, RequestIntent};
 /// Answers without a model, for examples, tests and games running with no server.
 ///
 /// **This is not a language model.** A decision request gets one of the offered
-/// actions, picked at random from a seed and the request's text, with a short stock
-/// line; a text request gets a fixed sentence. The same seed and the same requests
+/// actions, picked at random from a seed and the request's text, with a stock line
+/// fitting the action's mod; a text request gets a fixed sentence. The same seed and the same requests
 /// in the same order always give the same answers.
 #[derive(Debug, Default)]
 pub struct OfflineBackend {
@@ -23,13 +23,39 @@ pub struct OfflineBackend {
     repeats: Mutex<HashMap<u64, u64>>,
 }
 
-const LINES: &[&str] = &[
-    "",
-    "I think I'll {command}.",
-    "Why not? I'll {command}.",
-    "Right, then. Time to {command}.",
-    "Hm.",
+/// Stock lines by the offered action's mod.
+const LINES: &[(&str, &[&str])] = &[
+    (
+        "conversation",
+        &[
+            "Well met.",
+            "Have you heard the news?",
+            "Pull up a chair and listen.",
+        ],
+    ),
+    (
+        "items",
+        &[
+            "This might come in handy.",
+            "Careful with that.",
+            "Here, take a look.",
+        ],
+    ),
+    (
+        "positioning",
+        &[
+            "Mind if I join you?",
+            "Give me some room.",
+            "My feet are killing me.",
+        ],
+    ),
+    (
+        "combat",
+        &["You asked for this!", "Stand back!", "Not another step."],
+    ),
+    ("core", &["Hm.", "Quiet night.", "Let's see what happens."]),
 ];
+const OTHER_LINES: &[&str] = &["Hm.", "Right, then.", "Let's see."];
 
 impl OfflineBackend {
     /// An offline backend whose choices follow from this seed.
@@ -61,8 +87,17 @@ impl OfflineBackend {
                     return json!({ "action": null, "speech": "", "thought": format!("{actor} sees nothing worth doing.") })
                         .to_string();
                 };
-                let line =
-                    LINES[rng.random_range(0..LINES.len())].replace("{command}", &choice.command);
+                let namespace = choice.action_id.split(':').next().unwrap_or_default();
+                let lines = LINES
+                    .iter()
+                    .find(|(mod_id, _)| *mod_id == namespace)
+                    .map_or(OTHER_LINES, |(_, lines)| *lines);
+                // Now and then a character acts without a word.
+                let line = if rng.random_range(0..4) == 0 {
+                    ""
+                } else {
+                    lines[rng.random_range(0..lines.len())]
+                };
                 json!({
                     "action": choice.index,
                     "speech": line,

@@ -28,6 +28,8 @@ pub struct SamplingOptions {
 pub struct OfferedChoice {
     /// Its index in the prompt.
     pub index: usize,
+    /// The action's `mod:action` id.
+    pub action_id: String,
     /// The rendered command.
     pub command: String,
 }

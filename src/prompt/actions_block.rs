@@ -171,11 +171,7 @@ pub fn write_available_actions<A: ActionLine>(
         out.extend(namespace.chars().map(|c| c.to_ascii_uppercase()));
         out.push_str(" ACTIONS (");
         push_number(out, count);
-        out.push_str(if count == 1 {
-            " action)\n"
-        } else {
-            " actions)\n"
-        });
+        out.push_str(" actions)\n");
         let purpose = metadata.and_then(|m| m.purpose.as_deref());
         let consider_when = metadata.and_then(|m| m.consider_when.as_deref());
         if let Some(purpose) = purpose {
@@ -347,7 +343,7 @@ mod tests {
 [Index: 3] Command: \"step back from Registrar Copperplate\" - Create distance from someone
 [Index: 4] Command: \"sit down on bench\" - Take a seat on available furniture
 
-## CORE ACTIONS (1 action)
+## CORE ACTIONS (1 actions)
 **Purpose:** Pass time without taking significant action.
 
 [Index: 1] Command: \"wait\" - Let time pass
@@ -375,7 +371,7 @@ mod tests {
             &[],
         );
         let block = render_available_actions(&actions(), &registry, &BlockOptions::default());
-        assert!(block.contains("## CORE ACTIONS (1 action)\n**Consider when:** When nothing else fits the moment.\n\n[Index: 1]"));
+        assert!(block.contains("## CORE ACTIONS (1 actions)\n**Consider when:** When nothing else fits the moment.\n\n[Index: 1]"));
         assert!(!block.contains("**Purpose:**"));
         assert!(
             block.contains("## ITEMS ACTIONS (2 actions)\n[Index: 5]"),
@@ -394,7 +390,7 @@ mod tests {
             block,
             format!(
                 "<available_actions>
-## CORE ACTIONS (1 action)
+## CORE ACTIONS (1 actions)
 [Index: 1] Command: \"wait\" - Let time pass
 
 ## ITEMS ACTIONS (2 actions)
