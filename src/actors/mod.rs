@@ -23,15 +23,33 @@ pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedSce
 
 use crate::LoomSystems;
 use crate::content::{ContentRegistry, content_loaded, register_content_asset};
-use crate::llm::{LlmBridge, LlmRequest, LlmResponse, OfferedChoice, RequestId, RequestIntent};
+use crate::llm::{
+    ChatMessage, LlmBridge, LlmRequest, LlmResponse, OfferedChoice, RequestId, RequestIntent,
+};
 use crate::prompt::{
-    BlockOptions, ChatMessage, DecisionLimits, decision_messages, decision_schema,
+    ActionLine, BlockOptions, DecisionLimits, decision_prompt, decision_schema,
     render_available_actions,
 };
 use crate::world::{
     AvailableAction, Character, TargetScopes, WorldView, WorldViewQuery, available_actions,
     describe_surroundings,
 };
+
+// The prompt layer renders what the world layer offers.
+impl ActionLine for AvailableAction {
+    fn index(&self) -> usize {
+        self.index
+    }
+    fn action_id(&self) -> &str {
+        &self.action_id
+    }
+    fn command(&self) -> &str {
+        &self.command
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+}
 
 /// Marks a character as driven by a model, naming its spec by id (`tavern:marta`).
 #[derive(Component, Debug, Clone, PartialEq, Eq, Reflect)]
@@ -257,12 +275,16 @@ fn submit_decisions(
             spec.policy.allows(id)
         });
         let block = render_available_actions(&offered, &*registry, &settings.block);
-        let messages = decision_messages(
+        let prompt = decision_prompt(
             spec,
             &describe_surroundings(&view, entity),
             &block,
             &settings.limits,
         );
+        let messages = vec![
+            ChatMessage::system(prompt.system),
+            ChatMessage::user(prompt.user),
+        ];
         let request = LlmRequest {
             messages: messages.clone(),
             schema: Some(decision_schema(

@@ -6,7 +6,32 @@ use bevy::prelude::*;
 use serde_json::Value;
 use thiserror::Error;
 
-pub use crate::prompt::ChatMessage;
+/// A chat message, as every chat-completion API takes it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ChatMessage {
+    /// `system`, `user` or `assistant`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+}
+
+impl ChatMessage {
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self {
+            role: "system".to_owned(),
+            content: content.into(),
+        }
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self {
+            role: "user".to_owned(),
+            content: content.into(),
+        }
+    }
+}
 
 /// Identifies one submitted request; its [`LlmResponse`] carries the same id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -26,31 +26,13 @@ impl Default for DecisionLimits {
     }
 }
 
-/// A chat message, as every chat-completion API takes it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ChatMessage {
-    /// `system`, `user` or `assistant`.
-    pub role: String,
-    /// The text.
-    pub content: String,
-}
-
-impl ChatMessage {
-    /// A system message.
-    pub fn system(content: impl Into<String>) -> Self {
-        Self {
-            role: "system".to_owned(),
-            content: content.into(),
-        }
-    }
-
-    /// A user message.
-    pub fn user(content: impl Into<String>) -> Self {
-        Self {
-            role: "user".to_owned(),
-            content: content.into(),
-        }
-    }
+/// A decision prompt: what stays the same turn after turn, and what changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecisionPrompt {
+    /// The rules and the persona: the stable prefix, sent as the system message.
+    pub system: String,
+    /// Perception and the available actions, sent last.
+    pub user: String,
 }
 
 /// The rules every decision prompt starts with; they never change, so servers can cache them.
@@ -59,16 +41,14 @@ Stay in character. You cannot change the world directly: the game carries out th
 Answer with exactly one JSON object and nothing else:
 {\"action\": <the Index number of one offered action, or null to do nothing>, \"speech\": \"<what you say aloud, or an empty string>\", \"thought\": \"<a short private thought>\"}";
 
-/// The messages of a decision prompt for one actor.
-///
-/// The system message holds what stays the same turn after turn (the rules and the
-/// persona); the user message holds what changes (perception and actions), last.
-pub fn decision_messages(
+/// The decision prompt for one actor: the stable part (rules, persona, goals) first,
+/// then what it perceives and the available actions.
+pub fn decision_prompt(
     spec: &ActorSpec,
     perception: &str,
     actions_block: &str,
     limits: &DecisionLimits,
-) -> Vec<ChatMessage> {
+) -> DecisionPrompt {
     let mut system = String::with_capacity(1024);
     system.push_str(DECISION_RULES);
     system.push_str(&format!(
@@ -93,10 +73,10 @@ pub fn decision_messages(
     let user = format!(
         "<perception>\n{perception}\n</perception>\n\n{actions_block}\n\nWhat do you do? Answer with the JSON object only."
     );
-    vec![
-        ChatMessage::system(system.trim_end()),
-        ChatMessage::user(user),
-    ]
+    DecisionPrompt {
+        system: system.trim_end().to_owned(),
+        user,
+    }
 }
 
 /// The JSON schema of a decision answer: `action` is one of the offered indices or
@@ -114,4 +94,71 @@ pub fn decision_schema(offered: impl IntoIterator<Item = usize>, limits: &Decisi
         "required": ["action", "speech", "thought"],
         "additionalProperties": false
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn marta() -> ActorSpec {
+        serde_json::from_value(serde_json::json!({
+            "id": "tavern:marta",
+            "name": "Marta",
+            "role": "innkeeper of the Gilded Tankard",
+            "persona": ["Warm but shrewd.", "Remembers every debt."],
+            "goals": ["Keep the peace."]
+        }))
+        .expect("a spec")
+    }
+
+    #[test]
+    fn the_prompt_is_stable_part_first_then_perception_then_actions() {
+        let prompt = decision_prompt(
+            &marta(),
+            "You are in the common room.",
+            "<available_actions>\n...\n</available_actions>",
+            &DecisionLimits::default(),
+        );
+        assert_eq!(
+            prompt.system,
+            "You play one character in a game. Each turn you choose one of the actions offered to you, or none.
+Stay in character. You cannot change the world directly: the game carries out the action you choose, if it can.
+Answer with exactly one JSON object and nothing else:
+{\"action\": <the Index number of one offered action, or null to do nothing>, \"speech\": \"<what you say aloud, or an empty string>\", \"thought\": \"<a short private thought>\"}
+Keep speech under 300 characters and thought under 500 characters.
+
+<character>
+You are Marta, innkeeper of the Gilded Tankard.
+- Warm but shrewd.
+- Remembers every debt.
+</character>
+
+<goals>
+- Keep the peace.
+</goals>"
+        );
+        assert_eq!(
+            prompt.user,
+            "<perception>
+You are in the common room.
+</perception>
+
+<available_actions>
+...
+</available_actions>
+
+What do you do? Answer with the JSON object only."
+        );
+    }
+
+    #[test]
+    fn the_schema_offers_only_the_indices_and_null() {
+        let schema = decision_schema([1, 2, 3], &DecisionLimits::default());
+        assert_eq!(
+            schema["properties"]["action"]["enum"],
+            serde_json::json!([1, 2, 3, null])
+        );
+        assert_eq!(schema["properties"]["speech"]["maxLength"], 300);
+        assert_eq!(schema["additionalProperties"], false);
+    }
 }

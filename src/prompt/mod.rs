@@ -8,5 +8,5 @@ pub use actions_block::{
     ActionCatalog, ActionLine, BlockOptions, render_available_actions, write_available_actions,
 };
 pub use decision::{
-    ChatMessage, DECISION_RULES, DecisionLimits, decision_messages, decision_schema,
+    DECISION_RULES, DecisionLimits, DecisionPrompt, decision_prompt, decision_schema,
 };

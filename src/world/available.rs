@@ -6,7 +6,6 @@ use bevy::prelude::*;
 
 use super::{TargetScopes, WorldView};
 use crate::content::{ActionDefinition, ContentRegistry};
-use crate::prompt::ActionLine;
 
 /// One action an actor may take, with its targets chosen and its command rendered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,21 +20,6 @@ pub struct AvailableAction {
     pub command: String,
     /// The definition's description, shared like the id.
     pub description: Arc<str>,
-}
-
-impl ActionLine for AvailableAction {
-    fn index(&self) -> usize {
-        self.index
-    }
-    fn action_id(&self) -> &str {
-        &self.action_id
-    }
-    fn command(&self) -> &str {
-        &self.command
-    }
-    fn description(&self) -> &str {
-        &self.description
-    }
 }
 
 /// Every action `actor` may take, numbered from 1 in a stable order: the

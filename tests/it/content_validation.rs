@@ -177,7 +177,7 @@ fn misspelt_field() {
 
 #[test]
 fn missing_dependency() {
-    expect_one_error(
+    let registry = expect_one_error(
         &["core", "extra"],
         vec![(
             "mods/extra/mod.json",
@@ -186,6 +186,10 @@ fn missing_dependency() {
         "mods/extra/mod.json",
         "/dependencies/0/id",
         "depends on `magic`, which is not loaded",
+    );
+    assert!(
+        !registry.is_mod_loaded("extra"),
+        "the mod with the problem is skipped"
     );
 }
 
@@ -209,7 +213,7 @@ fn dependency_version_range_not_met() {
 
 #[test]
 fn declared_conflict_loaded() {
-    expect_one_error(
+    let registry = expect_one_error(
         &["core", "extra"],
         vec![(
             "mods/extra/mod.json",
@@ -218,6 +222,10 @@ fn declared_conflict_loaded() {
         "mods/extra/mod.json",
         "/conflicts/0",
         "conflicts with `core`",
+    );
+    assert!(
+        !registry.is_mod_loaded("extra"),
+        "the mod with the problem is skipped"
     );
 }
 

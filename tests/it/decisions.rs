@@ -65,6 +65,21 @@ fn an_oversized_answer_is_rejected() {
 }
 
 #[test]
+fn an_answer_over_the_size_limit_is_rejected_whole() {
+    let thought = "hm ".repeat(2000);
+    let log = turn_with_answer(&format!(
+        r#"{{"action": 1, "speech": "", "thought": "{thought}"}}"#
+    ));
+    assert!(log.requests.is_empty());
+    assert_eq!(log.rejected.len(), 3);
+    assert!(
+        log.rejected
+            .iter()
+            .all(|r| matches!(r.reason, RejectionReason::AnswerTooLarge { .. }))
+    );
+}
+
+#[test]
 fn null_passes_and_speech_is_still_heard() {
     let log = turn_with_answer(
         r#"{"action": null, "speech": "Quiet night.", "thought": "Nothing to do."}"#,
