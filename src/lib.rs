@@ -6,10 +6,13 @@ pub mod actors;
 pub mod content;
 pub mod llm;
 pub mod prompt;
+mod schedule;
 pub mod world;
 
+pub use schedule::LoomSystems;
+pub(crate) use schedule::configure_loom_sets;
+
 use bevy::app::{PluginGroup, PluginGroupBuilder};
-use bevy::prelude::*;
 
 /// Everything a game usually imports.
 pub mod prelude {
@@ -29,39 +32,6 @@ pub mod prelude {
         TargetScopeAppExt, WorldPlugin, WorldView,
     };
     pub use crate::{LoomPlugins, LoomSystems};
-}
-
-/// The stages of a turn, chained in `Update` in this order. Put the game's own rule
-/// systems between [`Decide`](Self::Decide) and [`Narrate`](Self::Narrate).
-#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LoomSystems {
-    /// Turn and cadence bookkeeping, perception.
-    Sense,
-    /// Prompt assembly and submission.
-    Think,
-    /// Drain the bridge into [`LlmResponse`](llm::LlmResponse) messages.
-    Receive,
-    /// Parse and validate answers; write [`ActionRequest`](actors::ActionRequest)s.
-    Decide,
-    /// Turn reports into text.
-    Narrate,
-    /// Write memories.
-    Remember,
-}
-
-pub(crate) fn configure_loom_sets(app: &mut App) {
-    app.configure_sets(
-        Update,
-        (
-            LoomSystems::Sense,
-            LoomSystems::Think,
-            LoomSystems::Receive,
-            LoomSystems::Decide,
-            LoomSystems::Narrate,
-            LoomSystems::Remember,
-        )
-            .chain(),
-    );
 }
 
 /// Every bevy_loom plugin: content, world view, the LLM bridge and smart actors.

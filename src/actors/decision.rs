@@ -72,7 +72,8 @@ pub enum RejectionReason {
 /// Parses `{"action": <index or null>, "speech": "...", "thought": "..."}` and checks
 /// it against what was offered (indices `1..=offered`) and the size limits.
 ///
-/// A single Markdown code fence around the object is tolerated; other fields are ignored.
+/// Lenient where it costs nothing: a single Markdown code fence around the object is
+/// tolerated, other fields are ignored, and a missing `speech` or `thought` is empty.
 pub fn parse_decision(
     raw: &str,
     offered: usize,

@@ -16,6 +16,7 @@ mod scene;
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 pub use decision::{Decision, RejectionReason, parse_decision};
@@ -99,6 +100,10 @@ pub struct TurnClock {
 }
 
 /// A validated request for the game to carry out.
+///
+/// It was valid when offered; the world may have moved on while the model thought,
+/// so check it against your rules before you carry it out (and refuse if it no
+/// longer makes sense).
 #[derive(Message, Debug, Clone, PartialEq, Eq)]
 pub struct ActionRequest {
     /// Who acts.
@@ -182,15 +187,12 @@ impl Plugin for SmartActorPlugin {
         app.insert_resource(self.settings.clone())
             .init_resource::<TurnClock>()
             .init_resource::<ThinkQueue>()
-            .init_resource::<ContentRegistry>()
-            .init_resource::<TargetScopes>()
             .register_type::<SmartActor>()
             .add_message::<TurnEnded>()
             .add_message::<ActionRequest>()
             .add_message::<ActorSpoke>()
             .add_message::<DecisionRejected>()
             .add_message::<DecisionRequested>()
-            .add_message::<LlmResponse>()
             .add_systems(Update, start_turns.in_set(LoomSystems::Sense))
             .add_systems(
                 Update,
@@ -201,6 +203,45 @@ impl Plugin for SmartActorPlugin {
             )
             .add_systems(Update, apply_decisions.in_set(LoomSystems::Decide));
     }
+
+    fn finish(&self, app: &mut App) {
+        let world = app.world();
+        let needs = [
+            (
+                world.contains_resource::<ContentRegistry>(),
+                "ContentPlugin",
+            ),
+            (world.contains_resource::<TargetScopes>(), "WorldPlugin"),
+            (world.contains_resource::<LlmBridge>(), "LlmPlugin"),
+            (
+                world.contains_resource::<Time>(),
+                "TimePlugin (part of MinimalPlugins and DefaultPlugins)",
+            ),
+        ];
+        for (present, plugin) in needs {
+            assert!(
+                present,
+                "SmartActorPlugin needs {plugin}: add LoomPlugins, or the missing plugin, to the app"
+            );
+        }
+    }
+}
+
+/// What a smart actor thinks about: content, scopes and the place model.
+#[derive(SystemParam)]
+struct Surroundings<'w, 's> {
+    registry: Res<'w, ContentRegistry>,
+    scopes: Res<'w, TargetScopes>,
+    world: WorldViewQuery<'w, 's>,
+}
+
+/// Where decisions and their outcomes are written.
+#[derive(SystemParam)]
+struct DecisionWriters<'w> {
+    requested: MessageWriter<'w, DecisionRequested>,
+    requests: MessageWriter<'w, ActionRequest>,
+    spoke: MessageWriter<'w, ActorSpoke>,
+    rejected: MessageWriter<'w, DecisionRejected>,
 }
 
 /// Actors waiting to think, in the order they became eligible, and requests in flight.
@@ -239,21 +280,22 @@ fn start_turns(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn submit_decisions(
     settings: Res<SmartActorSettings>,
-    registry: Res<ContentRegistry>,
-    scopes: Res<TargetScopes>,
-    world: WorldViewQuery,
+    surroundings: Surroundings,
     mut queue: ResMut<ThinkQueue>,
     mut bridge: ResMut<LlmBridge>,
     mut actors: Query<(&SmartActor, &mut ActorMind)>,
-    mut requested: MessageWriter<DecisionRequested>,
-    mut rejected: MessageWriter<DecisionRejected>,
+    mut out: DecisionWriters,
 ) {
     if queue.waiting.is_empty() {
         return;
     }
+    let Surroundings {
+        registry,
+        scopes,
+        world,
+    } = surroundings;
     let view = WorldView::from_query(&world);
     for _ in 0..settings.max_new_thinkers_per_frame {
         let Some(entity) = queue.waiting.pop_front() else {
@@ -264,7 +306,7 @@ fn submit_decisions(
         };
         mind.queued = false;
         let Some(spec) = registry.actor(&actor.spec) else {
-            rejected.write(DecisionRejected {
+            out.rejected.write(DecisionRejected {
                 actor: entity,
                 reason: RejectionReason::UnknownSpec(actor.spec.clone()),
                 raw: String::new(),
@@ -309,7 +351,7 @@ fn submit_decisions(
         mind.pending = Some(id);
         mind.cooldown = spec.policy.cooldown_turns;
         mind.offered = offered.clone();
-        requested.write(DecisionRequested {
+        out.requested.write(DecisionRequested {
             actor: entity,
             request: id,
             messages,
@@ -318,16 +360,13 @@ fn submit_decisions(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn apply_decisions(
     settings: Res<SmartActorSettings>,
     clock: Res<TurnClock>,
     mut responses: MessageReader<LlmResponse>,
     mut queue: ResMut<ThinkQueue>,
     mut actors: Query<&mut ActorMind>,
-    mut requests: MessageWriter<ActionRequest>,
-    mut spoke: MessageWriter<ActorSpoke>,
-    mut rejected: MessageWriter<DecisionRejected>,
+    mut out: DecisionWriters,
 ) {
     for response in responses.read() {
         let Some(entity) = queue.pending.remove(&response.id) else {
@@ -347,7 +386,7 @@ fn apply_decisions(
             Ok(reply) => reply.text.as_str(),
             Err(error) => {
                 warn!("smart actor {entity} gets no decision: {error}");
-                rejected.write(DecisionRejected {
+                out.rejected.write(DecisionRejected {
                     actor: entity,
                     reason: RejectionReason::NoAnswer(error.clone()),
                     raw: String::new(),
@@ -358,7 +397,7 @@ fn apply_decisions(
         match parse_decision(raw, offered.len(), &settings.limits) {
             Ok(decision) => {
                 if let Some(chosen) = decision.action.and_then(|index| offered.get(index - 1)) {
-                    requests.write(ActionRequest {
+                    out.requests.write(ActionRequest {
                         actor: entity,
                         action_id: chosen.action_id.to_string(),
                         targets: chosen.targets.clone(),
@@ -366,7 +405,7 @@ fn apply_decisions(
                     });
                 }
                 if !decision.speech.is_empty() {
-                    spoke.write(ActorSpoke {
+                    out.spoke.write(ActorSpoke {
                         actor: entity,
                         text: decision.speech,
                     });
@@ -374,7 +413,7 @@ fn apply_decisions(
             }
             Err(reason) => {
                 warn!("smart actor {entity}: decision rejected: {reason}");
-                rejected.write(DecisionRejected {
+                out.rejected.write(DecisionRejected {
                     actor: entity,
                     reason,
                     raw: raw.to_owned(),

@@ -67,6 +67,10 @@ impl Default for ContentSettings {
 
 impl Plugin for ContentPlugin {
     fn build(&self, app: &mut App) {
+        assert!(
+            app.is_plugin_added::<AssetPlugin>(),
+            "ContentPlugin loads content through Bevy's assets: add AssetPlugin (or DefaultPlugins) before LoomPlugins"
+        );
         app.insert_resource(self.settings.clone())
             .init_resource::<ContentRegistry>()
             .init_resource::<ContentFiles>()

@@ -205,18 +205,8 @@ fn write_line(out: &mut String, action: &impl ActionLine) {
     out.push('\n');
 }
 
-fn push_number(out: &mut String, mut number: usize) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (number % 10) as u8;
-        number /= 10;
-        if number == 0 {
-            break;
-        }
-    }
-    out.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
+fn push_number(out: &mut String, number: usize) {
+    out.push_str(itoa::Buffer::new().format(number));
 }
 
 #[cfg(test)]

@@ -7,4 +7,5 @@ mod decisions;
 mod hot_reload;
 mod http_backend;
 mod scheduling;
+mod setup;
 mod tavern_turn;

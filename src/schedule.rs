@@ -1,0 +1,36 @@
+//! The system sets every bevy_loom system runs in.
+
+use bevy::prelude::*;
+
+/// The stages of a turn, chained in `Update` in this order. Put the game's own rule
+/// systems between [`Decide`](Self::Decide) and [`Narrate`](Self::Narrate).
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LoomSystems {
+    /// Turn and cadence bookkeeping, perception.
+    Sense,
+    /// Prompt assembly and submission.
+    Think,
+    /// Drain the bridge into [`LlmResponse`](llm::LlmResponse) messages.
+    Receive,
+    /// Parse and validate answers; write [`ActionRequest`](actors::ActionRequest)s.
+    Decide,
+    /// Turn reports into text.
+    Narrate,
+    /// Write memories.
+    Remember,
+}
+
+pub(crate) fn configure_loom_sets(app: &mut App) {
+    app.configure_sets(
+        Update,
+        (
+            LoomSystems::Sense,
+            LoomSystems::Think,
+            LoomSystems::Receive,
+            LoomSystems::Decide,
+            LoomSystems::Narrate,
+            LoomSystems::Remember,
+        )
+            .chain(),
+    );
+}
