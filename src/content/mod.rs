@@ -47,7 +47,8 @@ pub struct ContentPlugin {
     pub settings: ContentSettings,
 }
 
-/// Where content is found, relative to the asset root.
+/// Where content is found, relative to the asset root. Read when the game file is
+/// first requested, at startup.
 #[derive(Resource, Debug, Clone, PartialEq, Eq)]
 pub struct ContentSettings {
     /// The game file listing the mods to load.

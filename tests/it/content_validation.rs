@@ -303,6 +303,36 @@ fn duplicate_action_id() {
 }
 
 #[test]
+fn duplicate_actor_id() {
+    let spec =
+        |name: &str| json!({ "id": "extra:marta", "name": name, "role": "innkeeper" }).to_string();
+    let registry = expect_one_error(
+        &["core", "extra"],
+        vec![
+            (
+                "mods/extra/mod.json",
+                manifest(
+                    "extra",
+                    json!({ "content": { "actors": ["actors/marta.actor.json", "actors/marta_again.actor.json"] } }),
+                ),
+            ),
+            ("mods/extra/actors/marta.actor.json", spec("Marta")),
+            (
+                "mods/extra/actors/marta_again.actor.json",
+                spec("Other Marta"),
+            ),
+        ],
+        "mods/extra/actors/marta_again.actor.json",
+        "/id",
+        "duplicate actor id `extra:marta`",
+    );
+    assert_eq!(
+        registry.actor("extra:marta").map(|a| a.name.as_str()),
+        Some("Marta")
+    );
+}
+
+#[test]
 fn action_namespace_not_its_mod() {
     let registry = expect_one_error(
         &["core", "extra"],
