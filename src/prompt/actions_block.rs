@@ -112,16 +112,20 @@ pub fn write_available_actions<A: ActionLine>(
     let mut group_of: Vec<usize> = Vec::with_capacity(actions.len());
     let mut last = usize::MAX;
     for action in actions {
-        let namespace = action_namespace(action.action_id());
-        if last == usize::MAX || groups[last].0 != namespace {
-            last = match groups.iter().position(|(seen, _)| *seen == namespace) {
-                Some(found) => found,
-                None => {
-                    groups.push((namespace, 0));
-                    groups.len() - 1
-                }
-            };
+        // Actions usually come grouped already: check the current group before searching.
+        if last != usize::MAX && in_namespace(action.action_id(), groups[last].0) {
+            groups[last].1 += 1;
+            group_of.push(last);
+            continue;
         }
+        let namespace = action_namespace(action.action_id());
+        last = match groups.iter().position(|(seen, _)| *seen == namespace) {
+            Some(found) => found,
+            None => {
+                groups.push((namespace, 0));
+                groups.len() - 1
+            }
+        };
         groups[last].1 += 1;
         group_of.push(last);
     }
@@ -203,6 +207,14 @@ fn write_line(out: &mut String, action: &impl ActionLine) {
     out.push_str("\" - ");
     out.push_str(action.description());
     out.push('\n');
+}
+
+/// Whether `id` is `namespace:...`, without searching it for the colon.
+fn in_namespace(id: &str, namespace: &str) -> bool {
+    let (id, namespace) = (id.as_bytes(), namespace.as_bytes());
+    id.len() > namespace.len()
+        && id[namespace.len()] == b':'
+        && id.iter().zip(namespace).all(|(a, b)| a == b)
 }
 
 fn push_number(out: &mut String, number: usize) {
