@@ -5,6 +5,35 @@ use std::pin::Pin;
 
 use super::{LlmError, LlmReply, LlmRequest};
 
+/// Where a backend sends the pieces of a streamed answer as they arrive.
+///
+/// The bridge turns them into [`LlmDelta`](super::LlmDelta) messages, in order, before
+/// the request's one [`LlmResponse`](super::LlmResponse).
+pub struct DeltaSink {
+    send: Box<dyn Fn(String) + Send + Sync>,
+}
+
+impl DeltaSink {
+    /// A sink that hands every piece to `send`.
+    pub fn new(send: impl Fn(String) + Send + Sync + 'static) -> Self {
+        Self {
+            send: Box::new(send),
+        }
+    }
+
+    /// A sink that drops every piece, for calling a backend directly.
+    pub fn discard() -> Self {
+        Self::new(|_| {})
+    }
+
+    /// Passes on one piece; empty pieces are dropped.
+    pub fn send(&self, text: &str) {
+        if !text.is_empty() {
+            (self.send)(text.to_owned());
+        }
+    }
+}
+
 /// A boxed future a backend returns.
 pub type LlmFuture = Pin<Box<dyn Future<Output = Result<LlmReply, LlmError>> + Send>>;
 
@@ -16,6 +45,13 @@ pub trait LlmBackend: Send + Sync + 'static {
     /// A short name for logs: `offline`, `openai http://127.0.0.1:8080/v1`.
     fn describe(&self) -> String;
 
-    /// Answers one request.
-    fn complete(&self, request: LlmRequest) -> LlmFuture;
+    /// The model name requests go to, part of a recorded request's key; empty when
+    /// the backend has no such notion.
+    fn model(&self) -> &str {
+        ""
+    }
+
+    /// Answers one request. When `request.stream` is set, the backend sends the
+    /// answer's pieces to `deltas` as they arrive; the reply still holds the whole text.
+    fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture;
 }

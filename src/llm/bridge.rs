@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 use bevy::prelude::*;
 use futures_lite::FutureExt;
 
-use super::{LlmBackend, LlmError, LlmReply, LlmRequest, LlmResponse, RequestId, SamplingOptions};
+use super::{
+    DeltaSink, LlmBackend, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, RequestId,
+    SamplingOptions,
+};
 
 struct Job {
     id: RequestId,
@@ -16,15 +19,23 @@ struct Job {
     submitted: Instant,
 }
 
+/// What the runtime hands back: pieces of streamed answers, then each request's outcome.
+enum Arrival {
+    Delta(LlmDelta),
+    Done(LlmResponse),
+}
+
 /// Sends requests to the configured backend without blocking a frame.
 ///
 /// Each [`submit`](Self::submit) returns at once; the outcome arrives later as an
-/// [`LlmResponse`] message with the same id. The backend's futures run on a Tokio
-/// runtime on the bridge's own thread, which stops when the bridge is dropped.
+/// [`LlmResponse`] message with the same id, after any [`LlmDelta`] pieces of a
+/// streamed answer. The backend's futures run on a Tokio runtime on the bridge's own
+/// thread, which stops when the bridge is dropped.
 #[derive(Resource)]
 pub struct LlmBridge {
     jobs: tokio::sync::mpsc::UnboundedSender<Job>,
-    done: Mutex<mpsc::Receiver<LlmResponse>>,
+    arrivals: Mutex<mpsc::Receiver<Arrival>>,
+    deltas: Vec<LlmDelta>,
     stopped: Vec<LlmResponse>,
     next_id: u64,
     in_flight: usize,
@@ -40,49 +51,19 @@ impl LlmBridge {
         deadline: Duration,
         defaults: SamplingOptions,
     ) -> Self {
-        let (jobs, mut queue) = tokio::sync::mpsc::unbounded_channel::<Job>();
-        let (finished, done) = mpsc::channel();
+        let (jobs, queue) = tokio::sync::mpsc::unbounded_channel::<Job>();
+        let (arrived, arrivals) = mpsc::channel();
         let description = backend.describe();
-        let fallback_deadline = deadline;
         let spawned = std::thread::Builder::new()
             .name("loom-llm-bridge".to_owned())
-            .spawn(move || {
-                let runtime = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(runtime) => runtime,
-                    Err(error) => {
-                        error!("the LLM bridge could not start its runtime: {error}");
-                        return;
-                    }
-                };
-                runtime.block_on(async move {
-                    while let Some(job) = queue.recv().await {
-                        let backend = Arc::clone(&backend);
-                        let finished: mpsc::Sender<LlmResponse> = finished.clone();
-                        let deadline = job.request.deadline.unwrap_or(fallback_deadline);
-                        tokio::spawn(async move {
-                            let result =
-                                tokio::time::timeout(deadline, answer(&*backend, job.request))
-                                    .await
-                                    .unwrap_or(Err(LlmError::TimedOut(deadline)));
-                            // The receiver is gone only when the bridge was dropped; nobody waits then.
-                            let _ = finished.send(LlmResponse {
-                                id: job.id,
-                                result,
-                                latency: job.submitted.elapsed(),
-                            });
-                        });
-                    }
-                });
-            });
+            .spawn(move || run(backend, queue, arrived, deadline));
         if let Err(error) = spawned {
             error!("the LLM bridge could not start its thread: {error}");
         }
         Self {
             jobs,
-            done: Mutex::new(done),
+            arrivals: Mutex::new(arrivals),
+            deltas: Vec::new(),
             stopped: Vec::new(),
             next_id: 0,
             in_flight: 0,
@@ -100,6 +81,9 @@ impl LlmBridge {
         sampling.temperature = sampling.temperature.or(self.defaults.temperature);
         sampling.max_tokens = sampling.max_tokens.or(self.defaults.max_tokens);
         sampling.seed = sampling.seed.or(self.defaults.seed);
+        if sampling.stop.is_empty() {
+            sampling.stop.clone_from(&self.defaults.stop);
+        }
         request.deadline = request.deadline.or(Some(self.deadline));
         let job = Job {
             id,
@@ -114,22 +98,34 @@ impl LlmBridge {
                     "its background thread has stopped; see the log for why".to_owned(),
                 )),
                 latency: Duration::ZERO,
+                first_token: None,
             });
         }
         id
     }
 
-    /// Outcomes that arrived since the last call, without waiting.
+    /// Outcomes that arrived since the last call, without waiting. Pieces of streamed
+    /// answers that arrived with them wait in [`drain_deltas`](Self::drain_deltas).
     ///
     /// In an app with [`LlmPlugin`](super::LlmPlugin) the plugin drains the bridge every
-    /// frame into [`LlmResponse`] messages; call this only when using the bridge on its own.
+    /// frame into messages; call this only when using the bridge on its own.
     pub fn drain(&mut self) -> Vec<LlmResponse> {
-        let mut arrived = std::mem::take(&mut self.stopped);
-        if let Ok(done) = self.done.get_mut() {
-            arrived.extend(done.try_iter());
+        let mut done = std::mem::take(&mut self.stopped);
+        if let Ok(arrivals) = self.arrivals.get_mut() {
+            for arrival in arrivals.try_iter() {
+                match arrival {
+                    Arrival::Delta(delta) => self.deltas.push(delta),
+                    Arrival::Done(response) => done.push(response),
+                }
+            }
         }
-        self.in_flight = self.in_flight.saturating_sub(arrived.len());
-        arrived
+        self.in_flight = self.in_flight.saturating_sub(done.len());
+        done
+    }
+
+    /// Pieces of streamed answers gathered by [`drain`](Self::drain), in arrival order.
+    pub fn drain_deltas(&mut self) -> Vec<LlmDelta> {
+        std::mem::take(&mut self.deltas)
     }
 
     /// Requests submitted whose outcome has not been drained yet.
@@ -154,17 +150,71 @@ impl LlmBridge {
     }
 }
 
+/// The bridge thread: a Tokio runtime running one task per request.
+fn run(
+    backend: Arc<dyn LlmBackend>,
+    mut queue: tokio::sync::mpsc::UnboundedReceiver<Job>,
+    arrived: mpsc::Sender<Arrival>,
+    fallback_deadline: Duration,
+) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            error!("the LLM bridge could not start its runtime: {error}");
+            return;
+        }
+    };
+    runtime.block_on(async move {
+        while let Some(job) = queue.recv().await {
+            let backend = Arc::clone(&backend);
+            let arrived = arrived.clone();
+            tokio::spawn(async move {
+                let deadline = job.request.deadline.unwrap_or(fallback_deadline);
+                let first_token = Arc::new(Mutex::new(None));
+                let deltas = {
+                    let (arrived, first_token, id) = (arrived.clone(), first_token.clone(), job.id);
+                    let submitted = job.submitted;
+                    DeltaSink::new(move |text| {
+                        if let Ok(mut first) = first_token.lock() {
+                            first.get_or_insert_with(|| submitted.elapsed());
+                        }
+                        // The receiver is gone only when the bridge was dropped.
+                        let _ = arrived.send(Arrival::Delta(LlmDelta { id, text }));
+                    })
+                };
+                let result = tokio::time::timeout(deadline, answer(&*backend, job.request, deltas))
+                    .await
+                    .unwrap_or(Err(LlmError::TimedOut(deadline)));
+                let first_token = first_token.lock().ok().and_then(|first| *first);
+                let _ = arrived.send(Arrival::Done(LlmResponse {
+                    id: job.id,
+                    result,
+                    latency: job.submitted.elapsed(),
+                    first_token,
+                }));
+            });
+        }
+    });
+}
+
 /// Runs a backend on one request. A backend that panics ends its request with
 /// [`LlmError::BackendFailed`] instead of leaving it without an outcome.
-async fn answer(backend: &dyn LlmBackend, request: LlmRequest) -> Result<LlmReply, LlmError> {
+async fn answer(
+    backend: &dyn LlmBackend,
+    request: LlmRequest,
+    deltas: DeltaSink,
+) -> Result<LlmReply, LlmError> {
     let failed = |_| {
         LlmError::BackendFailed(format!(
             "the backend `{}` panicked; see the log",
             backend.describe()
         ))
     };
-    let future =
-        std::panic::catch_unwind(AssertUnwindSafe(|| backend.complete(request))).map_err(failed)?;
+    let future = std::panic::catch_unwind(AssertUnwindSafe(|| backend.complete(request, deltas)))
+        .map_err(failed)?;
     AssertUnwindSafe(future)
         .catch_unwind()
         .await

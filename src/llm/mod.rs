@@ -9,6 +9,8 @@
 
 mod backend;
 mod bridge;
+#[cfg(feature = "http")]
+mod http;
 mod offline;
 #[cfg(feature = "http")]
 mod openai;
@@ -19,14 +21,14 @@ use std::time::Duration;
 
 use bevy::prelude::*;
 
-pub use backend::{LlmBackend, LlmFuture};
+pub use backend::{DeltaSink, LlmBackend, LlmFuture};
 pub use bridge::LlmBridge;
 pub use offline::OfflineBackend;
 #[cfg(feature = "http")]
 pub use openai::{ApiKey, OpenAiBackend, OpenAiSettings};
 pub use request::{
-    ChatMessage, LlmError, LlmReply, LlmRequest, LlmResponse, OfferedChoice, RequestId,
-    RequestIntent, SamplingOptions,
+    ChatMessage, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, OfferedChoice, RequestId,
+    RequestIntent, SamplingOptions, TokenUsage,
 };
 
 use crate::LoomSystems;
@@ -110,7 +112,7 @@ impl Default for LlmSettings {
             sampling: SamplingOptions {
                 temperature: Some(0.7),
                 max_tokens: Some(256),
-                seed: None,
+                ..default()
             },
         }
     }
@@ -135,6 +137,7 @@ impl Plugin for LlmPlugin {
                 self.settings.sampling.clone(),
             ))
             .add_message::<LlmResponse>()
+            .add_message::<LlmDelta>()
             .add_systems(
                 Update,
                 (
@@ -151,6 +154,12 @@ fn apply_settings(settings: Res<LlmSettings>, mut bridge: ResMut<LlmBridge>) {
     bridge.set_defaults(settings.deadline, settings.sampling.clone());
 }
 
-fn receive_responses(mut bridge: ResMut<LlmBridge>, mut responses: MessageWriter<LlmResponse>) {
-    responses.write_batch(bridge.drain());
+fn receive_responses(
+    mut bridge: ResMut<LlmBridge>,
+    mut deltas: MessageWriter<LlmDelta>,
+    mut responses: MessageWriter<LlmResponse>,
+) {
+    let done = bridge.drain();
+    deltas.write_batch(bridge.drain_deltas());
+    responses.write_batch(done);
 }

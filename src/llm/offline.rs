@@ -8,7 +8,7 @@ use rand::seq::IndexedRandom;
 use rand::{RngExt, SeedableRng};
 use serde_json::json;
 
-use super::{LlmBackend, LlmFuture, LlmReply, LlmRequest, RequestIntent};
+use super::{DeltaSink, LlmBackend, LlmFuture, LlmReply, LlmRequest, RequestIntent};
 
 /// Answers without a model, for examples, tests and games running with no server.
 ///
@@ -115,9 +115,12 @@ impl LlmBackend for OfflineBackend {
         format!("offline (seed {}, not a language model)", self.seed)
     }
 
-    fn complete(&self, request: LlmRequest) -> LlmFuture {
+    fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture {
         let text = self.answer(&request);
-        Box::pin(async move { Ok(LlmReply { text }) })
+        if request.stream {
+            deltas.send(&text);
+        }
+        Box::pin(async move { Ok(LlmReply::text(text)) })
     }
 }
 

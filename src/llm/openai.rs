@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest};
+use super::http::{Exchange, truncate, without_credentials};
+use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
 
 /// An API key. Its `Debug` and `Display` never show it.
 #[derive(Clone, PartialEq, Eq)]
@@ -124,8 +125,14 @@ impl OpenAiBackend {
         let mut body = json!({
             "model": self.settings.model,
             "messages": request.messages,
-            "stream": false,
+            "stream": request.stream,
         });
+        if request.stream {
+            body["stream_options"] = json!({ "include_usage": true });
+        }
+        if !request.sampling.stop.is_empty() {
+            body["stop"] = json!(request.sampling.stop);
+        }
         if let Some(temperature) = request.sampling.temperature {
             body["temperature"] = json!(temperature);
         }
@@ -158,92 +165,77 @@ impl LlmBackend for OpenAiBackend {
         )
     }
 
-    fn complete(&self, request: LlmRequest) -> LlmFuture {
+    fn model(&self) -> &str {
+        &self.settings.model
+    }
+
+    fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture {
         let mut call = self.client.post(&self.endpoint).json(&self.body(&request));
         if let Some(key) = &self.settings.api_key {
             call = call.bearer_auth(key.expose());
         }
-        let url = without_credentials(&self.endpoint);
-        let timeout = self.settings.timeout;
+        let exchange = Exchange::new(&self.endpoint, self.settings.timeout);
+        let stream = request.stream;
         Box::pin(async move {
-            let response = call
-                .send()
-                .await
-                .map_err(|error| http_error(&url, timeout, error))?;
-            let status = response.status();
-            let body =
-                response
-                    .text()
-                    .await
-                    .map_err(|error| match http_error(&url, timeout, error) {
-                        LlmError::Unreachable { detail, .. } => {
-                            LlmError::InvalidResponse(format!("the answer broke off: {detail}"))
-                        }
-                        other => other,
+            let response = exchange.send(call).await?;
+            if !stream {
+                let value = exchange.json(response).await?;
+                let text = value
+                    .pointer("/choices/0/message/content")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| {
+                        LlmError::InvalidResponse(format!(
+                            "no choices[0].message.content in {}",
+                            truncate(&value.to_string(), 200)
+                        ))
                     })?;
-            if !status.is_success() {
-                return Err(LlmError::Status {
-                    status: status.as_u16(),
-                    body: truncate(&body, 500),
+                return Ok(LlmReply {
+                    text: text.to_owned(),
+                    usage: openai_usage(&value),
                 });
             }
-            let value: Value = serde_json::from_str(&body).map_err(|error| {
-                LlmError::InvalidResponse(format!("not JSON ({error}): {}", truncate(&body, 200)))
-            })?;
-            let text = value
-                .pointer("/choices/0/message/content")
-                .and_then(Value::as_str)
-                .ok_or_else(|| {
+            // Server-sent events: `data: {chunk}` lines, then `data: [DONE]`.
+            let mut lines = exchange.lines(response);
+            let mut reply = LlmReply::default();
+            while let Some(line) = lines.next().await? {
+                let Some(data) = line.strip_prefix("data:").map(str::trim) else {
+                    continue;
+                };
+                if data == "[DONE]" {
+                    return Ok(reply);
+                }
+                let chunk: Value = serde_json::from_str(data).map_err(|error| {
                     LlmError::InvalidResponse(format!(
-                        "no choices[0].message.content in {}",
-                        truncate(&body, 200)
+                        "a stream chunk is not JSON ({error}): {}",
+                        truncate(data, 200)
                     ))
                 })?;
-            Ok(LlmReply {
-                text: text.to_owned(),
-            })
+                if let Some(error) = chunk.get("error") {
+                    return Err(LlmError::InvalidResponse(format!(
+                        "the server reported an error mid-stream: {error}"
+                    )));
+                }
+                if let Some(piece) = chunk
+                    .pointer("/choices/0/delta/content")
+                    .and_then(Value::as_str)
+                {
+                    deltas.send(piece);
+                    reply.text.push_str(piece);
+                }
+                reply.usage = openai_usage(&chunk).or(reply.usage);
+            }
+            Err(LlmError::InvalidResponse(
+                "the stream ended before `data: [DONE]`: the server stopped mid-answer".to_owned(),
+            ))
         })
     }
 }
 
-fn http_error(url: &str, timeout: Duration, error: reqwest::Error) -> LlmError {
-    let error = error.without_url();
-    if error.is_timeout() {
-        return LlmError::TimedOut(timeout);
-    }
-    // The top-level message repeats the URL; the causes say what went wrong.
-    let mut causes = Vec::new();
-    let mut source = std::error::Error::source(&error);
-    while let Some(cause) = source {
-        causes.push(cause.to_string());
-        source = cause.source();
-    }
-    let detail = if causes.is_empty() {
-        error.to_string()
-    } else {
-        causes.join(": ")
-    };
-    LlmError::Unreachable {
-        url: url.to_owned(),
-        detail,
-    }
-}
-
-/// The URL with any `user:password@` part hidden, for logs and errors.
-fn without_credentials(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://<redacted>@{}", &rest[at + 1..]),
-        None => url.to_owned(),
-    }
-}
-
-fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
+/// `usage` of a completion or of a stream's last chunk.
+fn openai_usage(value: &Value) -> Option<TokenUsage> {
+    let usage = value.get("usage")?;
+    Some(TokenUsage {
+        prompt_tokens: usage.get("prompt_tokens")?.as_u64()?,
+        completion_tokens: usage.get("completion_tokens")?.as_u64()?,
+    })
 }

@@ -46,6 +46,8 @@ pub struct SamplingOptions {
     pub max_tokens: Option<u32>,
     /// A seed, for servers that honour one.
     pub seed: Option<u64>,
+    /// Text that ends the answer when the model writes it; empty for none.
+    pub stop: Vec<String>,
 }
 
 /// A choice offered in a decision request.
@@ -88,15 +90,39 @@ pub struct LlmRequest {
     pub sampling: SamplingOptions,
     /// How long to wait before giving up; the bridge's default when `None`.
     pub deadline: Option<Duration>,
+    /// Ask for the answer in pieces as it is written: [`LlmDelta`] messages, then the
+    /// [`LlmResponse`]. Backends that cannot stream send the whole text as one delta.
+    pub stream: bool,
     /// What the request is for.
     pub intent: RequestIntent,
 }
 
 /// A model's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LlmReply {
     /// The answer text.
     pub text: String,
+    /// Tokens read and written, when the server reports them.
+    pub usage: Option<TokenUsage>,
+}
+
+impl LlmReply {
+    /// A reply with this text and no usage report.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            usage: None,
+        }
+    }
+}
+
+/// Tokens a request cost, as the server reports them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TokenUsage {
+    /// Tokens in the prompt.
+    pub prompt_tokens: u64,
+    /// Tokens in the answer.
+    pub completion_tokens: u64,
 }
 
 /// Why a request produced no answer; each says what to check.
@@ -147,4 +173,15 @@ pub struct LlmResponse {
     pub result: Result<LlmReply, LlmError>,
     /// Time from submission to outcome.
     pub latency: Duration,
+    /// Time from submission to the first piece of a streamed answer.
+    pub first_token: Option<Duration>,
+}
+
+/// A piece of a streamed answer, in order; the request's [`LlmResponse`] follows the last.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct LlmDelta {
+    /// The request this belongs to.
+    pub id: RequestId,
+    /// The text written since the previous piece.
+    pub text: String,
 }

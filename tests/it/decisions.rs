@@ -113,7 +113,11 @@ impl bevy_loom::llm::LlmBackend for PanickingBackend {
         "panics".to_owned()
     }
 
-    fn complete(&self, _request: bevy_loom::llm::LlmRequest) -> bevy_loom::llm::LlmFuture {
+    fn complete(
+        &self,
+        _request: bevy_loom::llm::LlmRequest,
+        _deltas: bevy_loom::llm::DeltaSink,
+    ) -> bevy_loom::llm::LlmFuture {
         Box::pin(async { panic!("a backend bug") })
     }
 }

@@ -147,9 +147,13 @@ impl bevy_loom::llm::LlmBackend for FixedBackend {
         "fixed answers".to_owned()
     }
 
-    fn complete(&self, _request: LlmRequest) -> bevy_loom::llm::LlmFuture {
+    fn complete(
+        &self,
+        _request: LlmRequest,
+        _deltas: bevy_loom::llm::DeltaSink,
+    ) -> bevy_loom::llm::LlmFuture {
         let text = self.0.clone();
-        Box::pin(async move { Ok(bevy_loom::llm::LlmReply { text }) })
+        Box::pin(async move { Ok(bevy_loom::llm::LlmReply::text(text)) })
     }
 }
 

@@ -1,0 +1,153 @@
+//! What the HTTP backends share: sending a request, reading an answer whole or
+//! line by line, and errors that say what went wrong without leaking secrets.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::LlmError;
+
+/// One request to one endpoint: where it went, for errors, and its timeout.
+pub(super) struct Exchange {
+    url: String,
+    timeout: Duration,
+}
+
+impl Exchange {
+    pub(super) fn new(endpoint: &str, timeout: Duration) -> Self {
+        Self {
+            url: without_credentials(endpoint),
+            timeout,
+        }
+    }
+
+    /// Sends the request; an error status becomes [`LlmError::Status`] with the body's start.
+    pub(super) async fn send(
+        &self,
+        call: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, LlmError> {
+        let response = call.send().await.map_err(|error| self.error(error))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let body = response.text().await.unwrap_or_default();
+        Err(LlmError::Status {
+            status: status.as_u16(),
+            body: truncate(&body, 500),
+        })
+    }
+
+    /// The whole body as JSON.
+    pub(super) async fn json(&self, response: reqwest::Response) -> Result<Value, LlmError> {
+        let body = response
+            .text()
+            .await
+            .map_err(|error| self.broke_off(error))?;
+        serde_json::from_str(&body).map_err(|error| {
+            LlmError::InvalidResponse(format!("not JSON ({error}): {}", truncate(&body, 200)))
+        })
+    }
+
+    /// The body line by line, as it arrives.
+    pub(super) fn lines(self, response: reqwest::Response) -> Lines {
+        Lines {
+            exchange: self,
+            response,
+            buffer: Vec::new(),
+            done: false,
+        }
+    }
+
+    fn error(&self, error: reqwest::Error) -> LlmError {
+        let error = error.without_url();
+        if error.is_timeout() {
+            return LlmError::TimedOut(self.timeout);
+        }
+        // The top-level message repeats the URL; the causes say what went wrong.
+        let mut causes = Vec::new();
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            causes.push(cause.to_string());
+            source = cause.source();
+        }
+        let detail = if causes.is_empty() {
+            error.to_string()
+        } else {
+            causes.join(": ")
+        };
+        LlmError::Unreachable {
+            url: self.url.clone(),
+            detail,
+        }
+    }
+
+    /// A failure while reading a body whose headers already arrived.
+    fn broke_off(&self, error: reqwest::Error) -> LlmError {
+        match self.error(error) {
+            LlmError::Unreachable { detail, .. } => {
+                LlmError::InvalidResponse(format!("the answer broke off: {detail}"))
+            }
+            other => other,
+        }
+    }
+}
+
+/// A response body read line by line (server-sent events, NDJSON).
+pub(super) struct Lines {
+    exchange: Exchange,
+    response: reqwest::Response,
+    buffer: Vec<u8>,
+    done: bool,
+}
+
+impl Lines {
+    /// The next non-empty line, or `None` when the body ended.
+    pub(super) async fn next(&mut self) -> Result<Option<String>, LlmError> {
+        loop {
+            if let Some(end) = self.buffer.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = self.buffer.drain(..=end).collect();
+                let line = String::from_utf8_lossy(&line).trim().to_owned();
+                if line.is_empty() {
+                    continue;
+                }
+                return Ok(Some(line));
+            }
+            if self.done {
+                let rest = String::from_utf8_lossy(&std::mem::take(&mut self.buffer))
+                    .trim()
+                    .to_owned();
+                return Ok((!rest.is_empty()).then_some(rest));
+            }
+            match self
+                .response
+                .chunk()
+                .await
+                .map_err(|error| self.exchange.broke_off(error))?
+            {
+                Some(chunk) => self.buffer.extend_from_slice(&chunk),
+                None => self.done = true,
+            }
+        }
+    }
+}
+
+/// The URL with any `user:password@` part hidden, for logs and errors.
+pub(super) fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://<redacted>@{}", &rest[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
+/// At most `max` characters of `text`, marked when cut.
+pub(super) fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
