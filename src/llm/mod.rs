@@ -5,6 +5,7 @@
 //! |---|---|
 //! | [`OfflineBackend`] | no server configured; examples and tests. Not a language model. |
 //! | [`OpenAiBackend`] (feature `http`) | `LOOM_LLM_URL` set, or [`BackendChoice::OpenAi`] |
+//! | [`OllamaBackend`] (feature `http`) | `LOOM_LLM_PROVIDER=ollama`, or [`BackendChoice::Ollama`] |
 //! | your own | [`BackendChoice::Custom`] with any [`LlmBackend`] |
 
 mod backend;
@@ -12,6 +13,8 @@ mod bridge;
 #[cfg(feature = "http")]
 mod http;
 mod offline;
+#[cfg(feature = "http")]
+mod ollama;
 #[cfg(feature = "http")]
 mod openai;
 mod request;
@@ -25,6 +28,8 @@ pub use backend::{DeltaSink, LlmBackend, LlmFuture};
 pub use bridge::LlmBridge;
 pub use offline::OfflineBackend;
 #[cfg(feature = "http")]
+pub use ollama::{OllamaBackend, OllamaSettings};
+#[cfg(feature = "http")]
 pub use openai::{ApiKey, OpenAiBackend, OpenAiSettings};
 pub use request::{
     ChatMessage, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, OfferedChoice, RequestId,
@@ -37,7 +42,10 @@ use crate::LoomSystems;
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub enum BackendChoice {
-    /// An OpenAI-compatible server when `LOOM_LLM_URL` is set (feature `http`), otherwise offline with seed 0.
+    /// From the environment (feature `http`): `LOOM_LLM_PROVIDER=ollama` talks to
+    /// Ollama at `OLLAMA_HOST`; otherwise an OpenAI-compatible server when `LOOM_LLM_URL`
+    /// is set; otherwise offline with seed 0. `LOOM_LLM_MODEL` and `LOOM_LLM_API_KEY`
+    /// complete the settings.
     #[default]
     FromEnv,
     /// The offline backend with this seed.
@@ -48,6 +56,9 @@ pub enum BackendChoice {
     /// An OpenAI-compatible server.
     #[cfg(feature = "http")]
     OpenAi(OpenAiSettings),
+    /// Ollama's native API.
+    #[cfg(feature = "http")]
+    Ollama(OllamaSettings),
     /// A backend of your own.
     Custom(Arc<dyn LlmBackend>),
 }
@@ -59,6 +70,8 @@ impl std::fmt::Debug for BackendChoice {
             Self::Offline { seed } => f.debug_struct("Offline").field("seed", seed).finish(),
             #[cfg(feature = "http")]
             Self::OpenAi(settings) => f.debug_tuple("OpenAi").field(settings).finish(),
+            #[cfg(feature = "http")]
+            Self::Ollama(settings) => f.debug_tuple("Ollama").field(settings).finish(),
             Self::Custom(backend) => f.debug_tuple("Custom").field(&backend.describe()).finish(),
         }
     }
@@ -70,15 +83,36 @@ impl BackendChoice {
     pub fn resolve(&self) -> Arc<dyn LlmBackend> {
         match self {
             #[cfg(feature = "http")]
-            Self::FromEnv => match OpenAiSettings::from_env() {
-                Some(settings) => Self::OpenAi(settings).resolve(),
-                None => Arc::new(OfflineBackend::new(0)),
-            },
+            Self::FromEnv => {
+                let provider = std::env::var("LOOM_LLM_PROVIDER").unwrap_or_default();
+                match provider.trim().to_ascii_lowercase().as_str() {
+                    "ollama" => Self::Ollama(OllamaSettings::from_env()).resolve(),
+                    "" | "openai" => match OpenAiSettings::from_env() {
+                        Some(settings) => Self::OpenAi(settings).resolve(),
+                        None => Arc::new(OfflineBackend::new(0)),
+                    },
+                    "offline" => Arc::new(OfflineBackend::new(0)),
+                    other => {
+                        error!(
+                            "LOOM_LLM_PROVIDER=`{other}` is not a provider: use `openai`, `ollama` or `offline`; answering offline"
+                        );
+                        Arc::new(OfflineBackend::new(0))
+                    }
+                }
+            }
             #[cfg(not(feature = "http"))]
             Self::FromEnv => Arc::new(OfflineBackend::new(0)),
             Self::Offline { seed } => Arc::new(OfflineBackend::new(*seed)),
             #[cfg(feature = "http")]
             Self::OpenAi(settings) => match OpenAiBackend::new(settings.clone()) {
+                Ok(backend) => Arc::new(backend),
+                Err(error) => {
+                    error!("{error}; answering offline instead");
+                    Arc::new(OfflineBackend::new(0))
+                }
+            },
+            #[cfg(feature = "http")]
+            Self::Ollama(settings) => match OllamaBackend::new(settings.clone()) {
                 Ok(backend) => Arc::new(backend),
                 Err(error) => {
                     error!("{error}; answering offline instead");

@@ -1,0 +1,197 @@
+//! Ollama's native chat API: `/api/chat`, NDJSON streaming, `format` schemas, `keep_alive`.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::http::{Exchange, truncate, without_credentials};
+use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
+
+/// Where an Ollama server is and how to use it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OllamaSettings {
+    /// The server's address: `http://127.0.0.1:11434`.
+    pub base_url: String,
+    /// The model to run: `llama3.2`.
+    pub model: String,
+    /// How long the server keeps the model loaded after a request (`"5m"`, `"-1"`);
+    /// the server's default when `None`.
+    pub keep_alive: Option<String>,
+    /// How long one HTTP request may take; the bridge's deadline applies as well.
+    pub timeout: Duration,
+}
+
+impl Default for OllamaSettings {
+    /// Ollama on this machine's default port.
+    fn default() -> Self {
+        Self {
+            base_url: "http://127.0.0.1:11434".to_owned(),
+            model: "llama3.2".to_owned(),
+            keep_alive: None,
+            timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+impl OllamaSettings {
+    /// Settings from `OLLAMA_HOST` (or `LOOM_LLM_URL`) and `LOOM_LLM_MODEL`; the
+    /// defaults for whatever is unset. `OLLAMA_HOST` may omit the scheme, as Ollama's own
+    /// tools allow.
+    pub fn from_env() -> Self {
+        let var = |name| {
+            std::env::var(name)
+                .ok()
+                .filter(|v: &String| !v.trim().is_empty())
+        };
+        let defaults = Self::default();
+        let base_url = var("OLLAMA_HOST")
+            .or_else(|| var("LOOM_LLM_URL"))
+            .map(|host| {
+                if host.contains("://") {
+                    host
+                } else {
+                    format!("http://{host}")
+                }
+            })
+            .unwrap_or(defaults.base_url.clone());
+        Self {
+            base_url,
+            model: var("LOOM_LLM_MODEL").unwrap_or(defaults.model.clone()),
+            ..defaults
+        }
+    }
+}
+
+/// Talks to Ollama's `/api/chat` with `reqwest`.
+pub struct OllamaBackend {
+    client: reqwest::Client,
+    settings: OllamaSettings,
+    endpoint: String,
+}
+
+impl OllamaBackend {
+    /// A backend for these settings.
+    pub fn new(settings: OllamaSettings) -> Result<Self, LlmError> {
+        let client = reqwest::Client::builder()
+            .timeout(settings.timeout)
+            .build()
+            .map_err(|error| LlmError::Setup(format!("HTTP client: {error}")))?;
+        let endpoint = format!("{}/api/chat", settings.base_url.trim_end_matches('/'));
+        Ok(Self {
+            client,
+            settings,
+            endpoint,
+        })
+    }
+
+    fn body(&self, request: &LlmRequest) -> Value {
+        let mut options = json!({});
+        if let Some(temperature) = request.sampling.temperature {
+            options["temperature"] = json!(temperature);
+        }
+        if let Some(max_tokens) = request.sampling.max_tokens {
+            options["num_predict"] = json!(max_tokens);
+        }
+        if let Some(seed) = request.sampling.seed {
+            options["seed"] = json!(seed);
+        }
+        if !request.sampling.stop.is_empty() {
+            options["stop"] = json!(request.sampling.stop);
+        }
+        let mut body = json!({
+            "model": self.settings.model,
+            "messages": request.messages,
+            "stream": request.stream,
+            "options": options,
+        });
+        if let Some(schema) = &request.schema {
+            body["format"] = schema.clone();
+        }
+        if let Some(keep_alive) = &self.settings.keep_alive {
+            body["keep_alive"] = json!(keep_alive);
+        }
+        body
+    }
+}
+
+impl LlmBackend for OllamaBackend {
+    fn describe(&self) -> String {
+        format!(
+            "Ollama at {} (model {})",
+            without_credentials(&self.settings.base_url),
+            self.settings.model
+        )
+    }
+
+    fn model(&self) -> &str {
+        &self.settings.model
+    }
+
+    fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture {
+        let call = self.client.post(&self.endpoint).json(&self.body(&request));
+        let exchange = Exchange::new(&self.endpoint, self.settings.timeout);
+        let stream = request.stream;
+        Box::pin(async move {
+            let response = exchange.send(call).await?;
+            if !stream {
+                let value = exchange.json(response).await?;
+                failed(&value)?;
+                let text = value
+                    .pointer("/message/content")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| {
+                        LlmError::InvalidResponse(format!(
+                            "no message.content in {}",
+                            truncate(&value.to_string(), 200)
+                        ))
+                    })?;
+                return Ok(LlmReply {
+                    text: text.to_owned(),
+                    usage: ollama_usage(&value),
+                });
+            }
+            // NDJSON: one object per line, the last with `"done": true`.
+            let mut lines = exchange.lines(response);
+            let mut reply = LlmReply::default();
+            while let Some(line) = lines.next().await? {
+                let chunk: Value = serde_json::from_str(&line).map_err(|error| {
+                    LlmError::InvalidResponse(format!(
+                        "a stream line is not JSON ({error}): {}",
+                        truncate(&line, 200)
+                    ))
+                })?;
+                failed(&chunk)?;
+                if let Some(piece) = chunk.pointer("/message/content").and_then(Value::as_str) {
+                    deltas.send(piece);
+                    reply.text.push_str(piece);
+                }
+                if chunk.get("done").and_then(Value::as_bool) == Some(true) {
+                    reply.usage = ollama_usage(&chunk);
+                    return Ok(reply);
+                }
+            }
+            Err(LlmError::InvalidResponse(
+                "the stream ended before a line with \"done\": true: the server stopped mid-answer"
+                    .to_owned(),
+            ))
+        })
+    }
+}
+
+/// An `{"error": ...}` object, which Ollama sends instead of an answer.
+fn failed(value: &Value) -> Result<(), LlmError> {
+    match value.get("error") {
+        Some(error) => Err(LlmError::InvalidResponse(format!(
+            "Ollama reported: {error}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// `prompt_eval_count` and `eval_count` of a final answer.
+fn ollama_usage(value: &Value) -> Option<TokenUsage> {
+    Some(TokenUsage {
+        prompt_tokens: value.get("prompt_eval_count")?.as_u64()?,
+        completion_tokens: value.get("eval_count")?.as_u64()?,
+    })
+}
