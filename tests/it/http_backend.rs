@@ -17,7 +17,6 @@ use bevy_loom::llm::{
 };
 use bevy_loom::prelude::*;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 use tokio::runtime::Runtime;
 
 use crate::support::{run_turn, tavern_app};
@@ -29,24 +28,11 @@ const MODEL: &str = "loom-test-model";
 /// How long a wait may last before the test fails instead of hanging.
 const GIVE_UP: Duration = Duration::from_secs(20);
 
-/// Serves `router` on a free port of 127.0.0.1 from a runtime the caller owns, and
-/// returns that runtime (dropping it stops the server) and the API base URL.
+/// Serves `router` on 127.0.0.1 and returns the runtime (dropping it stops the
+/// server) and the OpenAI-style API base URL.
 fn serve(router: Router) -> (Runtime, String) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a Tokio runtime for the test server");
-    let listener = runtime
-        .block_on(TcpListener::bind("127.0.0.1:0"))
-        .expect("a free port on 127.0.0.1");
-    let port = listener.local_addr().expect("the server's address").port();
-    runtime.spawn(async move {
-        axum::serve(listener, router)
-            .await
-            .expect("the test server runs")
-    });
-    (runtime, format!("http://127.0.0.1:{port}/v1"))
+    let (runtime, root) = crate::support::serve(router);
+    (runtime, format!("{root}/v1"))
 }
 
 /// A base URL on 127.0.0.1 where nothing listens: a port that was free a moment ago.

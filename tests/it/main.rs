@@ -8,4 +8,5 @@ mod hot_reload;
 mod http_backend;
 mod scheduling;
 mod setup;
+mod streaming;
 mod tavern_turn;

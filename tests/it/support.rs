@@ -242,3 +242,23 @@ pub fn run_turn(app: &mut App) -> TurnLog {
     app.update();
     std::mem::take(&mut *app.world_mut().resource_mut::<TurnLog>())
 }
+
+/// Serves `router` on a free port of 127.0.0.1 from a runtime the caller owns, and
+/// returns that runtime (dropping it stops the server) and `http://127.0.0.1:PORT`.
+pub fn serve(router: axum::Router) -> (tokio::runtime::Runtime, String) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a Tokio runtime for the test server");
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("a free port on 127.0.0.1");
+    let port = listener.local_addr().expect("the server's address").port();
+    runtime.spawn(async move {
+        axum::serve(listener, router)
+            .await
+            .expect("the test server runs")
+    });
+    (runtime, format!("http://127.0.0.1:{port}"))
+}

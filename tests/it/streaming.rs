@@ -1,0 +1,298 @@
+//! Streaming in both dialects — OpenAI's server-sent events and Ollama's NDJSON —
+//! against servers on 127.0.0.1: pieces arrive in order, then exactly one outcome.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use bevy::prelude::*;
+use bevy_loom::llm::{
+    ChatMessage, LlmBackend, LlmBridge, LlmDelta, LlmError, LlmRequest, LlmResponse, OllamaBackend,
+    OllamaSettings, OpenAiBackend, OpenAiSettings, SamplingOptions, TokenUsage,
+};
+use bevy_loom::prelude::*;
+use serde_json::{Value, json};
+use tokio::runtime::Runtime;
+
+use crate::support::serve;
+
+/// Request bodies the server received.
+type Seen = Arc<Mutex<Vec<Value>>>;
+
+/// A server that records each JSON body and answers with `pieces`, a short pause
+/// between each, so they cross the wire separately.
+fn streaming_server(pieces: Vec<String>) -> (Runtime, String, Seen) {
+    let seen: Seen = Arc::default();
+    let router = Router::new()
+        .fallback(
+            |State((seen, pieces)): State<(Seen, Vec<String>)>, body: Bytes| async move {
+                if let Ok(value) = serde_json::from_slice(&body) {
+                    seen.lock().expect("the record").push(value);
+                }
+                let chunks =
+                    futures_lite::stream::unfold(pieces.into_iter(), |mut rest| async move {
+                        let piece = rest.next()?;
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        Some((Ok::<_, std::io::Error>(Bytes::from(piece)), rest))
+                    });
+                Body::from_stream(chunks)
+            },
+        )
+        .with_state((seen.clone(), pieces));
+    let (runtime, root) = serve(router);
+    (runtime, root, seen)
+}
+
+fn sse(chunks: &[Value], done: bool) -> Vec<String> {
+    let mut lines: Vec<String> = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    if done {
+        lines.push("data: [DONE]\n\n".to_owned());
+    }
+    lines
+}
+
+fn openai_chunk(text: &str) -> Value {
+    json!({ "object": "chat.completion.chunk", "choices": [{ "index": 0, "delta": { "content": text } }] })
+}
+
+fn ndjson(lines: &[Value]) -> Vec<String> {
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+fn ollama_line(text: &str) -> Value {
+    json!({ "model": "tiny", "message": { "role": "assistant", "content": text }, "done": false })
+}
+
+fn request(stream: bool) -> LlmRequest {
+    LlmRequest {
+        messages: vec![ChatMessage::user("Greet the traveler.")],
+        schema: Some(json!({ "type": "object", "properties": { "speech": { "type": "string" } } })),
+        sampling: SamplingOptions {
+            max_tokens: Some(64),
+            stop: vec!["\n\n".into()],
+            ..default()
+        },
+        stream,
+        ..default()
+    }
+}
+
+/// Submits one request and collects its pieces and its outcomes until one arrives.
+fn run(backend: impl LlmBackend, request: LlmRequest) -> (Vec<LlmDelta>, Vec<LlmResponse>) {
+    let mut bridge = LlmBridge::new(
+        Arc::new(backend),
+        Duration::from_secs(10),
+        SamplingOptions::default(),
+    );
+    let id = bridge.submit(request);
+    let started = Instant::now();
+    let (mut deltas, mut done) = (Vec::new(), Vec::new());
+    while done.is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "gave up waiting for the outcome"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+        done.extend(bridge.drain());
+        deltas.extend(bridge.drain_deltas());
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    done.extend(bridge.drain());
+    assert_eq!(done.len(), 1, "exactly one outcome: {done:?}");
+    assert_eq!(done[0].id, id);
+    assert!(deltas.iter().all(|d| d.id == id));
+    (deltas, done)
+}
+
+fn openai(root: &str) -> OpenAiBackend {
+    OpenAiBackend::new(OpenAiSettings {
+        base_url: format!("{root}/v1"),
+        model: "tiny".into(),
+        ..default()
+    })
+    .expect("a backend")
+}
+
+fn ollama(root: &str) -> OllamaBackend {
+    OllamaBackend::new(OllamaSettings {
+        base_url: root.to_owned(),
+        model: "tiny".into(),
+        keep_alive: Some("5m".into()),
+        ..default()
+    })
+    .expect("a backend")
+}
+
+#[test]
+fn openai_server_sent_events_arrive_in_order_then_one_outcome() {
+    let mut chunks: Vec<Value> = ["Wel", "come, ", "traveler."].map(openai_chunk).to_vec();
+    chunks.push(json!({ "choices": [], "usage": { "prompt_tokens": 12, "completion_tokens": 3 } }));
+    let (_server, root, seen) = streaming_server(sse(&chunks, true));
+    let (deltas, done) = run(openai(&root), request(true));
+    let pieces: Vec<&str> = deltas.iter().map(|d| d.text.as_str()).collect();
+    assert_eq!(pieces, ["Wel", "come, ", "traveler."]);
+    let reply = done[0].result.as_ref().expect("an answer");
+    assert_eq!(reply.text, "Welcome, traveler.");
+    assert_eq!(
+        reply.usage,
+        Some(TokenUsage {
+            prompt_tokens: 12,
+            completion_tokens: 3
+        })
+    );
+    assert!(
+        done[0]
+            .first_token
+            .is_some_and(|first| first <= done[0].latency)
+    );
+    let body = &seen.lock().expect("the record")[0];
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["stop"], json!(["\n\n"]));
+    assert_eq!(body["response_format"]["type"], "json_schema");
+    assert_eq!(
+        body["response_format"]["json_schema"]["schema"]["properties"]["speech"]["type"],
+        "string"
+    );
+}
+
+#[test]
+fn ollama_ndjson_arrives_in_order_then_one_outcome() {
+    let mut lines: Vec<Value> = ["Wel", "come, ", "traveler."].map(ollama_line).to_vec();
+    lines.push(
+        json!({ "model": "tiny", "message": { "role": "assistant", "content": "" }, "done": true,
+                       "prompt_eval_count": 9, "eval_count": 4 }),
+    );
+    let (_server, root, seen) = streaming_server(ndjson(&lines));
+    let (deltas, done) = run(ollama(&root), request(true));
+    let pieces: Vec<&str> = deltas.iter().map(|d| d.text.as_str()).collect();
+    assert_eq!(pieces, ["Wel", "come, ", "traveler."]);
+    let reply = done[0].result.as_ref().expect("an answer");
+    assert_eq!(reply.text, "Welcome, traveler.");
+    assert_eq!(
+        reply.usage,
+        Some(TokenUsage {
+            prompt_tokens: 9,
+            completion_tokens: 4
+        })
+    );
+    let body = &seen.lock().expect("the record")[0];
+    assert_eq!(body["stream"], true);
+    assert_eq!(
+        body["format"]["properties"]["speech"]["type"], "string",
+        "Ollama takes the schema as `format`"
+    );
+    assert_eq!(body["options"]["num_predict"], 64);
+    assert_eq!(body["options"]["stop"], json!(["\n\n"]));
+    assert_eq!(body["keep_alive"], "5m");
+}
+
+#[test]
+fn ollama_without_streaming_answers_whole() {
+    let answer = json!({ "model": "tiny", "message": { "role": "assistant", "content": "Evening." }, "done": true,
+                         "prompt_eval_count": 5, "eval_count": 2 });
+    let (_server, root, _) = streaming_server(vec![answer.to_string()]);
+    let (deltas, done) = run(ollama(&root), request(false));
+    assert!(deltas.is_empty());
+    assert_eq!(
+        done[0].result.as_ref().map(|r| r.text.as_str()),
+        Ok("Evening.")
+    );
+}
+
+#[test]
+fn a_stream_cut_short_fails_once_in_both_dialects() {
+    let (_openai_server, openai_root, _) = streaming_server(sse(&[openai_chunk("Wel")], false));
+    let (_, done) = run(openai(&openai_root), request(true));
+    assert!(
+        matches!(&done[0].result, Err(LlmError::InvalidResponse(m)) if m.contains("[DONE]")),
+        "{done:?}"
+    );
+
+    let (_ollama_server, ollama_root, _) = streaming_server(ndjson(&[ollama_line("Wel")]));
+    let (_, done) = run(ollama(&ollama_root), request(true));
+    assert!(
+        matches!(&done[0].result, Err(LlmError::InvalidResponse(m)) if m.contains("done")),
+        "{done:?}"
+    );
+}
+
+#[test]
+fn an_ollama_error_line_is_reported() {
+    let (_server, root, _) =
+        streaming_server(ndjson(&[json!({ "error": "model 'tiny' not found" })]));
+    let (_, done) = run(ollama(&root), request(true));
+    assert!(
+        matches!(&done[0].result, Err(LlmError::InvalidResponse(m)) if m.contains("model 'tiny' not found"))
+    );
+}
+
+/// Pieces reach the ECS as `LlmDelta` messages before the `LlmResponse`, while frames keep running.
+#[test]
+fn the_app_receives_pieces_then_the_outcome_while_frames_run() {
+    #[derive(Resource, Default)]
+    struct Heard(Vec<String>);
+    fn listen(
+        mut heard: ResMut<Heard>,
+        mut deltas: MessageReader<LlmDelta>,
+        mut done: MessageReader<LlmResponse>,
+    ) {
+        heard
+            .0
+            .extend(deltas.read().map(|d| format!("delta:{}", d.text)));
+        heard.0.extend(done.read().map(|r| {
+            format!(
+                "done:{}",
+                r.result.as_ref().map_or("error", |r| r.text.as_str())
+            )
+        }));
+    }
+    let lines = ndjson(&[
+        ollama_line("Wel"),
+        ollama_line("come."),
+        json!({ "done": true, "message": { "content": "" } }),
+    ]);
+    let (_server, root, _) = streaming_server(lines);
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        LlmPlugin {
+            settings: LlmSettings {
+                backend: BackendChoice::Ollama(OllamaSettings {
+                    base_url: root,
+                    ..default()
+                }),
+                ..default()
+            },
+        },
+    ))
+    .init_resource::<Heard>()
+    .add_systems(Update, listen.after(LoomSystems::Receive));
+    app.finish();
+    app.cleanup();
+    app.world_mut()
+        .resource_mut::<LlmBridge>()
+        .submit(request(true));
+    let (started, mut frames) = (Instant::now(), 0u32);
+    while !app
+        .world()
+        .resource::<Heard>()
+        .0
+        .iter()
+        .any(|h| h.starts_with("done:"))
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "gave up waiting for the outcome"
+        );
+        app.update();
+        frames += 1;
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(
+        app.world().resource::<Heard>().0,
+        ["delta:Wel", "delta:come.", "done:Welcome."]
+    );
+    assert!(frames > 1, "frames ran while the answer streamed in");
+}
