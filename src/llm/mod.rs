@@ -10,6 +10,7 @@
 
 mod backend;
 mod bridge;
+mod cassette;
 #[cfg(feature = "http")]
 mod http;
 mod offline;
@@ -26,6 +27,7 @@ use bevy::prelude::*;
 
 pub use backend::{DeltaSink, LlmBackend, LlmFuture};
 pub use bridge::LlmBridge;
+pub use cassette::{RecordingBackend, ReplayBackend, request_key};
 pub use offline::OfflineBackend;
 #[cfg(feature = "http")]
 pub use ollama::{OllamaBackend, OllamaSettings};
@@ -45,7 +47,8 @@ pub enum BackendChoice {
     /// From the environment (feature `http`): `LOOM_LLM_PROVIDER=ollama` talks to
     /// Ollama at `OLLAMA_HOST`; otherwise an OpenAI-compatible server when `LOOM_LLM_URL`
     /// is set; otherwise offline with seed 0. `LOOM_LLM_MODEL` and `LOOM_LLM_API_KEY`
-    /// complete the settings.
+    /// complete the settings. `LOOM_LLM_RECORD=FILE` records to a cassette;
+    /// `LOOM_LLM_REPLAY=FILE` answers from one.
     #[default]
     FromEnv,
     /// The offline backend with this seed.
@@ -59,6 +62,18 @@ pub enum BackendChoice {
     /// Ollama's native API.
     #[cfg(feature = "http")]
     Ollama(OllamaSettings),
+    /// Another choice, with every answered request appended to a cassette.
+    Record {
+        /// What answers.
+        backend: Box<BackendChoice>,
+        /// The JSONL cassette to append to.
+        cassette: std::path::PathBuf,
+    },
+    /// Answers from a cassette only; a request it does not hold fails clearly.
+    Replay {
+        /// The JSONL cassette to read.
+        cassette: std::path::PathBuf,
+    },
     /// A backend of your own.
     Custom(Arc<dyn LlmBackend>),
 }
@@ -72,6 +87,15 @@ impl std::fmt::Debug for BackendChoice {
             Self::OpenAi(settings) => f.debug_tuple("OpenAi").field(settings).finish(),
             #[cfg(feature = "http")]
             Self::Ollama(settings) => f.debug_tuple("Ollama").field(settings).finish(),
+            Self::Record { backend, cassette } => f
+                .debug_struct("Record")
+                .field("backend", backend)
+                .field("cassette", cassette)
+                .finish(),
+            Self::Replay { cassette } => f
+                .debug_struct("Replay")
+                .field("cassette", cassette)
+                .finish(),
             Self::Custom(backend) => f.debug_tuple("Custom").field(&backend.describe()).finish(),
         }
     }
@@ -82,26 +106,28 @@ impl BackendChoice {
     /// to the offline backend, with an error in the log saying why.
     pub fn resolve(&self) -> Arc<dyn LlmBackend> {
         match self {
-            #[cfg(feature = "http")]
             Self::FromEnv => {
-                let provider = std::env::var("LOOM_LLM_PROVIDER").unwrap_or_default();
-                match provider.trim().to_ascii_lowercase().as_str() {
-                    "ollama" => Self::Ollama(OllamaSettings::from_env()).resolve(),
-                    "" | "openai" => match OpenAiSettings::from_env() {
-                        Some(settings) => Self::OpenAi(settings).resolve(),
-                        None => Arc::new(OfflineBackend::new(0)),
-                    },
-                    "offline" => Arc::new(OfflineBackend::new(0)),
-                    other => {
-                        error!(
-                            "LOOM_LLM_PROVIDER=`{other}` is not a provider: use `openai`, `ollama` or `offline`; answering offline"
-                        );
-                        Arc::new(OfflineBackend::new(0))
+                let var = |name| {
+                    std::env::var(name)
+                        .ok()
+                        .filter(|v: &String| !v.trim().is_empty())
+                };
+                if let Some(cassette) = var("LOOM_LLM_REPLAY") {
+                    return Self::Replay {
+                        cassette: cassette.into(),
                     }
+                    .resolve();
+                }
+                let backend = provider_from_env();
+                match var("LOOM_LLM_RECORD") {
+                    Some(cassette) => Self::Record {
+                        backend: Box::new(Self::Custom(backend)),
+                        cassette: cassette.into(),
+                    }
+                    .resolve(),
+                    None => backend,
                 }
             }
-            #[cfg(not(feature = "http"))]
-            Self::FromEnv => Arc::new(OfflineBackend::new(0)),
             Self::Offline { seed } => Arc::new(OfflineBackend::new(*seed)),
             #[cfg(feature = "http")]
             Self::OpenAi(settings) => match OpenAiBackend::new(settings.clone()) {
@@ -119,9 +145,46 @@ impl BackendChoice {
                     Arc::new(OfflineBackend::new(0))
                 }
             },
+            Self::Record { backend, cassette } => {
+                match RecordingBackend::new(backend.resolve(), cassette) {
+                    Ok(recording) => Arc::new(recording),
+                    Err(error) => Arc::new(cassette::UnavailableBackend(error)),
+                }
+            }
+            Self::Replay { cassette } => match ReplayBackend::open(cassette) {
+                Ok(replay) => Arc::new(replay),
+                // A replayed run must not quietly ask something else.
+                Err(error) => Arc::new(cassette::UnavailableBackend(error)),
+            },
             Self::Custom(backend) => Arc::clone(backend),
         }
     }
+}
+
+/// The backend `LOOM_LLM_PROVIDER`, `LOOM_LLM_URL` and `OLLAMA_HOST` choose.
+#[cfg(feature = "http")]
+fn provider_from_env() -> Arc<dyn LlmBackend> {
+    let provider = std::env::var("LOOM_LLM_PROVIDER").unwrap_or_default();
+    match provider.trim().to_ascii_lowercase().as_str() {
+        "ollama" => BackendChoice::Ollama(OllamaSettings::from_env()).resolve(),
+        "" | "openai" => match OpenAiSettings::from_env() {
+            Some(settings) => BackendChoice::OpenAi(settings).resolve(),
+            None => Arc::new(OfflineBackend::new(0)),
+        },
+        "offline" => Arc::new(OfflineBackend::new(0)),
+        other => {
+            error!(
+                "LOOM_LLM_PROVIDER=`{other}` is not a provider: use `openai`, `ollama` or `offline`; answering offline"
+            );
+            Arc::new(OfflineBackend::new(0))
+        }
+    }
+}
+
+/// Without HTTP, only the offline backend answers.
+#[cfg(not(feature = "http"))]
+fn provider_from_env() -> Arc<dyn LlmBackend> {
+    Arc::new(OfflineBackend::new(0))
 }
 
 /// How the bridge talks to a model.

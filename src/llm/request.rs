@@ -38,7 +38,7 @@ impl ChatMessage {
 pub struct RequestId(pub u64);
 
 /// Sampling options; `None` leaves the server's default.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SamplingOptions {
     /// Randomness, usually 0.0–1.0.
     pub temperature: Option<f32>,
@@ -159,6 +159,16 @@ pub enum LlmError {
     /// The backend could not be set up.
     #[error("the backend could not be set up: {0}")]
     Setup(String),
+    /// A replayed run met a request its cassette does not hold.
+    #[error(
+        "no recorded answer for this request (key {key}) in {cassette}: record the scene again (LOOM_LLM_RECORD) or check what changed in the prompt"
+    )]
+    NotRecorded {
+        /// The request's key.
+        key: String,
+        /// The cassette read.
+        cassette: String,
+    },
     /// The bridge's background runtime is not running.
     #[error("the LLM bridge is not running: {0}")]
     BridgeStopped(String),

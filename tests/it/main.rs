@@ -6,6 +6,7 @@ mod content_validation;
 mod decisions;
 mod hot_reload;
 mod http_backend;
+mod record_replay;
 mod scheduling;
 mod setup;
 mod streaming;

@@ -1,0 +1,244 @@
+//! Record and replay: cassettes of requests and answers, so a game's CI can run an
+//! LLM-driven scene with no server and get the same transcript every time.
+//!
+//! A cassette is a JSONL file: one line per answered request, keyed by a stable hash
+//! of what the model sees (model, messages, schema, sampling).
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::{
+    ChatMessage, DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, SamplingOptions,
+    TokenUsage,
+};
+
+/// What a request's key is made of.
+#[derive(Serialize)]
+struct KeyedRequest<'a> {
+    model: &'a str,
+    messages: &'a [ChatMessage],
+    schema: &'a Option<Value>,
+    sampling: &'a SamplingOptions,
+}
+
+/// One line of a cassette.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Entry {
+    key: String,
+    model: String,
+    messages: Vec<ChatMessage>,
+    #[serde(default)]
+    schema: Option<Value>,
+    #[serde(default)]
+    sampling: SamplingOptions,
+    text: String,
+    #[serde(default)]
+    usage: Option<TokenUsage>,
+}
+
+/// The stable key of a request to `model`: a SHA-256 of its model, messages, schema
+/// and sampling, in hex. Deadlines, streaming and intent do not change it.
+pub fn request_key(model: &str, request: &LlmRequest) -> String {
+    let keyed = KeyedRequest {
+        model,
+        messages: &request.messages,
+        schema: &request.schema,
+        sampling: &request.sampling,
+    };
+    // Serializing plain structs and serde_json maps is deterministic.
+    let bytes = serde_json::to_vec(&keyed).unwrap_or_default();
+    Sha256::digest(&bytes)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// Passes requests to another backend and appends each answered one to a cassette.
+pub struct RecordingBackend {
+    inner: Arc<dyn LlmBackend>,
+    file: Arc<Mutex<std::fs::File>>,
+    path: PathBuf,
+}
+
+impl RecordingBackend {
+    /// Records what `inner` answers into the cassette at `path`, appending to it.
+    pub fn new(inner: Arc<dyn LlmBackend>, path: impl Into<PathBuf>) -> Result<Self, LlmError> {
+        let path = path.into();
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|error| {
+                LlmError::Setup(format!(
+                    "cannot open the cassette {}: {error}",
+                    path.display()
+                ))
+            })?;
+        Ok(Self {
+            inner,
+            file: Arc::new(Mutex::new(file)),
+            path,
+        })
+    }
+}
+
+impl LlmBackend for RecordingBackend {
+    fn describe(&self) -> String {
+        format!(
+            "{}, recorded to {}",
+            self.inner.describe(),
+            self.path.display()
+        )
+    }
+
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+
+    fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture {
+        let model = self.inner.model().to_owned();
+        let key = request_key(&model, &request);
+        let (messages, schema, sampling) = (
+            request.messages.clone(),
+            request.schema.clone(),
+            request.sampling.clone(),
+        );
+        let answer = self.inner.complete(request, deltas);
+        let (file, path) = (Arc::clone(&self.file), self.path.clone());
+        Box::pin(async move {
+            let reply = answer.await?;
+            let entry = Entry {
+                key,
+                model,
+                messages,
+                schema,
+                sampling,
+                text: reply.text.clone(),
+                usage: reply.usage,
+            };
+            let line = serde_json::to_string(&entry).unwrap_or_default();
+            let written = file
+                .lock()
+                .map_err(|_| std::io::Error::other("the cassette's lock was poisoned"))
+                .and_then(|mut file| writeln!(file, "{line}"));
+            if let Err(error) = written {
+                bevy::log::error!("could not record to {}: {error}", path.display());
+            }
+            Ok(reply)
+        })
+    }
+}
+
+/// Answers from a cassette; a request it does not hold fails with [`LlmError::NotRecorded`].
+///
+/// A request recorded several times (the same prompt on several turns) gets its
+/// answers in recorded order, then the last one again.
+pub struct ReplayBackend {
+    answers: HashMap<String, Recorded>,
+    model: String,
+    path: PathBuf,
+}
+
+impl ReplayBackend {
+    /// Reads the cassette at `path`. A line that is not a cassette entry is an error
+    /// naming the line.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, LlmError> {
+        let path = path.as_ref().to_path_buf();
+        let text = std::fs::read_to_string(&path).map_err(|error| {
+            LlmError::Setup(format!(
+                "cannot read the cassette {}: {error}",
+                path.display()
+            ))
+        })?;
+        let mut answers = HashMap::new();
+        let mut model = String::new();
+        for (number, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, line)| !line.trim().is_empty())
+        {
+            let entry: Entry = serde_json::from_str(line).map_err(|error| {
+                LlmError::Setup(format!(
+                    "{} line {}: not a cassette entry: {error}",
+                    path.display(),
+                    number + 1
+                ))
+            })?;
+            model = entry.model;
+            let recorded: &mut Recorded = answers.entry(entry.key).or_default();
+            recorded.replies.push(LlmReply {
+                text: entry.text,
+                usage: entry.usage,
+            });
+        }
+        Ok(Self {
+            answers,
+            model,
+            path,
+        })
+    }
+}
+
+impl LlmBackend for ReplayBackend {
+    fn describe(&self) -> String {
+        let answers: usize = self.answers.values().map(|r| r.replies.len()).sum();
+        format!("replay of {} ({answers} answers)", self.path.display())
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture {
+        let key = request_key(&self.model, &request);
+        let result = match self.answers.get(&key).and_then(Recorded::next) {
+            Some(reply) => {
+                if request.stream {
+                    deltas.send(&reply.text);
+                }
+                Ok(reply)
+            }
+            None => Err(LlmError::NotRecorded {
+                key,
+                cassette: self.path.display().to_string(),
+            }),
+        };
+        Box::pin(async move { result })
+    }
+}
+
+/// The answers recorded for one key, and how many were replayed.
+#[derive(Default)]
+struct Recorded {
+    replies: Vec<LlmReply>,
+    replayed: Mutex<usize>,
+}
+
+impl Recorded {
+    fn next(&self) -> Option<LlmReply> {
+        let mut replayed = self.replayed.lock().ok()?;
+        let reply = self.replies.get(*replayed).or(self.replies.last())?.clone();
+        *replayed += 1;
+        Some(reply)
+    }
+}
+
+/// Fails every request with the error that kept a backend from starting.
+pub(super) struct UnavailableBackend(pub(super) LlmError);
+
+impl LlmBackend for UnavailableBackend {
+    fn describe(&self) -> String {
+        format!("no backend ({})", self.0)
+    }
+
+    fn complete(&self, _request: LlmRequest, _deltas: DeltaSink) -> LlmFuture {
+        let error = self.0.clone();
+        Box::pin(async move { Err(error) })
+    }
+}

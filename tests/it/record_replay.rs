@@ -1,0 +1,141 @@
+//! Record a scene once, replay it with no server: the same transcript every time.
+
+use std::path::Path;
+
+use bevy_loom::llm::{ChatMessage, LlmError, LlmRequest, SamplingOptions, request_key};
+use bevy_loom::prelude::*;
+
+use crate::support::{run_turn, tavern_app};
+
+/// The commands and speech of `turns` turns, in a stable order.
+fn transcript(backend: BackendChoice, turns: usize) -> Vec<Vec<String>> {
+    let (mut app, _) = tavern_app(backend);
+    (0..turns)
+        .map(|_| {
+            let log = run_turn(&mut app);
+            assert!(log.rejected.is_empty(), "{:#?}", log.rejected);
+            let mut lines: Vec<String> = log.requests.iter().map(|r| r.command.clone()).collect();
+            lines.extend(log.spoke.iter().map(|s| format!("says {}", s.text)));
+            lines.sort();
+            lines
+        })
+        .collect()
+}
+
+fn recorded(cassette: &Path) -> BackendChoice {
+    BackendChoice::Record {
+        backend: Box::new(BackendChoice::Offline { seed: 11 }),
+        cassette: cassette.to_path_buf(),
+    }
+}
+
+#[test]
+fn a_replayed_scene_repeats_the_recorded_transcript() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let cassette = dir.path().join("tavern.jsonl");
+    let live = transcript(recorded(&cassette), 4);
+    let lines = std::fs::read_to_string(&cassette).expect("the cassette");
+    assert_eq!(
+        lines.lines().count(),
+        3 + 2 + 3 + 2,
+        "one line per decision (Brom rests every other turn)"
+    );
+    for _ in 0..2 {
+        assert_eq!(
+            transcript(
+                BackendChoice::Replay {
+                    cassette: cassette.clone()
+                },
+                4
+            ),
+            live
+        );
+    }
+}
+
+#[test]
+fn a_request_missing_from_the_cassette_fails_clearly() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let cassette = dir.path().join("one-turn.jsonl");
+    transcript(recorded(&cassette), 1);
+    let (mut app, scene) = tavern_app(BackendChoice::Replay {
+        cassette: cassette.clone(),
+    });
+    // The scene changed since recording: Marta holds the ale, so her prompt differs.
+    let marta = scene.entities["marta"];
+    app.world_mut()
+        .entity_mut(scene.entities["ale"])
+        .remove::<InPlace>()
+        .insert(CarriedBy(marta));
+    let log = run_turn(&mut app);
+    let rejection = log
+        .rejected
+        .iter()
+        .find(|r| r.actor == marta)
+        .expect("Marta's request was not recorded");
+    match &rejection.reason {
+        RejectionReason::NoAnswer(LlmError::NotRecorded {
+            cassette: named, ..
+        }) => {
+            assert!(named.ends_with("one-turn.jsonl"));
+            assert!(
+                rejection
+                    .reason
+                    .to_string()
+                    .contains("record the scene again")
+            );
+        }
+        other => panic!("expected NotRecorded, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_unreadable_cassette_fails_every_request_and_names_the_line() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let cassette = dir.path().join("broken.jsonl");
+    std::fs::write(&cassette, "{\"key\": \"x\"}\n").expect("write");
+    let (mut app, _) = tavern_app(BackendChoice::Replay { cassette });
+    let log = run_turn(&mut app);
+    assert_eq!(log.rejected.len(), 3);
+    assert!(log.rejected.iter().all(|r| matches!(&r.reason,
+        RejectionReason::NoAnswer(LlmError::Setup(m)) if m.contains("broken.jsonl line 1"))));
+}
+
+#[test]
+fn the_key_covers_what_the_model_sees_and_nothing_else() {
+    let request = LlmRequest {
+        messages: vec![ChatMessage::user("Greet the traveler.")],
+        sampling: SamplingOptions {
+            temperature: Some(0.5),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let key = request_key("tiny", &request);
+    assert_eq!(key.len(), 64);
+    assert_eq!(key, request_key("tiny", &request.clone()));
+    let streamed = LlmRequest {
+        stream: true,
+        deadline: Some(std::time::Duration::from_secs(1)),
+        ..request.clone()
+    };
+    assert_eq!(
+        key,
+        request_key("tiny", &streamed),
+        "how it is asked does not change what is asked"
+    );
+    assert_ne!(key, request_key("other-model", &request));
+    let hotter = LlmRequest {
+        sampling: SamplingOptions {
+            temperature: Some(0.9),
+            ..Default::default()
+        },
+        ..request.clone()
+    };
+    assert_ne!(key, request_key("tiny", &hotter));
+    let with_schema = LlmRequest {
+        schema: Some(serde_json::json!({ "type": "object" })),
+        ..request
+    };
+    assert_ne!(key, request_key("tiny", &with_schema));
+}
