@@ -1,75 +1,92 @@
-//! The bridge: a background runtime that runs backend futures and hands results back.
+//! The bridge's game side: submit, cancel, and drain outcomes without blocking a frame.
 
-use std::panic::AssertUnwindSafe;
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
-use futures_lite::FutureExt;
 
+use super::scheduler::{self, Arrival, Command, Job, Schedule};
 use super::{
-    DeltaSink, LlmBackend, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, RequestId,
+    LlmBackend, LlmDelta, LlmError, LlmRequest, LlmResponse, LlmSettings, RequestId,
     SamplingOptions,
 };
 
-struct Job {
-    id: RequestId,
-    request: LlmRequest,
-    submitted: Instant,
-}
-
-/// What the runtime hands back: pieces of streamed answers, then each request's outcome.
-enum Arrival {
-    Delta(LlmDelta),
-    Done(LlmResponse),
-}
-
-/// Sends requests to the configured backend without blocking a frame.
+/// Sends requests to model servers without blocking a frame.
 ///
-/// Each [`submit`](Self::submit) returns at once; the outcome arrives later as an
-/// [`LlmResponse`] message with the same id, after any [`LlmDelta`] pieces of a
-/// streamed answer. The backend's futures run on a Tokio runtime on the bridge's own
-/// thread, which stops when the bridge is dropped.
+/// Each [`submit`](Self::submit) returns at once; the outcome arrives later as one
+/// [`LlmResponse`] with the same id, after any [`LlmDelta`] pieces of a streamed
+/// answer. Requests run on a Tokio runtime on the bridge's own thread, which stops
+/// when the bridge is dropped: highest [`Priority`](super::Priority) first, a bounded
+/// number at a time per endpoint, balanced across healthy endpoints, retried with
+/// backoff when a server is unreachable or overloaded, each within its deadline.
 #[derive(Resource)]
 pub struct LlmBridge {
-    jobs: tokio::sync::mpsc::UnboundedSender<Job>,
+    commands: tokio::sync::mpsc::UnboundedSender<Command>,
     arrivals: Mutex<mpsc::Receiver<Arrival>>,
     deltas: Vec<LlmDelta>,
     stopped: Vec<LlmResponse>,
     next_id: u64,
     in_flight: usize,
+    running: Arc<AtomicUsize>,
     description: String,
     defaults: SamplingOptions,
     deadline: Duration,
 }
 
 impl LlmBridge {
-    /// Starts a bridge for a backend, with a default deadline and sampling options.
+    /// Starts a bridge for one backend with a default deadline and sampling options,
+    /// and the default concurrency, retries and breaker.
     pub fn new(
         backend: Arc<dyn LlmBackend>,
         deadline: Duration,
-        defaults: SamplingOptions,
+        sampling: SamplingOptions,
     ) -> Self {
-        let (jobs, queue) = tokio::sync::mpsc::unbounded_channel::<Job>();
+        Self::start(
+            vec![backend],
+            &LlmSettings {
+                deadline,
+                sampling,
+                ..LlmSettings::default()
+            },
+        )
+    }
+
+    /// Starts a bridge over several endpoints (a fleet of servers), scheduled as
+    /// `settings` say. Its backend choice is ignored: `endpoints` answer.
+    pub fn start(endpoints: Vec<Arc<dyn LlmBackend>>, settings: &LlmSettings) -> Self {
+        let (commands, receiver) = tokio::sync::mpsc::unbounded_channel();
         let (arrived, arrivals) = mpsc::channel();
-        let description = backend.describe();
+        let description = endpoints
+            .iter()
+            .map(|e| e.describe())
+            .collect::<Vec<_>>()
+            .join(" + ");
+        let schedule = Schedule {
+            deadline: settings.deadline,
+            concurrency: settings.concurrency_per_endpoint,
+            retry: settings.retry.clone(),
+            breaker: settings.breaker.clone(),
+        };
+        let running = Arc::new(AtomicUsize::new(0));
+        let shared_running = Arc::clone(&running);
         let spawned = std::thread::Builder::new()
             .name("loom-llm-bridge".to_owned())
-            .spawn(move || run(backend, queue, arrived, deadline));
+            .spawn(move || scheduler::run(endpoints, schedule, receiver, arrived, shared_running));
         if let Err(error) = spawned {
             error!("the LLM bridge could not start its thread: {error}");
         }
         Self {
-            jobs,
+            commands,
             arrivals: Mutex::new(arrivals),
             deltas: Vec::new(),
             stopped: Vec::new(),
             next_id: 0,
             in_flight: 0,
+            running,
             description,
-            defaults,
-            deadline,
+            defaults: settings.sampling.clone(),
+            deadline: settings.deadline,
         }
     }
 
@@ -85,13 +102,13 @@ impl LlmBridge {
             sampling.stop.clone_from(&self.defaults.stop);
         }
         request.deadline = request.deadline.or(Some(self.deadline));
+        self.in_flight += 1;
         let job = Job {
             id,
             request,
             submitted: Instant::now(),
         };
-        self.in_flight += 1;
-        if self.jobs.send(job).is_err() {
+        if self.commands.send(Command::Submit(job)).is_err() {
             self.stopped.push(LlmResponse {
                 id,
                 result: Err(LlmError::BridgeStopped(
@@ -99,9 +116,18 @@ impl LlmBridge {
                 )),
                 latency: Duration::ZERO,
                 first_token: None,
+                retries: 0,
             });
         }
         id
+    }
+
+    /// Cancels a request: queued, it never starts; running, its connection is
+    /// dropped. Its outcome is [`LlmError::Cancelled`]; a request that already
+    /// finished keeps its outcome.
+    pub fn cancel(&mut self, id: RequestId) {
+        // When the runtime is gone, every request already has its outcome.
+        let _ = self.commands.send(Command::Cancel(id));
     }
 
     /// Outcomes that arrived since the last call, without waiting. Pieces of streamed
@@ -133,7 +159,12 @@ impl LlmBridge {
         self.in_flight
     }
 
-    /// Which backend answers, for logs and transcripts.
+    /// Requests being answered right now; the rest of [`in_flight`](Self::in_flight) wait in the queue.
+    pub fn running(&self) -> usize {
+        self.running.load(Ordering::SeqCst).min(self.in_flight)
+    }
+
+    /// Which backends answer, for logs and transcripts.
     pub fn backend_description(&self) -> &str {
         &self.description
     }
@@ -148,75 +179,4 @@ impl LlmBridge {
         self.deadline = deadline;
         self.defaults = sampling;
     }
-}
-
-/// The bridge thread: a Tokio runtime running one task per request.
-fn run(
-    backend: Arc<dyn LlmBackend>,
-    mut queue: tokio::sync::mpsc::UnboundedReceiver<Job>,
-    arrived: mpsc::Sender<Arrival>,
-    fallback_deadline: Duration,
-) {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            error!("the LLM bridge could not start its runtime: {error}");
-            return;
-        }
-    };
-    runtime.block_on(async move {
-        while let Some(job) = queue.recv().await {
-            let backend = Arc::clone(&backend);
-            let arrived = arrived.clone();
-            tokio::spawn(async move {
-                let deadline = job.request.deadline.unwrap_or(fallback_deadline);
-                let first_token = Arc::new(Mutex::new(None));
-                let deltas = {
-                    let (arrived, first_token, id) = (arrived.clone(), first_token.clone(), job.id);
-                    let submitted = job.submitted;
-                    DeltaSink::new(move |text| {
-                        if let Ok(mut first) = first_token.lock() {
-                            first.get_or_insert_with(|| submitted.elapsed());
-                        }
-                        // The receiver is gone only when the bridge was dropped.
-                        let _ = arrived.send(Arrival::Delta(LlmDelta { id, text }));
-                    })
-                };
-                let result = tokio::time::timeout(deadline, answer(&*backend, job.request, deltas))
-                    .await
-                    .unwrap_or(Err(LlmError::TimedOut(deadline)));
-                let first_token = first_token.lock().ok().and_then(|first| *first);
-                let _ = arrived.send(Arrival::Done(LlmResponse {
-                    id: job.id,
-                    result,
-                    latency: job.submitted.elapsed(),
-                    first_token,
-                }));
-            });
-        }
-    });
-}
-
-/// Runs a backend on one request. A backend that panics ends its request with
-/// [`LlmError::BackendFailed`] instead of leaving it without an outcome.
-async fn answer(
-    backend: &dyn LlmBackend,
-    request: LlmRequest,
-    deltas: DeltaSink,
-) -> Result<LlmReply, LlmError> {
-    let failed = |_| {
-        LlmError::BackendFailed(format!(
-            "the backend `{}` panicked; see the log",
-            backend.describe()
-        ))
-    };
-    let future = std::panic::catch_unwind(AssertUnwindSafe(|| backend.complete(request, deltas)))
-        .map_err(failed)?;
-    AssertUnwindSafe(future)
-        .catch_unwind()
-        .await
-        .map_err(failed)?
 }

@@ -31,9 +31,17 @@ impl Exchange {
         if status.is_success() {
             return Ok(response);
         }
+        // Only the seconds form of Retry-After; a date is treated as absent.
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
         let body = response.text().await.unwrap_or_default();
         Err(LlmError::Status {
             status: status.as_u16(),
+            retry_after,
             body: truncate(&body, 500),
         })
     }

@@ -19,6 +19,7 @@ mod ollama;
 #[cfg(feature = "http")]
 mod openai;
 mod request;
+mod scheduler;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,9 +35,10 @@ pub use ollama::{OllamaBackend, OllamaSettings};
 #[cfg(feature = "http")]
 pub use openai::{ApiKey, OpenAiBackend, OpenAiSettings};
 pub use request::{
-    ChatMessage, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, OfferedChoice, RequestId,
-    RequestIntent, SamplingOptions, TokenUsage,
+    ChatMessage, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, OfferedChoice, Priority,
+    RequestId, RequestIntent, SamplingOptions, TokenUsage,
 };
+pub use scheduler::{BreakerSettings, RetryPolicy};
 
 use crate::LoomSystems;
 
@@ -74,6 +76,9 @@ pub enum BackendChoice {
         /// The JSONL cassette to read.
         cassette: std::path::PathBuf,
     },
+    /// Several servers answering the same model: requests are balanced across the
+    /// healthy ones and fail over when one fails.
+    Fleet(Vec<BackendChoice>),
     /// A backend of your own.
     Custom(Arc<dyn LlmBackend>),
 }
@@ -96,6 +101,7 @@ impl std::fmt::Debug for BackendChoice {
                 .debug_struct("Replay")
                 .field("cassette", cassette)
                 .finish(),
+            Self::Fleet(members) => f.debug_tuple("Fleet").field(members).finish(),
             Self::Custom(backend) => f.debug_tuple("Custom").field(&backend.describe()).finish(),
         }
     }
@@ -156,7 +162,26 @@ impl BackendChoice {
                 // A replayed run must not quietly ask something else.
                 Err(error) => Arc::new(cassette::UnavailableBackend(error)),
             },
+            Self::Fleet(members) => match members.first() {
+                Some(first) => first.resolve(),
+                None => Arc::new(OfflineBackend::new(0)),
+            },
             Self::Custom(backend) => Arc::clone(backend),
+        }
+    }
+
+    /// The endpoints this choice stands for: each member of a fleet (or of the fleet
+    /// `LOOM_LLM_URL` lists, comma-separated), otherwise the one backend.
+    pub fn endpoints(&self) -> Vec<Arc<dyn LlmBackend>> {
+        match self {
+            Self::Fleet(members) if !members.is_empty() => {
+                members.iter().flat_map(Self::endpoints).collect()
+            }
+            #[cfg(feature = "http")]
+            Self::FromEnv if env_fleet().len() > 1 => {
+                env_fleet().iter().flat_map(Self::endpoints).collect()
+            }
+            _ => vec![self.resolve()],
         }
     }
 }
@@ -181,6 +206,33 @@ fn provider_from_env() -> Arc<dyn LlmBackend> {
     }
 }
 
+/// One OpenAI-compatible endpoint per comma-separated `LOOM_LLM_URL`, when no
+/// cassette or other provider is asked for.
+#[cfg(feature = "http")]
+fn env_fleet() -> Vec<BackendChoice> {
+    let var = |name| {
+        std::env::var(name)
+            .ok()
+            .filter(|v: &String| !v.trim().is_empty())
+    };
+    let plain = var("LOOM_LLM_REPLAY").is_none()
+        && var("LOOM_LLM_RECORD").is_none()
+        && var("LOOM_LLM_PROVIDER").is_none_or(|p| p.trim().eq_ignore_ascii_case("openai"));
+    let Some(settings) = OpenAiSettings::from_env().filter(|_| plain) else {
+        return Vec::new();
+    };
+    settings
+        .base_url
+        .split(',')
+        .map(|url| {
+            BackendChoice::OpenAi(OpenAiSettings {
+                base_url: url.trim().to_owned(),
+                ..settings.clone()
+            })
+        })
+        .collect()
+}
+
 /// Without HTTP, only the offline backend answers.
 #[cfg(not(feature = "http"))]
 fn provider_from_env() -> Arc<dyn LlmBackend> {
@@ -199,6 +251,12 @@ pub struct LlmSettings {
     pub deadline: Duration,
     /// Sampling defaults for requests that leave them unset.
     pub sampling: SamplingOptions,
+    /// How many requests one endpoint answers at a time; the rest wait in the queue.
+    pub concurrency_per_endpoint: usize,
+    /// How failed requests are tried again.
+    pub retry: RetryPolicy,
+    /// When a failing endpoint is skipped, and for how long.
+    pub breaker: BreakerSettings,
 }
 
 impl Default for LlmSettings {
@@ -211,6 +269,9 @@ impl Default for LlmSettings {
                 max_tokens: Some(256),
                 ..default()
             },
+            concurrency_per_endpoint: 4,
+            retry: RetryPolicy::default(),
+            breaker: BreakerSettings::default(),
         }
     }
 }
@@ -224,15 +285,11 @@ pub struct LlmPlugin {
 
 impl Plugin for LlmPlugin {
     fn build(&self, app: &mut App) {
-        let backend = self.settings.backend.resolve();
-        info!("bevy_loom answers with {}", backend.describe());
+        let bridge = LlmBridge::start(self.settings.backend.endpoints(), &self.settings);
+        info!("bevy_loom answers with {}", bridge.backend_description());
         crate::configure_loom_sets(app);
         app.insert_resource(self.settings.clone())
-            .insert_resource(LlmBridge::new(
-                backend,
-                self.settings.deadline,
-                self.settings.sampling.clone(),
-            ))
+            .insert_resource(bridge)
             .add_message::<LlmResponse>()
             .add_message::<LlmDelta>()
             .add_systems(

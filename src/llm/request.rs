@@ -15,6 +15,17 @@ pub struct ChatMessage {
     pub content: String,
 }
 
+impl LlmError {
+    /// Whether trying again may help: the server was unreachable, overloaded (429) or failing (5xx).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Unreachable { .. } => true,
+            Self::Status { status, .. } => *status == 429 || *status >= 500,
+            _ => false,
+        }
+    }
+}
+
 impl ChatMessage {
     /// A system message.
     pub fn system(content: impl Into<String>) -> Self {
@@ -90,6 +101,8 @@ pub struct LlmRequest {
     pub sampling: SamplingOptions,
     /// How long to wait before giving up; the bridge's default when `None`.
     pub deadline: Option<Duration>,
+    /// Who waits for the answer: the bridge serves higher priorities first.
+    pub priority: Priority,
     /// Ask for the answer in pieces as it is written: [`LlmDelta`] messages, then the
     /// [`LlmResponse`]. Backends that cannot stream send the whole text as one delta.
     pub stream: bool,
@@ -146,7 +159,16 @@ pub enum LlmError {
         status: u16,
         /// The start of the response body.
         body: String,
+        /// How long the server asked to wait before trying again (`Retry-After`).
+        retry_after: Option<Duration>,
     },
+    /// Every endpoint's circuit breaker is open after repeated failures.
+    #[error("every model server is failing ({0}); requests fail fast until one recovers")]
+    Unavailable(String),
+    /// The request was cancelled: explicitly, because its requester went away, or
+    /// because a newer request replaced it.
+    #[error("the request was cancelled")]
+    Cancelled,
     /// No answer came before the deadline.
     #[error("no answer within {0:?}; raise the deadline or use a faster model")]
     TimedOut(Duration),
@@ -185,6 +207,20 @@ pub struct LlmResponse {
     pub latency: Duration,
     /// Time from submission to the first piece of a streamed answer.
     pub first_token: Option<Duration>,
+    /// How many times the request was tried again after a failure.
+    pub retries: u32,
+}
+
+/// Who waits for an answer; the bridge serves higher priorities first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Priority {
+    /// Thinking nobody is waiting on: smart actors deciding.
+    #[default]
+    Background,
+    /// Narration of what just happened.
+    Narration,
+    /// A line a player is waiting to read.
+    Dialogue,
 }
 
 /// A piece of a streamed answer, in order; the request's [`LlmResponse`] follows the last.

@@ -248,7 +248,7 @@ fn bridge_returns_the_completion_and_sends_an_openai_request() {
 #[test]
 fn server_error_status_is_reported() {
     match server_error() {
-        LlmError::Status { status, body } => {
+        LlmError::Status { status, body, .. } => {
             assert_eq!(status, 500);
             assert_eq!(body, "the model fell over");
         }

@@ -1,0 +1,434 @@
+//! The bridge's runtime side: a priority queue, endpoints with bounded concurrency and
+//! circuit breakers, retries with backoff and failover, deadlines and cancellation.
+//! Every submitted request ends in exactly one [`Arrival::Done`].
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use futures_lite::FutureExt;
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+use tokio::sync::{Notify, Semaphore};
+use tokio::task::AbortHandle;
+
+use super::{
+    DeltaSink, LlmBackend, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, Priority,
+    RequestId,
+};
+
+/// How the bridge retries failed requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Tries after the first; 0 never retries.
+    pub max_retries: u32,
+    /// The wait before the first retry; it doubles each time, with jitter.
+    pub first_delay: Duration,
+    /// The longest wait between tries (a server's `Retry-After` is honoured up to the deadline).
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 2,
+            first_delay: Duration::from_millis(250),
+            max_delay: Duration::from_secs(4),
+        }
+    }
+}
+
+/// When an endpoint's circuit breaker opens, and for how long.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BreakerSettings {
+    /// Consecutive failures that open the breaker.
+    pub failures_to_open: u32,
+    /// How long an open breaker fails fast before one probe request may try again.
+    pub open_for: Duration,
+}
+
+impl Default for BreakerSettings {
+    fn default() -> Self {
+        Self {
+            failures_to_open: 3,
+            open_for: Duration::from_secs(10),
+        }
+    }
+}
+
+/// How the runtime side schedules requests.
+#[derive(Debug, Clone)]
+pub(super) struct Schedule {
+    pub(super) deadline: Duration,
+    pub(super) concurrency: usize,
+    pub(super) retry: RetryPolicy,
+    pub(super) breaker: BreakerSettings,
+}
+
+pub(super) struct Job {
+    pub(super) id: RequestId,
+    pub(super) request: LlmRequest,
+    pub(super) submitted: Instant,
+}
+
+pub(super) enum Command {
+    Submit(Job),
+    Cancel(RequestId),
+}
+
+/// What the runtime hands back: pieces of streamed answers, then each request's outcome.
+pub(super) enum Arrival {
+    Delta(LlmDelta),
+    Done(LlmResponse),
+}
+
+/// One model server, its free slots and its breaker.
+struct Endpoint {
+    backend: Arc<dyn LlmBackend>,
+    slots: Arc<Semaphore>,
+    breaker: Mutex<Breaker>,
+}
+
+#[derive(Debug, Default)]
+struct Breaker {
+    failures: u32,
+    open_until: Option<Instant>,
+    probing: bool,
+}
+
+impl Breaker {
+    /// Whether a request may go to this endpoint now. After the open period, one probe may.
+    fn admits(&mut self, now: Instant) -> bool {
+        match self.open_until {
+            None => true,
+            Some(until) if now >= until && !self.probing => {
+                self.probing = true;
+                true
+            }
+            Some(_) => false,
+        }
+    }
+
+    fn succeeded(&mut self) {
+        *self = Self::default();
+    }
+
+    fn failed(&mut self, now: Instant, settings: &BreakerSettings) {
+        self.failures += 1;
+        if self.probing || self.failures >= settings.failures_to_open {
+            self.open_until = Some(now + settings.open_for);
+            self.probing = false;
+        }
+    }
+}
+
+/// A queued job, highest priority first, then first come.
+struct Queued(Priority, Reverse<u64>, Job);
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Self) -> bool {
+        (self.0, self.1) == (other.0, other.1)
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.0, self.1).cmp(&(other.0, other.1))
+    }
+}
+
+/// What the dispatcher and its tasks share.
+struct Shared {
+    endpoints: Vec<Endpoint>,
+    schedule: Schedule,
+    arrivals: mpsc::Sender<Arrival>,
+    /// Running requests; whoever removes an id sends its outcome.
+    running: Mutex<HashMap<RequestId, Option<AbortHandle>>>,
+    /// Requests dispatched and not yet finished; the bridge reads it for its stats.
+    active: Arc<AtomicUsize>,
+    freed: Notify,
+    next_endpoint: AtomicUsize,
+}
+
+impl Shared {
+    fn finish(&self, response: LlmResponse) {
+        // The receiver is gone only when the bridge was dropped; nobody waits then.
+        let _ = self.arrivals.send(Arrival::Done(response));
+    }
+
+    fn release(&self) {
+        self.active.fetch_sub(1, Ordering::SeqCst);
+        self.freed.notify_one();
+    }
+}
+
+/// Runs the dispatcher on a current-thread Tokio runtime until the bridge is dropped.
+pub(super) fn run(
+    backends: Vec<Arc<dyn LlmBackend>>,
+    schedule: Schedule,
+    mut commands: tokio::sync::mpsc::UnboundedReceiver<Command>,
+    arrivals: mpsc::Sender<Arrival>,
+    active: Arc<AtomicUsize>,
+) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            bevy::log::error!("the LLM bridge could not start its runtime: {error}");
+            return;
+        }
+    };
+    let concurrency = schedule.concurrency.max(1);
+    let shared = Arc::new(Shared {
+        endpoints: backends
+            .into_iter()
+            .map(|backend| Endpoint {
+                backend,
+                slots: Arc::new(Semaphore::new(concurrency)),
+                breaker: Mutex::default(),
+            })
+            .collect(),
+        schedule,
+        arrivals,
+        running: Mutex::default(),
+        active,
+        freed: Notify::new(),
+        next_endpoint: AtomicUsize::new(0),
+    });
+    let capacity = shared.endpoints.len().max(1) * concurrency;
+    runtime.block_on(async move {
+        let mut queue = BinaryHeap::new();
+        let mut sequence = 0u64;
+        loop {
+            tokio::select! {
+                command = commands.recv() => match command {
+                    None => break,
+                    Some(Command::Submit(job)) => {
+                        sequence += 1;
+                        queue.push(Queued(job.request.priority, Reverse(sequence), job));
+                    }
+                    Some(Command::Cancel(id)) => cancel(&shared, &mut queue, id),
+                },
+                () = shared.freed.notified() => {}
+            }
+            while shared.active.load(Ordering::SeqCst) < capacity {
+                let Some(Queued(_, _, job)) = queue.pop() else {
+                    break;
+                };
+                shared.active.fetch_add(1, Ordering::SeqCst);
+                let id = job.id;
+                let task = tokio::spawn(serve(Arc::clone(&shared), job));
+                // On a current-thread runtime the task cannot run before this line.
+                if let Ok(mut running) = shared.running.lock() {
+                    running.insert(id, Some(task.abort_handle()));
+                }
+            }
+        }
+        // The bridge is gone: stop what still runs.
+        if let Ok(running) = shared.running.lock() {
+            running.values().flatten().for_each(AbortHandle::abort);
+        }
+    });
+}
+
+fn cancel(shared: &Shared, queue: &mut BinaryHeap<Queued>, id: RequestId) {
+    let waiting: Vec<Queued> = std::mem::take(queue).into_vec();
+    let (cancelled, kept): (Vec<Queued>, Vec<Queued>) =
+        waiting.into_iter().partition(|q| q.2.id == id);
+    *queue = kept.into();
+    let running = shared
+        .running
+        .lock()
+        .ok()
+        .and_then(|mut running| running.remove(&id));
+    let submitted = match (cancelled.into_iter().next(), running) {
+        (Some(Queued(_, _, job)), _) => job.submitted,
+        (None, Some(handle)) => {
+            // Aborting drops the request's future, and with it its connection.
+            if let Some(handle) = handle {
+                handle.abort();
+            }
+            shared.release();
+            Instant::now()
+        }
+        // Already finished, or never known: nothing to do.
+        (None, None) => return,
+    };
+    shared.finish(LlmResponse {
+        id,
+        result: Err(LlmError::Cancelled),
+        latency: submitted.elapsed(),
+        first_token: None,
+        retries: 0,
+    });
+}
+
+/// One request from dispatch to outcome: attempts on healthy endpoints, with retries.
+async fn serve(shared: Arc<Shared>, job: Job) {
+    let Job {
+        id,
+        request,
+        submitted,
+    } = job;
+    let deadline = submitted + request.deadline.unwrap_or(shared.schedule.deadline);
+    let first_token = Arc::new(Mutex::new(None));
+    let streamed = Arc::new(AtomicBool::new(false));
+    let mut retries = 0u32;
+    let mut rng = ChaCha8Rng::seed_from_u64(id.0 ^ submitted.elapsed().subsec_nanos() as u64);
+    let result = loop {
+        let now = Instant::now();
+        if now >= deadline {
+            break Err(LlmError::TimedOut(deadline - submitted));
+        }
+        let Some(endpoint) = pick_endpoint(&shared, now) else {
+            let failing = shared
+                .endpoints
+                .iter()
+                .map(|e| e.backend.describe())
+                .collect::<Vec<_>>()
+                .join("; ");
+            break Err(LlmError::Unavailable(failing));
+        };
+        let Ok(slot) = Arc::clone(&endpoint.slots).acquire_owned().await else {
+            break Err(LlmError::BridgeStopped(
+                "the bridge is shutting down".to_owned(),
+            ));
+        };
+        let deltas = delta_sink(&shared, id, submitted, &first_token, &streamed);
+        let attempt = answer(&*endpoint.backend, request.clone(), deltas);
+        let result = match tokio::time::timeout_at(deadline.into(), attempt).await {
+            Ok(result) => result,
+            Err(_) => Err(LlmError::TimedOut(deadline - submitted)),
+        };
+        match &result {
+            Ok(_) => lock(&endpoint.breaker).succeeded(),
+            Err(error) if error.is_retryable() => {
+                lock(&endpoint.breaker).failed(Instant::now(), &shared.schedule.breaker)
+            }
+            Err(_) => {}
+        }
+        let error = match result {
+            Ok(reply) => break Ok(reply),
+            Err(error) => error,
+        };
+        // A streamed answer that already reached the game is not asked again.
+        if !error.is_retryable()
+            || retries >= shared.schedule.retry.max_retries
+            || streamed.load(Ordering::SeqCst)
+        {
+            break Err(error);
+        }
+        drop(slot);
+        let wait = retry_delay(&shared.schedule.retry, retries, &error, &mut rng);
+        if Instant::now() + wait >= deadline {
+            break Err(error);
+        }
+        tokio::time::sleep(wait).await;
+        retries += 1;
+    };
+    let claimed = shared
+        .running
+        .lock()
+        .map(|mut running| running.remove(&id).is_some())
+        .unwrap_or(false);
+    if claimed {
+        let first_token = *lock(&first_token);
+        shared.finish(LlmResponse {
+            id,
+            result,
+            latency: submitted.elapsed(),
+            first_token,
+            retries,
+        });
+        shared.release();
+    }
+}
+
+/// The healthy endpoint with the most free slots, taking turns among equals.
+fn pick_endpoint(shared: &Shared, now: Instant) -> Option<&Endpoint> {
+    let count = shared.endpoints.len();
+    let start = shared.next_endpoint.fetch_add(1, Ordering::SeqCst);
+    (0..count)
+        .map(|offset| &shared.endpoints[(start + offset) % count])
+        .filter(|endpoint| lock(&endpoint.breaker).admits(now))
+        .max_by_key(|endpoint| endpoint.slots.available_permits())
+}
+
+/// Exponential backoff with jitter, or the server's `Retry-After`.
+fn retry_delay(
+    policy: &RetryPolicy,
+    retries: u32,
+    error: &LlmError,
+    rng: &mut ChaCha8Rng,
+) -> Duration {
+    if let LlmError::Status {
+        retry_after: Some(after),
+        ..
+    } = error
+    {
+        return *after;
+    }
+    let backoff = policy
+        .first_delay
+        .saturating_mul(1 << retries.min(16))
+        .min(policy.max_delay);
+    // "Full jitter": anywhere between half and all of the backoff.
+    backoff.mul_f64(rng.random_range(0.5..=1.0))
+}
+
+fn delta_sink(
+    shared: &Arc<Shared>,
+    id: RequestId,
+    submitted: Instant,
+    first_token: &Arc<Mutex<Option<Duration>>>,
+    streamed: &Arc<AtomicBool>,
+) -> DeltaSink {
+    let (shared, first_token, streamed) = (
+        Arc::clone(shared),
+        Arc::clone(first_token),
+        Arc::clone(streamed),
+    );
+    DeltaSink::new(move |text| {
+        lock(&first_token).get_or_insert_with(|| submitted.elapsed());
+        streamed.store(true, Ordering::SeqCst);
+        let _ = shared.arrivals.send(Arrival::Delta(LlmDelta { id, text }));
+    })
+}
+
+/// Runs a backend on one request. A backend that panics ends its request with
+/// [`LlmError::BackendFailed`] instead of leaving it without an outcome.
+async fn answer(
+    backend: &dyn LlmBackend,
+    request: LlmRequest,
+    deltas: DeltaSink,
+) -> Result<LlmReply, LlmError> {
+    let failed = |_| {
+        LlmError::BackendFailed(format!(
+            "the backend `{}` panicked; see the log",
+            backend.describe()
+        ))
+    };
+    let future = std::panic::catch_unwind(AssertUnwindSafe(|| backend.complete(request, deltas)))
+        .map_err(failed)?;
+    AssertUnwindSafe(future)
+        .catch_unwind()
+        .await
+        .map_err(failed)?
+}
+
+/// Locks a mutex whose holder cannot leave it inconsistent, even if poisoned.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
