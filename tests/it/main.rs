@@ -4,6 +4,7 @@ mod support;
 
 mod content_validation;
 mod decisions;
+mod faults;
 mod hot_reload;
 mod http_backend;
 mod record_replay;

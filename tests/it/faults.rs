@@ -1,0 +1,377 @@
+//! Faults against servers on 127.0.0.1, through a running app: every request ends in
+//! exactly one `LlmResponse`, and frames keep running while servers misbehave.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bevy::prelude::*;
+use bevy_loom::llm::{
+    BreakerSettings, ChatMessage, LlmError, LlmRequest, LlmResponse, OpenAiSettings, Priority,
+    RequestId, RetryPolicy,
+};
+use bevy_loom::prelude::*;
+use serde_json::{Value, json};
+
+use crate::support::serve;
+
+fn completion(text: &str) -> Response {
+    axum::Json(
+        json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": text } }] }),
+    )
+    .into_response()
+}
+
+/// A server whose n-th request (from 0) gets `answer(n, body)`; it counts requests.
+fn server(
+    answer: impl Fn(usize, Value) -> Response + Clone + Send + Sync + 'static,
+) -> (tokio::runtime::Runtime, String, Arc<AtomicUsize>) {
+    let count = Arc::new(AtomicUsize::new(0));
+    let counter = count.clone();
+    let router = Router::new().fallback(move |body: Bytes| {
+        let (answer, counter) = (answer.clone(), counter.clone());
+        async move {
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            answer(n, serde_json::from_slice(&body).unwrap_or(Value::Null))
+        }
+    });
+    let (runtime, root) = serve(router);
+    (runtime, format!("{root}/v1"), count)
+}
+
+fn endpoint(base_url: &str) -> BackendChoice {
+    BackendChoice::OpenAi(OpenAiSettings {
+        base_url: base_url.to_owned(),
+        model: "tiny".into(),
+        ..default()
+    })
+}
+
+fn fast_retries() -> RetryPolicy {
+    RetryPolicy {
+        max_retries: 2,
+        first_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(50),
+    }
+}
+
+fn request(text: &str) -> LlmRequest {
+    LlmRequest {
+        messages: vec![ChatMessage::user(text)],
+        ..default()
+    }
+}
+
+#[derive(Resource, Default)]
+struct Outcomes(Vec<LlmResponse>);
+
+fn collect(mut outcomes: ResMut<Outcomes>, mut responses: MessageReader<LlmResponse>) {
+    outcomes.0.extend(responses.read().cloned());
+}
+
+/// An app with only the bridge, configured by `settings`.
+fn app(settings: LlmSettings) -> App {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, LlmPlugin { settings }))
+        .init_resource::<Outcomes>()
+        .add_systems(Update, collect.after(LoomSystems::Receive));
+    app.finish();
+    app.cleanup();
+    app
+}
+
+/// Updates until every id has an outcome and checks there is exactly one each.
+/// Returns the outcomes by id and how many frames ran while waiting.
+fn outcomes_and_frames(app: &mut App, ids: &[RequestId]) -> (HashMap<RequestId, LlmResponse>, u32) {
+    let (started, mut frames) = (Instant::now(), 0u32);
+    while app.world().resource::<Outcomes>().0.len() < ids.len() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "gave up waiting for outcomes"
+        );
+        app.update();
+        frames += 1;
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    for _ in 0..20 {
+        app.update();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let all = &app.world().resource::<Outcomes>().0;
+    assert_eq!(
+        all.len(),
+        ids.len(),
+        "exactly one outcome per request: {all:#?}"
+    );
+    let by_id: HashMap<RequestId, LlmResponse> = all.iter().map(|r| (r.id, r.clone())).collect();
+    assert!(ids.iter().all(|id| by_id.contains_key(id)));
+    (by_id, frames)
+}
+
+fn outcomes(app: &mut App, ids: &[RequestId]) -> HashMap<RequestId, LlmResponse> {
+    outcomes_and_frames(app, ids).0
+}
+
+/// Like [`outcomes`], for requests that take a while: frames must keep running meanwhile.
+fn outcomes_while_running(app: &mut App, ids: &[RequestId]) -> HashMap<RequestId, LlmResponse> {
+    let (done, frames) = outcomes_and_frames(app, ids);
+    assert!(
+        frames > 1,
+        "frames kept running while the requests were out"
+    );
+    done
+}
+
+fn submit(app: &mut App, request: LlmRequest) -> RequestId {
+    app.world_mut().resource_mut::<LlmBridge>().submit(request)
+}
+
+#[test]
+fn server_errors_and_429_are_retried_honouring_retry_after() {
+    let (_server, url, count) = server(|n, _| match n {
+        0 => (StatusCode::SERVICE_UNAVAILABLE, "warming up").into_response(),
+        1 => (
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, "0")],
+            "slow down",
+        )
+            .into_response(),
+        _ => completion("Evening."),
+    });
+    let mut app = app(LlmSettings {
+        backend: endpoint(&url),
+        retry: fast_retries(),
+        ..default()
+    });
+    let id = submit(&mut app, request("hello"));
+    let done = outcomes(&mut app, &[id]);
+    assert_eq!(
+        done[&id].result.as_ref().map(|r| r.text.as_str()),
+        Ok("Evening.")
+    );
+    assert_eq!(done[&id].retries, 2);
+    assert_eq!(count.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn other_client_errors_are_not_retried() {
+    let (_server, url, count) =
+        server(|_, _| (StatusCode::BAD_REQUEST, "unknown model").into_response());
+    let mut app = app(LlmSettings {
+        backend: endpoint(&url),
+        retry: fast_retries(),
+        ..default()
+    });
+    let id = submit(&mut app, request("hello"));
+    let done = outcomes(&mut app, &[id]);
+    assert!(matches!(
+        done[&id].result,
+        Err(LlmError::Status { status: 400, .. })
+    ));
+    assert_eq!((done[&id].retries, count.load(Ordering::SeqCst)), (0, 1));
+}
+
+#[test]
+fn a_breaker_opens_fails_fast_and_closes_after_a_good_probe() {
+    let healthy = Arc::new(AtomicUsize::new(0));
+    let flag = healthy.clone();
+    let (_server, url, count) = server(move |_, _| {
+        if flag.load(Ordering::SeqCst) == 1 {
+            completion("back")
+        } else {
+            (StatusCode::BAD_GATEWAY, "down").into_response()
+        }
+    });
+    let breaker = BreakerSettings {
+        failures_to_open: 2,
+        open_for: Duration::from_millis(300),
+    };
+    let mut app = app(LlmSettings {
+        backend: endpoint(&url),
+        retry: RetryPolicy {
+            max_retries: 0,
+            ..fast_retries()
+        },
+        breaker,
+        ..default()
+    });
+    let first: Vec<RequestId> = (0..2)
+        .map(|i| submit(&mut app, request(&format!("a{i}"))))
+        .collect();
+    outcomes(&mut app, &first);
+    assert_eq!(count.load(Ordering::SeqCst), 2);
+    app.world_mut().resource_mut::<Outcomes>().0.clear();
+
+    let open = submit(&mut app, request("while open"));
+    let done = outcomes(&mut app, &[open]);
+    assert!(
+        matches!(done[&open].result, Err(LlmError::Unavailable(_))),
+        "{:?}",
+        done[&open].result
+    );
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        2,
+        "an open breaker sends nothing"
+    );
+    app.world_mut().resource_mut::<Outcomes>().0.clear();
+
+    healthy.store(1, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(350));
+    let probe = submit(&mut app, request("probe"));
+    let done = outcomes(&mut app, &[probe]);
+    assert!(
+        done[&probe].result.is_ok(),
+        "the probe goes through and closes the breaker"
+    );
+    app.world_mut().resource_mut::<Outcomes>().0.clear();
+    let after: Vec<RequestId> = (0..3)
+        .map(|i| submit(&mut app, request(&format!("b{i}"))))
+        .collect();
+    let done = outcomes(&mut app, &after);
+    assert!(after.iter().all(|id| done[id].result.is_ok()));
+}
+
+#[test]
+fn a_fleet_fails_over_from_a_dead_server() {
+    let (_server, good, count) = server(|_, _| completion("served"));
+    let dead = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        let port = listener.local_addr().expect("an address").port();
+        format!("http://127.0.0.1:{port}/v1")
+    };
+    let mut app = app(LlmSettings {
+        backend: BackendChoice::Fleet(vec![endpoint(&dead), endpoint(&good)]),
+        retry: fast_retries(),
+        ..default()
+    });
+    let ids: Vec<RequestId> = (0..6)
+        .map(|i| submit(&mut app, request(&format!("r{i}"))))
+        .collect();
+    let done = outcomes(&mut app, &ids);
+    assert!(
+        ids.iter()
+            .all(|id| done[id].result.as_ref().is_ok_and(|r| r.text == "served")),
+        "{done:#?}"
+    );
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        6,
+        "the good server answered each once"
+    );
+}
+
+#[test]
+fn a_connection_reset_mid_stream_fails_once() {
+    let (_server, url, _) = server(|_, _| {
+        let first = "data: {\"choices\":[{\"delta\":{\"content\":\"Wel\"}}]}\n\n";
+        let chunks = futures_lite::stream::unfold(0, move |step| async move {
+            match step {
+                0 => Some((Ok(Bytes::from(first)), 1)),
+                1 => {
+                    // Let the headers and the first piece reach the client, then drop the connection.
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    Some((Err(std::io::Error::other("reset")), 2))
+                }
+                _ => None,
+            }
+        });
+        Body::from_stream(chunks).into_response()
+    });
+    let mut app = app(LlmSettings {
+        backend: endpoint(&url),
+        retry: fast_retries(),
+        ..default()
+    });
+    let id = submit(
+        &mut app,
+        LlmRequest {
+            stream: true,
+            ..request("hello")
+        },
+    );
+    let done = outcomes_while_running(&mut app, &[id]);
+    let result = &done[&id].result;
+    assert!(
+        matches!(result, Err(LlmError::InvalidResponse(m)) if m.contains("broke off")),
+        "{result:?}"
+    );
+    assert_eq!(
+        done[&id].retries, 0,
+        "a stream that reached the game is not asked again"
+    );
+}
+
+#[test]
+fn slow_answers_time_out_and_cancelled_ones_end_cancelled() {
+    let (_server, url, _) = server(|_, _| {
+        std::thread::sleep(Duration::from_millis(1500));
+        completion("too late")
+    });
+    let mut app = app(LlmSettings {
+        backend: endpoint(&url),
+        ..default()
+    });
+    let timed = submit(
+        &mut app,
+        LlmRequest {
+            deadline: Some(Duration::from_millis(200)),
+            ..request("slow")
+        },
+    );
+    let cancelled = submit(&mut app, request("unwanted"));
+    app.world_mut()
+        .resource_mut::<LlmBridge>()
+        .cancel(cancelled);
+    let done = outcomes_while_running(&mut app, &[timed, cancelled]);
+    assert!(matches!(done[&timed].result, Err(LlmError::TimedOut(_))));
+    assert_eq!(done[&cancelled].result, Err(LlmError::Cancelled));
+}
+
+#[test]
+fn dialogue_goes_before_background_thinking() {
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let seen = order.clone();
+    let (_server, url, _) = server(move |_, body| {
+        let text = body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        seen.lock().expect("the record").push(text);
+        std::thread::sleep(Duration::from_millis(100));
+        completion("ok")
+    });
+    let mut app = app(LlmSettings {
+        backend: endpoint(&url),
+        concurrency_per_endpoint: 1,
+        ..default()
+    });
+    let ids = vec![
+        submit(&mut app, request("first")),
+        submit(&mut app, request("background")),
+        submit(
+            &mut app,
+            LlmRequest {
+                priority: Priority::Narration,
+                ..request("narration")
+            },
+        ),
+        submit(
+            &mut app,
+            LlmRequest {
+                priority: Priority::Dialogue,
+                ..request("dialogue")
+            },
+        ),
+    ];
+    outcomes(&mut app, &ids);
+    assert_eq!(
+        *order.lock().expect("the record"),
+        ["first", "dialogue", "narration", "background"]
+    );
+}
