@@ -193,7 +193,12 @@ impl Plugin for SmartActorPlugin {
             .add_message::<ActorSpoke>()
             .add_message::<DecisionRejected>()
             .add_message::<DecisionRequested>()
-            .add_systems(Update, start_turns.in_set(LoomSystems::Sense))
+            .add_systems(
+                Update,
+                (forget_departed_actors, start_turns)
+                    .chain()
+                    .in_set(LoomSystems::Sense),
+            )
             .add_systems(
                 Update,
                 // Actors queued before content loads wait for it rather than failing.
@@ -249,6 +254,28 @@ struct DecisionWriters<'w> {
 struct ThinkQueue {
     waiting: VecDeque<Entity>,
     pending: HashMap<RequestId, Entity>,
+}
+
+/// Cancels the requests of actors that were despawned or stopped being smart actors:
+/// nobody is left to act on their answers.
+fn forget_departed_actors(
+    mut departed: RemovedComponents<SmartActor>,
+    mut queue: ResMut<ThinkQueue>,
+    mut bridge: ResMut<LlmBridge>,
+) {
+    for entity in departed.read() {
+        queue.waiting.retain(|&waiting| waiting != entity);
+        let cancelled: Vec<RequestId> = queue
+            .pending
+            .iter()
+            .filter(|&(_, &actor)| actor == entity)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in cancelled {
+            queue.pending.remove(&id);
+            bridge.cancel(id);
+        }
+    }
 }
 
 fn start_turns(

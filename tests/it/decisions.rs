@@ -139,3 +139,49 @@ fn a_panicking_backend_still_ends_every_request_and_actors_think_again() {
         )));
     }
 }
+
+/// Answers after a long pause, so a request is still out when its actor leaves.
+struct SlowBackend;
+
+impl bevy_loom::llm::LlmBackend for SlowBackend {
+    fn describe(&self) -> String {
+        "slow".to_owned()
+    }
+
+    fn complete(
+        &self,
+        _request: bevy_loom::llm::LlmRequest,
+        _deltas: bevy_loom::llm::DeltaSink,
+    ) -> bevy_loom::llm::LlmFuture {
+        Box::pin(async {
+            tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+            Ok(bevy_loom::llm::LlmReply::text(r#"{"action": 1}"#))
+        })
+    }
+}
+
+#[test]
+fn an_actor_that_leaves_has_its_request_cancelled() {
+    use bevy::prelude::*;
+    #[derive(Resource, Default)]
+    struct Outcomes(Vec<bevy_loom::llm::LlmResponse>);
+    let (mut app, scene) = tavern_app(BackendChoice::Custom(Arc::new(SlowBackend)));
+    app.init_resource::<Outcomes>().add_systems(
+        Update,
+        (|mut seen: ResMut<Outcomes>, mut done: MessageReader<bevy_loom::llm::LlmResponse>| {
+            seen.0.extend(done.read().cloned());
+        })
+        .after(LoomSystems::Receive),
+    );
+    app.world_mut().write_message(TurnEnded);
+    app.update();
+    assert_eq!(app.world().resource::<LlmBridge>().in_flight(), 3);
+    app.world_mut().despawn(scene.entities["marta"]);
+    crate::support::update_until(&mut app, "the cancellation", |app| {
+        !app.world().resource::<Outcomes>().0.is_empty()
+    });
+    let outcomes = &app.world().resource::<Outcomes>().0;
+    assert_eq!(outcomes.len(), 1, "only Marta's request ends: {outcomes:?}");
+    assert_eq!(outcomes[0].result, Err(bevy_loom::llm::LlmError::Cancelled));
+    assert_eq!(app.world().resource::<LlmBridge>().in_flight(), 2);
+}
