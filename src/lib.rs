@@ -25,7 +25,8 @@ pub mod prelude {
         ModManifest, content_loaded,
     };
     pub use crate::llm::{
-        BackendChoice, LlmBridge, LlmPlugin, LlmRequest, LlmResponse, LlmSettings,
+        BackendChoice, LlmBridge, LlmDelta, LlmPlugin, LlmRequest, LlmResponse, LlmSettings,
+        LlmStats, Priority,
     };
     pub use crate::world::{
         AvailableAction, CarriedBy, Character, DisplayName, Exits, InPlace, Place, Tags,

@@ -20,6 +20,7 @@ mod ollama;
 mod openai;
 mod request;
 mod scheduler;
+mod stats;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,6 +40,7 @@ pub use request::{
     RequestId, RequestIntent, SamplingOptions, TokenUsage,
 };
 pub use scheduler::{BreakerSettings, RetryPolicy};
+pub use stats::LlmStats;
 
 use crate::LoomSystems;
 
@@ -290,6 +292,7 @@ impl Plugin for LlmPlugin {
         crate::configure_loom_sets(app);
         app.insert_resource(self.settings.clone())
             .insert_resource(bridge)
+            .init_resource::<LlmStats>()
             .add_message::<LlmResponse>()
             .add_message::<LlmDelta>()
             .add_systems(
@@ -310,10 +313,12 @@ fn apply_settings(settings: Res<LlmSettings>, mut bridge: ResMut<LlmBridge>) {
 
 fn receive_responses(
     mut bridge: ResMut<LlmBridge>,
+    mut stats: ResMut<LlmStats>,
     mut deltas: MessageWriter<LlmDelta>,
     mut responses: MessageWriter<LlmResponse>,
 ) {
     let done = bridge.drain();
+    stats::update_stats(&bridge, &done, &mut stats);
     deltas.write_batch(bridge.drain_deltas());
     responses.write_batch(done);
 }

@@ -156,6 +156,10 @@ fn server_errors_and_429_are_retried_honouring_retry_after() {
     );
     assert_eq!(done[&id].retries, 2);
     assert_eq!(count.load(Ordering::SeqCst), 3);
+    let stats = app.world().resource::<LlmStats>();
+    assert_eq!((stats.completed, stats.retries, stats.failed), (1, 2, 0));
+    assert!(stats.latency_p50().is_some());
+    assert_eq!((stats.queued, stats.in_flight), (0, 0));
 }
 
 #[test]
@@ -331,6 +335,11 @@ fn slow_answers_time_out_and_cancelled_ones_end_cancelled() {
     let done = outcomes_while_running(&mut app, &[timed, cancelled]);
     assert!(matches!(done[&timed].result, Err(LlmError::TimedOut(_))));
     assert_eq!(done[&cancelled].result, Err(LlmError::Cancelled));
+    let stats = app.world().resource::<LlmStats>();
+    assert_eq!(
+        (stats.timed_out, stats.cancelled, stats.completed),
+        (1, 1, 0)
+    );
 }
 
 #[test]

@@ -1,0 +1,165 @@
+//! `LlmStats`: what the bridge has done, for overlays, logs and tuning.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use bevy::prelude::*;
+
+use super::{LlmBridge, LlmError, LlmResponse};
+
+/// How many recent requests the percentiles are taken over.
+const WINDOW: usize = 512;
+
+/// Counters and recent timings of the bridge, updated every frame in
+/// [`LoomSystems::Receive`](crate::LoomSystems::Receive).
+#[derive(Resource, Debug, Clone, Default)]
+pub struct LlmStats {
+    /// Waiting for a free slot.
+    pub queued: usize,
+    /// Being answered now.
+    pub in_flight: usize,
+    /// Answered.
+    pub completed: u64,
+    /// Ended in an error other than a cancellation or a timeout.
+    pub failed: u64,
+    /// Cancelled.
+    pub cancelled: u64,
+    /// Ran out of time.
+    pub timed_out: u64,
+    /// Tries after a first failure, across all requests.
+    pub retries: u64,
+    /// Prompt tokens, as servers reported them.
+    pub tokens_in: u64,
+    /// Answer tokens, as servers reported them.
+    pub tokens_out: u64,
+    latencies: VecDeque<Duration>,
+    first_tokens: VecDeque<Duration>,
+}
+
+impl LlmStats {
+    /// Counts one outcome.
+    pub fn record(&mut self, response: &LlmResponse) {
+        self.retries += u64::from(response.retries);
+        match &response.result {
+            Ok(reply) => {
+                self.completed += 1;
+                if let Some(usage) = reply.usage {
+                    self.tokens_in += usage.prompt_tokens;
+                    self.tokens_out += usage.completion_tokens;
+                }
+                push(&mut self.latencies, response.latency);
+                if let Some(first) = response.first_token {
+                    push(&mut self.first_tokens, first);
+                }
+            }
+            Err(LlmError::Cancelled) => self.cancelled += 1,
+            Err(LlmError::TimedOut(_)) => self.timed_out += 1,
+            Err(_) => self.failed += 1,
+        }
+    }
+
+    /// The median time to an answer, over recent answered requests.
+    pub fn latency_p50(&self) -> Option<Duration> {
+        percentile(&self.latencies, 50)
+    }
+
+    /// The 95th-percentile time to an answer, over recent answered requests.
+    pub fn latency_p95(&self) -> Option<Duration> {
+        percentile(&self.latencies, 95)
+    }
+
+    /// The median time to the first piece of a streamed answer.
+    pub fn first_token_p50(&self) -> Option<Duration> {
+        percentile(&self.first_tokens, 50)
+    }
+
+    /// The 95th-percentile time to the first piece of a streamed answer.
+    pub fn first_token_p95(&self) -> Option<Duration> {
+        percentile(&self.first_tokens, 95)
+    }
+}
+
+fn push(window: &mut VecDeque<Duration>, sample: Duration) {
+    if window.len() == WINDOW {
+        window.pop_front();
+    }
+    window.push_back(sample);
+}
+
+/// The nearest-rank percentile.
+fn percentile(window: &VecDeque<Duration>, percent: usize) -> Option<Duration> {
+    if window.is_empty() {
+        return None;
+    }
+    let mut sorted: Vec<Duration> = window.iter().copied().collect();
+    sorted.sort_unstable();
+    let rank = (percent * sorted.len()).div_ceil(100).max(1);
+    sorted.get(rank - 1).copied()
+}
+
+pub(super) fn update_stats(bridge: &LlmBridge, done: &[LlmResponse], stats: &mut LlmStats) {
+    for response in done {
+        stats.record(response);
+    }
+    stats.in_flight = bridge.running();
+    stats.queued = bridge.in_flight() - stats.in_flight;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{LlmReply, RequestId, TokenUsage};
+
+    fn answered(millis: u64) -> LlmResponse {
+        LlmResponse {
+            id: RequestId(millis),
+            result: Ok(LlmReply {
+                text: String::new(),
+                usage: Some(TokenUsage {
+                    prompt_tokens: 10,
+                    completion_tokens: 2,
+                }),
+            }),
+            latency: Duration::from_millis(millis),
+            first_token: Some(Duration::from_millis(millis / 2)),
+            retries: 1,
+        }
+    }
+
+    #[test]
+    fn counts_outcomes_and_takes_percentiles() {
+        let mut stats = LlmStats::default();
+        for millis in 1..=100 {
+            stats.record(&answered(millis));
+        }
+        stats.record(&LlmResponse {
+            result: Err(LlmError::Cancelled),
+            ..answered(1)
+        });
+        stats.record(&LlmResponse {
+            result: Err(LlmError::TimedOut(Duration::ZERO)),
+            ..answered(1)
+        });
+        stats.record(&LlmResponse {
+            result: Err(LlmError::Unavailable(String::new())),
+            ..answered(1)
+        });
+        assert_eq!(
+            (
+                stats.completed,
+                stats.cancelled,
+                stats.timed_out,
+                stats.failed
+            ),
+            (100, 1, 1, 1)
+        );
+        assert_eq!(
+            (stats.tokens_in, stats.tokens_out, stats.retries),
+            (1000, 200, 103)
+        );
+        assert_eq!(stats.latency_p50(), Some(Duration::from_millis(50)));
+        assert_eq!(stats.latency_p95(), Some(Duration::from_millis(95)));
+        assert_eq!(stats.first_token_p95(), Some(Duration::from_millis(47)));
+        assert_eq!(LlmStats::default().latency_p50(), None);
+    }
+}
