@@ -70,13 +70,14 @@ pub fn parse_content<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, Vec
                 format!("the file is not UTF-8 text: {error}"),
             )]
         })?;
-        let mut deserializer = ron::Deserializer::from_str(text).map_err(|error| {
-            vec![ContentError::new(
-                file,
-                "",
-                format!("not valid RON: {error}"),
-            )]
-        })?;
+        let mut deserializer = ron::Deserializer::from_str_with_options(text, &ron_options())
+            .map_err(|error| {
+                vec![ContentError::new(
+                    file,
+                    "",
+                    format!("not valid RON: {error}"),
+                )]
+            })?;
         serde_path_to_error::deserialize(&mut deserializer)
             .map_err(|error| path_error(file, "RON", error.path(), error.inner().to_string()))
     } else {
@@ -91,6 +92,11 @@ pub fn parse_content<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, Vec
     } else {
         Err(problems)
     }
+}
+
+/// RON as authors expect it: optional fields take plain values, `Some(...)` still works.
+fn ron_options() -> ron::Options {
+    ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
 }
 
 fn path_error(

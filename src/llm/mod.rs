@@ -11,6 +11,7 @@
 mod backend;
 mod bridge;
 mod cassette;
+mod config;
 #[cfg(feature = "http")]
 mod http;
 mod offline;
@@ -30,6 +31,7 @@ use bevy::prelude::*;
 pub use backend::{DeltaSink, LlmBackend, LlmFuture};
 pub use bridge::LlmBridge;
 pub use cassette::{RecordingBackend, ReplayBackend, request_key};
+pub use config::{LlmConfig, LlmConfigError};
 pub use offline::OfflineBackend;
 #[cfg(feature = "http")]
 pub use ollama::{OllamaBackend, OllamaSettings};
