@@ -96,31 +96,39 @@ struct Endpoint {
 struct Breaker {
     failures: u32,
     open_until: Option<Instant>,
-    probing: bool,
+    /// When the probe of a half-open breaker went out; a probe that never reports
+    /// back (cancelled) lets another go after one more open period.
+    probing_since: Option<Instant>,
 }
 
 impl Breaker {
     /// Whether a request may go to this endpoint now. After the open period, one probe may.
-    fn admits(&mut self, now: Instant) -> bool {
-        match self.open_until {
-            None => true,
-            Some(until) if now >= until && !self.probing => {
-                self.probing = true;
-                true
-            }
-            Some(_) => false,
+    fn admits(&self, now: Instant, settings: &BreakerSettings) -> bool {
+        match (self.open_until, self.probing_since) {
+            (None, _) => true,
+            (Some(until), None) => now >= until,
+            (Some(_), Some(since)) => now >= since + settings.open_for,
         }
     }
 
+    /// Takes the admission [`admits`](Self::admits) granted: an open breaker's probe.
+    fn admit(&mut self, now: Instant) {
+        if self.open_until.is_some() {
+            self.probing_since = Some(now);
+        }
+    }
+
+    /// The server answered (even with a client error): it is up.
     fn succeeded(&mut self) {
         *self = Self::default();
     }
 
+    /// The server was unreachable, overloaded, failing or too slow.
     fn failed(&mut self, now: Instant, settings: &BreakerSettings) {
         self.failures += 1;
-        if self.probing || self.failures >= settings.failures_to_open {
+        if self.probing_since.is_some() || self.failures >= settings.failures_to_open {
             self.open_until = Some(now + settings.open_for);
-            self.probing = false;
+            self.probing_since = None;
         }
     }
 }
@@ -311,11 +319,10 @@ async fn serve(shared: Arc<Shared>, job: Job) {
             Err(_) => Err(LlmError::TimedOut(deadline - submitted)),
         };
         match &result {
-            Ok(_) => lock(&endpoint.breaker).succeeded(),
-            Err(error) if error.is_retryable() => {
+            Err(error) if error.is_retryable() || matches!(error, LlmError::TimedOut(_)) => {
                 lock(&endpoint.breaker).failed(Instant::now(), &shared.schedule.breaker)
             }
-            Err(_) => {}
+            _ => lock(&endpoint.breaker).succeeded(),
         }
         let error = match result {
             Ok(reply) => break Ok(reply),
@@ -358,10 +365,12 @@ async fn serve(shared: Arc<Shared>, job: Job) {
 fn pick_endpoint(shared: &Shared, now: Instant) -> Option<&Endpoint> {
     let count = shared.endpoints.len();
     let start = shared.next_endpoint.fetch_add(1, Ordering::SeqCst);
-    (0..count)
+    let chosen = (0..count)
         .map(|offset| &shared.endpoints[(start + offset) % count])
-        .filter(|endpoint| lock(&endpoint.breaker).admits(now))
-        .max_by_key(|endpoint| endpoint.slots.available_permits())
+        .filter(|endpoint| lock(&endpoint.breaker).admits(now, &shared.schedule.breaker))
+        .max_by_key(|endpoint| endpoint.slots.available_permits())?;
+    lock(&chosen.breaker).admit(now);
+    Some(chosen)
 }
 
 /// Exponential backoff with jitter, or the server's `Retry-After`.
