@@ -36,7 +36,7 @@ pub use offline::OfflineBackend;
 #[cfg(feature = "http")]
 pub use ollama::{OllamaBackend, OllamaSettings};
 #[cfg(feature = "http")]
-pub use openai::{ApiKey, OpenAiBackend, OpenAiSettings};
+pub use openai::{ApiKey, OpenAiBackend, OpenAiSettings, SchemaFormat};
 pub use request::{
     ChatMessage, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, OfferedChoice, Priority,
     RequestId, RequestIntent, SamplingOptions, TokenUsage,

@@ -47,9 +47,33 @@ pub struct OpenAiSettings {
     pub api_key: Option<ApiKey>,
     /// How long one HTTP request may take; the bridge's deadline applies as well.
     pub timeout: Duration,
-    /// Send a request's JSON Schema as a strict `response_format`. Turn off for a
-    /// server that rejects `json_schema`; answers are validated either way.
-    pub send_schema: bool,
+    /// How a request's JSON Schema is sent; answers are validated either way.
+    pub schema_format: SchemaFormat,
+}
+
+/// How an OpenAI-compatible server takes a JSON Schema for the answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SchemaFormat {
+    /// `response_format: {type: "json_schema", json_schema: {name, schema, strict: true}}`:
+    /// OpenAI, llama.cpp's own server, vLLM, LM Studio.
+    #[default]
+    JsonSchema,
+    /// `response_format: {type: "json_object", schema}`: llama-cpp-python's server.
+    JsonObject,
+    /// No schema: for servers that take neither.
+    Off,
+}
+
+impl SchemaFormat {
+    /// `json_schema`, `json_object` or `off`, as `LOOM_LLM_SCHEMA` spells them.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "json_schema" => Some(Self::JsonSchema),
+            "json_object" => Some(Self::JsonObject),
+            "off" | "none" => Some(Self::Off),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Debug for OpenAiSettings {
@@ -59,7 +83,7 @@ impl fmt::Debug for OpenAiSettings {
             .field("model", &self.model)
             .field("api_key", &self.api_key)
             .field("timeout", &self.timeout)
-            .field("send_schema", &self.send_schema)
+            .field("schema_format", &self.schema_format)
             .finish()
     }
 }
@@ -72,14 +96,15 @@ impl Default for OpenAiSettings {
             model: "local-model".to_owned(),
             api_key: None,
             timeout: Duration::from_secs(60),
-            send_schema: true,
+            schema_format: SchemaFormat::JsonSchema,
         }
     }
 }
 
 impl OpenAiSettings {
-    /// Settings from `LOOM_LLM_URL`, `LOOM_LLM_MODEL` and `LOOM_LLM_API_KEY`; `None`
-    /// when `LOOM_LLM_URL` is unset or empty.
+    /// Settings from `LOOM_LLM_URL`, `LOOM_LLM_MODEL`, `LOOM_LLM_API_KEY` and
+    /// `LOOM_LLM_SCHEMA` (`json_schema`, `json_object` or `off`); `None` when
+    /// `LOOM_LLM_URL` is unset or empty.
     pub fn from_env() -> Option<Self> {
         let var = |name| {
             std::env::var(name)
@@ -91,6 +116,9 @@ impl OpenAiSettings {
             base_url: var("LOOM_LLM_URL")?,
             model: var("LOOM_LLM_MODEL").unwrap_or(defaults.model),
             api_key: var("LOOM_LLM_API_KEY").map(ApiKey::new),
+            schema_format: var("LOOM_LLM_SCHEMA")
+                .and_then(|name| SchemaFormat::parse(&name))
+                .unwrap_or(defaults.schema_format),
             ..defaults
         })
     }
@@ -142,15 +170,19 @@ impl OpenAiBackend {
         if let Some(seed) = request.sampling.seed {
             body["seed"] = json!(seed);
         }
-        if let Some(schema) = request
-            .schema
-            .as_ref()
-            .filter(|_| self.settings.send_schema)
-        {
-            body["response_format"] = json!({
-                "type": "json_schema",
-                "json_schema": { "name": "answer", "schema": schema, "strict": true },
-            });
+        if let Some(schema) = &request.schema {
+            match self.settings.schema_format {
+                SchemaFormat::JsonSchema => {
+                    body["response_format"] = json!({
+                        "type": "json_schema",
+                        "json_schema": { "name": "answer", "schema": schema, "strict": true },
+                    });
+                }
+                SchemaFormat::JsonObject => {
+                    body["response_format"] = json!({ "type": "json_object", "schema": schema });
+                }
+                SchemaFormat::Off => {}
+            }
         }
         body
     }

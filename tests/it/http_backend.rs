@@ -129,7 +129,7 @@ fn settings(base_url: &str) -> OpenAiSettings {
         model: MODEL.to_owned(),
         api_key: Some(ApiKey::new(API_KEY)),
         timeout: Duration::from_secs(30),
-        send_schema: true,
+        schema_format: bevy_loom::llm::SchemaFormat::JsonSchema,
     }
 }
 

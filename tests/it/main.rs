@@ -7,6 +7,7 @@ mod decisions;
 mod faults;
 mod hot_reload;
 mod http_backend;
+mod llama_server;
 mod record_replay;
 mod scheduling;
 mod setup;

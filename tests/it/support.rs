@@ -189,6 +189,20 @@ pub fn tavern_app_with(
     backend: BackendChoice,
     actors: SmartActorSettings,
 ) -> (App, bevy_loom::actors::SpawnedScene) {
+    tavern_app_configured(
+        LlmSettings {
+            backend,
+            ..default()
+        },
+        actors,
+    )
+}
+
+/// Like [`tavern_app`], with these bridge and smart-actor settings.
+pub fn tavern_app_configured(
+    llm: LlmSettings,
+    actors: SmartActorSettings,
+) -> (App, bevy_loom::actors::SpawnedScene) {
     let root = repo_assets();
     let mut app = App::new();
     app.add_plugins((
@@ -199,12 +213,7 @@ pub fn tavern_app_with(
             ..default()
         },
         LoomPlugins
-            .set(LlmPlugin {
-                settings: LlmSettings {
-                    backend,
-                    ..default()
-                },
-            })
+            .set(LlmPlugin { settings: llm })
             .set(SmartActorPlugin { settings: actors }),
     ))
     .init_resource::<TurnLog>()

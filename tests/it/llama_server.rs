@@ -1,0 +1,204 @@
+//! Against a real llama.cpp server (llama-cpp-python's OpenAI-compatible server) with
+//! a tiny random-weights model the test writes itself: it writes gibberish, but the
+//! server really tokenizes, streams and enforces JSON schemas.
+//!
+//! `.ci/run` installs the server and sets `LOOM_LLAMA_PYTHON`; elsewhere these tests
+//! skip with a message unless that Python has `llama_cpp.server` and `gguf`. Under CI
+//! (`CI` set) a missing server fails instead of skipping.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bevy_loom::actors::parse_decision;
+use bevy_loom::llm::{
+    ChatMessage, LlmBridge, LlmRequest, OpenAiBackend, OpenAiSettings, SamplingOptions,
+    SchemaFormat,
+};
+use bevy_loom::prelude::*;
+use bevy_loom::prompt::{DecisionLimits, decision_schema};
+
+use crate::support::{run_turn, tavern_app_configured};
+
+/// A running server, stopped when dropped.
+struct LlamaServer {
+    child: Child,
+    base_url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the server, or says why not: `None` skips the test (outside CI).
+fn llama_server() -> Option<LlamaServer> {
+    let python = std::env::var("LOOM_LLAMA_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let usable = Command::new(&python)
+        .args(["-c", "import llama_cpp.server, gguf"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !usable {
+        let why = format!(
+            "no llama.cpp server: `{python}` cannot import llama_cpp.server and gguf; \
+             run .ci/run once, or set LOOM_LLAMA_PYTHON to a Python that has them"
+        );
+        assert!(std::env::var("CI").is_err(), "{why}");
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let model = dir.path().join("tiny.gguf");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/llama/tiny_model.py");
+    let written = Command::new(&python)
+        .arg(&script)
+        .arg(&model)
+        .status()
+        .expect("run the model writer");
+    assert!(written.success(), "tiny_model.py failed");
+    let port = TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("an address")
+        .port();
+    let log = std::fs::File::create(dir.path().join("server.log")).expect("a log file");
+    let child = Command::new(&python)
+        .args([
+            "-m",
+            "llama_cpp.server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+        ])
+        .args(["--n_ctx", "16384", "--model"])
+        .arg(&model)
+        .stdout(log.try_clone().expect("the log"))
+        .stderr(log)
+        .spawn()
+        .expect("start the llama.cpp server");
+    let server = LlamaServer {
+        child,
+        base_url: format!("http://127.0.0.1:{port}/v1"),
+        _dir: dir,
+    };
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        let log =
+            std::fs::read_to_string(server._dir.path().join("server.log")).unwrap_or_default();
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the server did not start:\n{log}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Some(server)
+}
+
+fn backend(server: &LlamaServer) -> OpenAiSettings {
+    OpenAiSettings {
+        base_url: server.base_url.clone(),
+        model: "tiny".into(),
+        // llama-cpp-python's server takes the schema as `json_object`.
+        schema_format: SchemaFormat::JsonObject,
+        ..OpenAiSettings::default()
+    }
+}
+
+/// Sends one request and waits for its outcome and pieces.
+fn ask(server: &LlamaServer, request: LlmRequest) -> (String, Vec<String>) {
+    let backend = OpenAiBackend::new(backend(server)).expect("a backend");
+    let mut bridge = LlmBridge::new(
+        Arc::new(backend),
+        Duration::from_secs(120),
+        SamplingOptions::default(),
+    );
+    bridge.submit(request);
+    let started = Instant::now();
+    let (mut pieces, mut done) = (Vec::new(), Vec::new());
+    while done.is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(150),
+            "no answer from the server"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+        done.extend(bridge.drain());
+        pieces.extend(bridge.drain_deltas().into_iter().map(|d| d.text));
+    }
+    let reply = done.remove(0).result.expect("an answer");
+    (reply.text, pieces)
+}
+
+fn limits() -> DecisionLimits {
+    DecisionLimits {
+        max_speech_chars: 40,
+        max_thought_chars: 40,
+        ..DecisionLimits::default()
+    }
+}
+
+#[test]
+fn the_server_answers_a_decision_that_passes_validation_and_streams() {
+    let Some(server) = llama_server() else { return };
+    let decision = LlmRequest {
+        messages: vec![
+            ChatMessage::system("Choose an action."),
+            ChatMessage::user("[Index: 1] wait\n[Index: 2] greet"),
+        ],
+        schema: Some(decision_schema([1, 2, 3], &limits())),
+        sampling: SamplingOptions {
+            max_tokens: Some(400),
+            temperature: Some(0.8),
+            ..SamplingOptions::default()
+        },
+        ..LlmRequest::default()
+    };
+    for _ in 0..3 {
+        let (text, _) = ask(&server, decision.clone());
+        let parsed = parse_decision(&text, 3, &limits());
+        assert!(
+            parsed.is_ok(),
+            "the schema keeps the answer valid: {text} → {parsed:?}"
+        );
+    }
+    let (text, pieces) = ask(
+        &server,
+        LlmRequest {
+            stream: true,
+            ..decision
+        },
+    );
+    assert!(pieces.len() > 1, "a streamed answer comes in pieces");
+    assert_eq!(pieces.concat(), text);
+}
+
+#[test]
+fn the_tavern_plays_three_turns_against_the_server_without_rejections() {
+    let Some(server) = llama_server() else { return };
+    let llm = LlmSettings {
+        backend: BackendChoice::OpenAi(backend(&server)),
+        deadline: Duration::from_secs(120),
+        sampling: SamplingOptions {
+            max_tokens: Some(400),
+            ..SamplingOptions::default()
+        },
+        ..LlmSettings::default()
+    };
+    let actors = SmartActorSettings {
+        limits: limits(),
+        ..SmartActorSettings::default()
+    };
+    let (mut app, _) = tavern_app_configured(llm, actors);
+    for turn in 1..=3 {
+        let log = run_turn(&mut app);
+        assert!(log.rejected.is_empty(), "turn {turn}: {:#?}", log.rejected);
+        assert!(!log.prompts.is_empty());
+    }
+}
