@@ -123,7 +123,7 @@ impl Breaker {
         *self = Self::default();
     }
 
-    /// The server was unreachable, overloaded, failing or too slow.
+    /// The server was unreachable, overloaded or failing.
     fn failed(&mut self, now: Instant, settings: &BreakerSettings) {
         self.failures += 1;
         if self.probing_since.is_some() || self.failures >= settings.failures_to_open {
@@ -319,9 +319,12 @@ async fn serve(shared: Arc<Shared>, job: Job) {
             Err(_) => Err(LlmError::TimedOut(deadline - submitted)),
         };
         match &result {
-            Err(error) if error.is_retryable() || matches!(error, LlmError::TimedOut(_)) => {
+            Err(error) if error.is_retryable() => {
                 lock(&endpoint.breaker).failed(Instant::now(), &shared.schedule.breaker)
             }
+            // A request out of time says nothing of the server: the game set the deadline.
+            // (A probe that ran out lets another go after the next open period.)
+            Err(LlmError::TimedOut(_)) => {}
             _ => lock(&endpoint.breaker).succeeded(),
         }
         let error = match result {
