@@ -14,11 +14,9 @@ pub(super) struct Exchange {
 }
 
 impl Exchange {
-    pub(super) fn new(endpoint: &str, timeout: Duration) -> Self {
-        Self {
-            url: without_credentials(endpoint),
-            timeout,
-        }
+    /// `url` is the endpoint as errors may show it, without credentials.
+    pub(super) fn new(url: String, timeout: Duration) -> Self {
+        Self { url, timeout }
     }
 
     /// Sends the request; an error status becomes [`LlmError::Status`] with the body's start.
@@ -49,11 +47,12 @@ impl Exchange {
     /// The whole body as JSON.
     pub(super) async fn json(&self, response: reqwest::Response) -> Result<Value, LlmError> {
         let body = response
-            .text()
+            .bytes()
             .await
             .map_err(|error| self.broke_off(error))?;
-        serde_json::from_str(&body).map_err(|error| {
-            LlmError::InvalidResponse(format!("not JSON ({error}): {}", truncate(&body, 200)))
+        serde_json::from_slice(&body).map_err(|error| {
+            let start = String::from_utf8_lossy(&body[..body.len().min(800)]).into_owned();
+            LlmError::InvalidResponse(format!("not JSON ({error}): {}", truncate(&start, 200)))
         })
     }
 

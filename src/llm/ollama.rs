@@ -67,6 +67,8 @@ pub struct OllamaBackend {
     client: reqwest::Client,
     settings: OllamaSettings,
     endpoint: String,
+    /// The endpoint as errors show it, without credentials.
+    shown_endpoint: String,
 }
 
 impl OllamaBackend {
@@ -80,6 +82,7 @@ impl OllamaBackend {
         Ok(Self {
             client,
             settings,
+            shown_endpoint: without_credentials(&endpoint),
             endpoint,
         })
     }
@@ -129,7 +132,7 @@ impl LlmBackend for OllamaBackend {
 
     fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture {
         let call = self.client.post(&self.endpoint).json(&self.body(&request));
-        let exchange = Exchange::new(&self.endpoint, self.settings.timeout);
+        let exchange = Exchange::new(self.shown_endpoint.clone(), self.settings.timeout);
         let stream = request.stream;
         Box::pin(async move {
             let response = exchange.send(call).await?;

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::http::{Exchange, truncate, without_credentials};
@@ -129,6 +130,8 @@ pub struct OpenAiBackend {
     client: reqwest::Client,
     settings: OpenAiSettings,
     endpoint: String,
+    /// The endpoint as errors show it, without credentials.
+    shown_endpoint: String,
 }
 
 impl OpenAiBackend {
@@ -145,47 +148,65 @@ impl OpenAiBackend {
         Ok(Self {
             client,
             settings,
+            shown_endpoint: without_credentials(&endpoint),
             endpoint,
         })
     }
 
-    fn body(&self, request: &LlmRequest) -> Value {
-        let mut body = json!({
-            "model": self.settings.model,
-            "messages": request.messages,
-            "stream": request.stream,
-        });
-        if request.stream {
-            body["stream_options"] = json!({ "include_usage": true });
-        }
-        if !request.sampling.stop.is_empty() {
-            body["stop"] = json!(request.sampling.stop);
-        }
-        if let Some(temperature) = request.sampling.temperature {
-            body["temperature"] = json!(temperature);
-        }
-        if let Some(max_tokens) = request.sampling.max_tokens {
-            body["max_tokens"] = json!(max_tokens);
-        }
-        if let Some(seed) = request.sampling.seed {
-            body["seed"] = json!(seed);
-        }
-        if let Some(schema) = &request.schema {
-            match self.settings.schema_format {
-                SchemaFormat::JsonSchema => {
-                    body["response_format"] = json!({
+    fn body<'a>(&'a self, request: &'a LlmRequest) -> ChatBody<'a> {
+        let response_format =
+            request
+                .schema
+                .as_ref()
+                .and_then(|schema| match self.settings.schema_format {
+                    SchemaFormat::JsonSchema => Some(json!({
                         "type": "json_schema",
                         "json_schema": { "name": "answer", "schema": schema, "strict": true },
-                    });
-                }
-                SchemaFormat::JsonObject => {
-                    body["response_format"] = json!({ "type": "json_object", "schema": schema });
-                }
-                SchemaFormat::Off => {}
-            }
+                    })),
+                    SchemaFormat::JsonObject => {
+                        Some(json!({ "type": "json_object", "schema": schema }))
+                    }
+                    SchemaFormat::Off => None,
+                });
+        ChatBody {
+            model: &self.settings.model,
+            messages: &request.messages,
+            stream: request.stream,
+            stream_options: request.stream.then_some(StreamOptions {
+                include_usage: true,
+            }),
+            stop: &request.sampling.stop,
+            temperature: request.sampling.temperature,
+            max_tokens: request.sampling.max_tokens,
+            seed: request.sampling.seed,
+            response_format,
         }
-        body
     }
+}
+
+/// A chat-completions request body, serialized straight from the request's parts.
+#[derive(Serialize)]
+struct ChatBody<'a> {
+    model: &'a str,
+    messages: &'a [super::ChatMessage],
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    stop: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<Value>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
 }
 
 impl LlmBackend for OpenAiBackend {
@@ -206,7 +227,7 @@ impl LlmBackend for OpenAiBackend {
         if let Some(key) = &self.settings.api_key {
             call = call.bearer_auth(key.expose());
         }
-        let exchange = Exchange::new(&self.endpoint, self.settings.timeout);
+        let exchange = Exchange::new(self.shown_endpoint.clone(), self.settings.timeout);
         let stream = request.stream;
         Box::pin(async move {
             let response = exchange.send(call).await?;

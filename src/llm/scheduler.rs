@@ -292,7 +292,8 @@ async fn serve(shared: Arc<Shared>, job: Job) {
     let first_token = Arc::new(Mutex::new(None));
     let streamed = Arc::new(AtomicBool::new(false));
     let mut retries = 0u32;
-    let mut rng = ChaCha8Rng::seed_from_u64(id.0 ^ submitted.elapsed().subsec_nanos() as u64);
+    // Only a retry needs jitter; most requests never make one.
+    let mut rng: Option<ChaCha8Rng> = None;
     let result = loop {
         let now = Instant::now();
         if now >= deadline {
@@ -339,7 +340,10 @@ async fn serve(shared: Arc<Shared>, job: Job) {
             break Err(error);
         }
         drop(slot);
-        let wait = retry_delay(&shared.schedule.retry, retries, &error, &mut rng);
+        let rng = rng.get_or_insert_with(|| {
+            ChaCha8Rng::seed_from_u64(id.0 ^ u64::from(submitted.elapsed().subsec_nanos()))
+        });
+        let wait = retry_delay(&shared.schedule.retry, retries, &error, rng);
         if Instant::now() + wait >= deadline {
             break Err(error);
         }
