@@ -139,6 +139,30 @@ impl Lines {
     }
 }
 
+/// The text at `pointer` in an answer, or an error saying the answer lacks it.
+pub(super) fn text_at<'a>(value: &'a Value, pointer: &str) -> Result<&'a str, LlmError> {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            LlmError::InvalidResponse(format!(
+                "no {} in {}",
+                pointer.trim_start_matches('/').replace('/', "."),
+                truncate(&value.to_string(), 200)
+            ))
+        })
+}
+
+/// One piece of a streamed answer, as JSON.
+pub(super) fn stream_chunk(text: &str) -> Result<Value, LlmError> {
+    serde_json::from_str(text).map_err(|error| {
+        LlmError::InvalidResponse(format!(
+            "a stream chunk is not JSON ({error}): {}",
+            truncate(text, 200)
+        ))
+    })
+}
+
 /// The URL with any `user:password@` part hidden, for logs and errors.
 pub(super) fn without_credentials(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::http::{Exchange, truncate, without_credentials};
+use super::http::{Exchange, stream_chunk, text_at, without_credentials};
 use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
 
 /// Where an Ollama server is and how to use it.
@@ -139,15 +139,7 @@ impl LlmBackend for OllamaBackend {
             if !stream {
                 let value = exchange.json(response).await?;
                 failed(&value)?;
-                let text = value
-                    .pointer("/message/content")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| {
-                        LlmError::InvalidResponse(format!(
-                            "no message.content in {}",
-                            truncate(&value.to_string(), 200)
-                        ))
-                    })?;
+                let text = text_at(&value, "/message/content")?;
                 return Ok(LlmReply {
                     text: text.to_owned(),
                     usage: ollama_usage(&value),
@@ -157,12 +149,7 @@ impl LlmBackend for OllamaBackend {
             let mut lines = exchange.lines(response);
             let mut reply = LlmReply::default();
             while let Some(line) = lines.next().await? {
-                let chunk: Value = serde_json::from_str(&line).map_err(|error| {
-                    LlmError::InvalidResponse(format!(
-                        "a stream line is not JSON ({error}): {}",
-                        truncate(&line, 200)
-                    ))
-                })?;
+                let chunk = stream_chunk(&line)?;
                 failed(&chunk)?;
                 if let Some(piece) = chunk.pointer("/message/content").and_then(Value::as_str) {
                     deltas.send(piece);

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::http::{Exchange, truncate, without_credentials};
+use super::http::{Exchange, stream_chunk, text_at, without_credentials};
 use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
 
 /// An API key. Its `Debug` and `Display` never show it.
@@ -233,15 +233,7 @@ impl LlmBackend for OpenAiBackend {
             let response = exchange.send(call).await?;
             if !stream {
                 let value = exchange.json(response).await?;
-                let text = value
-                    .pointer("/choices/0/message/content")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| {
-                        LlmError::InvalidResponse(format!(
-                            "no choices[0].message.content in {}",
-                            truncate(&value.to_string(), 200)
-                        ))
-                    })?;
+                let text = text_at(&value, "/choices/0/message/content")?;
                 return Ok(LlmReply {
                     text: text.to_owned(),
                     usage: openai_usage(&value),
@@ -257,12 +249,7 @@ impl LlmBackend for OpenAiBackend {
                 if data == "[DONE]" {
                     return Ok(reply);
                 }
-                let chunk: Value = serde_json::from_str(data).map_err(|error| {
-                    LlmError::InvalidResponse(format!(
-                        "a stream chunk is not JSON ({error}): {}",
-                        truncate(data, 200)
-                    ))
-                })?;
+                let chunk = stream_chunk(data)?;
                 if let Some(error) = chunk.get("error") {
                     return Err(LlmError::InvalidResponse(format!(
                         "the server reported an error mid-stream: {error}"
