@@ -121,7 +121,7 @@ impl LlmConfig {
             "LOOM_LLM_RECORD",
         ]
         .iter()
-        .any(|name| std::env::var(name).is_ok_and(|v| !v.trim().is_empty()));
+        .any(|name| super::env_var(name).is_some());
         LlmSettings {
             backend: if environment {
                 BackendChoice::FromEnv
@@ -169,7 +169,7 @@ impl LlmConfig {
                         api_key: self
                             .api_key_env
                             .as_ref()
-                            .and_then(|name| std::env::var(name).ok())
+                            .and_then(|name| super::env_var(name))
                             .map(super::ApiKey::new),
                         ..defaults
                     })

@@ -7,6 +7,14 @@ use serde_json::Value;
 
 use super::LlmError;
 
+/// The HTTP client a backend sends with, each request bounded by `timeout`.
+pub(super) fn http_client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .build()
+        .map_err(|error| LlmError::Setup(format!("HTTP client: {error}")))
+}
+
 /// One request to one endpoint: where it went, for errors, and its timeout.
 pub(super) struct Exchange {
     url: String,

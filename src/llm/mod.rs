@@ -117,19 +117,14 @@ impl BackendChoice {
     pub fn resolve(&self) -> Arc<dyn LlmBackend> {
         match self {
             Self::FromEnv => {
-                let var = |name| {
-                    std::env::var(name)
-                        .ok()
-                        .filter(|v: &String| !v.trim().is_empty())
-                };
-                if let Some(cassette) = var("LOOM_LLM_REPLAY") {
+                if let Some(cassette) = env_var("LOOM_LLM_REPLAY") {
                     return Self::Replay {
                         cassette: cassette.into(),
                     }
                     .resolve();
                 }
                 let backend = provider_from_env();
-                match var("LOOM_LLM_RECORD") {
+                match env_var("LOOM_LLM_RECORD") {
                     Some(cassette) => Self::Record {
                         backend: Box::new(Self::Custom(backend)),
                         cassette: cassette.into(),
@@ -140,21 +135,9 @@ impl BackendChoice {
             }
             Self::Offline { seed } => Arc::new(OfflineBackend::new(*seed)),
             #[cfg(feature = "http")]
-            Self::OpenAi(settings) => match OpenAiBackend::new(settings.clone()) {
-                Ok(backend) => Arc::new(backend),
-                Err(error) => {
-                    error!("{error}; answering offline instead");
-                    Arc::new(OfflineBackend::new(0))
-                }
-            },
+            Self::OpenAi(settings) => or_offline(OpenAiBackend::new(settings.clone())),
             #[cfg(feature = "http")]
-            Self::Ollama(settings) => match OllamaBackend::new(settings.clone()) {
-                Ok(backend) => Arc::new(backend),
-                Err(error) => {
-                    error!("{error}; answering offline instead");
-                    Arc::new(OfflineBackend::new(0))
-                }
-            },
+            Self::Ollama(settings) => or_offline(OllamaBackend::new(settings.clone())),
             Self::Record { backend, cassette } => {
                 match RecordingBackend::new(backend.resolve(), cassette) {
                     Ok(recording) => Arc::new(recording),
@@ -190,10 +173,29 @@ impl BackendChoice {
     }
 }
 
+/// A server backend, or the offline one (with the reason in the log) when it cannot be set up.
+#[cfg(feature = "http")]
+fn or_offline(backend: Result<impl LlmBackend, LlmError>) -> Arc<dyn LlmBackend> {
+    match backend {
+        Ok(backend) => Arc::new(backend),
+        Err(error) => {
+            error!("{error}; answering offline instead");
+            Arc::new(OfflineBackend::new(0))
+        }
+    }
+}
+
+/// An environment variable's value, when it is set and not blank.
+pub(crate) fn env_var(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .filter(|value| !value.trim().is_empty())
+}
+
 /// The backend `LOOM_LLM_PROVIDER`, `LOOM_LLM_URL` and `OLLAMA_HOST` choose.
 #[cfg(feature = "http")]
 fn provider_from_env() -> Arc<dyn LlmBackend> {
-    let provider = std::env::var("LOOM_LLM_PROVIDER").unwrap_or_default();
+    let provider = env_var("LOOM_LLM_PROVIDER").unwrap_or_default();
     match provider.trim().to_ascii_lowercase().as_str() {
         "ollama" => BackendChoice::Ollama(OllamaSettings::from_env()).resolve(),
         "" | "openai" => match OpenAiSettings::from_env() {
@@ -214,14 +216,9 @@ fn provider_from_env() -> Arc<dyn LlmBackend> {
 /// cassette or other provider is asked for.
 #[cfg(feature = "http")]
 fn env_fleet() -> Vec<BackendChoice> {
-    let var = |name| {
-        std::env::var(name)
-            .ok()
-            .filter(|v: &String| !v.trim().is_empty())
-    };
-    let plain = var("LOOM_LLM_REPLAY").is_none()
-        && var("LOOM_LLM_RECORD").is_none()
-        && var("LOOM_LLM_PROVIDER").is_none_or(|p| p.trim().eq_ignore_ascii_case("openai"));
+    let plain = env_var("LOOM_LLM_REPLAY").is_none()
+        && env_var("LOOM_LLM_RECORD").is_none()
+        && env_var("LOOM_LLM_PROVIDER").is_none_or(|p| p.trim().eq_ignore_ascii_case("openai"));
     let Some(settings) = OpenAiSettings::from_env().filter(|_| plain) else {
         return Vec::new();
     };

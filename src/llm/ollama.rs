@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::http::{Exchange, stream_chunk, text_at, without_credentials};
+use super::env_var;
+use super::http::{Exchange, http_client, stream_chunk, text_at, without_credentials};
 use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
 
 /// Where an Ollama server is and how to use it.
@@ -38,14 +39,9 @@ impl OllamaSettings {
     /// defaults for whatever is unset. `OLLAMA_HOST` may omit the scheme, as Ollama's own
     /// tools allow.
     pub fn from_env() -> Self {
-        let var = |name| {
-            std::env::var(name)
-                .ok()
-                .filter(|v: &String| !v.trim().is_empty())
-        };
         let defaults = Self::default();
-        let base_url = var("OLLAMA_HOST")
-            .or_else(|| var("LOOM_LLM_URL"))
+        let base_url = env_var("OLLAMA_HOST")
+            .or_else(|| env_var("LOOM_LLM_URL"))
             .map(|host| {
                 if host.contains("://") {
                     host
@@ -56,7 +52,7 @@ impl OllamaSettings {
             .unwrap_or(defaults.base_url.clone());
         Self {
             base_url,
-            model: var("LOOM_LLM_MODEL").unwrap_or(defaults.model.clone()),
+            model: env_var("LOOM_LLM_MODEL").unwrap_or(defaults.model.clone()),
             ..defaults
         }
     }
@@ -74,10 +70,7 @@ pub struct OllamaBackend {
 impl OllamaBackend {
     /// A backend for these settings.
     pub fn new(settings: OllamaSettings) -> Result<Self, LlmError> {
-        let client = reqwest::Client::builder()
-            .timeout(settings.timeout)
-            .build()
-            .map_err(|error| LlmError::Setup(format!("HTTP client: {error}")))?;
+        let client = http_client(settings.timeout)?;
         let endpoint = format!("{}/api/chat", settings.base_url.trim_end_matches('/'));
         Ok(Self {
             client,

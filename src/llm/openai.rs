@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::http::{Exchange, stream_chunk, text_at, without_credentials};
+use super::env_var;
+use super::http::{Exchange, http_client, stream_chunk, text_at, without_credentials};
 use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
 
 /// An API key. Its `Debug` and `Display` never show it.
@@ -107,17 +108,12 @@ impl OpenAiSettings {
     /// `LOOM_LLM_SCHEMA` (`json_schema`, `json_object` or `off`); `None` when
     /// `LOOM_LLM_URL` is unset or empty.
     pub fn from_env() -> Option<Self> {
-        let var = |name| {
-            std::env::var(name)
-                .ok()
-                .filter(|v: &String| !v.trim().is_empty())
-        };
         let defaults = Self::default();
         Some(Self {
-            base_url: var("LOOM_LLM_URL")?,
-            model: var("LOOM_LLM_MODEL").unwrap_or(defaults.model),
-            api_key: var("LOOM_LLM_API_KEY").map(ApiKey::new),
-            schema_format: var("LOOM_LLM_SCHEMA")
+            base_url: env_var("LOOM_LLM_URL")?,
+            model: env_var("LOOM_LLM_MODEL").unwrap_or(defaults.model),
+            api_key: env_var("LOOM_LLM_API_KEY").map(ApiKey::new),
+            schema_format: env_var("LOOM_LLM_SCHEMA")
                 .and_then(|name| SchemaFormat::parse(&name))
                 .unwrap_or(defaults.schema_format),
             ..defaults
@@ -137,10 +133,7 @@ pub struct OpenAiBackend {
 impl OpenAiBackend {
     /// A backend for these settings.
     pub fn new(settings: OpenAiSettings) -> Result<Self, LlmError> {
-        let client = reqwest::Client::builder()
-            .timeout(settings.timeout)
-            .build()
-            .map_err(|error| LlmError::Setup(format!("HTTP client: {error}")))?;
+        let client = http_client(settings.timeout)?;
         let endpoint = format!(
             "{}/chat/completions",
             settings.base_url.trim_end_matches('/')
