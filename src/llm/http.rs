@@ -1,6 +1,7 @@
 //! What the HTTP backends share: sending a request, reading an answer whole or
 //! line by line, and errors that say what went wrong without leaking secrets.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -15,18 +16,54 @@ pub(super) fn http_client(timeout: Duration) -> Result<reqwest::Client, LlmError
         .map_err(|error| LlmError::Setup(format!("HTTP client: {error}")))
 }
 
+/// Where a backend posts: the URL parsed once, and as errors show it.
+pub(super) struct ServerUrl {
+    url: reqwest::Url,
+    /// Without credentials.
+    shown: Arc<str>,
+}
+
+impl ServerUrl {
+    /// `base_url` with `path` appended; an error that says what to fix when it is not
+    /// an `http` or `https` URL.
+    pub(super) fn new(base_url: &str, path: &str) -> Result<Self, LlmError> {
+        let joined = format!("{}{path}", base_url.trim_end_matches('/'));
+        let shown: Arc<str> = without_credentials(&joined).into();
+        let url = reqwest::Url::parse(&joined)
+            .ok()
+            .filter(|url| matches!(url.scheme(), "http" | "https"))
+            .ok_or_else(|| {
+                LlmError::Setup(format!(
+                    "the server URL `{}` is not an http(s) URL; give one like \
+                     `http://127.0.0.1:8080/v1`",
+                    without_credentials(base_url)
+                ))
+            })?;
+        Ok(Self { url, shown })
+    }
+
+    /// A POST to this URL.
+    pub(super) fn post(&self, client: &reqwest::Client) -> reqwest::RequestBuilder {
+        client.post(self.url.clone())
+    }
+
+    /// One exchange with this URL, bounded by `timeout`.
+    pub(super) fn exchange(&self, timeout: Duration) -> Exchange {
+        Exchange {
+            url: Arc::clone(&self.shown),
+            timeout,
+        }
+    }
+}
+
 /// One request to one endpoint: where it went, for errors, and its timeout.
 pub(super) struct Exchange {
-    url: String,
+    /// Without credentials.
+    url: Arc<str>,
     timeout: Duration,
 }
 
 impl Exchange {
-    /// `url` is the endpoint as errors may show it, without credentials.
-    pub(super) fn new(url: String, timeout: Duration) -> Self {
-        Self { url, timeout }
-    }
-
     /// Sends the request; an error status becomes [`LlmError::Status`] with the body's start.
     pub(super) async fn send(
         &self,
@@ -92,7 +129,7 @@ impl Exchange {
             causes.join(": ")
         };
         LlmError::Unreachable {
-            url: self.url.clone(),
+            url: self.url.to_string(),
             detail,
         }
     }

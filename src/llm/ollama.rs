@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::env_var;
-use super::http::{Exchange, http_client, stream_chunk, text_at, without_credentials};
+use super::http::{ServerUrl, http_client, stream_chunk, text_at, without_credentials};
 use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
 
 /// Where an Ollama server is and how to use it.
@@ -62,20 +62,17 @@ impl OllamaSettings {
 pub struct OllamaBackend {
     client: reqwest::Client,
     settings: OllamaSettings,
-    endpoint: String,
-    /// The endpoint as errors show it, without credentials.
-    shown_endpoint: String,
+    endpoint: ServerUrl,
 }
 
 impl OllamaBackend {
     /// A backend for these settings.
     pub fn new(settings: OllamaSettings) -> Result<Self, LlmError> {
         let client = http_client(settings.timeout)?;
-        let endpoint = format!("{}/api/chat", settings.base_url.trim_end_matches('/'));
+        let endpoint = ServerUrl::new(&settings.base_url, "/api/chat")?;
         Ok(Self {
             client,
             settings,
-            shown_endpoint: without_credentials(&endpoint),
             endpoint,
         })
     }
@@ -124,8 +121,8 @@ impl LlmBackend for OllamaBackend {
     }
 
     fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture {
-        let call = self.client.post(&self.endpoint).json(&self.body(&request));
-        let exchange = Exchange::new(self.shown_endpoint.clone(), self.settings.timeout);
+        let call = self.endpoint.post(&self.client).json(&self.body(&request));
+        let exchange = self.endpoint.exchange(self.settings.timeout);
         let stream = request.stream;
         Box::pin(async move {
             let response = exchange.send(call).await?;

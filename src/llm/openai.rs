@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::env_var;
-use super::http::{Exchange, http_client, stream_chunk, text_at, without_credentials};
+use super::http::{ServerUrl, http_client, stream_chunk, text_at, without_credentials};
 use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
 
 /// An API key. Its `Debug` and `Display` never show it.
@@ -125,23 +125,17 @@ impl OpenAiSettings {
 pub struct OpenAiBackend {
     client: reqwest::Client,
     settings: OpenAiSettings,
-    endpoint: String,
-    /// The endpoint as errors show it, without credentials.
-    shown_endpoint: String,
+    endpoint: ServerUrl,
 }
 
 impl OpenAiBackend {
     /// A backend for these settings.
     pub fn new(settings: OpenAiSettings) -> Result<Self, LlmError> {
         let client = http_client(settings.timeout)?;
-        let endpoint = format!(
-            "{}/chat/completions",
-            settings.base_url.trim_end_matches('/')
-        );
+        let endpoint = ServerUrl::new(&settings.base_url, "/chat/completions")?;
         Ok(Self {
             client,
             settings,
-            shown_endpoint: without_credentials(&endpoint),
             endpoint,
         })
     }
@@ -216,11 +210,11 @@ impl LlmBackend for OpenAiBackend {
     }
 
     fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture {
-        let mut call = self.client.post(&self.endpoint).json(&self.body(&request));
+        let mut call = self.endpoint.post(&self.client).json(&self.body(&request));
         if let Some(key) = &self.settings.api_key {
             call = call.bearer_auth(key.expose());
         }
-        let exchange = Exchange::new(self.shown_endpoint.clone(), self.settings.timeout);
+        let exchange = self.endpoint.exchange(self.settings.timeout);
         let stream = request.stream;
         Box::pin(async move {
             let response = exchange.send(call).await?;

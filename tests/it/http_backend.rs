@@ -12,8 +12,8 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::Json;
 use bevy::prelude::*;
 use bevy_loom::llm::{
-    ApiKey, ChatMessage, LlmBackend, LlmError, LlmReply, LlmRequest, OpenAiBackend, OpenAiSettings,
-    RequestId, SamplingOptions,
+    ApiKey, ChatMessage, LlmBackend, LlmError, LlmReply, LlmRequest, OllamaBackend, OllamaSettings,
+    OpenAiBackend, OpenAiSettings, RequestId, SamplingOptions,
 };
 use bevy_loom::prelude::*;
 use serde_json::{Value, json};
@@ -469,4 +469,30 @@ fn credentials_in_the_url_never_show() {
         assert!(!shown.contains("hunter2"), "the password shows in {shown}");
     }
     assert!(backend.describe().contains("<redacted>@127.0.0.1"));
+}
+
+#[test]
+fn a_server_url_that_is_not_http_is_a_setup_error_naming_it() {
+    for base in [
+        "localhost:8080/v1",
+        "127.0.0.1 :8080",
+        "ftp://loom:hunter2@127.0.0.1/v1",
+    ] {
+        let openai = OpenAiBackend::new(settings(base)).err();
+        let ollama = OllamaBackend::new(OllamaSettings {
+            base_url: base.to_owned(),
+            ..OllamaSettings::default()
+        })
+        .err();
+        for error in [openai, ollama] {
+            let Some(LlmError::Setup(message)) = error else {
+                panic!("`{base}` is refused at setup, got {error:?}");
+            };
+            assert!(message.contains("http://127.0.0.1:8080/v1"), "{message}");
+            assert!(
+                !message.contains("hunter2"),
+                "the password shows in {message}"
+            );
+        }
+    }
 }
