@@ -3,10 +3,12 @@
 //! Every submitted request ends in exactly one [`Arrival::Done`].
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
+
+use bevy::platform::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 use futures_lite::FutureExt;
@@ -289,8 +291,8 @@ async fn serve(shared: Arc<Shared>, job: Job) {
         submitted,
     } = job;
     let deadline = submitted + request.deadline.unwrap_or(shared.schedule.deadline);
-    let first_token = Arc::new(Mutex::new(None));
-    let streamed = Arc::new(AtomicBool::new(false));
+    // When the first piece of a streamed answer arrived; unset, nothing reached the game.
+    let first_token = request.stream.then(|| Arc::new(OnceLock::new()));
     let mut retries = 0u32;
     // Only a retry needs jitter; most requests never make one.
     let mut rng: Option<ChaCha8Rng> = None;
@@ -313,7 +315,10 @@ async fn serve(shared: Arc<Shared>, job: Job) {
                 "the bridge is shutting down".to_owned(),
             ));
         };
-        let deltas = delta_sink(&shared, id, submitted, &first_token, &streamed);
+        let deltas = match &first_token {
+            Some(first_token) => delta_sink(&shared, id, submitted, first_token),
+            None => DeltaSink::discard(),
+        };
         let attempt = answer(&*endpoint.backend, request.clone(), deltas);
         let result = match tokio::time::timeout_at(deadline.into(), attempt).await {
             Ok(result) => result,
@@ -335,7 +340,9 @@ async fn serve(shared: Arc<Shared>, job: Job) {
         // A streamed answer that already reached the game is not asked again.
         if !error.is_retryable()
             || retries >= shared.schedule.retry.max_retries
-            || streamed.load(Ordering::SeqCst)
+            || first_token
+                .as_ref()
+                .is_some_and(|first| first.get().is_some())
         {
             break Err(error);
         }
@@ -356,7 +363,7 @@ async fn serve(shared: Arc<Shared>, job: Job) {
         .map(|mut running| running.remove(&id).is_some())
         .unwrap_or(false);
     if claimed {
-        let first_token = *lock(&first_token);
+        let first_token = first_token.and_then(|first| first.get().copied());
         shared.finish(LlmResponse {
             id,
             result,
@@ -402,21 +409,16 @@ fn retry_delay(
     backoff.mul_f64(rng.random_range(0.5..=1.0))
 }
 
+/// Passes a streamed answer's pieces to the game, noting when the first arrived.
 fn delta_sink(
     shared: &Arc<Shared>,
     id: RequestId,
     submitted: Instant,
-    first_token: &Arc<Mutex<Option<Duration>>>,
-    streamed: &Arc<AtomicBool>,
+    first_token: &Arc<OnceLock<Duration>>,
 ) -> DeltaSink {
-    let (shared, first_token, streamed) = (
-        Arc::clone(shared),
-        Arc::clone(first_token),
-        Arc::clone(streamed),
-    );
+    let (shared, first_token) = (Arc::clone(shared), Arc::clone(first_token));
     DeltaSink::new(move |text| {
-        lock(&first_token).get_or_insert_with(|| submitted.elapsed());
-        streamed.store(true, Ordering::SeqCst);
+        first_token.get_or_init(|| submitted.elapsed());
         let _ = shared.arrivals.send(Arrival::Delta(LlmDelta { id, text }));
     })
 }
