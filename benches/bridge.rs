@@ -46,8 +46,10 @@ const BATCH: usize = 200;
 const CONCURRENCY: usize = 4;
 /// Sequential requests each way for the printed percentiles.
 const LATENCY_SAMPLES: usize = 500;
-/// Batches each way, alternating, for the printed throughput.
-const THROUGHPUT_BATCHES: usize = 25;
+/// Rounds of one batch each way, for the printed throughput.
+const THROUGHPUT_ROUNDS: usize = 60;
+/// Rounds run first and not counted.
+const WARM_UP_ROUNDS: usize = 3;
 /// Requests in flight for the frame-cost benchmark.
 const PENDING: usize = 1000;
 
@@ -120,15 +122,19 @@ fn request_body() -> Value {
     })
 }
 
-/// A bridge over the stub server, with the crate's default concurrency (4).
-fn bridge() -> LlmBridge {
-    let backend = OpenAiBackend::new(OpenAiSettings {
+/// A backend for the stub server.
+fn openai_backend() -> OpenAiBackend {
+    OpenAiBackend::new(OpenAiSettings {
         base_url: server().base_url.clone(),
         ..OpenAiSettings::default()
     })
-    .expect("the OpenAI backend builds");
+    .expect("the OpenAI backend builds")
+}
+
+/// A bridge over the stub server, with the crate's default concurrency (4).
+fn bridge() -> LlmBridge {
     LlmBridge::new(
-        Arc::new(backend),
+        Arc::new(openai_backend()),
         Duration::from_secs(10),
         SamplingOptions::default(),
     )
@@ -186,6 +192,81 @@ async fn plain_batch(client: &reqwest::Client, url: &str, body: &Value, n: usize
     );
     const _: () = assert!(CONCURRENCY == 4, "the join above runs four workers");
     futures_lite::future::zip(first, second).await;
+}
+
+/// `n` requests straight through [`OpenAiBackend`], no bridge, [`CONCURRENCY`] at a
+/// time like [`plain_batch`]: what the backend adds to plain `reqwest`.
+async fn backend_batch(backend: &OpenAiBackend, request: &LlmRequest, n: usize) {
+    let next = AtomicUsize::new(0);
+    let worker = || async {
+        while next.fetch_add(1, Ordering::Relaxed) < n {
+            let reply = backend
+                .complete(request.clone(), DeltaSink::discard())
+                .await
+                .expect("the stub answers");
+            black_box(reply);
+        }
+    };
+    futures_lite::future::zip(
+        futures_lite::future::zip(worker(), worker()),
+        futures_lite::future::zip(worker(), worker()),
+    )
+    .await;
+}
+
+/// Plain `reqwest` on a thread of its own, like the bridge's: the game thread asks for
+/// a batch and drains each answer from a channel as it comes.
+struct PlainThread {
+    batches: std::sync::mpsc::Sender<usize>,
+    answers: std::sync::mpsc::Receiver<Instant>,
+}
+
+impl PlainThread {
+    fn start() -> Self {
+        let (batches, batch_receiver) = std::sync::mpsc::channel::<usize>();
+        let (answer_sender, answers) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("plain-reqwest".to_owned())
+            .spawn(move || {
+                let runtime = current_thread_runtime();
+                let client = plain_client();
+                let (url, body) = (chat_url(), request_body());
+                for n in batch_receiver {
+                    let next = AtomicUsize::new(0);
+                    let worker = || async {
+                        while next.fetch_add(1, Ordering::Relaxed) < n {
+                            plain_request(&client, &url, &body).await;
+                            let _ = answer_sender.send(Instant::now());
+                        }
+                    };
+                    runtime.block_on(futures_lite::future::zip(
+                        futures_lite::future::zip(worker(), worker()),
+                        futures_lite::future::zip(worker(), worker()),
+                    ));
+                }
+            })
+            .expect("the plain reqwest thread starts");
+        Self { batches, answers }
+    }
+
+    /// `n` requests, from asking to the last answer's arrival, draining as `wait` says.
+    fn batch(&self, n: usize, wait: Wait) -> Duration {
+        let start = Instant::now();
+        self.batches.send(n).expect("the plain reqwest thread runs");
+        let mut last = start;
+        let mut done = 0;
+        while done < n {
+            let before = done;
+            for arrived in self.answers.try_iter() {
+                last = last.max(arrived);
+                done += 1;
+            }
+            if done == before {
+                wait.wait();
+            }
+        }
+        last - start
+    }
 }
 
 fn check(response: &LlmResponse) {
@@ -344,7 +425,7 @@ fn print_latency_percentiles(_: &mut Criterion) {
 
 /// CPU time and time waiting for a CPU, per thread name, from Linux's
 /// `/proc/self/task/*/schedstat`; empty elsewhere.
-fn thread_times() -> BTreeMap<String, (u64, u64)> {
+fn thread_times() -> BTreeMap<String, (u64, u64, u64)> {
     let mut times = BTreeMap::new();
     let main = std::process::id().to_string();
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
@@ -364,53 +445,69 @@ fn thread_times() -> BTreeMap<String, (u64, u64)> {
         let mut fields = stat
             .split_whitespace()
             .map(|f| f.parse::<u64>().unwrap_or(0));
+        let status = std::fs::read_to_string(path.join("status")).unwrap_or_default();
+        let switches = status
+            .lines()
+            .filter(|line| line.contains("ctxt_switches"))
+            .filter_map(|line| line.split_whitespace().last()?.parse::<u64>().ok())
+            .sum::<u64>();
         if let (Some(cpu), Some(waiting)) = (fields.next(), fields.next()) {
-            let entry = times.entry(name).or_insert((0, 0));
+            let entry = times.entry(name).or_insert((0, 0, 0));
             entry.0 += cpu;
             entry.1 += waiting;
+            entry.2 += switches;
         }
     }
     times
 }
 
 /// One way of running batches, for the interleaved figures.
-struct Way {
+struct Way<'a> {
     name: &'static str,
+    batch: Box<dyn FnMut() -> Duration + 'a>,
     batches: Vec<Duration>,
-    /// Nanoseconds on a CPU and waiting for one, per thread, over all batches.
-    threads: BTreeMap<String, (u64, u64)>,
+    /// Per round: plain `reqwest`'s batch time over this way's, the same round.
+    ratios: Vec<f64>,
+    /// Nanoseconds on a CPU and waiting for one, and context switches, per thread,
+    /// over all batches.
+    threads: BTreeMap<String, (u64, u64, u64)>,
 }
 
-impl Way {
-    fn new(name: &'static str) -> Self {
+impl<'a> Way<'a> {
+    fn new(name: &'static str, batch: impl FnMut() -> Duration + 'a) -> Self {
         Self {
             name,
-            batches: Vec::with_capacity(THROUGHPUT_BATCHES),
+            batch: Box::new(batch),
+            batches: Vec::with_capacity(THROUGHPUT_ROUNDS),
+            ratios: Vec::with_capacity(THROUGHPUT_ROUNDS),
             threads: BTreeMap::new(),
         }
     }
 
-    fn run(&mut self, batch: impl FnOnce() -> Duration) {
+    fn run(&mut self) {
         let before = thread_times();
-        self.batches.push(batch());
-        for (name, (cpu, waiting)) in thread_times() {
-            let (cpu_before, waiting_before) = before.get(&name).copied().unwrap_or((0, 0));
-            let entry = self.threads.entry(name).or_insert((0, 0));
+        let took = (self.batch)();
+        self.batches.push(took);
+        for (name, (cpu, waiting, switches)) in thread_times() {
+            let (cpu_before, waiting_before, switches_before) =
+                before.get(&name).copied().unwrap_or((0, 0, 0));
+            let entry = self.threads.entry(name).or_insert((0, 0, 0));
             entry.0 += cpu.saturating_sub(cpu_before);
             entry.1 += waiting.saturating_sub(waiting_before);
+            entry.2 += switches.saturating_sub(switches_before);
         }
-    }
-
-    /// Requests a second over the median batch.
-    fn rate(&mut self) -> f64 {
-        self.batches.sort_unstable();
-        BATCH as f64 / percentile(&self.batches, 50).as_secs_f64()
     }
 }
 
-/// [`THROUGHPUT_BATCHES`] batches of [`BATCH`] each way, alternating, so a load that
-/// comes and goes hits every way alike; prints each way's median batch as requests/s,
-/// its ratio to plain `reqwest`, and each thread's CPU time per request.
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_unstable_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// [`THROUGHPUT_ROUNDS`] rounds of one batch of [`BATCH`] each way, the order turning
+/// each round, so a load that comes and goes hits every way alike. Prints each way's
+/// median rate, the median of its per-round ratios to plain `reqwest` (the robust
+/// figure on a shared machine), and each thread's CPU time per request.
 fn print_interleaved_throughput(_: &mut Criterion) {
     if !print_figures() {
         return;
@@ -420,51 +517,68 @@ fn print_interleaved_throughput(_: &mut Criterion) {
     let (url, body) = (chat_url(), request_body());
     let request = llm_request();
     let (mut spinning, mut gentle) = (bridge(), bridge());
+    let backend = openai_backend();
+    let threaded = PlainThread::start();
     let mut ways = [
-        Way::new("reqwest, 4 at a time"),
-        Way::new("bridge, drained with yield_now"),
-        Way::new("bridge, 1 ms drain sleeps, to last arrival"),
-    ];
-    for round in 0..THROUGHPUT_BATCHES + 3 {
-        let warm = round < 3;
-        let [plain, bridged, relaxed] = &mut ways;
-        let run = |way: &mut Way, batch: &mut dyn FnMut() -> Duration| {
-            if warm {
-                batch();
-            } else {
-                way.run(batch);
-            }
-        };
-        run(plain, &mut || {
+        Way::new("reqwest, 4 at a time", || {
             let start = Instant::now();
             runtime.block_on(plain_batch(&client, &url, &body, BATCH));
             start.elapsed()
-        });
-        run(bridged, &mut || {
+        }),
+        Way::new("reqwest on its own thread, 1 ms drain sleeps", || {
+            threaded.batch(BATCH, FRAME_SLEEP)
+        }),
+        Way::new("OpenAiBackend alone, 4 at a time", || {
+            let start = Instant::now();
+            runtime.block_on(backend_batch(&backend, &request, BATCH));
+            start.elapsed()
+        }),
+        Way::new("bridge, drained with yield_now", || {
             bridge_batch(&mut spinning, &request, BATCH, Wait::Yield).drained
-        });
-        run(relaxed, &mut || {
+        }),
+        Way::new("bridge, 1 ms drain sleeps, to last arrival", || {
             bridge_batch(&mut gentle, &request, BATCH, FRAME_SLEEP).arrived
-        });
+        }),
+    ];
+    for _ in 0..WARM_UP_ROUNDS {
+        for way in &mut ways {
+            (way.batch)();
+        }
     }
+    for round in 0..THROUGHPUT_ROUNDS {
+        let count = ways.len();
+        for offset in 0..count {
+            ways[(round + offset) % count].run();
+        }
+        let plain = ways[0].batches[round].as_secs_f64();
+        for way in &mut ways {
+            way.ratios.push(plain / way.batches[round].as_secs_f64());
+        }
+    }
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
     println!(
-        "bridge/throughput_vs_reqwest interleaved ({THROUGHPUT_BATCHES} batches of {BATCH} each way, medians):"
+        "bridge/throughput_vs_reqwest interleaved ({THROUGHPUT_ROUNDS} rounds of {BATCH} requests each way, {cores} cores; medians):"
     );
-    let plain_rate = ways[0].rate();
-    let requests = (THROUGHPUT_BATCHES * BATCH) as f64;
+    let requests = (THROUGHPUT_ROUNDS * BATCH) as f64;
     for way in &mut ways {
-        let rate = way.rate();
+        let mut rates: Vec<f64> = way
+            .batches
+            .iter()
+            .map(|batch| BATCH as f64 / batch.as_secs_f64())
+            .collect();
         println!(
-            "  {:44} {rate:8.0} req/s  ({:.3} of reqwest)",
+            "  {:46} {:8.0} req/s  {:.3} of reqwest (per-round ratio)",
             way.name,
-            rate / plain_rate
+            median(&mut rates),
+            median(&mut way.ratios),
         );
-        for (thread, (cpu, waiting)) in &way.threads {
+        for (thread, (cpu, waiting, switches)) in &way.threads {
             if *cpu as f64 / requests >= 100.0 {
                 println!(
-                    "      {thread:24} on CPU {:5.1} µs/req, waiting for a CPU {:5.1} µs/req",
+                    "      {thread:24} on CPU {:5.1} µs/req, waiting for a CPU {:5.1} µs/req, {:4.2} context switches/req",
                     *cpu as f64 / requests / 1e3,
                     *waiting as f64 / requests / 1e3,
+                    *switches as f64 / requests,
                 );
             }
         }
@@ -506,6 +620,8 @@ fn throughput_vs_reqwest(c: &mut Criterion) {
     let (url, body) = (chat_url(), request_body());
     let request = llm_request();
     let (mut spinning, mut gentle) = (bridge(), bridge());
+    let backend = openai_backend();
+    let threaded = PlainThread::start();
     let mut instant = LlmBridge::new(
         Arc::new(InstantBackend),
         Duration::from_secs(10),
@@ -520,6 +636,18 @@ fn throughput_vs_reqwest(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(8));
     group.bench_function("reqwest_200x4", |b| {
         b.iter(|| runtime.block_on(plain_batch(&client, &url, &body, BATCH)));
+    });
+    // Plain `reqwest` on a thread of its own, drained like `bridge_200_frame_drain`.
+    group.bench_function("reqwest_200x4_own_thread", |b| {
+        b.iter_custom(|iterations| {
+            (0..iterations)
+                .map(|_| threaded.batch(BATCH, FRAME_SLEEP))
+                .sum()
+        });
+    });
+    // The backend without the bridge, on the benchmark's thread like `reqwest_200x4`.
+    group.bench_function("openai_backend_200x4", |b| {
+        b.iter(|| runtime.block_on(backend_batch(&backend, &request, BATCH)));
     });
     // Submit to last outcome drained, the drainer spinning on `yield_now`.
     group.bench_function("bridge_200", |b| {
