@@ -12,7 +12,10 @@
 //! - `bridge_200_frame_drain` sleeps 1 ms between drains, as a game draining once a
 //!   frame would, and times each batch to its last outcome's arrival, so the sleep's
 //!   granularity does not count;
-//! - `bridge_200_instant_backend` has no HTTP at all: what the bridge itself costs.
+//! - `bridge_200_instant_backend` has no HTTP at all: what the bridge itself costs;
+//! - `reqwest_200x4_own_thread` is plain `reqwest` on a thread of its own, drained
+//!   like `bridge_200_frame_drain`: the same hand-over between threads, no bridge;
+//! - `openai_backend_200x4` calls the backend directly, like `reqwest_200x4`.
 //!
 //! A 10 µs sleep (~60 µs with timer slack, ~15,000 wake-ups a second) preempts the
 //! bridge or the server at every wake-up and cost 20–45 % of the bridge's throughput
