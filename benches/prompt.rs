@@ -447,6 +447,7 @@ fn block_fixture() -> BlockFixture {
         .map(|(file, m)| (file.as_str(), m))
         .collect();
     let registry = ContentRegistry::build(ContentSources {
+        narratives: &[],
         game: Some(("game.loom.json", &game)),
         mods: &mod_refs,
         actions: &[],
@@ -983,6 +984,7 @@ fn world_fixture() -> WorldFixture {
     let action_refs: Vec<(&str, &ActionDefinition)> =
         files.iter().map(String::as_str).zip(&definitions).collect();
     let registry = ContentRegistry::build(ContentSources {
+        narratives: &[],
         game: Some(("game.loom.json", &game)),
         mods: &mod_refs,
         actions: &action_refs,

@@ -9,7 +9,9 @@ use thiserror::Error;
 
 use super::SmartActor;
 use crate::content::{ContentAsset, ContentError};
-use crate::world::{CarriedBy, Character, DisplayName, Exits, InPlace, Place, Tags};
+use crate::world::{
+    CarriedBy, Character, DisplayName, Exits, InPlace, NarrativeKey, Place, Player, Tags,
+};
 
 /// A scene file (`scenes/tavern.scene.json`).
 #[derive(Asset, TypePath, Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,6 +41,9 @@ pub struct ScenePlace {
     /// Ids of places reachable from here.
     #[serde(default)]
     pub exits: Vec<String>,
+    /// The key of its narrative context (`tavern:common_room`).
+    #[serde(default)]
+    pub narrative: Option<String>,
 }
 
 /// A character, piece of furniture or item in a scene.
@@ -64,6 +69,12 @@ pub struct SceneEntity {
     /// The id of the actor spec that drives it, making it a smart actor.
     #[serde(default)]
     pub smart_actor: Option<String>,
+    /// Whether it is the player's character (at most one).
+    #[serde(default)]
+    pub player: bool,
+    /// The key of its narrative context (`tavern:lute`).
+    #[serde(default)]
+    pub narrative: Option<String>,
 }
 
 impl ContentAsset for SceneDefinition {
@@ -125,6 +136,27 @@ impl ContentAsset for SceneDefinition {
                 )),
                 _ => {}
             }
+            if entity.player && !entity.character {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/entities/{index}/player"),
+                    "only a character can be the player: add \"character\": true",
+                ));
+            }
+            if entity.player && entity.smart_actor.is_some() {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/entities/{index}/player"),
+                    "the player is not a smart actor: remove `smartActor` or `player`",
+                ));
+            }
+            if entity.player && self.entities[..index].iter().any(|e| e.player) {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/entities/{index}/player"),
+                    "a scene has one player: set `player` on one entity only",
+                ));
+            }
             if entity.smart_actor.is_some() && !entity.character {
                 problems.push(ContentError::new(
                     file,
@@ -172,6 +204,9 @@ impl SceneDefinition {
                     Tags::new(place.tags.iter().cloned()),
                 ))
                 .id();
+            if let Some(key) = &place.narrative {
+                commands.entity(entity).insert(NarrativeKey(key.clone()));
+            }
             spawned.entities.insert(place.id.clone(), entity);
         }
         for place in &self.places {
@@ -196,6 +231,12 @@ impl SceneDefinition {
             }
             if let Some(spec) = &entity.smart_actor {
                 commands.entity(id).insert(SmartActor::new(spec.clone()));
+            }
+            if entity.player {
+                commands.entity(id).insert(Player);
+            }
+            if let Some(key) = &entity.narrative {
+                commands.entity(id).insert(NarrativeKey(key.clone()));
             }
             spawned.entities.insert(entity.id.clone(), id);
             spawned.order.push(entity.id.clone());

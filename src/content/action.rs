@@ -27,6 +27,10 @@ pub struct ActionDefinition {
     /// Named values the template may use, each with a default.
     #[serde(default)]
     pub parameters: BTreeMap<String, ActionParameter>,
+    /// The canonical verb narration reports this action with (`take` for
+    /// `items:pick_up`); one of the narrative vocabulary's verbs.
+    #[serde(default)]
+    pub verb: Option<String>,
 }
 
 impl ActionDefinition {

@@ -4,6 +4,8 @@ use bevy::asset::Asset;
 use bevy::reflect::TypePath;
 use serde::{Deserialize, Serialize};
 
+use super::VocabularyExtension;
+
 /// The game file (`game.loom.json`): which mods load, in order.
 #[derive(Asset, TypePath, Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -43,6 +45,9 @@ pub struct ModManifest {
     /// The files this mod contributes, relative to its folder.
     #[serde(default)]
     pub content: ModContent,
+    /// Words this mod adds to the canonical narrative vocabularies.
+    #[serde(default)]
+    pub vocabulary: VocabularyExtension,
 }
 
 /// One entry of a manifest's `dependencies`.
@@ -70,4 +75,7 @@ pub struct ModContent {
     /// Smart-actor spec files (`actors/marta.actor.json`).
     #[serde(default)]
     pub actors: Vec<String>,
+    /// Narrative context files (`narrative/lute.narrative.json`).
+    #[serde(default)]
+    pub narrative: Vec<String>,
 }

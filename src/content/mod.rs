@@ -19,6 +19,7 @@ mod actor;
 mod error;
 mod loader;
 mod manifest;
+mod narrative;
 mod registry;
 mod validate;
 
@@ -36,6 +37,11 @@ pub use actor::{ActorPolicy, ActorSpec};
 pub use error::ContentError;
 pub use loader::{ContentAsset, ContentLoader, ContentLoaderError, parse_content};
 pub use manifest::{GameManifest, ModContent, ModDependency, ModManifest};
+pub use narrative::{
+    CANONICAL_EFFECTS, CANONICAL_FAILURE_REASONS, CANONICAL_VERBS, FRAGMENT_PLACEHOLDERS, Fragment,
+    FragmentPool, NarrativeContext, NarrativeVocabulary, POOL_MINIMUMS, POOL_RECOMMENDED,
+    PoolMinimums, VocabularyExtension, is_vocabulary_word,
+};
 pub use registry::{ContentRegistry, ContentSources, LoadedMod, ModActionMetadata};
 pub use validate::{METADATA_LENGTH, is_valid_mod_id, owning_mod};
 
@@ -81,6 +87,7 @@ impl Plugin for ContentPlugin {
         register_content_asset::<ModManifest>(app);
         register_content_asset::<ActionDefinition>(app);
         register_content_asset::<ActorSpec>(app);
+        register_content_asset::<NarrativeContext>(app);
         app.add_systems(
             PreUpdate,
             (
@@ -90,6 +97,7 @@ impl Plugin for ContentPlugin {
                     note_changes::<ModManifest>,
                     note_changes::<ActionDefinition>,
                     note_changes::<ActorSpec>,
+                    note_changes::<NarrativeContext>,
                 ),
                 rebuild_registry,
             )
@@ -126,6 +134,7 @@ struct ContentFiles {
     mods: HashMap<String, Handle<ModManifest>>,
     actions: HashMap<String, Handle<ActionDefinition>>,
     actors: HashMap<String, Handle<ActorSpec>>,
+    narratives: HashMap<String, Handle<NarrativeContext>>,
     changed: bool,
     reported: HashSet<ContentError>,
 }
@@ -138,6 +147,7 @@ impl ContentFiles {
             .chain(self.mods.values().map(|h| h.id().untyped()))
             .chain(self.actions.values().map(|h| h.id().untyped()))
             .chain(self.actors.values().map(|h| h.id().untyped()))
+            .chain(self.narratives.values().map(|h| h.id().untyped()))
     }
 }
 
@@ -183,6 +193,13 @@ fn request_content_files(
                 let path = format!("{folder}/{file}");
                 files
                     .actors
+                    .entry(path.clone())
+                    .or_insert_with(|| server.load(path));
+            }
+            for file in &manifest.content.narrative {
+                let path = format!("{folder}/{file}");
+                files
+                    .narratives
                     .entry(path.clone())
                     .or_insert_with(|| server.load(path));
             }
@@ -232,6 +249,7 @@ struct ContentAssets<'w> {
     manifests: Res<'w, Assets<ModManifest>>,
     actions: Res<'w, Assets<ActionDefinition>>,
     actors: Res<'w, Assets<ActorSpec>>,
+    narratives: Res<'w, Assets<NarrativeContext>>,
 }
 
 fn rebuild_registry(
@@ -267,11 +285,13 @@ fn rebuild_registry(
     let mod_list = loaded(&files.mods, &assets.manifests);
     let action_list = loaded(&files.actions, &assets.actions);
     let actor_list = loaded(&files.actors, &assets.actors);
+    let narrative_list = loaded(&files.narratives, &assets.narratives);
     let sources = ContentSources {
         game,
         mods: &mod_list,
         actions: &action_list,
         actors: &actor_list,
+        narratives: &narrative_list,
         scopes: scopes.0.as_ref(),
     };
     let mut built = ContentRegistry::rebuild(sources, &registry);
@@ -281,6 +301,11 @@ fn rebuild_registry(
         if !files.reported.contains(problem) {
             error!("{problem}");
             errors.write(problem.clone());
+        }
+    }
+    for warning in built.warnings() {
+        if !registry.warnings().contains(warning) {
+            warn!("{warning}");
         }
     }
     files.reported = current;

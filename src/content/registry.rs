@@ -5,8 +5,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use bevy::ecs::resource::Resource;
 
 use super::{
-    ActionDefinition, ActorSpec, ContentError, GameManifest, ModManifest, action_namespace,
-    owning_mod,
+    ActionDefinition, ActorSpec, ContentError, GameManifest, ModManifest, NarrativeContext,
+    NarrativeVocabulary, action_namespace, owning_mod,
 };
 
 /// A mod's action metadata, resolved once per load for every prompt.
@@ -45,7 +45,11 @@ pub struct ContentRegistry {
     action_files: HashMap<String, String>,
     actors: HashMap<String, ActorSpec>,
     actor_files: HashMap<String, String>,
+    narratives: HashMap<String, NarrativeContext>,
+    narrative_files: HashMap<String, String>,
+    vocabulary: NarrativeVocabulary,
     problems: Vec<ContentError>,
+    warnings: Vec<ContentError>,
     generation: u64,
 }
 
@@ -60,6 +64,8 @@ pub struct ContentSources<'a> {
     pub actions: &'a [(&'a str, &'a ActionDefinition)],
     /// Actor specs that loaded.
     pub actors: &'a [(&'a str, &'a ActorSpec)],
+    /// Narrative context files that loaded.
+    pub narratives: &'a [(&'a str, &'a NarrativeContext)],
     /// The target scope names actions may use; `None` skips that check.
     pub scopes: Option<&'a BTreeSet<String>>,
 }
@@ -174,14 +180,23 @@ impl ContentRegistry {
                     .actions
                     .iter()
                     .chain(&content.actors)
+                    .chain(&content.narrative)
                     .map(move |path| format!("{folder}/{path}"))
             })
             .collect();
+        for loaded in &registry.mods {
+            registry.vocabulary.extend(&loaded.manifest.vocabulary);
+        }
+        let vocabulary = registry.vocabulary.clone();
         let actions = accept_items(
             sources.actions,
             &listed,
             |file| previous.action_from_file(file),
-            |file, action| unknown_scopes(file, action, sources.scopes),
+            |file, action| {
+                let mut found = unknown_scopes(file, action, sources.scopes);
+                found.extend(unknown_verb(file, action, &vocabulary));
+                found
+            },
             &mut problems,
         );
         let actions = first_claims(&actions, "action", &registry, &mut problems, |a| &a.id);
@@ -219,8 +234,62 @@ impl ContentRegistry {
                 .insert(actor.id.clone(), file.to_owned());
             registry.actors.insert(actor.id.clone(), actor.clone());
         }
+        let narratives = accept_items(
+            sources.narratives,
+            &listed,
+            |file| previous.narrative_from_file(file),
+            |file, context| vocabulary.unknown_keys(file, context),
+            &mut problems,
+        );
+        for (file, context) in
+            first_claims(&narratives, "narrative", &registry, &mut problems, |n| {
+                &n.key
+            })
+        {
+            registry.warnings.extend(context.small_pools(file));
+            registry
+                .narrative_files
+                .insert(context.key.clone(), file.to_owned());
+            registry
+                .narratives
+                .insert(context.key.clone(), context.clone());
+        }
         registry.problems = problems;
         registry
+    }
+
+    /// The narrative context for an entity key (`tavern:lute`).
+    pub fn narrative(&self, key: &str) -> Option<&NarrativeContext> {
+        self.narratives.get(key)
+    }
+
+    /// Every narrative context, in no particular order.
+    pub fn narratives(&self) -> impl Iterator<Item = &NarrativeContext> {
+        self.narratives.values()
+    }
+
+    /// The asset path a narrative context was loaded from.
+    pub fn narrative_file(&self, key: &str) -> Option<&str> {
+        self.narrative_files.get(key).map(String::as_str)
+    }
+
+    /// The narrative context an asset path defined, if it is in use.
+    pub fn narrative_from_file(&self, file: &str) -> Option<&NarrativeContext> {
+        self.narrative_files
+            .iter()
+            .find(|(_, f)| *f == file)
+            .and_then(|(key, _)| self.narrative(key))
+    }
+
+    /// The canonical vocabularies with the words loaded mods added.
+    pub fn vocabulary(&self) -> &NarrativeVocabulary {
+        &self.vocabulary
+    }
+
+    /// Things that load but deserve attention, such as fragment pools below the
+    /// documented minimums; logged as warnings.
+    pub fn warnings(&self) -> &[ContentError] {
+        &self.warnings
     }
 
     /// Mods that loaded, in load order.
@@ -506,6 +575,22 @@ fn unknown_scopes(
             )
         })
         .collect()
+}
+
+/// An action's `verb` when no vocabulary knows it.
+fn unknown_verb(
+    file: &str,
+    action: &ActionDefinition,
+    vocabulary: &NarrativeVocabulary,
+) -> Option<ContentError> {
+    let verb = action.verb.as_ref()?;
+    (!vocabulary.verbs.contains(verb)).then(|| {
+        ContentError::new(
+            file,
+            "/verb",
+            format!("unknown verb `{verb}`: use a canonical verb, or add it to a manifest's `vocabulary.verbs`"),
+        )
+    })
 }
 
 /// The items of loaded mods, skipping (and reporting) every later claim to an id already taken.

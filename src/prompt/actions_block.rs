@@ -286,6 +286,7 @@ mod tests {
         let sources: Vec<(&str, &ModManifest)> =
             paths.iter().map(String::as_str).zip(&manifests).collect();
         ContentRegistry::build(ContentSources {
+            narratives: &[],
             game: Some(("game.loom.json", &game)),
             mods: &sources,
             actions: &[],

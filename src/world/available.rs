@@ -262,6 +262,7 @@ mod tests {
         let actions: Vec<(&str, &ActionDefinition)> =
             files.iter().map(String::as_str).zip(&definitions).collect();
         ContentRegistry::build(ContentSources {
+            narratives: &[],
             game: Some(("game.loom.json", &game)),
             mods: &mods,
             actions: &actions,

@@ -29,6 +29,17 @@ pub struct CarriedBy(pub Entity);
 #[reflect(Component)]
 pub struct DisplayName(pub String);
 
+/// The player's character: narration speaks of its actions in the second person.
+#[derive(Component, Debug, Clone, Copy, Default, Reflect)]
+#[reflect(Component)]
+pub struct Player;
+
+/// The narrative context an entity is described with: the `key` of a loaded
+/// [`NarrativeContext`](crate::content::NarrativeContext) (`tavern:lute`).
+#[derive(Component, Debug, Clone, PartialEq, Eq, Hash, Reflect)]
+#[reflect(Component)]
+pub struct NarrativeKey(pub String);
+
 /// A person or creature that can act and be acted on.
 #[derive(Component, Debug, Clone, Copy, Default, Reflect)]
 #[reflect(Component)]

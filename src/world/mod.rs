@@ -14,7 +14,9 @@ mod view;
 use bevy::prelude::*;
 
 pub use available::{AvailableAction, available_actions, render_command};
-pub use components::{CarriedBy, Character, DisplayName, Exits, InPlace, Place, Tags};
+pub use components::{
+    CarriedBy, Character, DisplayName, Exits, InPlace, NarrativeKey, Place, Player, Tags,
+};
 pub use perception::describe_surroundings;
 pub use scope::{ScopeFn, TargetScopeAppExt, TargetScopes};
 pub use view::{EntityView, WorldView, WorldViewQuery};
@@ -36,6 +38,8 @@ impl Plugin for WorldPlugin {
             .register_type::<DisplayName>()
             .register_type::<Character>()
             .register_type::<Tags>()
+            .register_type::<Player>()
+            .register_type::<NarrativeKey>()
             .init_resource::<TargetScopeNames>()
             .add_systems(PreUpdate, publish_scope_names.before(ContentSystems));
     }
