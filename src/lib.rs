@@ -5,6 +5,7 @@
 pub mod actors;
 pub mod content;
 pub mod llm;
+pub mod narration;
 pub mod prompt;
 mod schedule;
 pub mod world;
@@ -28,14 +29,18 @@ pub mod prelude {
         BackendChoice, LlmBridge, LlmDelta, LlmPlugin, LlmRequest, LlmResponse, LlmSettings,
         LlmStats, Priority,
     };
+    pub use crate::narration::{
+        ActionReport, EffectReport, NarrationPlugin, NarrationSettings, NarrationSource,
+        NarrationText, Outcome, Verbosity,
+    };
     pub use crate::world::{
-        AvailableAction, CarriedBy, Character, DisplayName, Exits, InPlace, Place, Tags,
-        TargetScopeAppExt, WorldPlugin, WorldView,
+        AvailableAction, CarriedBy, Character, DisplayName, Exits, InPlace, NarrativeKey, Place,
+        Player, Tags, TargetScopeAppExt, WorldPlugin, WorldView,
     };
     pub use crate::{LoomPlugins, LoomSystems};
 }
 
-/// Every bevy_loom plugin: content, world view, the LLM bridge and smart actors.
+/// Every bevy_loom plugin: content, world view, the LLM bridge, smart actors and narration.
 ///
 /// Configure one with `.set(...)`:
 /// `LoomPlugins.set(LlmPlugin { settings: LlmSettings { backend: BackendChoice::Offline { seed: 7 }, ..default() } })`.
@@ -48,5 +53,6 @@ impl PluginGroup for LoomPlugins {
             .add(world::WorldPlugin)
             .add(llm::LlmPlugin::default())
             .add(actors::SmartActorPlugin::default())
+            .add(narration::NarrationPlugin::default())
     }
 }

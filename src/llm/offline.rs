@@ -14,7 +14,8 @@ use super::{DeltaSink, LlmBackend, LlmFuture, LlmReply, LlmRequest, RequestInten
 ///
 /// **This is not a language model.** A decision request gets one of the offered
 /// actions, picked at random from a seed and the request's text, with a stock line
-/// fitting the action's mod; a text request gets a fixed sentence. The same seed and the same requests
+/// fitting the action's mod; a narration request gets the line the offline weaver
+/// wrote from the same fragments; a text request gets a fixed sentence. The same seed and the same requests
 /// in the same order always give the same answers.
 #[derive(Debug, Default)]
 pub struct OfflineBackend {
@@ -105,6 +106,7 @@ impl OfflineBackend {
                 })
                 .to_string()
             }
+            RequestIntent::Narration { offline } => offline.clone(),
             _ => "Nothing stirs.".to_owned(),
         }
     }

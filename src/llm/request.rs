@@ -87,6 +87,11 @@ pub enum RequestIntent {
         /// What was offered.
         offered: Vec<OfferedChoice>,
     },
+    /// Narration of one report, with the line written without a model.
+    Narration {
+        /// The offline weave of the same plan, which the offline backend answers with.
+        offline: String,
+    },
 }
 
 /// One chat request to a model.

@@ -1,8 +1,9 @@
 //! Prompts as pure functions of plain data: the available-actions block, the
-//! decision prompt and the schema of its answer. Nothing here touches the ECS.
+//! decision prompt and the schema of its answer, the narrator prompt. Nothing here touches the ECS.
 
 mod actions_block;
 mod decision;
+mod narration;
 
 pub use actions_block::{
     ActionCatalog, ActionLine, BlockOptions, render_available_actions, write_available_actions,
@@ -10,3 +11,4 @@ pub use actions_block::{
 pub use decision::{
     DECISION_RULES, DecisionLimits, DecisionPrompt, decision_prompt, decision_schema,
 };
+pub use narration::{NARRATOR_RULES, narration_user_message};

@@ -1,0 +1,117 @@
+//! The generic lines narration falls back on when an entity has no fragments for
+//! what happened. All of them live here, so a game sees every default in one place.
+
+/// The entity as a sentence names it: "Marta", or "the mug of ale" for a thing.
+pub fn named(name: &str, is_character: bool) -> String {
+    if is_character {
+        name.to_owned()
+    } else {
+        format!("the {name}")
+    }
+}
+
+/// A verb in the third person singular: `take` → `takes`, `go` → `goes`, `carry` → `carries`.
+pub fn third_person(verb: &str) -> String {
+    let verb = verb.replace('_', " ");
+    let (head, tail) = verb.split_once(' ').unwrap_or((&verb, ""));
+    let head = if let Some(stem) = head
+        .strip_suffix('y')
+        .filter(|stem| !stem.ends_with(['a', 'e', 'i', 'o', 'u']) && !stem.is_empty())
+    {
+        format!("{stem}ies")
+    } else if ["s", "x", "z", "ch", "sh", "o"]
+        .iter()
+        .any(|end| head.ends_with(end))
+    {
+        format!("{head}es")
+    } else {
+        format!("{head}s")
+    };
+    if tail.is_empty() {
+        head
+    } else {
+        format!("{head} {tail}")
+    }
+}
+
+/// The action itself: "you take the mug of ale", "Marta takes the mug of ale".
+pub fn action_core(verb: &str, actor: Option<&str>, object: Option<&str>) -> String {
+    let words = verb.replace('_', " ");
+    match (actor, object) {
+        (None, Some(object)) => format!("you {words} {object}"),
+        (None, None) => format!("you {words}"),
+        (Some(actor), Some(object)) => format!("{actor} {} {object}", third_person(verb)),
+        (Some(actor), None) => format!("{actor} {}", third_person(verb)),
+    }
+}
+
+/// A failure: "that doesn't work", "Marta tries to take the key, but it doesn't work".
+pub fn failure_core(verb: &str, actor: Option<&str>, object: Option<&str>) -> String {
+    let words = verb.replace('_', " ");
+    match (actor, object) {
+        (None, _) => "that doesn't work".to_owned(),
+        (Some(actor), Some(object)) => {
+            format!("{actor} tries to {words} {object}, but it doesn't work")
+        }
+        (Some(actor), None) => format!("{actor} tries to {words}, but it doesn't work"),
+    }
+}
+
+/// The state an entity is in afterwards: "you have the mug of ale", "Marta is sitting".
+pub fn state(state: &str, entity: &str) -> String {
+    match state {
+        "in_inventory" => format!("you have {entity}"),
+        other => format!("{entity} is {}", other.replace('_', " ")),
+    }
+}
+
+/// A side effect: "you move", "Marta moves".
+pub fn effect_core(actor: Option<&str>) -> String {
+    match actor {
+        None => "you move".to_owned(),
+        Some(actor) => format!("{actor} moves"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn third_person_follows_english_spelling() {
+        let forms: Vec<String> = ["take", "go", "carry", "pass", "reach", "say", "step_back"]
+            .into_iter()
+            .map(third_person)
+            .collect();
+        assert_eq!(
+            forms,
+            [
+                "takes",
+                "goes",
+                "carries",
+                "passes",
+                "reaches",
+                "says",
+                "steps back"
+            ]
+        );
+    }
+
+    #[test]
+    fn defaults_name_who_did_what() {
+        assert_eq!(
+            action_core("take", None, Some("the key")),
+            "you take the key"
+        );
+        assert_eq!(
+            action_core("greet", Some("Marta"), Some("Brom")),
+            "Marta greets Brom"
+        );
+        assert_eq!(
+            failure_core("take", None, Some("the key")),
+            "that doesn't work"
+        );
+        assert_eq!(state("in_inventory", "the key"), "you have the key");
+        assert_eq!(state("sitting", "Marta"), "Marta is sitting");
+    }
+}

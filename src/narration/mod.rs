@@ -1,0 +1,401 @@
+//! Narration: the game reports what happened as structure ([`ActionReport`]);
+//! the [`FragmentResolver`] picks authored fragments for it, a model weaves them into
+//! prose through the bridge, and every report gets exactly one final
+//! [`NarrationText`] — from the model, or from the offline weaver when the model is
+//! slow, down or answers badly.
+//!
+//! ```no_run
+//! use bevy::prelude::*;
+//! use bevy_loom::prelude::*;
+//!
+//! fn print_narration(mut texts: MessageReader<NarrationText>) {
+//!     for text in texts.read().filter(|t| t.is_final) {
+//!         println!("{}", text.text);
+//!     }
+//! }
+//!
+//! App::new()
+//!     .add_plugins((MinimalPlugins, AssetPlugin::default(), LoomPlugins))
+//!     .add_systems(Update, print_narration.after(LoomSystems::Narrate))
+//!     .run();
+//! ```
+
+pub mod defaults;
+mod plan;
+mod report;
+mod resolver;
+mod weave;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bevy::ecs::system::SystemParam;
+use bevy::platform::collections::HashMap;
+use bevy::prelude::*;
+
+pub use plan::{
+    EntityRef, NarrationPlan, Person, PlanAction, PlanEffect, PlanFragments, Viewpoint,
+};
+pub use report::{ActionReport, EffectReport, Outcome};
+pub use resolver::{Described, FragmentResolver, ReportEntities, Selection};
+pub use weave::weave_offline;
+
+use crate::LoomSystems;
+use crate::content::ContentRegistry;
+use crate::llm::{
+    ChatMessage, LlmBridge, LlmDelta, LlmRequest, LlmResponse, Priority, RequestId, RequestIntent,
+    SamplingOptions,
+};
+use crate::prompt::{NARRATOR_RULES, narration_user_message};
+use crate::world::{Character, DisplayName, Exits, InPlace, NarrativeKey, Player};
+
+/// How much of the picked material narration uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Reflect)]
+pub enum Verbosity {
+    /// The action core (and each effect's core) only.
+    Brief,
+    /// Core, colors, the state variant and traits.
+    #[default]
+    Full,
+}
+
+/// How reports are narrated.
+#[derive(Resource, Debug, Clone, PartialEq)]
+pub struct NarrationSettings {
+    /// How much of the picked material to use.
+    pub verbosity: Verbosity,
+    /// How long the model may take; past it the offline weave is the final text.
+    pub deadline: Duration,
+    /// Seeds fragment picks (read at startup): the same seed and reports give the same picks.
+    pub seed: u64,
+    /// How many recent picks per entity are not picked again while their pool has
+    /// others (read at startup).
+    pub repetition_window: usize,
+    /// Ask the model to weave; `false` always uses the offline weaver.
+    pub use_model: bool,
+    /// Ask for the model's text in pieces, shown as they come (`is_final: false`).
+    pub stream: bool,
+    /// The most tokens the model may write for one report.
+    pub max_tokens: u32,
+    /// The longest text accepted from the model, in characters.
+    pub max_chars: usize,
+}
+
+impl Default for NarrationSettings {
+    fn default() -> Self {
+        Self {
+            verbosity: Verbosity::Full,
+            deadline: Duration::from_secs(2),
+            seed: 0,
+            repetition_window: 10,
+            use_model: true,
+            stream: true,
+            max_tokens: 160,
+            max_chars: 800,
+        }
+    }
+}
+
+/// Where a narration's text came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NarrationSource {
+    /// The bridge's backend wrote it (the offline backend answers with the offline weave).
+    Model,
+    /// The offline weaver wrote it: no model was asked.
+    Offline,
+    /// The offline weaver wrote it because the model's answer could not be used.
+    Fallback {
+        /// Why: the bridge's error or what was wrong with the answer.
+        reason: String,
+    },
+}
+
+/// Narration of one report. Streamed pieces arrive as `is_final: false` with the
+/// text so far; exactly one `is_final: true` message ends each report.
+#[derive(Message, Debug, Clone, PartialEq)]
+pub struct NarrationText {
+    /// The report narrated.
+    pub report: Arc<ActionReport>,
+    /// The text: the whole of it so far while streaming, then the final text.
+    pub text: String,
+    /// Whether this is the report's final text.
+    pub is_final: bool,
+    /// Who wrote it.
+    pub source: NarrationSource,
+}
+
+/// Narrates every [`ActionReport`] in [`LoomSystems::Narrate`].
+#[derive(Debug, Clone, Default)]
+pub struct NarrationPlugin {
+    /// How reports are narrated.
+    pub settings: NarrationSettings,
+}
+
+impl Plugin for NarrationPlugin {
+    fn build(&self, app: &mut App) {
+        let settings = &self.settings;
+        app.insert_resource(settings.clone())
+            .insert_resource(Narrator {
+                resolver: FragmentResolver::new(
+                    settings.seed,
+                    settings.repetition_window,
+                    settings.verbosity,
+                ),
+                pending: HashMap::default(),
+            })
+            .add_message::<ActionReport>()
+            .add_message::<NarrationText>()
+            .add_message::<LlmResponse>()
+            .add_message::<LlmDelta>()
+            .add_systems(
+                Update,
+                (follow_settings, receive_narration, narrate_reports)
+                    .chain()
+                    .in_set(LoomSystems::Narrate),
+            );
+        crate::configure_loom_sets(app);
+    }
+}
+
+/// The resolver and the reports waiting for the model.
+#[derive(Resource)]
+pub struct Narrator {
+    resolver: FragmentResolver,
+    pending: HashMap<RequestId, PendingNarration>,
+}
+
+impl Narrator {
+    /// Reports sent to the model whose final text has not been written yet.
+    pub fn waiting(&self) -> usize {
+        self.pending.len()
+    }
+}
+
+struct PendingNarration {
+    report: Arc<ActionReport>,
+    offline: String,
+    streamed: String,
+}
+
+fn follow_settings(settings: Res<NarrationSettings>, mut narrator: ResMut<Narrator>) {
+    if settings.is_changed() {
+        narrator.resolver.set_verbosity(settings.verbosity);
+    }
+}
+
+/// What narration reads of an entity.
+type DescribedQuery<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Option<&'static DisplayName>,
+        Option<&'static NarrativeKey>,
+        Has<Player>,
+        Has<Character>,
+        Option<&'static InPlace>,
+    ),
+>;
+
+/// The world as narration reads it.
+#[derive(SystemParam)]
+struct NarrationWorld<'w, 's> {
+    registry: Res<'w, ContentRegistry>,
+    entities: DescribedQuery<'w, 's>,
+    exits: Query<'w, 's, &'static Exits>,
+}
+
+fn narrate_reports(
+    settings: Res<NarrationSettings>,
+    mut reports: MessageReader<ActionReport>,
+    view: NarrationWorld,
+    mut narrator: ResMut<Narrator>,
+    mut bridge: Option<ResMut<LlmBridge>>,
+    mut texts: MessageWriter<NarrationText>,
+) {
+    let NarrationWorld {
+        registry,
+        entities: world,
+        exits,
+    } = &view;
+    let describe = |entity: Entity| -> Described<'_> {
+        match world.get(entity) {
+            Ok((name, key, is_player, is_character, _)) => {
+                let name = name.map_or("someone", |n| n.0.as_str());
+                let context = key.and_then(|k| registry.narrative(&k.0));
+                let described = Described::new(entity, name, is_character || is_player, context);
+                if is_player {
+                    described.player()
+                } else {
+                    described
+                }
+            }
+            Err(_) => Described::new(entity, "someone", true, None),
+        }
+    };
+    for report in reports.read() {
+        let place = world
+            .get(report.actor)
+            .ok()
+            .and_then(|(.., in_place)| in_place.map(|p| p.0));
+        let exit_names = place
+            .and_then(|place| exits.get(place).ok())
+            .map(|exits| {
+                exits
+                    .0
+                    .iter()
+                    .filter_map(|&exit| world.get(exit).ok()?.0.map(|n| n.0.as_str()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let entities = ReportEntities {
+            actor: describe(report.actor),
+            object: report.object.map(describe),
+            indirect_object: report.indirect_object.map(describe),
+            instrument: report.instrument.map(describe),
+            place: place.map(describe),
+            exits: exit_names,
+            effects: report
+                .effects
+                .iter()
+                .map(|effect| (effect.target.map(describe), effect.from.map(describe)))
+                .collect(),
+        };
+        let plan = narrator.resolver.plan(report, &entities);
+        let offline = weave_offline(&plan, settings.verbosity);
+        let shared = Arc::new(report.clone());
+        let Some(bridge) = bridge.as_mut().filter(|_| settings.use_model) else {
+            texts.write(NarrationText {
+                report: shared,
+                text: offline,
+                is_final: true,
+                source: NarrationSource::Offline,
+            });
+            continue;
+        };
+        let plan_json = match serde_json::to_string(&plan) {
+            Ok(json) => json,
+            Err(error) => {
+                texts.write(NarrationText {
+                    report: shared,
+                    text: offline,
+                    is_final: true,
+                    source: NarrationSource::Fallback {
+                        reason: format!("the plan could not be written as JSON: {error}"),
+                    },
+                });
+                continue;
+            }
+        };
+        let id = bridge.submit(LlmRequest {
+            messages: vec![
+                ChatMessage::system(NARRATOR_RULES),
+                ChatMessage::user(narration_user_message(&plan_json)),
+            ],
+            sampling: SamplingOptions {
+                max_tokens: Some(settings.max_tokens),
+                ..SamplingOptions::default()
+            },
+            deadline: Some(settings.deadline),
+            priority: Priority::Narration,
+            stream: settings.stream,
+            intent: RequestIntent::Narration {
+                offline: offline.clone(),
+            },
+            ..LlmRequest::default()
+        });
+        narrator.pending.insert(
+            id,
+            PendingNarration {
+                report: shared,
+                offline,
+                streamed: String::new(),
+            },
+        );
+    }
+}
+
+fn receive_narration(
+    settings: Res<NarrationSettings>,
+    mut deltas: MessageReader<LlmDelta>,
+    mut responses: MessageReader<LlmResponse>,
+    mut narrator: ResMut<Narrator>,
+    mut texts: MessageWriter<NarrationText>,
+) {
+    if narrator.pending.is_empty() {
+        deltas.clear();
+        responses.clear();
+        return;
+    }
+    for delta in deltas.read() {
+        if let Some(pending) = narrator.pending.get_mut(&delta.id) {
+            pending.streamed.push_str(&delta.text);
+            texts.write(NarrationText {
+                report: Arc::clone(&pending.report),
+                text: pending.streamed.clone(),
+                is_final: false,
+                source: NarrationSource::Model,
+            });
+        }
+    }
+    for response in responses.read() {
+        let Some(pending) = narrator.pending.remove(&response.id) else {
+            continue;
+        };
+        let accepted = match &response.result {
+            Ok(reply) => usable_text(&reply.text, settings.max_chars),
+            Err(error) => Err(format!("the model did not answer: {error}")),
+        };
+        let (text, source) = match accepted {
+            Ok(text) => (text, NarrationSource::Model),
+            Err(reason) => {
+                warn!("narration falls back to the offline weave: {reason}");
+                (pending.offline, NarrationSource::Fallback { reason })
+            }
+        };
+        texts.write(NarrationText {
+            report: pending.report,
+            text,
+            is_final: true,
+            source,
+        });
+    }
+}
+
+/// The model's text as narration, or why it cannot be used.
+fn usable_text(answer: &str, max_chars: usize) -> Result<String, String> {
+    let text = answer.trim();
+    let text = text
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .unwrap_or(text)
+        .trim();
+    if text.is_empty() {
+        return Err("the model answered with nothing".to_owned());
+    }
+    if text.starts_with(['{', '[']) {
+        return Err("the model answered with JSON instead of prose".to_owned());
+    }
+    let length = text.chars().count();
+    if length > max_chars {
+        return Err(format!(
+            "the model wrote {length} characters, more than the {max_chars} allowed"
+        ));
+    }
+    Ok(text.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::usable_text;
+
+    #[test]
+    fn model_text_that_is_not_prose_is_refused() {
+        assert_eq!(
+            usable_text("  \"You nod.\" ", 100),
+            Ok("You nod.".to_owned())
+        );
+        assert!(usable_text("   ", 100).is_err());
+        assert!(usable_text("{\"text\": \"hi\"}", 100).is_err());
+        assert!(usable_text("word ".repeat(30).as_str(), 100).is_err());
+    }
+}

@@ -1,0 +1,164 @@
+//! What the game reports after carrying out an action: the input of narration.
+
+use bevy::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// How an action ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// It happened.
+    #[default]
+    Success,
+    /// The game refused or it did not work; see the report's `failure_reason`.
+    Failure,
+}
+
+/// Something that changed as a side effect of an action: a character stepping down
+/// from a table, a door swinging open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EffectReport {
+    /// What kind of change: `position_change`, `state_change`, `inventory_change`.
+    pub kind: String,
+    /// The canonical effect (`step_down`, `sit_down`, `enter`): the key narration
+    /// looks up in `effect_fragments`.
+    pub action: String,
+    /// The entity the effect happened to or at (the bench sat on, the room entered).
+    pub target: Option<Entity>,
+    /// Where it came from (the table stepped down from, the room left).
+    pub from: Option<Entity>,
+}
+
+impl EffectReport {
+    /// An effect of this kind and canonical action.
+    pub fn new(kind: impl Into<String>, action: impl Into<String>) -> Self {
+        Self {
+            kind: kind.into(),
+            action: action.into(),
+            target: None,
+            from: None,
+        }
+    }
+
+    /// Where the effect happened.
+    #[must_use]
+    pub fn target(mut self, target: Entity) -> Self {
+        self.target = Some(target);
+        self
+    }
+
+    /// Where it came from.
+    #[must_use]
+    pub fn from(mut self, from: Entity) -> Self {
+        self.from = Some(from);
+        self
+    }
+}
+
+/// What happened when an action was carried out, written by the game after it
+/// executes an [`ActionRequest`](crate::actors::ActionRequest) or a player's command.
+/// Narration turns each report into exactly one final
+/// [`NarrationText`](super::NarrationText).
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use bevy_loom::narration::{ActionReport, EffectReport};
+/// # let (marta, mug, bench) = (Entity::PLACEHOLDER, Entity::PLACEHOLDER, Entity::PLACEHOLDER);
+/// let report = ActionReport::new(marta, "take")
+///     .object(mug)
+///     .new_state("carried")
+///     .effect(EffectReport::new("position_change", "stand_up").from(bench));
+/// let refused = ActionReport::new(marta, "take").object(mug).failed("not_here");
+/// ```
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct ActionReport {
+    /// Who acted.
+    pub actor: Entity,
+    /// The canonical verb (`take`, `give`, `greet`).
+    pub verb: String,
+    /// What it was done to.
+    pub object: Option<Entity>,
+    /// To whom or what, for verbs with two targets ("give X to Y").
+    pub indirect_object: Option<Entity>,
+    /// With what ("unlock X with Y").
+    pub instrument: Option<Entity>,
+    /// Whether it happened.
+    pub outcome: Outcome,
+    /// Why it failed: a canonical failure reason (`locked`, `not_here`).
+    pub failure_reason: Option<String>,
+    /// The object's state afterwards (or the actor's, without an object): a key of its
+    /// `state_variants` (`carried`, `sitting`).
+    pub new_state: Option<String>,
+    /// Side effects.
+    pub effects: Vec<EffectReport>,
+    /// Free text to pass along as it is: words read aloud, a note's content.
+    pub text: Option<String>,
+}
+
+impl ActionReport {
+    /// A successful action by `actor` with this canonical verb.
+    pub fn new(actor: Entity, verb: impl Into<String>) -> Self {
+        Self {
+            actor,
+            verb: verb.into(),
+            object: None,
+            indirect_object: None,
+            instrument: None,
+            outcome: Outcome::Success,
+            failure_reason: None,
+            new_state: None,
+            effects: Vec::new(),
+            text: None,
+        }
+    }
+
+    /// What it was done to.
+    #[must_use]
+    pub fn object(mut self, object: Entity) -> Self {
+        self.object = Some(object);
+        self
+    }
+
+    /// The second target.
+    #[must_use]
+    pub fn indirect_object(mut self, indirect_object: Entity) -> Self {
+        self.indirect_object = Some(indirect_object);
+        self
+    }
+
+    /// The instrument.
+    #[must_use]
+    pub fn instrument(mut self, instrument: Entity) -> Self {
+        self.instrument = Some(instrument);
+        self
+    }
+
+    /// The action failed for this canonical reason.
+    #[must_use]
+    pub fn failed(mut self, reason: impl Into<String>) -> Self {
+        self.outcome = Outcome::Failure;
+        self.failure_reason = Some(reason.into());
+        self
+    }
+
+    /// The object's (or actor's) state afterwards.
+    #[must_use]
+    pub fn new_state(mut self, state: impl Into<String>) -> Self {
+        self.new_state = Some(state.into());
+        self
+    }
+
+    /// A side effect.
+    #[must_use]
+    pub fn effect(mut self, effect: EffectReport) -> Self {
+        self.effects.push(effect);
+        self
+    }
+
+    /// Free text to pass along.
+    #[must_use]
+    pub fn text(mut self, text: impl Into<String>) -> Self {
+        self.text = Some(text.into());
+        self
+    }
+}
