@@ -519,3 +519,379 @@ fn fill<'a>(fragment: &'a Fragment, own_name: &str, names: &Names<'_>) -> Cow<'a
     filled.push_str(rest);
     Cow::Owned(filled)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::narration::weave_offline;
+
+    fn entity(index: u32) -> Entity {
+        Entity::from_raw_u32(index).expect("a small index")
+    }
+
+    fn fragments(prefix: &str, count: usize) -> Vec<Fragment> {
+        (0..count)
+            .map(|i| Fragment::new(format!("{prefix} {i}")))
+            .collect()
+    }
+
+    fn pool(prefix: &str, core: usize, color: usize) -> FragmentPool {
+        FragmentPool {
+            core: fragments(&format!("{prefix} core"), core),
+            color: fragments(&format!("{prefix} color"), color),
+        }
+    }
+
+    fn sword() -> NarrativeContext {
+        NarrativeContext {
+            key: "test:sword".into(),
+            traits: fragments("trait", 20),
+            state_variants: BTreeMap::from([("carried".into(), fragments("carried", 4))]),
+            action_fragments: BTreeMap::from([
+                ("take".into(), pool("take", 4, 6)),
+                (
+                    "give".into(),
+                    FragmentPool {
+                        core: vec![Fragment::new("you hand {item} to {target}")],
+                        color: vec![Fragment::new("{name} glints for {actor}")],
+                    },
+                ),
+            ]),
+            failure_fragments: BTreeMap::from([("too_heavy".into(), pool("heavy", 2, 2))]),
+            ..NarrativeContext::default()
+        }
+    }
+
+    fn marta() -> NarrativeContext {
+        NarrativeContext {
+            key: "test:marta".into(),
+            traits: fragments("marta trait", 6),
+            behavior_fragments: BTreeMap::from([("take".into(), pool("marta take", 3, 4))]),
+            ..NarrativeContext::default()
+        }
+    }
+
+    struct World {
+        sword: NarrativeContext,
+        marta: NarrativeContext,
+    }
+
+    impl World {
+        fn new() -> Self {
+            Self {
+                sword: sword(),
+                marta: marta(),
+            }
+        }
+
+        fn entities(&self, actor_is_player: bool) -> ReportEntities<'_> {
+            let actor = if actor_is_player {
+                Described::new(entity(1), "Traveler", true, None).player()
+            } else {
+                Described::new(entity(2), "Marta", true, Some(&self.marta))
+            };
+            ReportEntities {
+                actor,
+                object: Some(Described::new(
+                    entity(3),
+                    "rusty sword",
+                    false,
+                    Some(&self.sword),
+                )),
+                indirect_object: Some(Described::new(entity(4), "Brom", true, None)),
+                instrument: None,
+                place: None,
+                exits: Vec::new(),
+                effects: Vec::new(),
+            }
+        }
+    }
+
+    fn all_texts(context: &NarrativeContext) -> Vec<String> {
+        let mut texts: Vec<String> = context.traits.iter().map(|f| f.text().to_owned()).collect();
+        for pools in [
+            &context.action_fragments,
+            &context.behavior_fragments,
+            &context.failure_fragments,
+        ] {
+            for pool in pools.values() {
+                texts.extend(
+                    pool.core
+                        .iter()
+                        .chain(&pool.color)
+                        .map(|f| f.text().to_owned()),
+                );
+            }
+        }
+        for pool in context.state_variants.values() {
+            texts.extend(pool.iter().map(|f| f.text().to_owned()));
+        }
+        texts
+    }
+
+    #[test]
+    fn a_report_gets_one_core_one_or_two_colors_one_state_and_three_to_five_traits() {
+        let world = World::new();
+        let entities = world.entities(true);
+        let report = ActionReport::new(entity(1), "take")
+            .object(entity(3))
+            .new_state("carried");
+        let mut resolver = FragmentResolver::new(7, 10, Verbosity::Full);
+        for _ in 0..200 {
+            let selection = resolver.select(&report, &entities);
+            let fragments = &selection.fragments;
+            assert!(
+                fragments.action_core.starts_with("take core"),
+                "{fragments:?}"
+            );
+            assert!(
+                (1..=2).contains(&fragments.action_color.len()),
+                "{fragments:?}"
+            );
+            assert!(
+                fragments
+                    .action_color
+                    .iter()
+                    .all(|c| c.starts_with("take color"))
+            );
+            let state = fragments.new_state.as_deref().expect("a state variant");
+            assert!(state.starts_with("carried"), "{state}");
+            assert!(
+                (3..=5).contains(&selection.traits.len()),
+                "{:?}",
+                selection.traits
+            );
+            let mut distinct = selection.traits.clone();
+            distinct.sort();
+            distinct.dedup();
+            assert_eq!(
+                distinct.len(),
+                selection.traits.len(),
+                "traits are distinct"
+            );
+            assert_eq!(
+                fragments.subject, None,
+                "the player's core names its subject"
+            );
+        }
+    }
+
+    #[test]
+    fn brief_verbosity_picks_the_core_only() {
+        let world = World::new();
+        let entities = world.entities(true);
+        let report = ActionReport::new(entity(1), "take")
+            .object(entity(3))
+            .new_state("carried");
+        let mut resolver = FragmentResolver::new(7, 10, Verbosity::Brief);
+        let selection = resolver.select(&report, &entities);
+        assert!(selection.fragments.action_core.starts_with("take core"));
+        assert!(selection.fragments.action_color.is_empty());
+        assert_eq!(selection.fragments.new_state, None);
+        assert!(selection.traits.is_empty());
+    }
+
+    #[test]
+    fn fragments_are_used_as_authored_except_placeholders() {
+        let world = World::new();
+        let authored = [all_texts(&world.sword), all_texts(&world.marta)].concat();
+        let mut resolver = FragmentResolver::new(3, 10, Verbosity::Full);
+        for is_player in [true, false] {
+            let entities = world.entities(is_player);
+            let actor = entities.actor.entity;
+            for report in [
+                ActionReport::new(actor, "take")
+                    .object(entity(3))
+                    .new_state("carried"),
+                ActionReport::new(actor, "take")
+                    .object(entity(3))
+                    .failed("too_heavy"),
+            ] {
+                for _ in 0..50 {
+                    let plan = resolver.plan(&report, &entities);
+                    let picked = std::iter::once(&plan.fragments.action_core)
+                        .chain(&plan.fragments.action_color)
+                        .chain(plan.fragments.new_state.as_ref())
+                        .chain(plan.entity_refs.iter().flat_map(|r| &r.traits));
+                    for text in picked {
+                        assert!(
+                            authored.iter().any(|a| a == text.as_ref()),
+                            "`{text}` is not an authored fragment"
+                        );
+                    }
+                }
+            }
+        }
+        let entities = world.entities(true);
+        let give = ActionReport::new(entity(1), "give")
+            .object(entity(3))
+            .indirect_object(entity(4));
+        let selection = resolver.select(&give, &entities);
+        assert_eq!(
+            selection.fragments.action_core,
+            "you hand the rusty sword to Brom"
+        );
+        assert_eq!(
+            selection.fragments.action_color,
+            ["the rusty sword glints for Traveler"]
+        );
+    }
+
+    #[test]
+    fn another_character_acts_with_its_own_behaviour_fragments_and_its_name_as_subject() {
+        let world = World::new();
+        let entities = world.entities(false);
+        let report = ActionReport::new(entity(2), "take").object(entity(3));
+        let mut resolver = FragmentResolver::new(1, 10, Verbosity::Full);
+        let plan = resolver.plan(&report, &entities);
+        assert!(plan.fragments.action_core.starts_with("marta take core"));
+        assert_eq!(plan.fragments.subject.as_deref(), Some("Marta"));
+        assert_eq!(plan.viewpoint.person, Person::Third);
+        let text = weave_offline(&plan, Verbosity::Full);
+        assert!(text.starts_with("Marta marta take core"), "{text}");
+    }
+
+    #[test]
+    fn a_fragment_is_not_picked_again_within_the_window() {
+        let context = NarrativeContext {
+            key: "test:die".into(),
+            action_fragments: BTreeMap::from([("take".into(), pool("take", 12, 0))]),
+            ..NarrativeContext::default()
+        };
+        let entities = ReportEntities {
+            actor: Described::new(entity(1), "Traveler", true, None).player(),
+            object: Some(Described::new(entity(3), "die", false, Some(&context))),
+            indirect_object: None,
+            instrument: None,
+            place: None,
+            exits: Vec::new(),
+            effects: Vec::new(),
+        };
+        let report = ActionReport::new(entity(1), "take").object(entity(3));
+        let mut resolver = FragmentResolver::new(11, 10, Verbosity::Brief);
+        let cores: Vec<String> = (0..120)
+            .map(|_| {
+                resolver
+                    .select(&report, &entities)
+                    .fragments
+                    .action_core
+                    .into_owned()
+            })
+            .collect();
+        for (index, core) in cores.iter().enumerate() {
+            let window = &cores[index.saturating_sub(10)..index];
+            assert!(
+                !window.contains(core),
+                "`{core}` repeated within 10 picks at {index}"
+            );
+        }
+
+        // A pool smaller than the window cycles through all of its fragments, the
+        // least recently used first.
+        let small = NarrativeContext {
+            key: "test:coin".into(),
+            action_fragments: BTreeMap::from([("take".into(), pool("take", 3, 0))]),
+            ..NarrativeContext::default()
+        };
+        let entities = ReportEntities {
+            object: Some(Described::new(entity(5), "coin", false, Some(&small))),
+            ..entities
+        };
+        let report = ActionReport::new(entity(1), "take").object(entity(5));
+        let cores: Vec<String> = (0..30)
+            .map(|_| {
+                resolver
+                    .select(&report, &entities)
+                    .fragments
+                    .action_core
+                    .into_owned()
+            })
+            .collect();
+        for triple in cores.chunks(3) {
+            let mut distinct = triple.to_vec();
+            distinct.sort();
+            distinct.dedup();
+            assert_eq!(
+                distinct.len(),
+                3,
+                "each run of three uses all three: {cores:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_same_seed_and_reports_give_the_same_picks() {
+        let world = World::new();
+        let entities = world.entities(true);
+        let reports = [
+            ActionReport::new(entity(1), "take")
+                .object(entity(3))
+                .new_state("carried"),
+            ActionReport::new(entity(1), "take")
+                .object(entity(3))
+                .failed("too_heavy"),
+            ActionReport::new(entity(1), "give")
+                .object(entity(3))
+                .indirect_object(entity(4)),
+        ];
+        let run = |seed| {
+            let mut resolver = FragmentResolver::new(seed, 10, Verbosity::Full);
+            (0..30)
+                .map(|i| {
+                    let plan = resolver.plan(&reports[i % reports.len()], &entities);
+                    serde_json::to_string(&plan).expect("a plan serializes")
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(42), run(42));
+        assert_ne!(run(42), run(43));
+    }
+
+    #[test]
+    fn missing_pools_fall_back_to_the_defaults() {
+        let entities = ReportEntities {
+            actor: Described::new(entity(2), "Marta", true, None),
+            object: Some(Described::new(entity(3), "mug of ale", false, None)),
+            indirect_object: None,
+            instrument: None,
+            place: None,
+            exits: Vec::new(),
+            effects: vec![(None, None)],
+        };
+        let mut resolver = FragmentResolver::new(0, 10, Verbosity::Full);
+        let report = ActionReport::new(entity(2), "take")
+            .object(entity(3))
+            .new_state("in_inventory")
+            .effect(EffectReport::new("position_change", "stand_up"));
+        let plan = resolver.plan(&report, &entities);
+        assert_eq!(plan.fragments.action_core, "Marta takes the mug of ale");
+        assert_eq!(plan.fragments.subject, None);
+        assert!(plan.fragments.action_color.is_empty());
+        assert_eq!(
+            plan.fragments.new_state.as_deref(),
+            Some("you have the mug of ale")
+        );
+        assert_eq!(plan.effects[0].core, "Marta moves");
+        assert!(plan.entity_refs.iter().all(|r| r.traits.is_empty()));
+        let failed = ActionReport::new(entity(2), "take")
+            .object(entity(3))
+            .failed("locked");
+        let plan = resolver.plan(&failed, &entities);
+        assert_eq!(
+            plan.fragments.action_core,
+            "Marta tries to take the mug of ale, but it doesn't work"
+        );
+        let player = ReportEntities {
+            actor: Described::new(entity(1), "Traveler", true, None).player(),
+            ..entities
+        };
+        let failed = ActionReport::new(entity(1), "take")
+            .object(entity(3))
+            .failed("locked");
+        let plan = resolver.plan(&failed, &player);
+        assert_eq!(plan.fragments.action_core, "that doesn't work");
+        assert_eq!(weave_offline(&plan, Verbosity::Full), "That doesn't work.");
+    }
+}

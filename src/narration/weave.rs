@@ -97,3 +97,81 @@ fn push_sentence(text: &mut String, sentence: &str) {
         text.push('.');
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::*;
+    use crate::narration::plan::{
+        EntityRef, Person, PlanAction, PlanEffect, PlanFragments, Viewpoint,
+    };
+    use crate::narration::{Outcome, Verbosity};
+
+    fn plan() -> NarrationPlan<'static> {
+        NarrationPlan {
+            action: PlanAction {
+                verb: "take",
+                actor: "Traveler",
+                object: Some("sword"),
+                indirect_object: None,
+                instrument: None,
+                outcome: Outcome::Success,
+                failure_reason: None,
+            },
+            fragments: PlanFragments {
+                subject: None,
+                action_core: Cow::Borrowed("you claim the blade"),
+                action_color: vec![
+                    Cow::Borrowed("rust flakes onto your palm"),
+                    Cow::Borrowed("it feels right in your hand"),
+                ],
+                new_state: Some(Cow::Borrowed("a reassuring weight at your side")),
+                state_of: Some(Cow::Borrowed("the sword")),
+            },
+            effects: vec![PlanEffect {
+                kind: "position_change",
+                action: "step_down",
+                core: Cow::Borrowed("stepping down from the worn table"),
+                color: Some(Cow::Borrowed("its surface creaking")),
+            }],
+            entity_refs: vec![EntityRef {
+                name: "sword",
+                called: Cow::Borrowed("the sword"),
+                traits: vec![
+                    Cow::Borrowed("pitted blade"),
+                    Cow::Borrowed("leather-wrapped hilt"),
+                ],
+                atmosphere: None,
+            }],
+            viewpoint: Viewpoint {
+                person: Person::Second,
+                place: None,
+            },
+            exits: Vec::new(),
+            text: Some("Beware the wolf."),
+        }
+    }
+
+    #[test]
+    fn the_full_weave_holds_every_required_fragment_as_written() {
+        let text = weave_offline(&plan(), Verbosity::Full);
+        assert_eq!(
+            text,
+            "You claim the blade, rust flakes onto your palm, and it feels right in your hand. \
+             Stepping down from the worn table — its surface creaking. \
+             The sword is a reassuring weight at your side. \
+             The sword — pitted blade, leather-wrapped hilt. \
+             It reads: \"Beware the wolf.\""
+        );
+    }
+
+    #[test]
+    fn the_brief_weave_is_the_cores_only() {
+        let text = weave_offline(&plan(), Verbosity::Brief);
+        assert_eq!(
+            text,
+            "You claim the blade. Stepping down from the worn table. It reads: \"Beware the wolf.\""
+        );
+    }
+}

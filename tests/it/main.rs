@@ -8,6 +8,7 @@ mod faults;
 mod hot_reload;
 mod http_backend;
 mod llama_server;
+mod narration;
 mod record_replay;
 mod scheduling;
 mod setup;

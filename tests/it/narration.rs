@@ -1,0 +1,318 @@
+//! Narration on a headless app: every report ends in exactly one final text, from the
+//! model when it answers well and in time, from the offline weave otherwise.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bevy::asset::AssetPlugin;
+use bevy::prelude::*;
+use bevy_loom::llm::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply};
+use bevy_loom::prelude::*;
+use serde_json::json;
+
+use crate::support::{content_dir, game, manifest, update_until};
+
+/// How a test backend answers narration requests.
+#[derive(Clone, Copy)]
+enum Answer {
+    /// Streams "You " and "nod.", then ends with the whole text.
+    Streamed,
+    /// A client error, which the bridge does not retry.
+    Refused,
+    /// Never answers.
+    Never,
+    /// Answers with JSON instead of prose.
+    Json,
+}
+
+struct TestBackend(Answer);
+
+impl LlmBackend for TestBackend {
+    fn describe(&self) -> String {
+        "narration test backend".to_owned()
+    }
+
+    fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture {
+        match self.0 {
+            Answer::Streamed => {
+                if request.stream {
+                    deltas.send("You ");
+                    deltas.send("nod.");
+                }
+                Box::pin(async { Ok(LlmReply::text("You nod.")) })
+            }
+            Answer::Refused => Box::pin(async {
+                Err(LlmError::Status {
+                    status: 400,
+                    retry_after: None,
+                    body: "bad request".to_owned(),
+                })
+            }),
+            Answer::Never => Box::pin(std::future::pending()),
+            Answer::Json => Box::pin(async { Ok(LlmReply::text("{\"text\": \"You nod.\"}")) }),
+        }
+    }
+}
+
+/// Every narration text written, in order.
+#[derive(Resource, Default)]
+struct Narrated(Vec<NarrationText>);
+
+fn record(mut narrated: ResMut<Narrated>, mut texts: MessageReader<NarrationText>) {
+    narrated.0.extend(texts.read().cloned());
+}
+
+impl Narrated {
+    fn finals(&self) -> Vec<&NarrationText> {
+        self.0.iter().filter(|t| t.is_final).collect()
+    }
+}
+
+struct Scene {
+    app: App,
+    player: Entity,
+    marta: Entity,
+    mug: Entity,
+    _content: tempfile::TempDir,
+}
+
+/// A mug with authored fragments, the player and Marta, narrated with these settings.
+fn scene(answer: Option<Answer>, settings: NarrationSettings) -> Scene {
+    let mug = json!({
+        "key": "test:mug",
+        "traits": ["chipped rim", "smells of hops", "dented pewter", "foam on the lip", "warm from the hearth"],
+        "state_variants": { "carried": ["held close", "sloshing gently"] },
+        "action_fragments": {
+            "take": { "core": ["you lift the mug", "you take the mug"], "color": ["foam spills over", "it is still warm"] }
+        }
+    });
+    let content = content_dir(&[
+        game(&["test"]),
+        (
+            "mods/test/mod.json",
+            manifest(
+                "test",
+                json!({ "content": { "narrative": ["narrative/mug.narrative.json"] } }),
+            ),
+        ),
+        ("mods/test/narrative/mug.narrative.json", mug.to_string()),
+    ]);
+    let backend = match answer {
+        Some(answer) => BackendChoice::Custom(Arc::new(TestBackend(answer))),
+        None => BackendChoice::Offline { seed: 0 },
+    };
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: content.path().to_string_lossy().into_owned(),
+            watch_for_changes_override: Some(false),
+            ..default()
+        },
+        LoomPlugins
+            .set(LlmPlugin {
+                settings: LlmSettings {
+                    backend,
+                    ..default()
+                },
+            })
+            .set(NarrationPlugin {
+                settings: NarrationSettings {
+                    use_model: answer.is_some(),
+                    ..settings
+                },
+            }),
+    ))
+    .init_resource::<Narrated>()
+    .add_systems(Update, record.after(LoomSystems::Narrate));
+    app.finish();
+    app.cleanup();
+    update_until(&mut app, "content to load", |app| {
+        app.world().resource::<ContentRegistry>().generation() > 0
+    });
+    let world = app.world_mut();
+    let room = world
+        .spawn((Place, DisplayName("the common room".into())))
+        .id();
+    let player = world
+        .spawn((
+            Player,
+            Character,
+            DisplayName("Traveler".into()),
+            InPlace(room),
+        ))
+        .id();
+    let marta = world
+        .spawn((Character, DisplayName("Marta".into()), InPlace(room)))
+        .id();
+    let mug = world
+        .spawn((
+            DisplayName("mug of ale".into()),
+            NarrativeKey("test:mug".into()),
+            InPlace(room),
+        ))
+        .id();
+    Scene {
+        app,
+        player,
+        marta,
+        mug,
+        _content: content,
+    }
+}
+
+impl Scene {
+    fn reports(&self) -> Vec<ActionReport> {
+        vec![
+            ActionReport::new(self.player, "take")
+                .object(self.mug)
+                .new_state("carried"),
+            ActionReport::new(self.marta, "greet").object(self.player),
+            ActionReport::new(self.player, "take")
+                .object(self.mug)
+                .failed("not_here"),
+            ActionReport::new(self.marta, "wait"),
+        ]
+    }
+
+    /// Writes the reports and updates until each has a final text, then a few frames more.
+    fn narrate(&mut self) -> Vec<NarrationText> {
+        for report in self.reports() {
+            self.app.world_mut().write_message(report);
+        }
+        let count = self.reports().len();
+        update_until(&mut self.app, "every report to be narrated", |app| {
+            app.world().resource::<Narrated>().finals().len() >= count
+        });
+        for _ in 0..5 {
+            self.app.update();
+        }
+        self.app.world().resource::<Narrated>().0.clone()
+    }
+}
+
+fn finals(texts: &[NarrationText]) -> Vec<&NarrationText> {
+    texts.iter().filter(|t| t.is_final).collect()
+}
+
+/// Each report has exactly one final text, in report order.
+fn assert_one_final_each(scene: &Scene, texts: &[NarrationText]) {
+    let finals = finals(texts);
+    let reports = scene.reports();
+    assert_eq!(finals.len(), reports.len(), "{texts:#?}");
+    for (text, report) in finals.iter().zip(&reports) {
+        assert_eq!(*text.report, *report);
+    }
+}
+
+/// The offline texts for the same reports with the same seed.
+fn offline_texts() -> Vec<String> {
+    let mut scene = scene(None, NarrationSettings::default());
+    let texts = scene.narrate();
+    assert_one_final_each(&scene, &texts);
+    finals(&texts)
+        .iter()
+        .map(|t| {
+            assert_eq!(t.source, NarrationSource::Offline);
+            t.text.clone()
+        })
+        .collect()
+}
+
+#[test]
+fn without_a_model_every_report_is_woven_offline_from_its_fragments() {
+    let texts = offline_texts();
+    let core = ["You lift the mug", "You take the mug"];
+    assert!(core.iter().any(|c| texts[0].starts_with(c)), "{texts:?}");
+    let state = [
+        "The mug of ale held close.",
+        "The mug of ale sloshing gently.",
+    ];
+    assert!(state.iter().any(|s| texts[0].contains(s)), "{texts:?}");
+    assert_eq!(texts[1], "Marta greets Traveler.");
+    assert!(
+        texts[2].starts_with("That doesn't work. The mug of ale — "),
+        "{texts:?}"
+    );
+    assert_eq!(texts[3], "Marta waits.");
+}
+
+#[test]
+fn a_refused_request_falls_back_to_the_same_offline_weave() {
+    let expected = offline_texts();
+    let mut scene = scene(Some(Answer::Refused), NarrationSettings::default());
+    let texts = scene.narrate();
+    assert_one_final_each(&scene, &texts);
+    for (text, offline) in finals(&texts).iter().zip(&expected) {
+        assert_eq!(&text.text, offline);
+        let NarrationSource::Fallback { reason } = &text.source else {
+            panic!("a refused request falls back, got {:?}", text.source);
+        };
+        assert!(reason.contains("400"), "{reason}");
+    }
+}
+
+#[test]
+fn a_model_that_misses_the_deadline_is_replaced_by_the_offline_weave() {
+    let expected = offline_texts();
+    let settings = NarrationSettings {
+        deadline: Duration::from_millis(50),
+        ..default()
+    };
+    let mut scene = scene(Some(Answer::Never), settings);
+    let texts = scene.narrate();
+    assert_one_final_each(&scene, &texts);
+    for (text, offline) in finals(&texts).iter().zip(&expected) {
+        assert_eq!(&text.text, offline);
+        assert!(
+            matches!(&text.source, NarrationSource::Fallback { reason } if reason.contains("deadline") || reason.contains("time")),
+            "{:?}",
+            text.source
+        );
+    }
+    assert_eq!(
+        scene
+            .app
+            .world()
+            .resource::<bevy_loom::narration::Narrator>()
+            .waiting(),
+        0
+    );
+}
+
+#[test]
+fn a_streamed_answer_arrives_in_pieces_then_one_final_text() {
+    let mut scene = scene(Some(Answer::Streamed), NarrationSettings::default());
+    let texts = scene.narrate();
+    assert_one_final_each(&scene, &texts);
+    let first: Vec<(&str, bool)> = texts
+        .iter()
+        .filter(|t| *t.report == scene.reports()[0])
+        .map(|t| (t.text.as_str(), t.is_final))
+        .collect();
+    assert_eq!(
+        first,
+        [("You ", false), ("You nod.", false), ("You nod.", true)]
+    );
+    assert!(
+        finals(&texts)
+            .iter()
+            .all(|t| t.source == NarrationSource::Model)
+    );
+}
+
+#[test]
+fn an_answer_that_is_not_prose_falls_back() {
+    let expected = offline_texts();
+    let mut scene = scene(Some(Answer::Json), NarrationSettings::default());
+    let texts = scene.narrate();
+    assert_one_final_each(&scene, &texts);
+    for (text, offline) in finals(&texts).iter().zip(&expected) {
+        assert_eq!(&text.text, offline);
+        assert!(
+            matches!(&text.source, NarrationSource::Fallback { reason } if reason.contains("JSON")),
+            "{:?}",
+            text.source
+        );
+    }
+}
