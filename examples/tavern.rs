@@ -1,5 +1,6 @@
-//! A headless tavern: smart NPCs take turns on real content, and the game's own rule
-//! system carries out what they choose. Prints a transcript.
+//! A headless tavern: smart NPCs take turns on real content, the game's own rule
+//! system carries out what they choose and reports it, and narration weaves the
+//! tavern's authored fragments into a line for each action. Prints a transcript.
 //!
 //! ```text
 //! cargo run --example tavern -- [--turns N] [--seed S] [--show-prompt]
@@ -18,6 +19,7 @@ use bevy::prelude::*;
 use bevy_loom::actors::{ActorMind, SpawnedScene};
 use bevy_loom::content::parse_content;
 use bevy_loom::llm::SamplingOptions;
+use bevy_loom::narration::EffectReport;
 use bevy_loom::prelude::*;
 
 const USAGE: &str =
@@ -123,6 +125,7 @@ fn run(options: Options) -> Result<(), String> {
             .after(LoomSystems::Decide)
             .before(LoomSystems::Narrate),
     )
+    .add_systems(Update, print_turn.after(LoomSystems::Narrate))
     .add_systems(Last, report_content_errors);
     app.finish();
     app.cleanup();
@@ -170,7 +173,7 @@ fn run(options: Options) -> Result<(), String> {
         app.world_mut().resource_mut::<Turn>().open = true;
         app.world_mut().write_message(TurnEnded);
         let started = Instant::now();
-        while app.world().resource::<Turn>().open {
+        while app.world().resource::<Turn>().in_progress() {
             app.update();
             if started.elapsed() > give_up {
                 return Err("the model did not answer in time".into());
@@ -200,7 +203,8 @@ impl SceneOrder {
     }
 }
 
-/// This turn's decisions, gathered as they arrive.
+/// This turn's decisions, gathered as they arrive, then its transcript lines, each
+/// action's waiting for its narration.
 #[derive(Resource, Default)]
 struct Turn {
     open: bool,
@@ -208,6 +212,20 @@ struct Turn {
     speech: HashMap<Entity, String>,
     rejections: Vec<DecisionRejected>,
     prompts: Vec<DecisionRequested>,
+    lines: Vec<Line>,
+}
+
+/// A transcript line, and for an action, its report and narration.
+struct Line {
+    text: String,
+    report: Option<ActionReport>,
+    narration: Option<String>,
+}
+
+impl Turn {
+    fn in_progress(&self) -> bool {
+        self.open || !self.lines.is_empty()
+    }
 }
 
 fn gather(
@@ -243,6 +261,7 @@ fn resolve_turn(world: &mut World) {
         return;
     }
     let mut turn = std::mem::take(&mut *world.resource_mut::<Turn>());
+    let mut lines = Vec::new();
     let order = world.resource::<SceneOrder>();
     turn.prompts.sort_by_key(|p| order.rank(p.actor));
     turn.requests.sort_by_key(|r| order.rank(r.actor));
@@ -252,10 +271,11 @@ fn resolve_turn(world: &mut World) {
 
     if world.resource::<Options>().show_prompt {
         for prompt in &turn.prompts {
-            println!("~~ prompt for {} ~~", name(world, prompt.actor));
+            let mut text = format!("~~ prompt for {} ~~", name(world, prompt.actor));
             for message in &prompt.messages {
-                println!("[{}]\n{}\n", message.role, message.content);
+                text.push_str(&format!("\n[{}]\n{}\n", message.role, message.content));
             }
+            lines.push(Line::plain(text));
         }
     }
     for request in &turn.requests {
@@ -264,25 +284,88 @@ fn resolve_turn(world: &mut World) {
             .position(|(actor, _)| *actor == request.actor)
             .map(|i| format!(" — \"{}\"", silent.remove(i).1))
             .unwrap_or_default();
+        let verb = world
+            .resource::<ContentRegistry>()
+            .action(&request.action_id)
+            .and_then(|action| action.verb.clone())
+            .unwrap_or_else(|| {
+                request
+                    .action_id
+                    .rsplit(':')
+                    .next()
+                    .unwrap_or("act")
+                    .to_owned()
+            });
+        let mut report = ActionReport::new(request.actor, verb);
+        report.object = request.targets.first().copied();
+        report.indirect_object = request.targets.get(1).copied();
         let outcome = match carry_out(world, request) {
-            Ok(()) => String::new(),
-            Err(why) => format!(" (the game refuses: {why})"),
+            Ok(done) => {
+                report.new_state = done.new_state.map(str::to_owned);
+                report.effects = done.effects;
+                String::new()
+            }
+            Err(refusal) => {
+                report = report.failed(refusal.reason);
+                format!(" (the game refuses: {})", refusal.why)
+            }
         };
-        println!(
-            "{}: {}{speech}{outcome}",
-            name(world, request.actor),
-            request.command
-        );
+        world.write_message(report.clone());
+        lines.push(Line {
+            text: format!(
+                "{}: {}{speech}{outcome}",
+                name(world, request.actor),
+                request.command
+            ),
+            report: Some(report),
+            narration: None,
+        });
     }
     for (actor, text) in silent {
-        println!("{} passes — \"{text}\"", name(world, actor));
+        lines.push(Line::plain(format!(
+            "{} passes — \"{text}\"",
+            name(world, actor)
+        )));
     }
     for rejection in &turn.rejections {
-        println!(
+        lines.push(Line::plain(format!(
             "{} passes (rejected: {})",
             name(world, rejection.actor),
             rejection.reason
-        );
+        )));
+    }
+    world.resource_mut::<Turn>().lines = lines;
+}
+
+impl Line {
+    fn plain(text: String) -> Self {
+        Self {
+            text,
+            report: None,
+            narration: Some(String::new()),
+        }
+    }
+}
+
+/// Gives each action line its narration; once every line has one, prints the turn.
+fn print_turn(mut turn: ResMut<Turn>, mut texts: MessageReader<NarrationText>) {
+    for text in texts.read().filter(|t| t.is_final) {
+        if let Some(line) = turn
+            .lines
+            .iter_mut()
+            .find(|line| line.narration.is_none() && line.report.as_ref() == Some(&*text.report))
+        {
+            line.narration = Some(text.text.clone());
+        }
+    }
+    if turn.open || turn.lines.iter().any(|line| line.narration.is_none()) {
+        return;
+    }
+    for line in std::mem::take(&mut turn.lines) {
+        println!("{}", line.text);
+        if let Some(narration) = line.narration.filter(|n| !n.is_empty()) {
+            println!("    {narration}");
+        }
     }
 }
 
@@ -292,48 +375,92 @@ fn name(world: &World, entity: Entity) -> String {
         .map_or_else(|| entity.to_string(), |n| n.0.clone())
 }
 
+/// What carrying out a request changed, for its report.
+#[derive(Default)]
+struct Done {
+    new_state: Option<&'static str>,
+    effects: Vec<EffectReport>,
+}
+
+/// Why the game refused a request: a canonical failure reason, and words for the transcript.
+struct Refusal {
+    reason: &'static str,
+    why: &'static str,
+}
+
+fn refuse(reason: &'static str, why: &'static str) -> Refusal {
+    Refusal { reason, why }
+}
+
 /// One request, checked against the world as it is now.
-fn carry_out(world: &mut World, request: &ActionRequest) -> Result<(), String> {
+fn carry_out(world: &mut World, request: &ActionRequest) -> Result<Done, Refusal> {
     let actor = request.actor;
     let target = request.targets.first().copied();
     let here = world.get::<InPlace>(actor).map(|p| p.0);
+    let mut done = Done::default();
     match (request.action_id.as_str(), target) {
         ("items:pick_up", Some(item)) => {
             if world.get::<InPlace>(item).map(|p| p.0) != here {
-                return Err("it is no longer here".into());
+                return Err(refuse("not_here", "it is no longer here"));
             }
             world
                 .entity_mut(item)
                 .remove::<InPlace>()
                 .insert(CarriedBy(actor));
+            done.new_state = Some("carried");
         }
         ("items:drop", Some(item)) => {
-            let place = here.ok_or("there is nowhere to drop it")?;
+            let place = here.ok_or(refuse("blocked", "there is nowhere to drop it"))?;
             world
                 .entity_mut(item)
                 .remove::<CarriedBy>()
                 .insert(InPlace(place));
+            done.new_state = Some("here");
         }
         ("items:give", Some(item)) => {
-            let recipient = *request.targets.get(1).ok_or("nobody to give it to")?;
+            let recipient = *request
+                .targets
+                .get(1)
+                .ok_or(refuse("not_here", "nobody to give it to"))?;
             if world.get::<CarriedBy>(item).map(|c| c.0) != Some(actor) {
-                return Err("they no longer hold it".into());
+                return Err(refuse("not_held", "they no longer hold it"));
             }
             if world.get::<InPlace>(recipient).map(|p| p.0) != here {
-                return Err("they are no longer here".into());
+                return Err(refuse("not_here", "they are no longer here"));
             }
             world.entity_mut(item).insert(CarriedBy(recipient));
+            done.new_state = Some("carried");
         }
-        ("positioning:sit_down", _) => tag(world, actor, "sitting", true),
-        ("positioning:stand_up", _) => tag(world, actor, "sitting", false),
-        ("combat:draw_weapon", _) => tag(world, actor, "armed", true),
+        ("positioning:sit_down", seat) => {
+            tag(world, actor, "sitting", true);
+            let effect = EffectReport::new("position_change", "sit_down");
+            done.effects.push(match seat {
+                Some(seat) => effect.target(seat),
+                None => effect,
+            });
+        }
+        ("positioning:stand_up", _) => {
+            tag(world, actor, "sitting", false);
+            done.effects
+                .push(EffectReport::new("position_change", "stand_up"));
+        }
+        ("combat:draw_weapon", _) => {
+            tag(world, actor, "armed", true);
+        }
         ("core:go" | "combat:flee", Some(destination)) => {
             tag(world, actor, "sitting", false);
             world.entity_mut(actor).insert(InPlace(destination));
+            let mut exit = EffectReport::new("position_change", "exit");
+            if let Some(left) = here {
+                exit = exit.target(left);
+            }
+            done.effects.push(exit);
+            done.effects
+                .push(EffectReport::new("position_change", "enter").target(destination));
         }
         _ => {}
     }
-    Ok(())
+    Ok(done)
 }
 
 fn tag(world: &mut World, entity: Entity, tag: &str, on: bool) {

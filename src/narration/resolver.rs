@@ -32,14 +32,15 @@ pub struct Described<'a> {
 }
 
 impl<'a> Described<'a> {
-    /// An entity with this name; `is_character` decides whether a sentence says "the".
+    /// An entity with this name; `by_name` (characters, and places whose names carry
+    /// their own article) decides whether a sentence says "the" before it.
     pub fn new(
         entity: Entity,
         name: &'a str,
-        is_character: bool,
+        by_name: bool,
         context: Option<&'a NarrativeContext>,
     ) -> Self {
-        let called = if is_character {
+        let called = if by_name {
             Cow::Borrowed(name)
         } else {
             Cow::Owned(defaults::named(name, false))
