@@ -21,6 +21,7 @@
 //! ```
 
 pub mod defaults;
+pub mod lint;
 mod plan;
 mod report;
 mod resolver;
@@ -47,7 +48,7 @@ use crate::llm::{
     SamplingOptions,
 };
 use crate::prompt::{NARRATOR_RULES, narration_user_message};
-use crate::world::{Character, DisplayName, Exits, InPlace, NarrativeKey, Player};
+use crate::world::{Character, DisplayName, Exits, InPlace, NarrativeKey, Place, Player};
 
 /// How much of the picked material narration uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Reflect)]
@@ -192,6 +193,7 @@ type DescribedQuery<'w, 's> = Query<
         Option<&'static NarrativeKey>,
         Has<Player>,
         Has<Character>,
+        Has<Place>,
         Option<&'static InPlace>,
     ),
 >;
@@ -219,10 +221,13 @@ fn narrate_reports(
     } = &view;
     let describe = |entity: Entity| -> Described<'_> {
         match world.get(entity) {
-            Ok((name, key, is_player, is_character, _)) => {
+            Ok((name, key, is_player, is_character, is_place, _)) => {
                 let name = name.map_or("someone", |n| n.0.as_str());
                 let context = key.and_then(|k| registry.narrative(&k.0));
-                let described = Described::new(entity, name, is_character || is_player, context);
+                // Characters go by their names; places carry their own article
+                // ("the common room"); other things get "the".
+                let by_name = is_character || is_player || is_place;
+                let described = Described::new(entity, name, by_name, context);
                 if is_player {
                     described.player()
                 } else {

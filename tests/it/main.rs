@@ -7,6 +7,7 @@ mod decisions;
 mod faults;
 mod hot_reload;
 mod http_backend;
+mod lint;
 mod llama_server;
 mod narration;
 mod record_replay;

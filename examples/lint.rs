@@ -1,0 +1,121 @@
+//! Lints a content folder's narrative: missing verbs and failure reasons per entity,
+//! pools below the minimum and recommended sizes, variety per verb, verb coverage and
+//! content errors. Put it in a game's CI.
+//!
+//! ```text
+//! cargo run --example lint -- [CONTENT DIR]     # default: this crate's assets/
+//! ```
+//!
+//! Exits with 1 when there are content errors, 2 when the folder cannot be loaded or
+//! the arguments are wrong, 0 otherwise (small pools are only warnings).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use bevy::asset::AssetPlugin;
+use bevy::prelude::*;
+use bevy_loom::narration::lint::lint_narrative;
+use bevy_loom::prelude::*;
+
+const USAGE: &str = "usage: lint [CONTENT DIR]";
+
+/// Content errors written while the folder loads, including files that did not parse,
+/// which the registry does not hold.
+#[derive(Resource, Default)]
+struct LoadErrors(Vec<ContentError>);
+
+fn record_errors(mut seen: ResMut<LoadErrors>, mut errors: MessageReader<ContentError>) {
+    seen.0.extend(errors.read().cloned());
+}
+
+fn main() -> ExitCode {
+    let folder = match parse_args() {
+        Ok(folder) => folder,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
+    match load(&folder) {
+        Ok((registry, load_errors)) => {
+            let report = lint_narrative(&registry).with_load_errors(load_errors);
+            println!("{report}");
+            if report.has_errors() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn parse_args() -> Result<PathBuf, String> {
+    let mut args = std::env::args().skip(1);
+    let folder = match args.next().as_deref() {
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("assets"),
+        Some("--help" | "-h") => return Err(USAGE.to_owned()),
+        Some(flag) if flag.starts_with('-') => {
+            return Err(format!("unknown option `{flag}`\n{USAGE}"));
+        }
+        Some(folder) => PathBuf::from(folder),
+    };
+    if let Some(extra) = args.next() {
+        return Err(format!("unexpected argument `{extra}`\n{USAGE}"));
+    }
+    Ok(folder)
+}
+
+/// Loads the folder headlessly, as a game would, and returns the registry and every
+/// content error written on the way.
+fn load(folder: &Path) -> Result<(ContentRegistry, Vec<ContentError>), String> {
+    let content = folder
+        .canonicalize()
+        .map_err(|e| format!("content folder {}: {e}", folder.display()))?;
+    let game_file = ContentSettings::default().game_file;
+    if !content.join(&game_file).is_file() {
+        return Err(format!(
+            "{} has no {game_file}: is it a content folder?",
+            content.display()
+        ));
+    }
+    // No model is asked; the offline backend keeps the linter from reading the environment.
+    let llm = LlmSettings {
+        backend: BackendChoice::Offline { seed: 0 },
+        ..default()
+    };
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: content.to_string_lossy().into_owned(),
+            ..default()
+        },
+        LoomPlugins.set(LlmPlugin { settings: llm }),
+    ))
+    .init_resource::<LoadErrors>()
+    .add_systems(Last, record_errors);
+    app.finish();
+    app.cleanup();
+
+    let started = Instant::now();
+    while app.world().resource::<ContentRegistry>().generation() == 0 {
+        app.update();
+        if started.elapsed() > Duration::from_secs(30) {
+            return Err(format!(
+                "content in {} did not finish loading in 30 s",
+                content.display()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // Let messages written in the last update reach `record_errors`.
+    app.update();
+    let registry = app.world().resource::<ContentRegistry>().clone();
+    let errors = std::mem::take(&mut app.world_mut().resource_mut::<LoadErrors>().0);
+    Ok((registry, errors))
+}

@@ -1,0 +1,194 @@
+//! The narrative linter on a fixture with known gaps (`tests/fixtures/lint`): what
+//! `cargo run --example lint -- tests/fixtures/lint` prints and exits with.
+
+use std::path::Path;
+
+use bevy_loom::content::CANONICAL_FAILURE_REASONS;
+use bevy_loom::narration::lint::{
+    EntityLint, LintReport, PoolShortfall, VerbVariety, lint_narrative,
+};
+use bevy_loom::prelude::*;
+
+use crate::support::{SeenErrors, content_app, update_until};
+
+/// Loads the fixture as the example does and lints it, with the errors the app reported.
+fn lint_fixture() -> (ContentRegistry, LintReport, Vec<ContentError>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lint");
+    let mut app = content_app(&root, false);
+    update_until(&mut app, "the fixture to load", |app| {
+        app.world().resource::<ContentRegistry>().generation() > 0
+    });
+    app.update();
+    let registry = app.world().resource::<ContentRegistry>().clone();
+    let reported = app.world().resource::<SeenErrors>().0.clone();
+    let report = lint_narrative(&registry).with_load_errors(reported.clone());
+    (registry, report, reported)
+}
+
+fn words(list: &[&str]) -> Vec<String> {
+    list.iter().map(|w| (*w).to_owned()).collect()
+}
+
+fn pool(pointer: &str, have: usize, wanted: usize) -> PoolShortfall {
+    PoolShortfall {
+        pointer: pointer.to_owned(),
+        have,
+        wanted,
+    }
+}
+
+fn all_reasons_but(except: &str) -> Vec<String> {
+    let mut reasons: Vec<&str> = CANONICAL_FAILURE_REASONS
+        .iter()
+        .copied()
+        .filter(|r| *r != except)
+        .collect();
+    reasons.sort_unstable();
+    words(&reasons)
+}
+
+#[test]
+fn the_fixture_report_names_every_gap() {
+    let (_, report, _) = lint_fixture();
+    assert_eq!(report.verbs, ["greet", "take"]);
+    let expected = vec![
+        EntityLint {
+            key: "shop:clerk".into(),
+            file: "mods/shop/narrative/clerk.narrative.json".into(),
+            is_character: true,
+            missing_verbs: words(&["take"]),
+            missing_failure_reasons: all_reasons_but("refused"),
+            small_pools: vec![],
+            below_recommended: vec![
+                pool("/traits", 6, 15),
+                pool("/failure_fragments/refused/core", 1, 2),
+                pool("/failure_fragments/refused/color", 0, 2),
+                pool("/behavior_fragments/greet/core", 2, 3),
+            ],
+            // 2 cores × 1 (no colors) × 3 sitting variants × (20 + 15 + 6) trait sets.
+            variety: vec![VerbVariety {
+                verb: "greet".into(),
+                pointer: "/behavior_fragments/greet".into(),
+                variety: 246,
+            }],
+        },
+        EntityLint {
+            key: "shop:counter".into(),
+            file: "mods/shop/narrative/counter.narrative.json".into(),
+            is_character: false,
+            missing_verbs: words(&["greet", "take"]),
+            // Furniture nobody acts on is not asked for failure fragments.
+            missing_failure_reasons: vec![],
+            small_pools: vec![],
+            below_recommended: vec![pool("/traits", 5, 15)],
+            variety: vec![],
+        },
+        EntityLint {
+            key: "shop:lamp".into(),
+            file: "mods/shop/narrative/lamp.narrative.json".into(),
+            is_character: false,
+            missing_verbs: words(&["greet"]),
+            missing_failure_reasons: all_reasons_but(""),
+            small_pools: vec![pool("/action_fragments/take/color", 1, 2)],
+            below_recommended: vec![
+                pool("/traits", 5, 15),
+                pool("/action_fragments/take/core", 2, 3),
+                pool("/action_fragments/take/color", 1, 4),
+            ],
+            // 2 cores × 1 color set × 1 (no states) × (10 + 5 + 1) trait sets.
+            variety: vec![VerbVariety {
+                verb: "take".into(),
+                pointer: "/action_fragments/take".into(),
+                variety: 32,
+            }],
+        },
+    ];
+    assert_eq!(report.entities, expected);
+    // The clerk greets (behaviour) and the lamp can be taken (action): 2 of 3 × 2.
+    assert_eq!((report.covered_pairs, report.total_pairs), (2, 6));
+    assert_eq!(report.coverage_percent(), 200.0 / 6.0);
+}
+
+#[test]
+fn the_one_content_error_fails_the_lint() {
+    let (registry, report, reported) = lint_fixture();
+    assert_eq!(report.errors.len(), 1, "{:#?}", report.errors);
+    let error = &report.errors[0];
+    assert_eq!(
+        (error.file.as_str(), error.pointer.as_str()),
+        (
+            "mods/shop/narrative/juggler.narrative.json",
+            "/behavior_fragments/juggle"
+        )
+    );
+    assert!(error.message.contains("unknown verb `juggle`"), "{error}");
+    assert_eq!(report.errors, reported, "the app reported the same error");
+    assert!(report.has_errors(), "the example exits with 1");
+    assert!(
+        registry.narrative("shop:juggler").is_none(),
+        "the broken file is skipped, so it is not linted"
+    );
+}
+
+#[test]
+fn pools_below_minimum_are_the_registry_warnings() {
+    let (registry, report, _) = lint_fixture();
+    let warned: Vec<(&str, &str)> = registry
+        .warnings()
+        .iter()
+        .map(|w| (w.file.as_str(), w.pointer.as_str()))
+        .collect();
+    let small: Vec<(&str, &str)> = report
+        .entities
+        .iter()
+        .flat_map(|e| {
+            e.small_pools
+                .iter()
+                .map(|p| (e.file.as_str(), p.pointer.as_str()))
+        })
+        .collect();
+    assert_eq!(small, warned);
+
+    let without_errors = LintReport {
+        errors: vec![],
+        ..report
+    };
+    assert!(
+        !without_errors.has_errors(),
+        "small pools are warnings: the example exits with 0"
+    );
+}
+
+#[test]
+fn the_printed_report_lists_entities_then_the_summary() {
+    let (_, report, _) = lint_fixture();
+    let text = report.to_string();
+    assert!(
+        text.starts_with("3 narrative entities; verbs used by actions: greet, take\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\nshop:lamp (thing, mods/shop/narrative/lamp.narrative.json)\n  missing verbs: greet\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  below minimum (1): /action_fragments/take/color 1 of 2\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  variety: /behavior_fragments/greet 246\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\ncontent errors (1):\n  mods/shop/narrative/juggler.narrative.json at /behavior_fragments/juggle: unknown verb `juggle`"),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().last(),
+        Some(
+            "coverage 33.3% (2 of 6 entity-verb pairs); 1 content error, 1 pool below minimum, 8 below recommended"
+        )
+    );
+}
