@@ -851,6 +851,54 @@ mod tests {
     }
 
     #[test]
+    fn the_offline_weave_always_holds_the_required_fragments() {
+        let world = World::new();
+        let room = NarrativeContext {
+            key: "test:room".into(),
+            effect_fragments: BTreeMap::from([("sit_down".into(), pool("sit", 3, 3))]),
+            ..NarrativeContext::default()
+        };
+        let mut resolver = FragmentResolver::new(5, 10, Verbosity::Full);
+        for is_player in [true, false] {
+            let mut entities = world.entities(is_player);
+            entities.place = Some(Described::new(
+                entity(9),
+                "the common room",
+                true,
+                Some(&room),
+            ));
+            entities.effects = vec![(None, None)];
+            let actor = entities.actor.entity;
+            for report in [
+                ActionReport::new(actor, "take")
+                    .object(entity(3))
+                    .new_state("carried"),
+                ActionReport::new(actor, "take")
+                    .object(entity(3))
+                    .failed("too_heavy"),
+            ] {
+                let report = report.effect(EffectReport::new("position_change", "sit_down"));
+                for verbosity in [Verbosity::Full, Verbosity::Brief] {
+                    resolver.set_verbosity(verbosity);
+                    for _ in 0..50 {
+                        let plan = resolver.plan(&report, &entities);
+                        let text = weave_offline(&plan, verbosity).to_lowercase();
+                        let required = std::iter::once(&plan.fragments.action_core)
+                            .chain(plan.fragments.new_state.as_ref())
+                            .chain(plan.effects.iter().map(|e| &e.core));
+                        for fragment in required {
+                            assert!(
+                                text.contains(&fragment.to_lowercase()),
+                                "`{fragment}` is missing from `{text}`"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn missing_pools_fall_back_to_the_defaults() {
         let entities = ReportEntities {
             actor: Described::new(entity(2), "Marta", true, None),
