@@ -36,6 +36,7 @@ use super::{ContentAsset, ContentError, owning_mod};
 pub struct Fragment {
     text: String,
     id: u64,
+    has_placeholders: bool,
 }
 
 impl Fragment {
@@ -43,12 +44,22 @@ impl Fragment {
     pub fn new(text: impl Into<String>) -> Self {
         let text = text.into();
         let id = fragment_id(&text);
-        Self { text, id }
+        let has_placeholders = text.contains('{');
+        Self {
+            text,
+            id,
+            has_placeholders,
+        }
     }
 
     /// The text as authored.
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// Whether the text has a `{` (a placeholder to fill).
+    pub fn has_placeholders(&self) -> bool {
+        self.has_placeholders
     }
 
     /// A stable id: equal texts have equal ids.

@@ -2,7 +2,6 @@
 //! repeating itself, and builds the [`NarrationPlan`].
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
 
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
@@ -93,17 +92,26 @@ pub struct Selection<'a> {
 /// The last picks for one entity, oldest first.
 #[derive(Debug, Clone, Default)]
 struct RepetitionBuffer {
-    recent: VecDeque<u64>,
+    recent: Vec<u64>,
 }
 
 impl RepetitionBuffer {
     fn contains(&self, id: u64) -> bool {
-        self.recent.contains(&id)
+        // Branch-free: the buffer is short, and where `id` sits is unpredictable.
+        self.recent
+            .iter()
+            .fold(false, |found, &recent| found | (recent == id))
     }
 
     /// How recently `id` was picked: 0 for the oldest in the buffer; never-picked first.
     fn age(&self, id: u64) -> Option<usize> {
-        self.recent.iter().position(|&recent| recent == id)
+        // Ids are unique in the buffer; branch-free like `contains`.
+        let age =
+            self.recent.iter().enumerate().fold(
+                usize::MAX,
+                |age, (i, &recent)| if recent == id { i } else { age },
+            );
+        (age != usize::MAX).then_some(age)
     }
 
     fn push(&mut self, id: u64, window: usize) {
@@ -113,10 +121,11 @@ impl RepetitionBuffer {
         if let Some(position) = self.age(id) {
             self.recent.remove(position);
         }
-        while self.recent.len() >= window {
-            self.recent.pop_front();
+        if self.recent.len() >= window {
+            let excess = self.recent.len() + 1 - window;
+            self.recent.drain(..excess);
         }
-        self.recent.push_back(id);
+        self.recent.push(id);
     }
 }
 
@@ -164,13 +173,12 @@ impl FragmentResolver {
     pub fn select<'a>(
         &mut self,
         report: &'a ActionReport,
-        entities: &ReportEntities<'a>,
+        entities: &'a ReportEntities<'a>,
     ) -> Selection<'a> {
         let full = self.verbosity == Verbosity::Full;
         let names = Names::of(entities);
         let actor = &entities.actor;
         let object = entities.object.as_ref();
-        let subject_of_object = object.map(|o| o.called.clone());
         let object_called = object.map(|o| o.called.as_ref());
         let (owner, pool, subject) = match report.outcome {
             Outcome::Success if actor.is_player => (
@@ -193,7 +201,7 @@ impl FragmentResolver {
                     None => (
                         object,
                         object.and_then(|o| pool(o, |c| &c.failure_fragments, reason)),
-                        subject_of_object,
+                        object.map(|o| Cow::Borrowed(o.called.as_ref())),
                     ),
                 }
             }
@@ -205,10 +213,13 @@ impl FragmentResolver {
                     .map(|f| fill(f, owner.called.as_ref(), &names));
                 let colors = if full && !pool.color.is_empty() {
                     let count = self.rng.random_range(1..=2usize).min(pool.color.len());
-                    (0..count)
-                        .filter_map(|_| pick(&pool.color, recent, &mut self.rng, self.window))
-                        .map(|f| fill(f, owner.called.as_ref(), &names))
-                        .collect()
+                    let mut colors = Vec::with_capacity(count);
+                    for _ in 0..count {
+                        if let Some(color) = pick(&pool.color, recent, &mut self.rng, self.window) {
+                            colors.push(fill(color, owner.called.as_ref(), &names));
+                        }
+                    }
+                    colors
                 } else {
                     Vec::new()
                 };
@@ -235,7 +246,7 @@ impl FragmentResolver {
                 match picked {
                     Some(variant) => (
                         Some(fill(variant, stateful.called.as_ref(), &names)),
-                        Some(stateful.called.clone()),
+                        Some(Cow::Borrowed(stateful.called.as_ref())),
                     ),
                     None => (
                         Some(Cow::Owned(defaults::state(state, &stateful.called))),
@@ -351,10 +362,13 @@ impl FragmentResolver {
         };
         let count = self.rng.random_range(3..=5usize).min(pool.len());
         let recent = self.recent.entry(entity.entity).or_default();
-        (0..count)
-            .filter_map(|_| pick(pool, recent, &mut self.rng, self.window))
-            .map(|f| fill(f, entity.called.as_ref(), names))
-            .collect()
+        let mut traits = Vec::with_capacity(count);
+        traits.extend(
+            (0..count)
+                .filter_map(|_| pick(pool, recent, &mut self.rng, self.window))
+                .map(|f| fill(f, entity.called.as_ref(), names)),
+        );
+        traits
     }
 
     /// One effect's core and optional color, from its target, where it came from, or
@@ -440,9 +454,8 @@ fn pick<'a>(
     let chosen = match pool.len() {
         0 => return None,
         1 => &pool[0],
-        len => {
-            // Most pools are mostly fresh: a few random draws find a fresh fragment
-            // without scanning; when they do not, count the fresh ones exactly.
+        len if len > 64 || len > recent.recent.len() => {
+            // Mostly fresh: a few random draws, then the exact count.
             let drawn = (0..4)
                 .map(|_| &pool[rng.random_range(0..len)])
                 .find(|f| !recent.contains(f.id()));
@@ -458,6 +471,29 @@ fn pick<'a>(
                     }
                 }
             }
+        }
+        _ => {
+            // Small pool, mostly recent: one pass finds the fresh ones and the oldest.
+            let mut fresh = 0u64;
+            let mut oldest = (usize::MAX, 0);
+            for (index, fragment) in pool.iter().enumerate() {
+                match recent.age(fragment.id()) {
+                    None => fresh |= 1 << index,
+                    Some(age) if age < oldest.0 => oldest = (age, index),
+                    Some(_) => {}
+                }
+            }
+            let index = if fresh == 0 {
+                oldest.1
+            } else {
+                let mut nth = rng.random_range(0..fresh.count_ones());
+                while nth > 0 {
+                    fresh &= fresh - 1;
+                    nth -= 1;
+                }
+                fresh.trailing_zeros() as usize
+            };
+            &pool[index]
         }
     };
     recent.push(chosen.id(), window);
@@ -489,15 +525,17 @@ impl<'n> Names<'n> {
 /// placeholder the report cannot fill stays as written.
 fn fill<'a>(fragment: &'a Fragment, own_name: &str, names: &Names<'_>) -> Cow<'a, str> {
     let text = fragment.text();
-    if !text.contains('{') {
+    if !fragment.has_placeholders() {
         return Cow::Borrowed(text);
     }
+    // Fragments are short: a plain byte scan beats a searcher's set-up.
+    let find = |text: &str, byte: u8| text.bytes().position(|b| b == byte);
     let mut filled = String::with_capacity(text.len() + 16);
     let mut rest = text;
-    while let Some(open) = rest.find('{') {
+    while let Some(open) = find(rest, b'{') {
         filled.push_str(&rest[..open]);
         let after = &rest[open + 1..];
-        let Some(close) = after.find('}') else {
+        let Some(close) = find(after, b'}') else {
             filled.push_str(&rest[open..]);
             rest = "";
             break;
