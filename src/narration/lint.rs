@@ -31,7 +31,8 @@ pub struct LintReport {
     pub verbs: Vec<String>,
     /// Covered (entity, verb) pairs: see [`coverage_percent`](Self::coverage_percent).
     pub covered_pairs: usize,
-    /// Every (entity, verb) pair: entities × [`verbs`](Self::verbs).
+    /// Every (entity, verb) pair that counts: see
+    /// [`coverage_percent`](Self::coverage_percent).
     pub total_pairs: usize,
     /// Content errors: the registry's problems, plus any load errors added with
     /// [`with_load_errors`](Self::with_load_errors).
@@ -45,11 +46,10 @@ pub struct EntityLint {
     pub key: String,
     /// The asset path it was loaded from.
     pub file: String,
-    /// Whether it is narrated as a character: a loaded actor spec has its key as id,
-    /// or it has `behavior_fragments`.
-    pub is_character: bool,
-    /// Verbs of loaded actions it has neither `action_fragments` nor
-    /// `behavior_fragments` for.
+    /// How narration uses it, which decides the verbs it is counted against.
+    pub kind: EntityKind,
+    /// Verbs it is counted against (see [`EntityKind`]) that it has neither
+    /// `action_fragments` nor `behavior_fragments` for.
     pub missing_verbs: Vec<String>,
     /// Failure reasons of the vocabulary it has no `failure_fragments` for; empty for
     /// an entity without any action or behaviour pool, which nothing fails on.
@@ -60,6 +60,32 @@ pub struct EntityLint {
     pub below_recommended: Vec<PoolShortfall>,
     /// How many different narrations each action and behaviour pool can give.
     pub variety: Vec<VerbVariety>,
+}
+
+/// How narration uses an entity, and so which verbs of the loaded actions it should
+/// have fragments for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntityKind {
+    /// A loaded actor spec has its key as id, or it has `behavior_fragments`: it may
+    /// do every verb, and needs behaviour fragments for each.
+    Character,
+    /// It has action, failure or state pools: things are done to it, and it needs
+    /// action fragments for every verb of an action that targets things (a target
+    /// scope other than `self`, `characters_here` and `exits`).
+    Thing,
+    /// Only traits, atmosphere, effects or dialogue (a place, a piece of scenery):
+    /// narration describes it but no verb is done to it, so it counts against none.
+    Scenery,
+}
+
+impl EntityKind {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Character => "character",
+            Self::Thing => "thing",
+            Self::Scenery => "scenery",
+        }
+    }
 }
 
 /// A pool with fewer fragments than wanted.
@@ -100,10 +126,11 @@ impl LintReport {
         !self.errors.is_empty()
     }
 
-    /// Covered (entity, verb) pairs as a percentage of all of them, over every loaded
-    /// entity and every verb of a loaded action. A character's pair is covered when it
-    /// has `behavior_fragments` for the verb (what it looks like doing it); any other
-    /// entity's when it has `action_fragments` (what doing it to the entity looks
+    /// Covered (entity, verb) pairs as a percentage of all that count: a character
+    /// with every verb of a loaded action, a thing with every verb of an action that
+    /// targets things, scenery with none (see [`EntityKind`]). A character's pair is
+    /// covered when it has `behavior_fragments` for the verb (what it looks like doing
+    /// it); a thing's when it has `action_fragments` (what doing it to the thing looks
     /// like). 100 when there are no pairs.
     pub fn coverage_percent(&self) -> f64 {
         if self.total_pairs == 0 {
@@ -134,20 +161,44 @@ pub fn lint_narrative(registry: &ContentRegistry) -> LintReport {
         .iter()
         .filter_map(|action| action.verb.as_deref())
         .collect();
+    let thing_verbs: BTreeSet<&str> = registry
+        .actions()
+        .iter()
+        .filter(|action| {
+            action.target_slots().any(|(_, slot)| {
+                !matches!(slot.scope.as_str(), "self" | "characters_here" | "exits")
+            })
+        })
+        .filter_map(|action| action.verb.as_deref())
+        .collect();
+    let mut total_pairs = 0;
     let mut contexts: Vec<&NarrativeContext> = registry.narratives().collect();
     contexts.sort_by(|a, b| a.key.cmp(&b.key));
 
     let mut covered_pairs = 0;
     let mut entities = Vec::with_capacity(contexts.len());
     for context in contexts {
-        let is_character =
-            registry.actor(&context.key).is_some() || !context.behavior_fragments.is_empty();
-        let covering = if is_character {
-            &context.behavior_fragments
-        } else {
-            &context.action_fragments
+        let kind =
+            if registry.actor(&context.key).is_some() || !context.behavior_fragments.is_empty() {
+                EntityKind::Character
+            } else if !context.action_fragments.is_empty()
+                || !context.failure_fragments.is_empty()
+                || !context.state_variants.is_empty()
+            {
+                EntityKind::Thing
+            } else {
+                EntityKind::Scenery
+            };
+        let (counted, covering) = match kind {
+            EntityKind::Character => (&verbs, &context.behavior_fragments),
+            EntityKind::Thing => (&thing_verbs, &context.action_fragments),
+            EntityKind::Scenery => (&BTreeSet::new(), &context.action_fragments),
         };
-        covered_pairs += verbs.iter().filter(|v| covering.contains_key(**v)).count();
+        total_pairs += counted.len();
+        covered_pairs += counted
+            .iter()
+            .filter(|v| covering.contains_key(**v))
+            .count();
         let acts = !context.action_fragments.is_empty() || !context.behavior_fragments.is_empty();
         let missing_failure_reasons = if acts {
             registry
@@ -166,8 +217,8 @@ pub fn lint_narrative(registry: &ContentRegistry) -> LintReport {
                 .narrative_file(&context.key)
                 .unwrap_or_default()
                 .to_owned(),
-            is_character,
-            missing_verbs: verbs
+            kind,
+            missing_verbs: counted
                 .iter()
                 .filter(|v| {
                     !context.action_fragments.contains_key(**v)
@@ -182,7 +233,7 @@ pub fn lint_narrative(registry: &ContentRegistry) -> LintReport {
         });
     }
     LintReport {
-        total_pairs: entities.len() * verbs.len(),
+        total_pairs,
         covered_pairs,
         verbs: verbs.into_iter().map(str::to_owned).collect(),
         entities,
@@ -335,12 +386,13 @@ impl fmt::Display for LintReport {
             }
         )?;
         for entity in &self.entities {
-            let kind = if entity.is_character {
-                "character"
-            } else {
-                "thing"
-            };
-            writeln!(f, "\n{} ({kind}, {})", entity.key, entity.file)?;
+            writeln!(
+                f,
+                "\n{} ({}, {})",
+                entity.key,
+                entity.kind.name(),
+                entity.file
+            )?;
             if !entity.missing_verbs.is_empty() {
                 writeln!(f, "  missing verbs: {}", list(&entity.missing_verbs))?;
             }
@@ -500,8 +552,10 @@ mod tests {
     fn a_registry_built_in_code_is_linted() {
         let registry = registry(
             &[
-                json!({ "id": "shop:take", "name": "Take", "description": "Take", "template": "take", "verb": "take" }),
-                json!({ "id": "shop:open", "name": "Open", "description": "Open", "template": "open", "verb": "open" }),
+                json!({ "id": "shop:take", "name": "Take", "description": "Take", "template": "take {item}", "verb": "take",
+                        "targets": { "primary": { "scope": "things_here", "placeholder": "item" } } }),
+                json!({ "id": "shop:open", "name": "Open", "description": "Open", "template": "open {item}", "verb": "open",
+                        "targets": { "primary": { "scope": "things_here", "placeholder": "item" } } }),
                 json!({ "id": "shop:wait", "name": "Wait", "description": "Wait", "template": "wait" }),
             ],
             &[json!({ "id": "shop:keeper", "name": "Ada", "role": "the shopkeeper" })],
@@ -520,16 +574,17 @@ mod tests {
         assert!(!report.has_errors(), "{:?}", report.errors);
         assert_eq!(report.verbs, ["open", "take"], "`shop:wait` has no verb");
         // Only the box's `open` is covered: the keeper is a character (an actor has her
-        // key), so only behaviour fragments cover her verbs, and she has none.
-        assert_eq!((report.covered_pairs, report.total_pairs), (1, 6));
-        assert_eq!(report.coverage_percent(), 100.0 / 6.0);
+        // key), so only behaviour fragments cover her verbs, and she has none; the
+        // wall is scenery and counts against no verb.
+        assert_eq!((report.covered_pairs, report.total_pairs), (1, 4));
+        assert_eq!(report.coverage_percent(), 25.0);
 
         let [bx, keeper, wall] = &report.entities[..] else {
             panic!("three entities: {:#?}", report.entities);
         };
         assert_eq!(bx.key, "shop:box");
         assert_eq!(bx.file, "mods/shop/narrative/box.narrative.json");
-        assert!(!bx.is_character);
+        assert_eq!(bx.kind, EntityKind::Thing);
         assert_eq!(bx.missing_verbs, ["take"]);
         assert_eq!(
             bx.missing_failure_reasons.len(),
@@ -555,14 +610,15 @@ mod tests {
             }]
         );
 
-        assert!(keeper.is_character);
+        assert_eq!(keeper.kind, EntityKind::Character);
         assert_eq!(
             keeper.missing_verbs,
             ["open"],
             "action fragments are not missing"
         );
 
-        assert_eq!(wall.missing_verbs, ["open", "take"]);
+        assert_eq!(wall.kind, EntityKind::Scenery);
+        assert!(wall.missing_verbs.is_empty(), "{:?}", wall.missing_verbs);
         assert!(
             wall.missing_failure_reasons.is_empty(),
             "nothing acts on a wall, so nothing fails on it"

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use bevy_loom::content::CANONICAL_FAILURE_REASONS;
 use bevy_loom::narration::lint::{
-    EntityLint, LintReport, PoolShortfall, VerbVariety, lint_narrative,
+    EntityKind, EntityLint, LintReport, PoolShortfall, VerbVariety, lint_narrative,
 };
 use bevy_loom::prelude::*;
 
@@ -55,7 +55,7 @@ fn the_fixture_report_names_every_gap() {
         EntityLint {
             key: "shop:clerk".into(),
             file: "mods/shop/narrative/clerk.narrative.json".into(),
-            is_character: true,
+            kind: EntityKind::Character,
             missing_verbs: words(&["take"]),
             missing_failure_reasons: all_reasons_but("refused"),
             small_pools: vec![],
@@ -75,8 +75,8 @@ fn the_fixture_report_names_every_gap() {
         EntityLint {
             key: "shop:counter".into(),
             file: "mods/shop/narrative/counter.narrative.json".into(),
-            is_character: false,
-            missing_verbs: words(&["greet", "take"]),
+            kind: EntityKind::Scenery,
+            missing_verbs: vec![],
             // Furniture nobody acts on is not asked for failure fragments.
             missing_failure_reasons: vec![],
             small_pools: vec![],
@@ -86,8 +86,9 @@ fn the_fixture_report_names_every_gap() {
         EntityLint {
             key: "shop:lamp".into(),
             file: "mods/shop/narrative/lamp.narrative.json".into(),
-            is_character: false,
-            missing_verbs: words(&["greet"]),
+            kind: EntityKind::Thing,
+            // `greet` targets characters only.
+            missing_verbs: vec![],
             missing_failure_reasons: all_reasons_but(""),
             small_pools: vec![pool("/action_fragments/take/color", 1, 2)],
             below_recommended: vec![
@@ -104,9 +105,10 @@ fn the_fixture_report_names_every_gap() {
         },
     ];
     assert_eq!(report.entities, expected);
-    // The clerk greets (behaviour) and the lamp can be taken (action): 2 of 3 × 2.
-    assert_eq!((report.covered_pairs, report.total_pairs), (2, 6));
-    assert_eq!(report.coverage_percent(), 200.0 / 6.0);
+    // The clerk may greet and take and has behaviour for greet; the lamp can be taken
+    // and has action fragments for it; the counter is scenery: 2 of 2 + 1.
+    assert_eq!((report.covered_pairs, report.total_pairs), (2, 3));
+    assert_eq!(report.coverage_percent(), 200.0 / 3.0);
 }
 
 #[test]
@@ -169,7 +171,7 @@ fn the_printed_report_lists_entities_then_the_summary() {
     );
     assert!(
         text.contains(
-            "\nshop:lamp (thing, mods/shop/narrative/lamp.narrative.json)\n  missing verbs: greet\n"
+            "\nshop:lamp (thing, mods/shop/narrative/lamp.narrative.json)\n  missing failure reasons (14)"
         ),
         "{text}"
     );
@@ -188,7 +190,7 @@ fn the_printed_report_lists_entities_then_the_summary() {
     assert_eq!(
         text.lines().last(),
         Some(
-            "coverage 33.3% (2 of 6 entity-verb pairs); 1 content error, 1 pool below minimum, 8 below recommended"
+            "coverage 66.7% (2 of 3 entity-verb pairs); 1 content error, 1 pool below minimum, 8 below recommended"
         )
     );
 }
