@@ -40,7 +40,7 @@ pub use manifest::{GameManifest, ModContent, ModDependency, ModManifest};
 pub use narrative::{
     CANONICAL_EFFECTS, CANONICAL_FAILURE_REASONS, CANONICAL_VERBS, FRAGMENT_PLACEHOLDERS, Fragment,
     FragmentPool, NarrativeContext, NarrativeVocabulary, POOL_MINIMUMS, POOL_RECOMMENDED,
-    PoolMinimums, VocabularyExtension, is_vocabulary_word,
+    PoolMinimums, PoolShortfall, VocabularyExtension, is_vocabulary_word,
 };
 pub use registry::{ContentRegistry, ContentSources, LoadedMod, ModActionMetadata};
 pub use validate::{METADATA_LENGTH, is_valid_mod_id, owning_mod};

@@ -393,78 +393,92 @@ pub fn is_vocabulary_word(word: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
+/// A pool with fewer fragments than wanted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolShortfall {
+    /// A JSON pointer to the pool in the entity's file (`/action_fragments/take/core`).
+    pub pointer: String,
+    /// How many fragments it has.
+    pub have: usize,
+    /// How many it should have.
+    pub wanted: usize,
+}
+
 impl NarrativeContext {
-    /// Pools smaller than [`POOL_MINIMUMS`], as warnings naming the field.
-    pub fn small_pools(&self, file: &str) -> Vec<ContentError> {
-        let mut warnings = Vec::new();
-        let mut note = |pointer: String, have: usize, minimum: usize, what: &str| {
-            if have < minimum {
-                warnings.push(ContentError::new(
-                    file,
+    /// Pools smaller than `wanted` says ([`POOL_MINIMUMS`] or [`POOL_RECOMMENDED`]):
+    /// traits only when there are some, and effect and behaviour colors never (they
+    /// have no size of their own).
+    pub fn pools_below(&self, wanted: &PoolMinimums) -> Vec<PoolShortfall> {
+        let mut found = Vec::new();
+        let mut note = |pointer: String, have: usize, wanted: usize| {
+            if have < wanted {
+                found.push(PoolShortfall {
                     pointer,
-                    format!("only {have} {what}; at least {minimum} keep narration from repeating itself"),
-                ));
+                    have,
+                    wanted,
+                });
             }
         };
         if !self.traits.is_empty() {
-            note(
-                "/traits".to_owned(),
-                self.traits.len(),
-                POOL_MINIMUMS.traits,
-                "traits",
-            );
+            note("/traits".to_owned(), self.traits.len(), wanted.traits);
         }
         for (state, pool) in &self.state_variants {
             note(
                 format!("/state_variants/{}", pointer_escape(state)),
                 pool.len(),
-                POOL_MINIMUMS.state_variant,
-                "variants",
+                wanted.state_variant,
             );
         }
         for (field, pools, core, color) in [
             (
                 "action_fragments",
                 &self.action_fragments,
-                POOL_MINIMUMS.action_core,
-                POOL_MINIMUMS.action_color,
+                wanted.action_core,
+                wanted.action_color,
             ),
             (
                 "failure_fragments",
                 &self.failure_fragments,
-                POOL_MINIMUMS.failure_core,
-                POOL_MINIMUMS.failure_color,
+                wanted.failure_core,
+                wanted.failure_color,
             ),
             (
                 "effect_fragments",
                 &self.effect_fragments,
-                POOL_MINIMUMS.effect_core,
+                wanted.effect_core,
                 0,
             ),
             (
                 "behavior_fragments",
                 &self.behavior_fragments,
-                POOL_MINIMUMS.behavior_core,
+                wanted.behavior_core,
                 0,
             ),
         ] {
             for (key, pool) in pools {
                 let key = pointer_escape(key);
-                note(
-                    format!("/{field}/{key}/core"),
-                    pool.core.len(),
-                    core,
-                    "core fragments",
-                );
-                note(
-                    format!("/{field}/{key}/color"),
-                    pool.color.len(),
-                    color,
-                    "color fragments",
-                );
+                note(format!("/{field}/{key}/core"), pool.core.len(), core);
+                note(format!("/{field}/{key}/color"), pool.color.len(), color);
             }
         }
-        warnings
+        found
+    }
+
+    /// Pools smaller than [`POOL_MINIMUMS`], as warnings naming the field.
+    pub fn small_pools(&self, file: &str) -> Vec<ContentError> {
+        self.pools_below(&POOL_MINIMUMS)
+            .into_iter()
+            .map(|small| {
+                ContentError::new(
+                    file,
+                    &small.pointer,
+                    format!(
+                        "only {} fragments; at least {} keep narration from repeating itself",
+                        small.have, small.wanted
+                    ),
+                )
+            })
+            .collect()
     }
 }
 

@@ -17,9 +17,9 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
+pub use crate::content::PoolShortfall;
 use crate::content::{
     ContentError, ContentRegistry, FragmentPool, NarrativeContext, POOL_MINIMUMS, POOL_RECOMMENDED,
-    PoolMinimums,
 };
 
 /// What the linter found in the loaded narrative content.
@@ -86,17 +86,6 @@ impl EntityKind {
             Self::Scenery => "scenery",
         }
     }
-}
-
-/// A pool with fewer fragments than wanted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PoolShortfall {
-    /// A JSON pointer to the pool in the entity's file (`/action_fragments/take/core`).
-    pub pointer: String,
-    /// How many fragments it has.
-    pub have: usize,
-    /// How many it should have.
-    pub wanted: usize,
 }
 
 /// How many different narrations of one verb an entity's pool can give.
@@ -227,8 +216,8 @@ pub fn lint_narrative(registry: &ContentRegistry) -> LintReport {
                 .map(|v| (*v).to_owned())
                 .collect(),
             missing_failure_reasons,
-            small_pools: shortfalls(context, &POOL_MINIMUMS),
-            below_recommended: shortfalls(context, &POOL_RECOMMENDED),
+            small_pools: context.pools_below(&POOL_MINIMUMS),
+            below_recommended: context.pools_below(&POOL_RECOMMENDED),
             variety: variety(context),
         });
     }
@@ -239,65 +228,6 @@ pub fn lint_narrative(registry: &ContentRegistry) -> LintReport {
         entities,
         errors: registry.problems().to_vec(),
     }
-}
-
-/// The entity's pools smaller than `wanted` says, with the same rules as
-/// [`NarrativeContext::small_pools`]: traits only when there are some, and pools
-/// without a size of their own (effect and behaviour colors) never.
-fn shortfalls(context: &NarrativeContext, wanted: &PoolMinimums) -> Vec<PoolShortfall> {
-    let mut found = Vec::new();
-    let mut note = |pointer: String, have: usize, wanted: usize| {
-        if have < wanted {
-            found.push(PoolShortfall {
-                pointer,
-                have,
-                wanted,
-            });
-        }
-    };
-    if !context.traits.is_empty() {
-        note("/traits".to_owned(), context.traits.len(), wanted.traits);
-    }
-    for (state, pool) in &context.state_variants {
-        note(
-            format!("/state_variants/{}", pointer_escape(state)),
-            pool.len(),
-            wanted.state_variant,
-        );
-    }
-    for (field, pools, core, color) in [
-        (
-            "action_fragments",
-            &context.action_fragments,
-            wanted.action_core,
-            wanted.action_color,
-        ),
-        (
-            "failure_fragments",
-            &context.failure_fragments,
-            wanted.failure_core,
-            wanted.failure_color,
-        ),
-        (
-            "effect_fragments",
-            &context.effect_fragments,
-            wanted.effect_core,
-            0,
-        ),
-        (
-            "behavior_fragments",
-            &context.behavior_fragments,
-            wanted.behavior_core,
-            0,
-        ),
-    ] {
-        for (key, pool) in pools {
-            let key = pointer_escape(key);
-            note(format!("/{field}/{key}/core"), pool.core.len(), core);
-            note(format!("/{field}/{key}/color"), pool.color.len(), color);
-        }
-    }
-    found
 }
 
 /// The variety of each action and behaviour pool, actions first, each by verb.
