@@ -204,7 +204,7 @@ async fn backend_batch(backend: &OpenAiBackend, request: &LlmRequest, n: usize) 
     let worker = || async {
         while next.fetch_add(1, Ordering::Relaxed) < n {
             let reply = backend
-                .complete(request.clone(), DeltaSink::discard())
+                .complete(request, DeltaSink::discard())
                 .await
                 .expect("the stub answers");
             black_box(reply);
@@ -601,7 +601,7 @@ impl LlmBackend for InstantBackend {
         "instant (benchmark)".to_owned()
     }
 
-    fn complete(&self, _request: LlmRequest, _deltas: DeltaSink) -> LlmFuture {
+    fn complete(&self, _request: &LlmRequest, _deltas: DeltaSink) -> LlmFuture {
         Box::pin(std::future::ready(Ok(LlmReply::text(
             "The innkeeper nods and slides a key across the counter.",
         ))))
@@ -722,7 +722,7 @@ impl LlmBackend for NeverBackend {
         "never (benchmark)".to_owned()
     }
 
-    fn complete(&self, _request: LlmRequest, _deltas: DeltaSink) -> LlmFuture {
+    fn complete(&self, _request: &LlmRequest, _deltas: DeltaSink) -> LlmFuture {
         Box::pin(std::future::pending())
     }
 }

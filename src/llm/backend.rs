@@ -53,5 +53,5 @@ pub trait LlmBackend: Send + Sync + 'static {
 
     /// Answers one request. When `request.stream` is set, the backend sends the
     /// answer's pieces to `deltas` as they arrive; the reply still holds the whole text.
-    fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture;
+    fn complete(&self, request: &LlmRequest, deltas: DeltaSink) -> LlmFuture;
 }

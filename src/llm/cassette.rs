@@ -101,9 +101,9 @@ impl LlmBackend for RecordingBackend {
         self.inner.model()
     }
 
-    fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture {
+    fn complete(&self, request: &LlmRequest, deltas: DeltaSink) -> LlmFuture {
         let model = self.inner.model().to_owned();
-        let key = request_key(&model, &request);
+        let key = request_key(&model, request);
         let (messages, schema, sampling) = (
             request.messages.clone(),
             request.schema.clone(),
@@ -195,8 +195,8 @@ impl LlmBackend for ReplayBackend {
         &self.model
     }
 
-    fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture {
-        let key = request_key(&self.model, &request);
+    fn complete(&self, request: &LlmRequest, deltas: DeltaSink) -> LlmFuture {
+        let key = request_key(&self.model, request);
         let result = match self.answers.get(&key).and_then(Recorded::next) {
             Some(reply) => {
                 if request.stream {
@@ -237,7 +237,7 @@ impl LlmBackend for UnavailableBackend {
         format!("no backend ({})", self.0)
     }
 
-    fn complete(&self, _request: LlmRequest, _deltas: DeltaSink) -> LlmFuture {
+    fn complete(&self, _request: &LlmRequest, _deltas: DeltaSink) -> LlmFuture {
         let error = self.0.clone();
         Box::pin(async move { Err(error) })
     }

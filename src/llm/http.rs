@@ -89,16 +89,20 @@ impl Exchange {
         })
     }
 
-    /// The whole body as JSON.
-    pub(super) async fn json(&self, response: reqwest::Response) -> Result<Value, LlmError> {
-        let body = response
+    /// The whole body.
+    pub(super) async fn body(
+        &self,
+        response: reqwest::Response,
+    ) -> Result<impl std::ops::Deref<Target = [u8]> + use<>, LlmError> {
+        response
             .bytes()
             .await
-            .map_err(|error| self.broke_off(error))?;
-        serde_json::from_slice(&body).map_err(|error| {
-            let start = String::from_utf8_lossy(&body[..body.len().min(800)]).into_owned();
-            LlmError::InvalidResponse(format!("not JSON ({error}): {}", truncate(&start, 200)))
-        })
+            .map_err(|error| self.broke_off(error))
+    }
+
+    /// The whole body as JSON.
+    pub(super) async fn json(&self, response: reqwest::Response) -> Result<Value, LlmError> {
+        json_value(&self.body(response).await?)
     }
 
     /// The body line by line, as it arrives.
@@ -182,6 +186,14 @@ impl Lines {
             }
         }
     }
+}
+
+/// A body as JSON, or an error quoting its start.
+pub(super) fn json_value(body: &[u8]) -> Result<Value, LlmError> {
+    serde_json::from_slice(body).map_err(|error| {
+        let start = String::from_utf8_lossy(&body[..body.len().min(800)]).into_owned();
+        LlmError::InvalidResponse(format!("not JSON ({error}): {}", truncate(&start, 200)))
+    })
 }
 
 /// The text at `pointer` in an answer, or an error saying the answer lacks it.

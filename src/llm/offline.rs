@@ -117,8 +117,8 @@ impl LlmBackend for OfflineBackend {
         format!("offline (seed {}, not a language model)", self.seed)
     }
 
-    fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture {
-        let text = self.answer(&request);
+    fn complete(&self, request: &LlmRequest, deltas: DeltaSink) -> LlmFuture {
+        let text = self.answer(request);
         if request.stream {
             deltas.send(&text);
         }

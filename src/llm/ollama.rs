@@ -120,8 +120,8 @@ impl LlmBackend for OllamaBackend {
         &self.settings.model
     }
 
-    fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture {
-        let call = self.endpoint.post(&self.client).json(&self.body(&request));
+    fn complete(&self, request: &LlmRequest, deltas: DeltaSink) -> LlmFuture {
+        let call = self.endpoint.post(&self.client).json(&self.body(request));
         let exchange = self.endpoint.exchange(self.settings.timeout);
         let stream = request.stream;
         Box::pin(async move {

@@ -4,11 +4,13 @@
 use std::fmt;
 use std::time::Duration;
 
-use serde::Serialize;
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::env_var;
-use super::http::{ServerUrl, http_client, stream_chunk, text_at, without_credentials};
+use super::http::{ServerUrl, http_client, json_value, stream_chunk, text_at, without_credentials};
 use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
 
 /// An API key. Its `Debug` and `Display` never show it.
@@ -209,8 +211,8 @@ impl LlmBackend for OpenAiBackend {
         &self.settings.model
     }
 
-    fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture {
-        let mut call = self.endpoint.post(&self.client).json(&self.body(&request));
+    fn complete(&self, request: &LlmRequest, deltas: DeltaSink) -> LlmFuture {
+        let mut call = self.endpoint.post(&self.client).json(&self.body(request));
         if let Some(key) = &self.settings.api_key {
             call = call.bearer_auth(key.expose());
         }
@@ -219,7 +221,15 @@ impl LlmBackend for OpenAiBackend {
         Box::pin(async move {
             let response = exchange.send(call).await?;
             if !stream {
-                let value = exchange.json(response).await?;
+                let body = exchange.body(response).await?;
+                // The usual answer, read without building a JSON tree; anything else
+                // is read as JSON to say what is wrong with it.
+                if let Ok(completion) = serde_json::from_slice::<Completion<'_>>(&body)
+                    && let Some(reply) = completion.reply()
+                {
+                    return Ok(reply);
+                }
+                let value = json_value(&body)?;
                 let text = text_at(&value, "/choices/0/message/content")?;
                 return Ok(LlmReply {
                     text: text.to_owned(),
@@ -254,6 +264,47 @@ impl LlmBackend for OpenAiBackend {
             Err(LlmError::InvalidResponse(
                 "the stream ended before `data: [DONE]`: the server stopped mid-answer".to_owned(),
             ))
+        })
+    }
+}
+
+/// The parts of a chat completion the backend reads.
+#[derive(Deserialize)]
+struct Completion<'a> {
+    #[serde(borrow)]
+    choices: Vec<CompletionChoice<'a>>,
+    #[serde(default)]
+    usage: Option<CompletionUsage>,
+}
+
+#[derive(Deserialize)]
+struct CompletionChoice<'a> {
+    #[serde(borrow)]
+    message: CompletionMessage<'a>,
+}
+
+#[derive(Deserialize)]
+struct CompletionMessage<'a> {
+    #[serde(borrow, default)]
+    content: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct CompletionUsage {
+    prompt_tokens: u64,
+    completion_tokens: u64,
+}
+
+impl Completion<'_> {
+    /// The first choice's text, when there is one.
+    fn reply(self) -> Option<LlmReply> {
+        let text = self.choices.into_iter().next()?.message.content?;
+        Some(LlmReply {
+            text: text.into_owned(),
+            usage: self.usage.map(|usage| TokenUsage {
+                prompt_tokens: usage.prompt_tokens,
+                completion_tokens: usage.completion_tokens,
+            }),
         })
     }
 }

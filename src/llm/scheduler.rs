@@ -319,7 +319,7 @@ async fn serve(shared: Arc<Shared>, job: Job) {
             Some(first_token) => delta_sink(&shared, id, submitted, first_token),
             None => DeltaSink::discard(),
         };
-        let attempt = answer(&*endpoint.backend, request.clone(), deltas);
+        let attempt = answer(&*endpoint.backend, &request, deltas);
         let result = match tokio::time::timeout_at(deadline.into(), attempt).await {
             Ok(result) => result,
             Err(_) => Err(LlmError::TimedOut(deadline - submitted)),
@@ -427,7 +427,7 @@ fn delta_sink(
 /// [`LlmError::BackendFailed`] instead of leaving it without an outcome.
 async fn answer(
     backend: &dyn LlmBackend,
-    request: LlmRequest,
+    request: &LlmRequest,
     deltas: DeltaSink,
 ) -> Result<LlmReply, LlmError> {
     let failed = |_| {

@@ -115,7 +115,7 @@ impl bevy_loom::llm::LlmBackend for PanickingBackend {
 
     fn complete(
         &self,
-        _request: bevy_loom::llm::LlmRequest,
+        _request: &bevy_loom::llm::LlmRequest,
         _deltas: bevy_loom::llm::DeltaSink,
     ) -> bevy_loom::llm::LlmFuture {
         Box::pin(async { panic!("a backend bug") })
@@ -150,7 +150,7 @@ impl bevy_loom::llm::LlmBackend for SlowBackend {
 
     fn complete(
         &self,
-        _request: bevy_loom::llm::LlmRequest,
+        _request: &bevy_loom::llm::LlmRequest,
         _deltas: bevy_loom::llm::DeltaSink,
     ) -> bevy_loom::llm::LlmFuture {
         Box::pin(async {

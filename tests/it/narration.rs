@@ -32,7 +32,7 @@ impl LlmBackend for TestBackend {
         "narration test backend".to_owned()
     }
 
-    fn complete(&self, request: LlmRequest, deltas: DeltaSink) -> LlmFuture {
+    fn complete(&self, request: &LlmRequest, deltas: DeltaSink) -> LlmFuture {
         match self.0 {
             Answer::Streamed => {
                 if request.stream {

@@ -149,7 +149,7 @@ impl bevy_loom::llm::LlmBackend for FixedBackend {
 
     fn complete(
         &self,
-        _request: LlmRequest,
+        _request: &LlmRequest,
         _deltas: bevy_loom::llm::DeltaSink,
     ) -> bevy_loom::llm::LlmFuture {
         let text = self.0.clone();
