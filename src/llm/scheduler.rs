@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use futures_lite::FutureExt;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Semaphore;
 use tokio::task::AbortHandle;
 
 use super::{
@@ -164,7 +164,10 @@ struct Shared {
     running: Mutex<HashMap<RequestId, Option<AbortHandle>>>,
     /// Requests dispatched and not yet finished; the bridge reads it for its stats.
     active: Arc<AtomicUsize>,
-    freed: Notify,
+    /// Requests waiting for a free slot.
+    queue: Mutex<BinaryHeap<Queued>>,
+    /// How many requests may run at once: every endpoint's slots.
+    capacity: usize,
     next_endpoint: AtomicUsize,
 }
 
@@ -174,9 +177,25 @@ impl Shared {
         let _ = self.arrivals.send(Arrival::Done(response));
     }
 
-    fn release(&self) {
+    /// A running request ended: its slot goes to the next queued one.
+    fn release(self: &Arc<Self>) {
         self.active.fetch_sub(1, Ordering::SeqCst);
-        self.freed.notify_one();
+        self.dispatch();
+    }
+
+    /// Starts queued requests, highest priority first, while there are free slots.
+    /// Runs on the bridge's current-thread runtime, so a task cannot start before its
+    /// abort handle is stored.
+    fn dispatch(self: &Arc<Self>) {
+        while self.active.load(Ordering::SeqCst) < self.capacity {
+            let Some(Queued(_, _, job)) = lock(&self.queue).pop() else {
+                break;
+            };
+            self.active.fetch_add(1, Ordering::SeqCst);
+            let id = job.id;
+            let task = tokio::spawn(serve(Arc::clone(self), job));
+            lock(&self.running).insert(id, Some(task.abort_handle()));
+        }
     }
 }
 
@@ -199,6 +218,7 @@ pub(super) fn run(
         }
     };
     let concurrency = schedule.concurrency.max(1);
+    let backends_count = backends.len();
     let shared = Arc::new(Shared {
         endpoints: backends
             .into_iter()
@@ -212,37 +232,21 @@ pub(super) fn run(
         arrivals,
         running: Mutex::default(),
         active,
-        freed: Notify::new(),
+        queue: Mutex::default(),
+        capacity: backends_count.max(1) * concurrency,
         next_endpoint: AtomicUsize::new(0),
     });
-    let capacity = shared.endpoints.len().max(1) * concurrency;
     runtime.block_on(async move {
-        let mut queue = BinaryHeap::new();
         let mut sequence = 0u64;
-        loop {
-            tokio::select! {
-                command = commands.recv() => match command {
-                    None => break,
-                    Some(Command::Submit(job)) => {
-                        sequence += 1;
-                        queue.push(Queued(job.request.priority, Reverse(sequence), job));
-                    }
-                    Some(Command::Cancel(id)) => cancel(&shared, &mut queue, id),
-                },
-                () = shared.freed.notified() => {}
-            }
-            while shared.active.load(Ordering::SeqCst) < capacity {
-                let Some(Queued(_, _, job)) = queue.pop() else {
-                    break;
-                };
-                shared.active.fetch_add(1, Ordering::SeqCst);
-                let id = job.id;
-                let task = tokio::spawn(serve(Arc::clone(&shared), job));
-                // On a current-thread runtime the task cannot run before this line.
-                if let Ok(mut running) = shared.running.lock() {
-                    running.insert(id, Some(task.abort_handle()));
+        while let Some(command) = commands.recv().await {
+            match command {
+                Command::Submit(job) => {
+                    sequence += 1;
+                    lock(&shared.queue).push(Queued(job.request.priority, Reverse(sequence), job));
                 }
+                Command::Cancel(id) => cancel(&shared, id),
             }
+            shared.dispatch();
         }
         // The bridge is gone: stop what still runs.
         if let Ok(running) = shared.running.lock() {
@@ -251,11 +255,15 @@ pub(super) fn run(
     });
 }
 
-fn cancel(shared: &Shared, queue: &mut BinaryHeap<Queued>, id: RequestId) {
-    let waiting: Vec<Queued> = std::mem::take(queue).into_vec();
-    let (cancelled, kept): (Vec<Queued>, Vec<Queued>) =
-        waiting.into_iter().partition(|q| q.2.id == id);
-    *queue = kept.into();
+fn cancel(shared: &Arc<Shared>, id: RequestId) {
+    let cancelled = {
+        let mut queue = lock(&shared.queue);
+        let waiting: Vec<Queued> = std::mem::take(&mut *queue).into_vec();
+        let (cancelled, kept): (Vec<Queued>, Vec<Queued>) =
+            waiting.into_iter().partition(|q| q.2.id == id);
+        *queue = kept.into();
+        cancelled
+    };
     let running = shared
         .running
         .lock()
