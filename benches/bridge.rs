@@ -749,10 +749,12 @@ fn never_app() -> App {
 fn update_with_pending(c: &mut Criterion) {
     let mut idle = never_app();
     let mut busy = never_app();
-    for _ in 0..PENDING {
-        busy.world_mut()
-            .resource_mut::<LlmBridge>()
-            .submit(llm_request());
+    {
+        let mut bridge = busy.world_mut().resource_mut::<LlmBridge>();
+        for _ in 0..PENDING {
+            bridge.submit(llm_request());
+        }
+        bridge.flush();
     }
     // Let the bridge's thread dispatch all of them before measuring.
     let start = Instant::now();

@@ -16,13 +16,18 @@ use super::{
 ///
 /// Each [`submit`](Self::submit) returns at once; the outcome arrives later as one
 /// [`LlmResponse`] with the same id, after any [`LlmDelta`] pieces of a streamed
-/// answer. Requests run on a Tokio runtime on the bridge's own thread, which stops
+/// answer. Requests submitted during a frame go to the bridge's thread together, on
+/// the next [`flush`](Self::flush) or [`drain`](Self::drain) (the plugin flushes in
+/// [`LoomSystems::Receive`](crate::LoomSystems::Receive) and in `Last`), so a frame
+/// that starts many requests wakes that thread once. Requests run on a Tokio runtime on the bridge's own thread, which stops
 /// when the bridge is dropped: highest [`Priority`](super::Priority) first, a bounded
 /// number at a time per endpoint, balanced across healthy endpoints, retried with
 /// backoff when a server is unreachable or overloaded, each within its deadline.
 #[derive(Resource)]
 pub struct LlmBridge {
     commands: tokio::sync::mpsc::UnboundedSender<Command>,
+    /// Submitted since the last flush.
+    outgoing: Vec<Job>,
     arrivals: Mutex<mpsc::Receiver<Arrival>>,
     deltas: Vec<LlmDelta>,
     stopped: Vec<LlmResponse>,
@@ -78,6 +83,7 @@ impl LlmBridge {
         }
         Self {
             commands,
+            outgoing: Vec::new(),
             arrivals: Mutex::new(arrivals),
             deltas: Vec::new(),
             stopped: Vec::new(),
@@ -90,7 +96,8 @@ impl LlmBridge {
         }
     }
 
-    /// Queues a request and returns its id at once.
+    /// Queues a request and returns its id at once. It goes to the bridge's thread on
+    /// the next [`flush`](Self::flush) or [`drain`](Self::drain).
     pub fn submit(&mut self, mut request: LlmRequest) -> RequestId {
         self.next_id += 1;
         let id = RequestId(self.next_id);
@@ -103,39 +110,53 @@ impl LlmBridge {
         }
         request.deadline = request.deadline.or(Some(self.deadline));
         self.in_flight += 1;
-        let job = Job {
+        self.outgoing.push(Job {
             id,
             request,
             submitted: Instant::now(),
-        };
-        if self.commands.send(Command::Submit(job)).is_err() {
-            self.stopped.push(LlmResponse {
-                id,
+        });
+        id
+    }
+
+    /// Sends the requests submitted since the last flush to the bridge's thread.
+    pub fn flush(&mut self) {
+        if self.outgoing.is_empty() {
+            return;
+        }
+        let jobs = std::mem::take(&mut self.outgoing);
+        if let Err(unsent) = self.commands.send(Command::Submit(jobs)) {
+            let Command::Submit(jobs) = unsent.0 else {
+                return;
+            };
+            self.stopped.extend(jobs.into_iter().map(|job| LlmResponse {
+                id: job.id,
                 result: Err(LlmError::BridgeStopped(
                     "its background thread has stopped; see the log for why".to_owned(),
                 )),
-                latency: Duration::ZERO,
+                latency: job.submitted.elapsed(),
                 first_token: None,
                 retries: 0,
-            });
+            }));
         }
-        id
     }
 
     /// Cancels a request: queued, it never starts; running, its connection is
     /// dropped. Its outcome is [`LlmError::Cancelled`]; a request that already
     /// finished keeps its outcome.
     pub fn cancel(&mut self, id: RequestId) {
+        self.flush();
         // When the runtime is gone, every request already has its outcome.
         let _ = self.commands.send(Command::Cancel(id));
     }
 
-    /// Outcomes that arrived since the last call, without waiting. Pieces of streamed
+    /// Sends what was submitted (see [`flush`](Self::flush)), then returns the outcomes
+    /// that arrived since the last call, without waiting. Pieces of streamed
     /// answers that arrived with them wait in [`drain_deltas`](Self::drain_deltas).
     ///
     /// In an app with [`LlmPlugin`](super::LlmPlugin) the plugin drains the bridge every
     /// frame into messages; call this only when using the bridge on its own.
     pub fn drain(&mut self) -> Vec<LlmResponse> {
+        self.flush();
         let mut done = std::mem::take(&mut self.stopped);
         if let Ok(arrivals) = self.arrivals.get_mut() {
             for arrival in arrivals.try_iter() {

@@ -302,12 +302,18 @@ impl Plugin for LlmPlugin {
                         .before(LoomSystems::Think),
                     receive_responses.in_set(LoomSystems::Receive),
                 ),
-            );
+            )
+            // Requests submitted after `Receive` (narration, the game's own) leave this frame.
+            .add_systems(Last, flush_requests);
     }
 }
 
 fn apply_settings(settings: Res<LlmSettings>, mut bridge: ResMut<LlmBridge>) {
     bridge.set_defaults(settings.deadline, settings.sampling.clone());
+}
+
+fn flush_requests(mut bridge: ResMut<LlmBridge>) {
+    bridge.flush();
 }
 
 fn receive_responses(

@@ -77,7 +77,8 @@ pub(super) struct Job {
 }
 
 pub(super) enum Command {
-    Submit(Job),
+    /// Requests submitted during one frame, in order.
+    Submit(Vec<Job>),
     Cancel(RequestId),
 }
 
@@ -240,9 +241,12 @@ pub(super) fn run(
         let mut sequence = 0u64;
         while let Some(command) = commands.recv().await {
             match command {
-                Command::Submit(job) => {
-                    sequence += 1;
-                    lock(&shared.queue).push(Queued(job.request.priority, Reverse(sequence), job));
+                Command::Submit(jobs) => {
+                    let mut queue = lock(&shared.queue);
+                    for job in jobs {
+                        sequence += 1;
+                        queue.push(Queued(job.request.priority, Reverse(sequence), job));
+                    }
                 }
                 Command::Cancel(id) => cancel(&shared, id),
             }

@@ -360,8 +360,12 @@ fn dialogue_goes_before_background_thinking() {
         concurrency_per_endpoint: 1,
         ..default()
     });
+    // The first request goes out on its own and takes the only slot; the rest queue
+    // behind it and are sent together.
+    let first = submit(&mut app, request("first"));
+    app.world_mut().resource_mut::<LlmBridge>().flush();
     let ids = vec![
-        submit(&mut app, request("first")),
+        first,
         submit(&mut app, request("background")),
         submit(
             &mut app,
@@ -382,5 +386,47 @@ fn dialogue_goes_before_background_thinking() {
     assert_eq!(
         *order.lock().expect("the record"),
         ["first", "dialogue", "narration", "background"]
+    );
+}
+
+#[test]
+fn requests_submitted_in_one_frame_start_highest_priority_first() {
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let seen = order.clone();
+    let (_server, url, _) = server(move |_, body| {
+        let text = body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        seen.lock().expect("the record").push(text);
+        completion("ok")
+    });
+    let mut app = app(LlmSettings {
+        backend: endpoint(&url),
+        concurrency_per_endpoint: 1,
+        ..default()
+    });
+    // All three leave together at the end of the frame: the free slot goes to dialogue.
+    let ids = vec![
+        submit(&mut app, request("background")),
+        submit(
+            &mut app,
+            LlmRequest {
+                priority: Priority::Narration,
+                ..request("narration")
+            },
+        ),
+        submit(
+            &mut app,
+            LlmRequest {
+                priority: Priority::Dialogue,
+                ..request("dialogue")
+            },
+        ),
+    ];
+    outcomes(&mut app, &ids);
+    assert_eq!(
+        *order.lock().expect("the record"),
+        ["dialogue", "narration", "background"]
     );
 }
