@@ -11,6 +11,7 @@
 //! the game's own systems carry out requests.
 
 mod decision;
+pub mod memory;
 mod scene;
 
 use std::collections::{HashMap, VecDeque};
@@ -20,6 +21,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 pub use decision::{Decision, RejectionReason, parse_decision};
+pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
 
 use crate::LoomSystems;

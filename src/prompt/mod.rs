@@ -4,6 +4,7 @@
 mod actions_block;
 mod decision;
 mod narration;
+mod tokens;
 
 pub use actions_block::{
     ActionCatalog, ActionLine, BlockOptions, render_available_actions, write_available_actions,
@@ -12,3 +13,4 @@ pub use decision::{
     DECISION_RULES, DecisionLimits, DecisionPrompt, decision_prompt, decision_schema,
 };
 pub use narration::{NARRATOR_RULES, narration_user_message};
+pub use tokens::estimate_tokens;

@@ -1,0 +1,644 @@
+//! Smart actors' memory: an append-only history store, deterministic retrieval, and
+//! saves that survive a crash.
+//!
+//! Retrieval follows one algorithm, the same every time for the same store and context:
+//!
+//! 1. Keep entries in scope: the actor's own, the current plots', and global ones.
+//! 2. When the context has tags and the store has tagged entries, keep entries whose
+//!    tags overlap the context's.
+//! 3. Score each: `tag matches × 10 + recency rank`, the rank counting up from the
+//!    oldest kept entry to the newest; ties go to the newer entry.
+//! 4. Return the pinned seeds in scope first, in insertion order (they skip the tag
+//!    filter), then the top `k` (default 4), within a token budget: whatever does not
+//!    fit is left out, lowest ranked first.
+//!
+//! Without tags in the context (or in the store), step 2 is skipped and the newest
+//! entries win.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use bevy::prelude::*;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::prompt::estimate_tokens;
+
+/// Whose memory an entry is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryScope {
+    /// One actor's own memory, by its actor key (`tavern:marta`).
+    Actor(String),
+    /// Everyone's, while this plot is current.
+    Plot(String),
+    /// Everyone's, always.
+    Global,
+}
+
+/// One remembered fact, observation or exchange.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryEntry {
+    /// Its id: the order it was written in, from 1.
+    pub id: u64,
+    /// What is remembered, as the actor will read it.
+    pub text: String,
+    /// What it is about: keys of places, items and actors.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Whose memory it is.
+    pub scope: MemoryScope,
+    /// The turn it was written in.
+    #[serde(default)]
+    pub turn: u64,
+    /// Who wrote it: `witnessed`, `heard`, `seed`, or the game's own word.
+    #[serde(default)]
+    pub source: String,
+    /// A seed that is always recalled (while in scope), before anything ranked.
+    #[serde(default)]
+    pub pinned: bool,
+}
+
+/// A memory to append; the store gives it its id.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NewMemory {
+    /// What is remembered.
+    pub text: String,
+    /// What it is about.
+    pub tags: Vec<String>,
+    /// Whose memory it is; global when `None`.
+    pub scope: Option<MemoryScope>,
+    /// The turn it was written in.
+    pub turn: u64,
+    /// Who wrote it.
+    pub source: String,
+    /// Always recalled.
+    pub pinned: bool,
+}
+
+/// What an actor is recalling for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryQuery<'a> {
+    /// The actor's key.
+    pub actor: &'a str,
+    /// The current plots.
+    pub plots: &'a [&'a str],
+    /// The context's tags: keys of the place, the items and the actors around.
+    pub tags: &'a [&'a str],
+    /// How many ranked entries to return, besides pinned seeds.
+    pub k: usize,
+    /// The most estimated tokens the returned texts may take together.
+    pub token_budget: usize,
+}
+
+/// Why a history file could not be saved or loaded.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum MemoryError {
+    /// Reading or writing the file failed.
+    #[error("history file {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The file is not a history save: damaged, cut short, or something else.
+    #[error(
+        "history file {path} is damaged or not a history save ({detail}); the game keeps its current memories: restore a backup or delete the file"
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, from the parser.
+        detail: String,
+    },
+}
+
+/// The append-only history of every smart actor, indexed for retrieval.
+#[derive(Resource, Debug, Clone, Default)]
+pub struct HistoryStore {
+    entries: Vec<MemoryEntry>,
+    tag_ids: HashMap<String, u32>,
+    scope_ids: HashMap<MemoryScope, u32>,
+    /// Per scope: its unpinned entries, oldest first.
+    by_scope: Vec<Vec<u32>>,
+    /// Per scope: its pinned seeds, in insertion order.
+    pinned: Vec<Vec<u32>>,
+    /// Per (scope, tag): its unpinned entries with that tag, oldest first.
+    by_scope_tag: HashMap<(u32, u32), Vec<u32>>,
+}
+
+/// The save file's layout.
+#[derive(Serialize, Deserialize)]
+struct Save<E> {
+    format: String,
+    version: u32,
+    entries: E,
+}
+
+const SAVE_FORMAT: &str = "bevy_loom history";
+const SAVE_VERSION: u32 = 1;
+
+impl HistoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every entry, oldest first.
+    pub fn entries(&self) -> &[MemoryEntry] {
+        &self.entries
+    }
+
+    /// How many entries the store holds.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the store is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Appends a memory and returns its id.
+    pub fn append(&mut self, memory: NewMemory) -> u64 {
+        let id = self.entries.len() as u64 + 1;
+        self.push(MemoryEntry {
+            id,
+            text: memory.text,
+            tags: memory.tags,
+            scope: memory.scope.unwrap_or(MemoryScope::Global),
+            turn: memory.turn,
+            source: memory.source,
+            pinned: memory.pinned,
+        });
+        id
+    }
+
+    fn push(&mut self, entry: MemoryEntry) {
+        let index = self.entries.len() as u32;
+        let next = self.scope_ids.len() as u32;
+        let scope = *self.scope_ids.entry(entry.scope.clone()).or_insert(next);
+        if scope as usize == self.by_scope.len() {
+            self.by_scope.push(Vec::new());
+            self.pinned.push(Vec::new());
+        }
+        if entry.pinned {
+            self.pinned[scope as usize].push(index);
+        } else {
+            self.by_scope[scope as usize].push(index);
+            let mut seen = Vec::with_capacity(entry.tags.len());
+            for tag in &entry.tags {
+                let next = self.tag_ids.len() as u32;
+                let tag = *self.tag_ids.entry(tag.clone()).or_insert(next);
+                if !seen.contains(&tag) {
+                    seen.push(tag);
+                    self.by_scope_tag
+                        .entry((scope, tag))
+                        .or_default()
+                        .push(index);
+                }
+            }
+        }
+        self.entries.push(entry);
+    }
+
+    /// The memories for a query: pinned seeds in scope first, then the best `k`
+    /// ranked entries, within the token budget. See the [module docs](self).
+    pub fn retrieve(&self, query: &MemoryQuery<'_>) -> Vec<&MemoryEntry> {
+        let scopes: Vec<u32> = std::iter::once(MemoryScope::Actor(query.actor.to_owned()))
+            .chain(
+                query
+                    .plots
+                    .iter()
+                    .map(|p| MemoryScope::Plot((*p).to_owned())),
+            )
+            .chain(std::iter::once(MemoryScope::Global))
+            .filter_map(|scope| self.scope_ids.get(&scope).copied())
+            .collect();
+        let mut tags: Vec<u32> = query
+            .tags
+            .iter()
+            .filter_map(|tag| self.tag_ids.get(*tag).copied())
+            .collect();
+        tags.sort_unstable();
+        tags.dedup();
+
+        let ranked = if query.tags.is_empty() || self.tag_ids.is_empty() {
+            let lists: Vec<&[u32]> = scopes
+                .iter()
+                .map(|&s| self.by_scope[s as usize].as_slice())
+                .collect();
+            newest(&lists, query.k)
+        } else {
+            let lists: Vec<&[u32]> = scopes
+                .iter()
+                .flat_map(|&s| tags.iter().map(move |&t| (s, t)))
+                .filter_map(|key| self.by_scope_tag.get(&key).map(Vec::as_slice))
+                .collect();
+            best_scored(&lists, tags.len(), query.k)
+        };
+
+        let mut pinned: Vec<u32> = scopes
+            .iter()
+            .flat_map(|&s| self.pinned[s as usize].iter().copied())
+            .collect();
+        pinned.sort_unstable();
+        let mut recalled = Vec::with_capacity(pinned.len() + ranked.len());
+        let mut spent = 0;
+        for index in pinned.into_iter().chain(ranked) {
+            let entry = &self.entries[index as usize];
+            let cost = estimate_tokens(&entry.text);
+            if spent + cost > query.token_budget {
+                continue;
+            }
+            spent += cost;
+            recalled.push(entry);
+        }
+        recalled
+    }
+
+    /// Writes the store to `path` atomically: to a temporary file beside it, flushed
+    /// to disk, then renamed over it, so a crash during a save leaves the previous save.
+    pub fn save(&self, path: &Path) -> Result<(), MemoryError> {
+        save_atomically(path, |file| {
+            let save = Save {
+                format: SAVE_FORMAT.to_owned(),
+                version: SAVE_VERSION,
+                entries: &self.entries,
+            };
+            serde_json::to_writer(&mut *file, &save).map_err(std::io::Error::other)
+        })
+    }
+
+    /// Loads a store saved with [`save`](Self::save); it retrieves exactly as the one saved.
+    pub fn load(path: &Path) -> Result<Self, MemoryError> {
+        let bytes = std::fs::read(path).map_err(|source| MemoryError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let corrupt = |detail: String| MemoryError::Corrupt {
+            path: path.to_owned(),
+            detail,
+        };
+        let save: Save<Vec<MemoryEntry>> =
+            serde_json::from_slice(&bytes).map_err(|error| corrupt(error.to_string()))?;
+        if save.format != SAVE_FORMAT || save.version != SAVE_VERSION {
+            return Err(corrupt(format!(
+                "format `{}` version {}, expected `{SAVE_FORMAT}` version {SAVE_VERSION}",
+                save.format, save.version
+            )));
+        }
+        let mut store = Self::new();
+        for (position, entry) in save.entries.into_iter().enumerate() {
+            if entry.id != position as u64 + 1 {
+                return Err(corrupt(format!(
+                    "entry {} has id {}: entries are missing or out of order",
+                    position + 1,
+                    entry.id
+                )));
+            }
+            store.push(entry);
+        }
+        Ok(store)
+    }
+}
+
+/// Writes a file through a temporary one beside it, flushed and renamed over it.
+pub(crate) fn save_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<(), MemoryError> {
+    let io = |source| MemoryError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".saving");
+    let temporary = PathBuf::from(temporary);
+    let file = std::fs::File::create(&temporary).map_err(io)?;
+    let mut writer = std::io::BufWriter::new(file);
+    let written = write(&mut writer)
+        .and_then(|()| writer.flush())
+        .and_then(|()| writer.get_ref().sync_all());
+    if let Err(error) = written {
+        let _ = std::fs::remove_file(&temporary);
+        return Err(io(error));
+    }
+    drop(writer);
+    std::fs::rename(&temporary, path).map_err(io)
+}
+
+/// The `k` newest entries of several ascending lists.
+fn newest(lists: &[&[u32]], k: usize) -> Vec<u32> {
+    let mut cursors: Vec<usize> = lists.iter().map(|l| l.len()).collect();
+    let mut found = Vec::with_capacity(k);
+    while found.len() < k {
+        let Some((list, index)) = cursors
+            .iter()
+            .enumerate()
+            .filter(|&(_, &c)| c > 0)
+            .map(|(list, &c)| (list, lists[list][c - 1]))
+            .max_by_key(|&(_, index)| index)
+        else {
+            break;
+        };
+        cursors[list] -= 1;
+        found.push(index);
+    }
+    found
+}
+
+/// The `k` best of the entries in several ascending lists (one per scope and tag),
+/// scored `tag matches × 10 + recency rank`, best first.
+///
+/// Walks the entries from the newest down. Only differences of rank matter, so the
+/// rank is counted down from the newest, and the walk stops once an older entry,
+/// even matching every tag, could no longer beat the `k`-th best.
+fn best_scored(lists: &[&[u32]], tags: usize, k: usize) -> Vec<u32> {
+    if k == 0 {
+        return Vec::new();
+    }
+    let mut cursors: Vec<usize> = lists.iter().map(|l| l.len()).collect();
+    // (score, index), best first.
+    let mut best: Vec<(i64, u32)> = Vec::with_capacity(k + 1);
+    let best_possible = 10 * tags as i64;
+    let mut newer = 0i64;
+    while let Some(index) = cursors
+        .iter()
+        .enumerate()
+        .filter(|&(_, &c)| c > 0)
+        .map(|(list, &c)| lists[list][c - 1])
+        .max()
+    {
+        let mut matches = 0i64;
+        for (list, cursor) in cursors.iter_mut().enumerate() {
+            if *cursor > 0 && lists[list][*cursor - 1] == index {
+                *cursor -= 1;
+                matches += 1;
+            }
+        }
+        let score = 10 * matches - newer;
+        newer += 1;
+        // Equal scores keep the newer entry first: it was seen first.
+        let position = best.partition_point(|&(s, _)| s >= score);
+        if position < k {
+            best.insert(position, (score, index));
+            best.truncate(k);
+        }
+        if best.len() == k && best_possible - newer < best[k - 1].0 {
+            break;
+        }
+    }
+    best.into_iter().map(|(_, index)| index).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory(text: &str, tags: &[&str], scope: MemoryScope) -> NewMemory {
+        NewMemory {
+            text: text.to_owned(),
+            tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+            scope: Some(scope),
+            ..NewMemory::default()
+        }
+    }
+
+    fn marta() -> MemoryScope {
+        MemoryScope::Actor("tavern:marta".into())
+    }
+
+    fn query<'a>(tags: &'a [&'a str], plots: &'a [&'a str]) -> MemoryQuery<'a> {
+        MemoryQuery {
+            actor: "tavern:marta",
+            plots,
+            tags,
+            k: 4,
+            token_budget: 1000,
+        }
+    }
+
+    fn texts<'a>(entries: &[&'a MemoryEntry]) -> Vec<&'a str> {
+        entries.iter().map(|e| e.text.as_str()).collect()
+    }
+
+    /// Every entry scored the slow way: the reference the fast walk must match.
+    fn by_the_book<'a>(store: &'a HistoryStore, query: &MemoryQuery<'_>) -> Vec<&'a str> {
+        let in_scope = |scope: &MemoryScope| match scope {
+            MemoryScope::Actor(actor) => actor == query.actor,
+            MemoryScope::Plot(plot) => query.plots.contains(&plot.as_str()),
+            MemoryScope::Global => true,
+        };
+        let matches = |e: &MemoryEntry| {
+            e.tags
+                .iter()
+                .filter(|t| query.tags.contains(&t.as_str()))
+                .count()
+        };
+        let kept: Vec<&MemoryEntry> = store
+            .entries()
+            .iter()
+            .filter(|e| !e.pinned && in_scope(&e.scope))
+            .filter(|e| query.tags.is_empty() || matches(e) > 0)
+            .collect();
+        let mut scored: Vec<(usize, usize, &MemoryEntry)> = kept
+            .iter()
+            .enumerate()
+            .map(|(rank, e)| (matches(e) * 10 + rank, rank, *e))
+            .collect();
+        scored.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+        let pinned = store
+            .entries()
+            .iter()
+            .filter(|e| e.pinned && in_scope(&e.scope));
+        pinned
+            .chain(scored.into_iter().take(query.k).map(|(_, _, e)| e))
+            .map(|e| e.text.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn scope_tags_and_recency_decide_what_is_recalled() {
+        let mut store = HistoryStore::new();
+        store.append(NewMemory {
+            pinned: true,
+            ..memory("The cellar key is mine to keep.", &["tavern:key"], marta())
+        });
+        store.append(memory("Brom drank too much.", &["tavern:brom"], marta()));
+        store.append(memory(
+            "Silas owes me two silver.",
+            &["tavern:silas"],
+            marta(),
+        ));
+        store.append(memory(
+            "Someone else's secret.",
+            &["tavern:silas"],
+            MemoryScope::Actor("tavern:brom".into()),
+        ));
+        store.append(memory("A storm is coming.", &[], MemoryScope::Global));
+        store.append(memory(
+            "The letter came from the capital.",
+            &["tavern:letter", "tavern:silas"],
+            MemoryScope::Plot("letter".into()),
+        ));
+        store.append(memory("Silas sang badly.", &["tavern:silas"], marta()));
+
+        let recalled = store.retrieve(&query(&["tavern:silas", "tavern:letter"], &["letter"]));
+        assert_eq!(
+            texts(&recalled),
+            [
+                "The cellar key is mine to keep.",
+                "The letter came from the capital.",
+                "Silas sang badly.",
+                "Silas owes me two silver.",
+            ]
+        );
+        // Without the plot, its memory is out of scope; without tags, recency decides.
+        let recalled = store.retrieve(&query(&[], &[]));
+        assert_eq!(
+            texts(&recalled),
+            [
+                "The cellar key is mine to keep.",
+                "Silas sang badly.",
+                "A storm is coming.",
+                "Silas owes me two silver.",
+                "Brom drank too much.",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_fast_walk_ranks_exactly_like_scoring_every_entry() {
+        let tags = ["a", "b", "c", "d", "e", "f"];
+        let mut store = HistoryStore::new();
+        // A fixed pseudo-random history: scopes, tags and pins vary.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for i in 0..3000 {
+            let roll = next();
+            let scope = match roll % 5 {
+                0 => MemoryScope::Global,
+                1 => MemoryScope::Plot("p".into()),
+                2 => MemoryScope::Actor("other".into()),
+                _ => MemoryScope::Actor("tavern:marta".into()),
+            };
+            let chosen: Vec<&str> = tags.iter().copied().filter(|_| next() % 4 == 0).collect();
+            store.append(NewMemory {
+                pinned: roll % 97 == 0,
+                ..memory(&format!("entry {i}"), &chosen, scope)
+            });
+        }
+        for context in [&["a"][..], &["a", "b"], &["c", "d", "e"], &["f", "z"], &[]] {
+            for plots in [&[][..], &["p"]] {
+                for k in [1, 4, 10] {
+                    let query = MemoryQuery {
+                        k,
+                        ..query(context, plots)
+                    };
+                    assert_eq!(
+                        texts(&store.retrieve(&query)),
+                        by_the_book(&store, &query),
+                        "{query:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_token_budget_leaves_out_the_lowest_ranked() {
+        let mut store = HistoryStore::new();
+        for text in [
+            "oldest memory here",
+            "middle memory here",
+            "newest memory here",
+        ] {
+            store.append(memory(text, &[], marta()));
+        }
+        let recalled = store.retrieve(&MemoryQuery {
+            token_budget: 10,
+            ..query(&[], &[])
+        });
+        assert_eq!(
+            texts(&recalled),
+            ["newest memory here", "middle memory here"]
+        );
+    }
+
+    #[test]
+    fn a_saved_store_loads_and_recalls_exactly_as_before() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("history.json");
+        let mut store = HistoryStore::new();
+        for i in 0..50 {
+            let tag = ["tavern:brom", "tavern:silas", "tavern:key"][i % 3];
+            store.append(memory(&format!("memory {i}"), &[tag], marta()));
+        }
+        store.save(&path).expect("the store saves");
+        let loaded = HistoryStore::load(&path).expect("the save loads");
+        assert_eq!(loaded.entries(), store.entries());
+        let query = query(&["tavern:key", "tavern:brom"], &[]);
+        assert_eq!(
+            texts(&loaded.retrieve(&query)),
+            texts(&store.retrieve(&query))
+        );
+    }
+
+    #[test]
+    fn a_crash_during_a_save_leaves_the_previous_save() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("history.json");
+        let mut store = HistoryStore::new();
+        store.append(memory("before the crash", &[], marta()));
+        store.save(&path).expect("the first save");
+        let before = std::fs::read(&path).expect("the save");
+
+        // The process dies halfway through writing the next save.
+        store.append(memory("after the crash", &[], marta()));
+        let crashed = save_atomically(&path, |file| {
+            file.write_all(b"{\"format\":\"bevy_loom history\",\"version\":1,\"entr")?;
+            Err(std::io::Error::other("the process was killed"))
+        });
+        assert!(crashed.is_err());
+        assert_eq!(std::fs::read(&path).expect("the save"), before);
+        let loaded = HistoryStore::load(&path).expect("the previous save loads");
+        assert_eq!(
+            texts(&loaded.entries().iter().collect::<Vec<_>>()),
+            ["before the crash"]
+        );
+    }
+
+    #[test]
+    fn a_damaged_save_is_reported_and_not_loaded() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("history.json");
+        let mut store = HistoryStore::new();
+        store.append(memory("a memory", &[], marta()));
+        store.save(&path).expect("the save");
+        let whole = std::fs::read(&path).expect("the save");
+        std::fs::write(&path, &whole[..whole.len() / 2]).expect("cut the file short");
+        let error = HistoryStore::load(&path).expect_err("a truncated save is refused");
+        assert!(matches!(error, MemoryError::Corrupt { .. }), "{error}");
+        assert!(error.to_string().contains("history.json"), "{error}");
+
+        std::fs::write(
+            &path,
+            b"{\"format\":\"something else\",\"version\":1,\"entries\":[]}",
+        )
+        .expect("write");
+        let error = HistoryStore::load(&path).expect_err("another format is refused");
+        assert!(error.to_string().contains("something else"), "{error}");
+
+        let missing = HistoryStore::load(&dir.path().join("none.json"));
+        assert!(matches!(missing, Err(MemoryError::Io { .. })));
+    }
+}
