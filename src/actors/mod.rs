@@ -34,8 +34,8 @@ use crate::prompt::{
     render_available_actions,
 };
 use crate::world::{
-    AvailableAction, Character, TargetScopes, WorldView, WorldViewQuery, available_actions,
-    describe_surroundings,
+    AvailableAction, CarriedBy, Character, DisplayName, InPlace, NarrativeKey, TargetScopes,
+    WorldView, WorldViewQuery, available_actions, describe_surroundings,
 };
 
 // The prompt layer renders what the world layer offers.
@@ -162,6 +162,8 @@ pub struct SmartActorSettings {
     pub block: BlockOptions,
     /// Size limits on answers.
     pub limits: DecisionLimits,
+    /// What actors recall when they think.
+    pub recall: RecallSettings,
 }
 
 impl Default for SmartActorSettings {
@@ -171,6 +173,28 @@ impl Default for SmartActorSettings {
             max_new_thinkers_per_frame: 8,
             block: BlockOptions::default(),
             limits: DecisionLimits::default(),
+            recall: RecallSettings::default(),
+        }
+    }
+}
+
+/// What smart actors recall from the [`HistoryStore`] when they think.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecallSettings {
+    /// Ranked memories per prompt, besides pinned seeds.
+    pub k: usize,
+    /// The most estimated tokens the memories may take in a prompt.
+    pub token_budget: usize,
+    /// The plots now current: their memories are everyone's.
+    pub plots: Vec<String>,
+}
+
+impl Default for RecallSettings {
+    fn default() -> Self {
+        Self {
+            k: 4,
+            token_budget: 200,
+            plots: Vec::new(),
         }
     }
 }
@@ -189,6 +213,8 @@ impl Plugin for SmartActorPlugin {
         app.insert_resource(self.settings.clone())
             .init_resource::<TurnClock>()
             .init_resource::<ThinkQueue>()
+            .init_resource::<HistoryStore>()
+            .add_message::<crate::narration::NarrationText>()
             .register_type::<SmartActor>()
             .add_message::<TurnEnded>()
             .add_message::<ActionRequest>()
@@ -208,7 +234,11 @@ impl Plugin for SmartActorPlugin {
                     .run_if(content_loaded)
                     .in_set(LoomSystems::Think),
             )
-            .add_systems(Update, apply_decisions.in_set(LoomSystems::Decide));
+            .add_systems(Update, apply_decisions.in_set(LoomSystems::Decide))
+            .add_systems(
+                Update,
+                remember_what_was_witnessed.in_set(LoomSystems::Remember),
+            );
     }
 
     fn finish(&self, app: &mut App) {
@@ -234,12 +264,22 @@ impl Plugin for SmartActorPlugin {
     }
 }
 
-/// What a smart actor thinks about: content, scopes and the place model.
+/// What a smart actor thinks about: content, scopes, the place model and its memories.
 #[derive(SystemParam)]
 struct Surroundings<'w, 's> {
     registry: Res<'w, ContentRegistry>,
     scopes: Res<'w, TargetScopes>,
     world: WorldViewQuery<'w, 's>,
+    history: Res<'w, HistoryStore>,
+    keyed: Query<
+        'w,
+        's,
+        (
+            &'static NarrativeKey,
+            Option<&'static InPlace>,
+            Option<&'static CarriedBy>,
+        ),
+    >,
 }
 
 /// Where decisions and their outcomes are written.
@@ -324,8 +364,11 @@ fn submit_decisions(
         registry,
         scopes,
         world,
+        history,
+        keyed,
     } = surroundings;
     let view = WorldView::from_query(&world);
+    let plots: Vec<&str> = settings.recall.plots.iter().map(String::as_str).collect();
     for _ in 0..settings.max_new_thinkers_per_frame {
         let Some(entity) = queue.waiting.pop_front() else {
             break;
@@ -346,9 +389,19 @@ fn submit_decisions(
             spec.policy.allows(id)
         });
         let block = render_available_actions(&offered, &*registry, &settings.block);
+        let context = context_tags(entity, &view, &keyed);
+        let recalled = history.retrieve(&MemoryQuery {
+            actor: &spec.id,
+            plots: &plots,
+            tags: &context,
+            k: settings.recall.k,
+            token_budget: settings.recall.token_budget,
+        });
+        let memories: Vec<&str> = recalled.iter().map(|m| m.text.as_str()).collect();
         let prompt = decision_prompt(
             spec,
             &describe_surroundings(&view, entity),
+            &memories,
             &block,
             &settings.limits,
         );
@@ -386,6 +439,109 @@ fn submit_decisions(
             messages,
             offered,
         });
+    }
+}
+
+/// The narrative keys around an actor, the tags its memories are recalled by: its own,
+/// its place's, and those of everything in that place or carried by it.
+fn context_tags<'k>(
+    actor: Entity,
+    view: &WorldView,
+    keyed: &'k Query<(&NarrativeKey, Option<&InPlace>, Option<&CarriedBy>)>,
+) -> Vec<&'k str> {
+    let place = view.place_of(actor);
+    let mut tags: Vec<&str> = keyed
+        .iter()
+        .filter(|(_, in_place, carried)| {
+            (place.is_some() && in_place.map(|p| p.0) == place)
+                || carried.is_some_and(|c| c.0 == actor)
+        })
+        .map(|(key, ..)| key.0.as_str())
+        .collect();
+    for entity in [Some(actor), place].into_iter().flatten() {
+        if let Ok((key, ..)) = keyed.get(entity) {
+            tags.push(&key.0);
+        }
+    }
+    tags.sort_unstable();
+    tags.dedup();
+    tags
+}
+
+/// Writes what each smart actor witnessed into its memory: the narration of every
+/// action in its place, and what others there said.
+fn remember_what_was_witnessed(
+    clock: Res<TurnClock>,
+    mut history: ResMut<HistoryStore>,
+    mut narrated: MessageReader<crate::narration::NarrationText>,
+    mut spoke: MessageReader<ActorSpoke>,
+    actors: Query<(Entity, &SmartActor, Option<&InPlace>)>,
+    about: Query<(
+        Option<&NarrativeKey>,
+        Option<&InPlace>,
+        Option<&DisplayName>,
+    )>,
+) {
+    let key = |entity: Entity| about.get(entity).ok()?.0.map(|k| k.0.clone());
+    let place_of = |entity: Entity| about.get(entity).ok()?.1.map(|p| p.0);
+    let witnesses = |place: Option<Entity>| {
+        actors
+            .iter()
+            .filter(move |(_, _, in_place)| place.is_some() && in_place.map(|p| p.0) == place)
+    };
+    for text in narrated.read().filter(|t| t.is_final) {
+        let report = &text.report;
+        let place = place_of(report.actor);
+        let mut tags: Vec<String> = [
+            Some(report.actor),
+            report.object,
+            report.indirect_object,
+            report.instrument,
+            place,
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(key)
+        .collect();
+        tags.sort_unstable();
+        tags.dedup();
+        for (_, actor, _) in witnesses(place) {
+            history.append(NewMemory {
+                text: text.text.clone(),
+                tags: tags.clone(),
+                scope: Some(MemoryScope::Actor(actor.spec.clone())),
+                turn: clock.turn,
+                source: "witnessed".to_owned(),
+                pinned: false,
+            });
+        }
+    }
+    for line in spoke.read() {
+        let place = place_of(line.actor);
+        let speaker = about
+            .get(line.actor)
+            .ok()
+            .and_then(|(_, _, name)| name)
+            .map_or("Someone", |n| n.0.as_str());
+        let heard = format!("{speaker} said: \"{}\"", line.text);
+        let tags: Vec<String> = [Some(line.actor), place]
+            .into_iter()
+            .flatten()
+            .filter_map(key)
+            .collect();
+        for (listener, actor, _) in witnesses(place) {
+            if listener == line.actor {
+                continue;
+            }
+            history.append(NewMemory {
+                text: heard.clone(),
+                tags: tags.clone(),
+                scope: Some(MemoryScope::Actor(actor.spec.clone())),
+                turn: clock.turn,
+                source: "heard".to_owned(),
+                pinned: false,
+            });
+        }
     }
 }
 

@@ -42,10 +42,11 @@ Answer with exactly one JSON object and nothing else:
 {\"action\": <the Index number of one offered action, or null to do nothing>, \"speech\": \"<what you say aloud, or an empty string>\", \"thought\": \"<a short private thought>\"}";
 
 /// The decision prompt for one actor: the stable part (rules, persona, goals) first,
-/// then what it perceives and the available actions.
+/// then what it perceives, what it remembers and the available actions.
 pub fn decision_prompt(
     spec: &ActorSpec,
     perception: &str,
+    memories: &[&str],
     actions_block: &str,
     limits: &DecisionLimits,
 ) -> DecisionPrompt {
@@ -70,9 +71,21 @@ pub fn decision_prompt(
         }
         system.push_str("</goals>\n");
     }
-    let user = format!(
-        "<perception>\n{perception}\n</perception>\n\n{actions_block}\n\nWhat do you do? Answer with the JSON object only."
-    );
+    let mut user = String::with_capacity(perception.len() + actions_block.len() + 256);
+    user.push_str("<perception>\n");
+    user.push_str(perception);
+    user.push_str("\n</perception>\n\n");
+    if !memories.is_empty() {
+        user.push_str("<memories>\n");
+        for memory in memories {
+            user.push_str("- ");
+            user.push_str(memory);
+            user.push('\n');
+        }
+        user.push_str("</memories>\n\n");
+    }
+    user.push_str(actions_block);
+    user.push_str("\n\nWhat do you do? Answer with the JSON object only.");
     DecisionPrompt {
         system: system.trim_end().to_owned(),
         user,
@@ -116,6 +129,7 @@ mod tests {
         let prompt = decision_prompt(
             &marta(),
             "You are in the common room.",
+            &[],
             "<available_actions>\n...\n</available_actions>",
             &DecisionLimits::default(),
         );

@@ -9,6 +9,7 @@ mod hot_reload;
 mod http_backend;
 mod lint;
 mod llama_server;
+mod memory;
 mod narration;
 mod record_replay;
 mod scheduling;
