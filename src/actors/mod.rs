@@ -81,6 +81,26 @@ pub struct ActorMind {
     pub offered: Vec<AvailableAction>,
     queued: bool,
     cooldown: u32,
+    /// Whether the pending decision was asked for in combat.
+    fighting: bool,
+}
+
+/// Put on a smart actor while it fights: it is offered only actions whose verb is one
+/// of [`SmartActorSettings::combat_verbs`], and any answer that does not choose one
+/// becomes a pass with an [`ActorHesitated`] line, so combat always advances.
+#[derive(Component, Debug, Clone, Copy, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+pub struct InCombat;
+
+/// A smart actor in combat passed its turn: its answer chose no combat action.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct ActorHesitated {
+    /// Who hesitated.
+    pub actor: Entity,
+    /// A line for the transcript: "Brom hesitates."
+    pub line: String,
+    /// Why, when the answer was rejected; `None` when it chose to do nothing.
+    pub reason: Option<RejectionReason>,
 }
 
 impl ActorMind {
@@ -164,6 +184,8 @@ pub struct SmartActorSettings {
     pub limits: DecisionLimits,
     /// What actors recall when they think.
     pub recall: RecallSettings,
+    /// The verbs an actor [`InCombat`] may use (actions name theirs in `verb`).
+    pub combat_verbs: Vec<String>,
 }
 
 impl Default for SmartActorSettings {
@@ -174,6 +196,7 @@ impl Default for SmartActorSettings {
             block: BlockOptions::default(),
             limits: DecisionLimits::default(),
             recall: RecallSettings::default(),
+            combat_verbs: vec!["attack".to_owned(), "flee".to_owned()],
         }
     }
 }
@@ -216,6 +239,8 @@ impl Plugin for SmartActorPlugin {
             .init_resource::<HistoryStore>()
             .add_message::<crate::narration::NarrationText>()
             .register_type::<SmartActor>()
+            .register_type::<InCombat>()
+            .add_message::<ActorHesitated>()
             .add_message::<TurnEnded>()
             .add_message::<ActionRequest>()
             .add_message::<ActorSpoke>()
@@ -289,6 +314,7 @@ struct DecisionWriters<'w> {
     requests: MessageWriter<'w, ActionRequest>,
     spoke: MessageWriter<'w, ActorSpoke>,
     rejected: MessageWriter<'w, DecisionRejected>,
+    hesitated: MessageWriter<'w, ActorHesitated>,
 }
 
 /// Actors waiting to think, in the order they became eligible, and requests in flight.
@@ -354,7 +380,7 @@ fn submit_decisions(
     surroundings: Surroundings,
     mut queue: ResMut<ThinkQueue>,
     mut bridge: ResMut<LlmBridge>,
-    mut actors: Query<(&SmartActor, &mut ActorMind)>,
+    mut actors: Query<(&SmartActor, &mut ActorMind, Has<InCombat>)>,
     mut out: DecisionWriters,
 ) {
     if queue.waiting.is_empty() {
@@ -373,7 +399,7 @@ fn submit_decisions(
         let Some(entity) = queue.waiting.pop_front() else {
             break;
         };
-        let Ok((actor, mut mind)) = actors.get_mut(entity) else {
+        let Ok((actor, mut mind, fighting)) = actors.get_mut(entity) else {
             continue;
         };
         mind.queued = false;
@@ -385,8 +411,14 @@ fn submit_decisions(
             });
             continue;
         };
+        let combat_verb = |id: &str| {
+            registry
+                .action(id)
+                .and_then(|action| action.verb.as_ref())
+                .is_some_and(|verb| settings.combat_verbs.contains(verb))
+        };
         let offered = available_actions(&registry, &view, &scopes, entity, |id| {
-            spec.policy.allows(id)
+            spec.policy.allows(id) && (!fighting || combat_verb(id))
         });
         let block = render_available_actions(&offered, &*registry, &settings.block);
         let context = context_tags(entity, &view, &keyed);
@@ -433,6 +465,7 @@ fn submit_decisions(
         mind.pending = Some(id);
         mind.cooldown = spec.policy.cooldown_turns;
         mind.offered = offered.clone();
+        mind.fighting = fighting;
         out.requested.write(DecisionRequested {
             actor: entity,
             request: id,
@@ -550,7 +583,7 @@ fn apply_decisions(
     clock: Res<TurnClock>,
     mut responses: MessageReader<LlmResponse>,
     mut queue: ResMut<ThinkQueue>,
-    mut actors: Query<&mut ActorMind>,
+    mut actors: Query<(&mut ActorMind, Option<&DisplayName>)>,
     mut out: DecisionWriters,
 ) {
     for response in responses.read() {
@@ -558,8 +591,13 @@ fn apply_decisions(
             continue;
         };
         // An actor despawned while thinking has nobody to act for.
-        let Ok(mut mind) = actors.get_mut(entity) else {
+        let Ok((mut mind, name)) = actors.get_mut(entity) else {
             continue;
+        };
+        let hesitated = |reason: Option<RejectionReason>| ActorHesitated {
+            actor: entity,
+            line: format!("{} hesitates.", name.map_or("Someone", |n| n.0.as_str())),
+            reason,
         };
         if mind.pending != Some(response.id) {
             continue;
@@ -571,15 +609,22 @@ fn apply_decisions(
             Ok(reply) => reply.text.as_str(),
             Err(error) => {
                 warn!("smart actor {entity} gets no decision: {error}");
+                let reason = RejectionReason::NoAnswer(error.clone());
+                if mind.fighting {
+                    out.hesitated.write(hesitated(Some(reason.clone())));
+                }
                 out.rejected.write(DecisionRejected {
                     actor: entity,
-                    reason: RejectionReason::NoAnswer(error.clone()),
+                    reason,
                     raw: String::new(),
                 });
                 continue;
             }
         };
         match parse_decision(raw, offered.len(), &settings.limits) {
+            Ok(decision) if mind.fighting && decision.action.is_none() => {
+                out.hesitated.write(hesitated(None));
+            }
             Ok(decision) => {
                 if let Some(chosen) = decision.action.and_then(|index| offered.get(index - 1)) {
                     out.requests.write(ActionRequest {
@@ -598,6 +643,9 @@ fn apply_decisions(
             }
             Err(reason) => {
                 warn!("smart actor {entity}: decision rejected: {reason}");
+                if mind.fighting {
+                    out.hesitated.write(hesitated(Some(reason.clone())));
+                }
                 out.rejected.write(DecisionRejected {
                     actor: entity,
                     reason,

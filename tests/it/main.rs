@@ -2,6 +2,7 @@
 
 mod support;
 
+mod combat;
 mod content_validation;
 mod decisions;
 mod faults;

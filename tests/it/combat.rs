@@ -1,0 +1,115 @@
+//! Combat: actors in combat are offered only the combat verbs, and any other answer is
+//! a pass with a "hesitates" line, so combat always advances.
+
+use std::sync::Arc;
+
+use bevy::prelude::*;
+use bevy_loom::prelude::*;
+
+use crate::support::{FixedBackend, run_turn, tavern_app};
+
+/// Everyone hesitating, as written.
+#[derive(Resource, Default)]
+struct Hesitations(Vec<ActorHesitated>);
+
+fn record(mut seen: ResMut<Hesitations>, mut hesitated: MessageReader<ActorHesitated>) {
+    seen.0.extend(hesitated.read().cloned());
+}
+
+/// The tavern with every smart actor in combat, answering `answer`. Brom and Silas
+/// are armed; Marta's spec allows no combat action at all.
+fn fight(answer: &str) -> App {
+    let (mut app, scene) = tavern_app(BackendChoice::Custom(Arc::new(FixedBackend(
+        answer.to_owned(),
+    ))));
+    app.init_resource::<Hesitations>()
+        .add_systems(Update, record.after(LoomSystems::Decide));
+    for id in ["marta", "silas", "brom"] {
+        let mut actor = app.world_mut().entity_mut(scene.entities[id]);
+        actor.insert(InCombat);
+        if id != "marta"
+            && let Some(mut tags) = actor.get_mut::<Tags>()
+        {
+            tags.0.insert("armed".to_owned());
+        }
+    }
+    app
+}
+
+fn combat_verb(action_id: &str) -> bool {
+    ["combat:attack", "combat:flee"].contains(&action_id)
+}
+
+#[test]
+fn in_combat_only_attack_and_flee_are_offered_and_chosen() {
+    let mut app = fight(r#"{"action": 1, "speech": "", "thought": "Strike first."}"#);
+    let log = run_turn(&mut app);
+    app.update();
+    assert_eq!(log.prompts.len(), 3);
+    for prompt in &log.prompts {
+        assert!(
+            prompt.offered.iter().all(|a| combat_verb(&a.action_id)),
+            "{:?}",
+            prompt.offered
+        );
+    }
+    let offered: Vec<usize> = log.prompts.iter().map(|p| p.offered.len()).collect();
+    assert_eq!(
+        offered.iter().filter(|&&n| n == 0).count(),
+        1,
+        "Marta has no combat action: {offered:?}"
+    );
+    assert_eq!(log.requests.len(), 2, "{log:#?}");
+    assert!(log.requests.iter().all(|r| combat_verb(&r.action_id)));
+    // With nothing to choose, Marta's answer names an action that was not offered.
+    let hesitations = &app.world().resource::<Hesitations>().0;
+    assert_eq!(
+        hesitations
+            .iter()
+            .map(|h| h.line.as_str())
+            .collect::<Vec<_>>(),
+        ["Marta hesitates."]
+    );
+}
+
+#[test]
+fn any_other_answer_in_combat_is_a_pass_that_hesitates() {
+    for (answer, rejected) in [
+        ("I put down my weapon and pour a drink.", true),
+        (r#"{"action": 40, "speech": "", "thought": ""}"#, true),
+        (
+            r#"{"action": null, "speech": "Wait!", "thought": ""}"#,
+            false,
+        ),
+    ] {
+        let mut app = fight(answer);
+        let log = run_turn(&mut app);
+        app.update();
+        assert!(log.requests.is_empty(), "{answer}: {log:#?}");
+        let hesitations = &app.world().resource::<Hesitations>().0;
+        let mut lines: Vec<&str> = hesitations.iter().map(|h| h.line.as_str()).collect();
+        lines.sort_unstable();
+        assert_eq!(
+            lines,
+            ["Brom hesitates.", "Marta hesitates.", "Silas hesitates."],
+            "{answer}"
+        );
+        assert!(
+            hesitations.iter().all(|h| h.reason.is_some() == rejected),
+            "{answer}: {hesitations:?}"
+        );
+    }
+}
+
+#[test]
+fn out_of_combat_every_allowed_action_is_offered() {
+    let (mut app, _) = tavern_app(BackendChoice::Offline { seed: 1 });
+    let log = run_turn(&mut app);
+    assert!(
+        log.prompts
+            .iter()
+            .all(|p| p.offered.iter().any(|a| !combat_verb(&a.action_id))),
+        "{:?}",
+        log.prompts.iter().map(|p| &p.offered).collect::<Vec<_>>()
+    );
+}
