@@ -10,6 +10,7 @@
 //! [`DecisionRejected`] and the actor passes. The plugin never changes game state:
 //! the game's own systems carry out requests.
 
+pub mod conversation;
 mod decision;
 pub mod memory;
 mod scene;
@@ -27,15 +28,16 @@ pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedSce
 use crate::LoomSystems;
 use crate::content::{ContentRegistry, content_loaded, register_content_asset};
 use crate::llm::{
-    ChatMessage, LlmBridge, LlmRequest, LlmResponse, OfferedChoice, RequestId, RequestIntent,
+    ChatMessage, LlmBridge, LlmRequest, LlmResponse, OfferedChoice, Priority, RequestId,
+    RequestIntent,
 };
 use crate::prompt::{
-    ActionLine, BlockOptions, DecisionLimits, decision_prompt, decision_schema,
+    ActionLine, BlockOptions, DecisionContext, DecisionLimits, decision_prompt, decision_schema,
     render_available_actions,
 };
 use crate::world::{
-    AvailableAction, CarriedBy, Character, DisplayName, InPlace, NarrativeKey, TargetScopes,
-    WorldView, WorldViewQuery, available_actions, describe_surroundings,
+    AvailableAction, CarriedBy, Character, DisplayName, InPlace, NarrativeKey, Player,
+    TargetScopes, WorldView, WorldViewQuery, available_actions, describe_surroundings,
 };
 
 // The prompt layer renders what the world layer offers.
@@ -83,6 +85,35 @@ pub struct ActorMind {
     cooldown: u32,
     /// Whether the pending decision was asked for in combat.
     fighting: bool,
+    /// What the player said to it, to reply to instead of acting.
+    reply_to: Option<String>,
+}
+
+/// A line the player's character says, written by the game. `@Name` or `talk to Name`
+/// starts a conversation with a smart actor in the player's place, "okay, bye" ends it,
+/// and while it is open every line goes to that actor, who replies instead of acting.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct PlayerSaid {
+    /// The line as typed.
+    pub text: String,
+}
+
+/// What happened to the player's conversation.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub enum ConversationEvent {
+    /// The player started talking with this actor.
+    Started(Entity),
+    /// The player said goodbye to this actor, or it left.
+    Ended(Entity),
+    /// A line addressed nobody the player can see, or more than one: what to tell the player.
+    Notice(String),
+}
+
+/// Who the player is talking with.
+#[derive(Resource, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Conversation {
+    /// The smart actor, while a conversation is open.
+    pub with: Option<Entity>,
 }
 
 /// Put on a smart actor while it fights: it is offered only actions whose verb is one
@@ -237,6 +268,9 @@ impl Plugin for SmartActorPlugin {
             .init_resource::<TurnClock>()
             .init_resource::<ThinkQueue>()
             .init_resource::<HistoryStore>()
+            .init_resource::<Conversation>()
+            .add_message::<PlayerSaid>()
+            .add_message::<ConversationEvent>()
             .add_message::<crate::narration::NarrationText>()
             .register_type::<SmartActor>()
             .register_type::<InCombat>()
@@ -248,7 +282,7 @@ impl Plugin for SmartActorPlugin {
             .add_message::<DecisionRequested>()
             .add_systems(
                 Update,
-                (forget_departed_actors, start_turns)
+                (forget_departed_actors, start_turns, hear_the_player)
                     .chain()
                     .in_set(LoomSystems::Sense),
             )
@@ -375,6 +409,95 @@ fn start_turns(
     }
 }
 
+/// Reads the player's lines: starts and ends conversations, and has the actor talked
+/// with reply to each line, in place of its own action this turn.
+fn hear_the_player(
+    mut lines: MessageReader<PlayerSaid>,
+    mut conversation: ResMut<Conversation>,
+    mut events: MessageWriter<ConversationEvent>,
+    mut queue: ResMut<ThinkQueue>,
+    mut bridge: ResMut<LlmBridge>,
+    player: Query<&InPlace, With<Player>>,
+    mut actors: Query<(
+        Entity,
+        &SmartActor,
+        &DisplayName,
+        &mut ActorMind,
+        Option<&InPlace>,
+    )>,
+) {
+    for line in lines.read() {
+        let here = player.iter().next().map(|p| p.0);
+        let visible: Vec<Entity> = actors
+            .iter()
+            .filter(|(.., place)| here.is_some() && place.map(|p| p.0) == here)
+            .map(|(entity, ..)| entity)
+            .collect();
+        // A conversation ends when its actor is no longer here.
+        if let Some(with) = conversation.with.filter(|with| !visible.contains(with)) {
+            conversation.with = None;
+            events.write(ConversationEvent::Ended(with));
+        }
+        let named: Vec<(String, String)> = visible
+            .iter()
+            .filter_map(|&entity| actors.get(entity).ok())
+            .map(|(_, actor, name, ..)| (name.0.clone(), actor.spec.clone()))
+            .collect();
+        let addressable: Vec<conversation::Addressable<'_>> = named
+            .iter()
+            .map(|(label, key)| conversation::Addressable { label, key })
+            .collect();
+        let (to, utterance) = match conversation::read_player_line(&line.text, &addressable) {
+            conversation::PlayerLine::Goodbye => {
+                if let Some(with) = conversation.with.take() {
+                    events.write(ConversationEvent::Ended(with));
+                }
+                continue;
+            }
+            conversation::PlayerLine::Ambiguous => {
+                events.write(ConversationEvent::Notice(
+                    conversation::BE_SPECIFIC.to_owned(),
+                ));
+                continue;
+            }
+            conversation::PlayerLine::Unknown(name) => {
+                events.write(ConversationEvent::Notice(format!(
+                    "Nobody here is called {name}."
+                )));
+                continue;
+            }
+            conversation::PlayerLine::Addressed { actor, utterance } => {
+                let to = visible[actor];
+                if conversation.with != Some(to) {
+                    if let Some(previous) = conversation.with {
+                        events.write(ConversationEvent::Ended(previous));
+                    }
+                    conversation.with = Some(to);
+                    events.write(ConversationEvent::Started(to));
+                }
+                (to, utterance)
+            }
+            conversation::PlayerLine::Plain(text) => match conversation.with {
+                Some(with) => (with, text),
+                None => continue,
+            },
+        };
+        let Ok((.., mut mind, _)) = actors.get_mut(to) else {
+            continue;
+        };
+        // The reply takes the place of whatever the actor was about to do.
+        if let Some(pending) = mind.pending.take() {
+            queue.pending.remove(&pending);
+            bridge.cancel(pending);
+        }
+        mind.reply_to = Some(utterance);
+        if !mind.queued {
+            mind.queued = true;
+            queue.waiting.push_front(to);
+        }
+    }
+}
+
 fn submit_decisions(
     settings: Res<SmartActorSettings>,
     surroundings: Surroundings,
@@ -417,9 +540,14 @@ fn submit_decisions(
                 .and_then(|action| action.verb.as_ref())
                 .is_some_and(|verb| settings.combat_verbs.contains(verb))
         };
-        let offered = available_actions(&registry, &view, &scopes, entity, |id| {
-            spec.policy.allows(id) && (!fighting || combat_verb(id))
-        });
+        let reply_to = mind.reply_to.take();
+        let offered = if reply_to.is_some() {
+            Vec::new()
+        } else {
+            available_actions(&registry, &view, &scopes, entity, |id| {
+                spec.policy.allows(id) && (!fighting || combat_verb(id))
+            })
+        };
         let block = render_available_actions(&offered, &*registry, &settings.block);
         let context = context_tags(entity, &view, &keyed);
         let recalled = history.retrieve(&MemoryQuery {
@@ -430,11 +558,15 @@ fn submit_decisions(
             token_budget: settings.recall.token_budget,
         });
         let memories: Vec<&str> = recalled.iter().map(|m| m.text.as_str()).collect();
+        let perception = describe_surroundings(&view, entity);
         let prompt = decision_prompt(
             spec,
-            &describe_surroundings(&view, entity),
-            &memories,
-            &block,
+            &DecisionContext {
+                perception: &perception,
+                memories: &memories,
+                player_says: reply_to.as_deref(),
+                actions_block: &block,
+            },
             &settings.limits,
         );
         let messages = vec![
@@ -457,6 +589,12 @@ fn submit_decisions(
                         command: a.command.clone(),
                     })
                     .collect(),
+            },
+            // The player waits for a reply; background thinking can wait.
+            priority: if reply_to.is_some() {
+                Priority::Dialogue
+            } else {
+                Priority::Background
             },
             ..default()
         };

@@ -41,15 +41,33 @@ Stay in character. You cannot change the world directly: the game carries out th
 Answer with exactly one JSON object and nothing else:
 {\"action\": <the Index number of one offered action, or null to do nothing>, \"speech\": \"<what you say aloud, or an empty string>\", \"thought\": \"<a short private thought>\"}";
 
+/// What changes from turn to turn in a decision prompt.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DecisionContext<'a> {
+    /// What the actor perceives.
+    pub perception: &'a str,
+    /// What it recalls.
+    pub memories: &'a [&'a str],
+    /// What the player just said to it, in a conversation: it replies instead of acting.
+    pub player_says: Option<&'a str>,
+    /// The available-actions block.
+    pub actions_block: &'a str,
+}
+
 /// The decision prompt for one actor: the stable part (rules, persona, goals) first,
-/// then what it perceives, what it remembers and the available actions.
+/// then what it perceives, what it remembers, what the player said to it and the
+/// available actions.
 pub fn decision_prompt(
     spec: &ActorSpec,
-    perception: &str,
-    memories: &[&str],
-    actions_block: &str,
+    context: &DecisionContext<'_>,
     limits: &DecisionLimits,
 ) -> DecisionPrompt {
+    let DecisionContext {
+        perception,
+        memories,
+        player_says,
+        actions_block,
+    } = *context;
     let mut system = String::with_capacity(1024);
     system.push_str(DECISION_RULES);
     system.push_str(&format!(
@@ -83,6 +101,11 @@ pub fn decision_prompt(
             user.push('\n');
         }
         user.push_str("</memories>\n\n");
+    }
+    if let Some(words) = player_says {
+        user.push_str("<player_says>\n");
+        user.push_str(words);
+        user.push_str("\n</player_says>\nReply to the player in character, in `speech`; this turn you take no action (`action`: null).\n\n");
     }
     user.push_str(actions_block);
     user.push_str("\n\nWhat do you do? Answer with the JSON object only.");
@@ -128,9 +151,11 @@ mod tests {
     fn the_prompt_is_stable_part_first_then_perception_then_actions() {
         let prompt = decision_prompt(
             &marta(),
-            "You are in the common room.",
-            &[],
-            "<available_actions>\n...\n</available_actions>",
+            &DecisionContext {
+                perception: "You are in the common room.",
+                actions_block: "<available_actions>\n...\n</available_actions>",
+                ..DecisionContext::default()
+            },
             &DecisionLimits::default(),
         );
         assert_eq!(

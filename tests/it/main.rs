@@ -4,6 +4,7 @@ mod support;
 
 mod combat;
 mod content_validation;
+mod conversation;
 mod decisions;
 mod faults;
 mod hot_reload;
