@@ -5,7 +5,12 @@
 //! ```text
 //! cargo run --example tavern -- [--turns N] [--seed S] [--show-prompt]
 //!                               [--content DIR] [--scene FILE]
+//!                               [--interactive | --script FILE]
 //! ```
+//!
+//! With `--interactive` each line you type is the player's for one turn (`@Marta, any
+//! rooms?` starts a conversation, `okay, bye` ends it); `--script FILE` reads the
+//! lines from a file instead. Either way the game runs until the lines run out.
 //!
 //! With `LOOM_LLM_URL` set it asks that server; otherwise the offline backend answers.
 
@@ -22,8 +27,7 @@ use bevy_loom::llm::SamplingOptions;
 use bevy_loom::narration::EffectReport;
 use bevy_loom::prelude::*;
 
-const USAGE: &str =
-    "usage: tavern [--turns N] [--seed S] [--show-prompt] [--content DIR] [--scene FILE]";
+const USAGE: &str = "usage: tavern [--turns N] [--seed S] [--show-prompt] [--content DIR] [--scene FILE] [--interactive | --script FILE]";
 
 #[derive(Resource, Clone)]
 struct Options {
@@ -32,6 +36,15 @@ struct Options {
     turns: u32,
     seed: u64,
     show_prompt: bool,
+    /// Where the player's lines come from, if the player speaks.
+    player: Option<PlayerLines>,
+}
+
+/// Where the player's lines come from.
+#[derive(Clone)]
+enum PlayerLines {
+    Stdin,
+    Script(PathBuf),
 }
 
 fn parse_args() -> Result<Options, String> {
@@ -41,6 +54,7 @@ fn parse_args() -> Result<Options, String> {
         turns: 5,
         seed: 0,
         show_prompt: false,
+        player: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -59,6 +73,10 @@ fn parse_args() -> Result<Options, String> {
                     .map_err(|e| format!("--seed: {e}"))?
             }
             "--show-prompt" => options.show_prompt = true,
+            "--interactive" => options.player = Some(PlayerLines::Stdin),
+            "--script" => {
+                options.player = Some(PlayerLines::Script(PathBuf::from(value("--script")?)))
+            }
             "--help" | "-h" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
@@ -168,8 +186,38 @@ fn run(options: Options) -> Result<(), String> {
     );
     let give_up = bridge.default_deadline() + Duration::from_secs(5);
 
-    for number in 1..=options.turns {
-        println!("\n-- Turn {number} --");
+    let mut lines: Box<dyn Iterator<Item = String>> = match &options.player {
+        None => Box::new(std::iter::empty()),
+        Some(PlayerLines::Stdin) => {
+            println!("(type a line for each turn: `@Marta, any rooms?`; end with Ctrl-D)");
+            Box::new(std::io::stdin().lines().map_while(Result::ok))
+        }
+        Some(PlayerLines::Script(path)) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("script {}: {e}", path.display()))?;
+            Box::new(
+                text.lines()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            )
+        }
+    };
+    let turns = if options.player.is_some() {
+        u32::MAX
+    } else {
+        options.turns
+    };
+    for number in 1..=turns {
+        if options.player.is_some() {
+            let Some(line) = lines.next() else {
+                break;
+            };
+            println!("\n-- Turn {number} --\n> {line}");
+            app.world_mut().write_message(PlayerSaid { text: line });
+        } else {
+            println!("\n-- Turn {number} --");
+        }
         app.world_mut().resource_mut::<Turn>().open = true;
         app.world_mut().write_message(TurnEnded);
         let started = Instant::now();
@@ -212,6 +260,7 @@ struct Turn {
     speech: HashMap<Entity, String>,
     rejections: Vec<DecisionRejected>,
     prompts: Vec<DecisionRequested>,
+    conversation: Vec<ConversationEvent>,
     lines: Vec<Line>,
 }
 
@@ -234,7 +283,9 @@ fn gather(
     mut spoke: MessageReader<ActorSpoke>,
     mut rejected: MessageReader<DecisionRejected>,
     mut prompts: MessageReader<DecisionRequested>,
+    mut conversation: MessageReader<ConversationEvent>,
 ) {
+    turn.conversation.extend(conversation.read().cloned());
     turn.requests.extend(requests.read().cloned());
     for line in spoke.read() {
         turn.speech.insert(line.actor, line.text.clone());
@@ -262,6 +313,14 @@ fn resolve_turn(world: &mut World) {
     }
     let mut turn = std::mem::take(&mut *world.resource_mut::<Turn>());
     let mut lines = Vec::new();
+    let talking_with = world.resource::<Conversation>().with;
+    for event in std::mem::take(&mut turn.conversation) {
+        lines.push(Line::plain(match event {
+            ConversationEvent::Started(actor) => format!("(you talk with {})", name(world, actor)),
+            ConversationEvent::Ended(actor) => format!("(you leave {} be)", name(world, actor)),
+            ConversationEvent::Notice(text) => text,
+        }));
+    }
     let order = world.resource::<SceneOrder>();
     turn.prompts.sort_by_key(|p| order.rank(p.actor));
     turn.requests.sort_by_key(|r| order.rank(r.actor));
@@ -322,10 +381,11 @@ fn resolve_turn(world: &mut World) {
         });
     }
     for (actor, text) in silent {
-        lines.push(Line::plain(format!(
-            "{} passes — \"{text}\"",
-            name(world, actor)
-        )));
+        lines.push(Line::plain(if talking_with == Some(actor) {
+            format!("{} (to you): \"{text}\"", name(world, actor))
+        } else {
+            format!("{} passes — \"{text}\"", name(world, actor))
+        }));
     }
     for rejection in &turn.rejections {
         lines.push(Line::plain(format!(

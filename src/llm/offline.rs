@@ -14,7 +14,7 @@ use super::{DeltaSink, LlmBackend, LlmFuture, LlmReply, LlmRequest, RequestInten
 ///
 /// **This is not a language model.** A decision request gets one of the offered
 /// actions, picked at random from a seed and the request's text, with a stock line
-/// fitting the action's mod; a narration request gets the line the offline weaver
+/// fitting the action's mod (a stock reply when nothing is offered); a narration request gets the line the offline weaver
 /// wrote from the same fragments; a text request gets a fixed sentence. The same seed and the same requests
 /// in the same order always give the same answers.
 #[derive(Debug, Default)]
@@ -57,6 +57,14 @@ const LINES: &[(&str, &[&str])] = &[
     ("core", &["Hm.", "Quiet night.", "Let's see what happens."]),
 ];
 const OTHER_LINES: &[&str] = &["Hm.", "Right, then.", "Let's see."];
+/// Stock replies when nothing is offered: the player is talking with the character.
+const REPLIES: &[&str] = &[
+    "Is that so?",
+    "Ask me again after supper.",
+    "I'll think on it.",
+    "Hm. Go on.",
+    "Can't say I know.",
+];
 
 impl OfflineBackend {
     /// An offline backend whose choices follow from this seed.
@@ -85,7 +93,9 @@ impl OfflineBackend {
         match &request.intent {
             RequestIntent::Decision { actor, offered } => {
                 let Some(choice) = offered.choose(&mut rng) else {
-                    return json!({ "action": null, "speech": "", "thought": format!("{actor} sees nothing worth doing.") })
+                    // Nothing to do: it is asked for words, as in a conversation.
+                    let reply = REPLIES[rng.random_range(0..REPLIES.len())];
+                    return json!({ "action": null, "speech": reply, "thought": format!("{actor} answers.") })
                         .to_string();
                 };
                 let namespace = choice.action_id.split(':').next().unwrap_or_default();
