@@ -55,8 +55,8 @@ pub struct DecisionContext<'a> {
 }
 
 /// The decision prompt for one actor: the stable part (rules, persona, goals) first,
-/// then what it perceives, what it remembers, what the player said to it and the
-/// available actions.
+/// then the available actions, what it perceives, what it remembers and what the
+/// player said to it: the parts that change most often last.
 pub fn decision_prompt(
     spec: &ActorSpec,
     context: &DecisionContext<'_>,
@@ -89,8 +89,12 @@ pub fn decision_prompt(
         }
         system.push_str("</goals>\n");
     }
+    // What changes least comes first, so a server reuses as much of the last turn's
+    // prompt as it can: the actions on offer change with the world, memories every
+    // turn, the player's words every line.
     let mut user = String::with_capacity(perception.len() + actions_block.len() + 256);
-    user.push_str("<perception>\n");
+    user.push_str(actions_block);
+    user.push_str("\n\n<perception>\n");
     user.push_str(perception);
     user.push_str("\n</perception>\n\n");
     if !memories.is_empty() {
@@ -107,8 +111,7 @@ pub fn decision_prompt(
         user.push_str(words);
         user.push_str("\n</player_says>\nReply to the player in character, in `speech`; this turn you take no action (`action`: null).\n\n");
     }
-    user.push_str(actions_block);
-    user.push_str("\n\nWhat do you do? Answer with the JSON object only.");
+    user.push_str("What do you do? Answer with the JSON object only.");
     DecisionPrompt {
         system: system.trim_end().to_owned(),
         user,
@@ -148,7 +151,7 @@ mod tests {
     }
 
     #[test]
-    fn the_prompt_is_stable_part_first_then_perception_then_actions() {
+    fn the_prompt_is_stable_part_first_then_actions_then_perception() {
         let prompt = decision_prompt(
             &marta(),
             &DecisionContext {
@@ -178,13 +181,48 @@ You are Marta, innkeeper of the Gilded Tankard.
         );
         assert_eq!(
             prompt.user,
-            "<perception>
+            "<available_actions>
+...
+</available_actions>
+
+<perception>
 You are in the common room.
 </perception>
 
-<available_actions>
+What do you do? Answer with the JSON object only."
+        );
+    }
+
+    #[test]
+    fn memories_and_the_players_words_come_last() {
+        let prompt = decision_prompt(
+            &marta(),
+            &DecisionContext {
+                perception: "You are in the common room.",
+                memories: &["Brom said: \"Trouble tonight.\""],
+                player_says: Some("any rooms free"),
+                actions_block: "<available_actions>\n...\n</available_actions>",
+            },
+            &DecisionLimits::default(),
+        );
+        assert_eq!(
+            prompt.user,
+            "<available_actions>
 ...
 </available_actions>
+
+<perception>
+You are in the common room.
+</perception>
+
+<memories>
+- Brom said: \"Trouble tonight.\"
+</memories>
+
+<player_says>
+any rooms free
+</player_says>
+Reply to the player in character, in `speech`; this turn you take no action (`action`: null).
 
 What do you do? Answer with the JSON object only."
         );

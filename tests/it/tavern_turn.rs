@@ -63,7 +63,7 @@ fn an_offline_turn_ends_in_action_requests_for_offered_actions() {
 }
 
 #[test]
-fn the_prompt_is_stable_rules_first_and_actions_grouped_last() {
+fn the_prompt_is_stable_rules_first_then_grouped_actions_then_perception() {
     let (mut app, scene) = tavern_app(BackendChoice::Offline { seed: 1 });
     let log = run_turn(&mut app);
     let marta = scene.entities["marta"];
@@ -76,7 +76,15 @@ fn the_prompt_is_stable_rules_first_and_actions_grouped_last() {
     let user = &prompt.messages[1].content;
     assert!(system.starts_with(bevy_loom::prompt::DECISION_RULES));
     assert!(system.contains("You are Marta"));
-    assert!(user.starts_with("<perception>\nYou are in the common room."));
+    assert!(user.starts_with("<available_actions>"), "{user}");
+    let actions_end = user.find("</available_actions>").expect("the block ends");
+    let perception = user
+        .find("<perception>\nYou are in the common room.")
+        .expect("what Marta perceives");
+    assert!(
+        actions_end < perception,
+        "what changes more often comes later"
+    );
     let positioning = user.find("## POSITIONING ACTIONS").expect("grouped");
     let items = user.find("## ITEMS ACTIONS").expect("grouped");
     assert!(
