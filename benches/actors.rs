@@ -1,0 +1,404 @@
+//! Smart-actor benchmarks: the frame in which many smart actors start thinking, and
+//! the size and stability of a real decision prompt.
+//!
+//! - `actors/turn_1000_smart_actors`: the main thread's wall time of the one
+//!   `app.update()` in which 1,000 smart actors all start thinking, after a
+//!   `TurnEnded`: for each of them its context (the world view, its available
+//!   actions), memory retrieval, prompt assembly, and submission to the offline
+//!   backend. The world is built in code once the repository's `assets/` content has
+//!   loaded: 100 places in a ring (each with exits to its two neighbours), in each 10
+//!   smart actors (specs `tavern:marta`, `tavern:silas`, `tavern:brom` in turn) and 3
+//!   portable items; `max_new_thinkers_per_frame` is 1,000, so that one frame queues
+//!   and submits them all. Between timed frames (untimed) the app updates until no
+//!   actor is thinking any more, then every actor's cooldown is cleared (Brom's spec
+//!   has one turn) and the memory store is put back to what it held after the first
+//!   turn (each actor heard what the 9 others in its place said), so every frame does
+//!   the same work and the store does not grow from one iteration to the next.
+//!   Every timed frame is checked to have written 1,000 `DecisionRequested`.
+//!
+//!   Threads: the app runs `MinimalPlugins`, whose task pools may run other systems
+//!   of the frame on other threads, and the bridge's own thread starts answering
+//!   once the requests are flushed to it (in `LoomSystems::Receive`, later in the
+//!   same frame); the submitting system itself (`submit_decisions`, in
+//!   `LoomSystems::Think`) runs on one thread. On two cores those threads compete
+//!   for the CPU with the frame. Target: ≤ 5 ms a frame.
+//!
+//! Printed once (under `cargo bench`, not under `--profile-time` nor as a test):
+//! - before the benchmark, the real tavern scene (`assets/scenes/tavern.scene.json`)
+//!   runs two turns on the offline backend, and for Marta's decision prompt of each
+//!   turn the estimated tokens (`bevy_loom::prompt::estimate_tokens`) of its system
+//!   and user messages and their total (target: ≤ 1,000), and for the second turn
+//!   the share of its characters (the message contents concatenated) that is an
+//!   unchanged prefix of the first turn's prompt, what a server's prompt cache can
+//!   reuse (target: ≥ 85 %);
+//! - around the benchmark, the first (cold) frame's time, how many actions and prompt
+//!   bytes an actor gets, and the timed frames' average time in `LoomSystems::Think`
+//!   (from just after `Sense` to just after `Think`), the part `submit_decisions`
+//!   takes of the frame.
+//!
+//! Run with `cargo bench --bench actors`. Tuned for a small (2-core) machine: the
+//! whole run takes about 20 seconds after the build.
+
+use std::time::{Duration, Instant};
+
+use bevy::asset::AssetPlugin;
+use bevy::ecs::query::QueryState;
+use bevy::prelude::*;
+use bevy_loom::actors::SpawnedScene;
+use bevy_loom::llm::ChatMessage;
+use bevy_loom::prelude::*;
+use bevy_loom::prompt::estimate_tokens;
+use criterion::{Criterion, criterion_group, criterion_main};
+
+/// Places in the generated world.
+const PLACES: usize = 100;
+/// Smart actors in each place.
+const ACTORS_PER_PLACE: usize = 10;
+/// Smart actors in all.
+const ACTORS: usize = PLACES * ACTORS_PER_PLACE;
+/// The specs the generated actors take in turn, with the names they are called by.
+const SPECS: [(&str, &str); 3] = [
+    ("tavern:marta", "Marta"),
+    ("tavern:silas", "Silas"),
+    ("tavern:brom", "Brom"),
+];
+/// The portable items in each place.
+const ITEMS: [&str; 3] = ["mug", "key", "letter"];
+/// The offline backend's seed, as the integration tests use.
+const SEED: u64 = 1;
+/// How long loading content or finishing a turn may take before the run fails.
+const GIVE_UP: Duration = Duration::from_secs(30);
+
+// ---------------------------------------------------------------------------
+// Shared helpers
+// ---------------------------------------------------------------------------
+
+/// What the frames since the last reset asked for, and how long `LoomSystems::Think`
+/// took in the last of them.
+#[derive(Resource, Default)]
+struct Requested {
+    /// `DecisionRequested` messages.
+    decisions: usize,
+    /// Actions offered in them.
+    offered: usize,
+    /// Bytes of their prompts' messages.
+    prompt_bytes: usize,
+    /// When the last frame's `Think` set began.
+    think_began: Option<Instant>,
+    /// How long it took.
+    think: Duration,
+}
+
+fn count_requested(
+    mut requested: ResMut<Requested>,
+    mut messages: MessageReader<DecisionRequested>,
+) {
+    if let Some(began) = requested.think_began.take() {
+        requested.think = began.elapsed();
+    }
+    for message in messages.read() {
+        requested.decisions += 1;
+        requested.offered += message.offered.len();
+        requested.prompt_bytes += message
+            .messages
+            .iter()
+            .map(|m| m.content.len())
+            .sum::<usize>();
+    }
+}
+
+fn think_begins(mut requested: ResMut<Requested>) {
+    requested.think_began = Some(Instant::now());
+}
+
+/// The prompts sent so far, for the printed figures.
+#[derive(Resource, Default)]
+struct Prompts(Vec<DecisionRequested>);
+
+fn record_prompts(mut prompts: ResMut<Prompts>, mut messages: MessageReader<DecisionRequested>) {
+    prompts.0.extend(messages.read().cloned());
+}
+
+/// Updates until `done` holds, sleeping 1 ms between updates so the bridge's thread
+/// gets a core; fails after [`GIVE_UP`] instead of hanging.
+fn update_until(app: &mut App, what: &str, mut done: impl FnMut(&mut App) -> bool) {
+    let started = Instant::now();
+    while !done(app) {
+        assert!(started.elapsed() < GIVE_UP, "gave up waiting for {what}");
+        app.update();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// A headless app on the repository's `assets/` with the offline backend and these
+/// smart-actor settings, updated until the content has loaded.
+fn loaded_app(actors: SmartActorSettings) -> App {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: root.to_string_lossy().into_owned(),
+            watch_for_changes_override: Some(false),
+            ..default()
+        },
+        LoomPlugins
+            .set(LlmPlugin {
+                settings: LlmSettings {
+                    backend: BackendChoice::Offline { seed: SEED },
+                    ..default()
+                },
+            })
+            .set(SmartActorPlugin { settings: actors }),
+    ))
+    .init_resource::<Requested>()
+    .add_systems(
+        Update,
+        (
+            think_begins
+                .after(LoomSystems::Sense)
+                .before(LoomSystems::Think),
+            count_requested.after(LoomSystems::Think),
+        ),
+    );
+    app.finish();
+    app.cleanup();
+    update_until(&mut app, "content to load", |app| {
+        app.world().resource::<ContentRegistry>().generation() > 0
+    });
+    app
+}
+
+/// Whether any smart actor is queued to think or waiting for its answer.
+fn anyone_thinking(app: &mut App, minds: &mut QueryState<&ActorMind>) -> bool {
+    minds.iter(app.world()).any(ActorMind::is_thinking)
+}
+
+/// Updates until no smart actor is thinking.
+fn finish_turn(app: &mut App, minds: &mut QueryState<&ActorMind>) {
+    update_until(app, "every actor to decide", |app| {
+        !anyone_thinking(app, minds)
+    });
+}
+
+/// Whether to print the figures taken once: under `cargo bench` (`--bench`), but not
+/// under `--profile-time`, so a profile holds only the benchmark asked for, nor as a
+/// test (`cargo test --benches`).
+fn print_figures() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--profile-time")
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
+
+// ---------------------------------------------------------------------------
+// 0. Figures printed once: Marta's prompt in the real tavern
+// ---------------------------------------------------------------------------
+
+/// The tavern app of the integration tests: its content and scene, offline backend.
+fn tavern_app() -> (App, SpawnedScene) {
+    let mut app = loaded_app(SmartActorSettings::default());
+    app.init_resource::<Prompts>()
+        .add_systems(Update, record_prompts.after(LoomSystems::Think));
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/tavern.scene.json");
+    let bytes = std::fs::read(&path).expect("the tavern scene");
+    let scene: SceneDefinition =
+        bevy_loom::content::parse_content(&bytes, &path.to_string_lossy()).expect("a valid scene");
+    let world = app.world_mut();
+    let spawned = scene
+        .spawn(&mut world.commands())
+        .expect("the scene spawns");
+    world.flush();
+    (app, spawned)
+}
+
+/// The message contents of a prompt, one after the other.
+fn concatenated(messages: &[ChatMessage]) -> String {
+    messages.iter().map(|m| m.content.as_str()).collect()
+}
+
+/// Characters `a` and `b` begin with alike.
+fn common_prefix_chars(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
+}
+
+/// Marta's prompt over two turns of the tavern: its estimated tokens each turn and the
+/// share of the second that is an unchanged prefix of the first.
+fn print_prompt_figures(_: &mut Criterion) {
+    if !print_figures() {
+        return;
+    }
+    let (mut app, scene) = tavern_app();
+    let marta = scene.entities["marta"];
+    let mut minds = app.world_mut().query::<&ActorMind>();
+    let mut prompts = Vec::new();
+    for turn in 1..=2 {
+        app.world_mut().write_message(TurnEnded);
+        app.update();
+        finish_turn(&mut app, &mut minds);
+        app.update();
+        let sent = std::mem::take(&mut app.world_mut().resource_mut::<Prompts>().0);
+        let prompt = sent
+            .into_iter()
+            .find(|p| p.actor == marta)
+            .unwrap_or_else(|| panic!("Marta is asked in turn {turn}"));
+        prompts.push(prompt.messages);
+    }
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    println!(
+        "\nactors/tavern prompt figures (Marta's decision prompt, offline seed {SEED}, {cores} cores):"
+    );
+    for (turn, messages) in prompts.iter().enumerate() {
+        let [system, user] = messages.as_slice() else {
+            panic!("a decision prompt is a system and a user message");
+        };
+        let (system, user) = (
+            estimate_tokens(&system.content),
+            estimate_tokens(&user.content),
+        );
+        println!(
+            "  turn {}: system {system:4} + user {user:4} = {:4} estimated tokens   (target ≤ 1,000)",
+            turn + 1,
+            system + user,
+        );
+    }
+    let (first, second) = (concatenated(&prompts[0]), concatenated(&prompts[1]));
+    let prefix = common_prefix_chars(&first, &second);
+    let total = second.chars().count();
+    println!(
+        "  turn 2: unchanged prefix of turn 1's prompt {prefix} of {total} characters = {:.1} %   (target ≥ 85 %)\n",
+        100.0 * prefix as f64 / total as f64
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 1. actors/turn_1000_smart_actors
+// ---------------------------------------------------------------------------
+
+/// Spawns [`PLACES`] places in a ring, each with [`ACTORS_PER_PLACE`] smart actors
+/// and the [`ITEMS`].
+fn spawn_world(world: &mut World) {
+    let places: Vec<Entity> = (0..PLACES)
+        .map(|p| world.spawn((Place, DisplayName(format!("room {p}")))).id())
+        .collect();
+    for (p, &place) in places.iter().enumerate() {
+        let next = places[(p + 1) % PLACES];
+        let previous = places[(p + PLACES - 1) % PLACES];
+        world.entity_mut(place).insert(Exits(vec![previous, next]));
+        for a in 0..ACTORS_PER_PLACE {
+            let index = p * ACTORS_PER_PLACE + a;
+            let (spec, name) = SPECS[index % SPECS.len()];
+            world.spawn((
+                SmartActor::new(spec),
+                Character,
+                DisplayName(format!("{name} {index}")),
+                Tags::new(["person"]),
+                InPlace(place),
+            ));
+        }
+        for item in ITEMS {
+            world.spawn((
+                DisplayName(format!("{item} {p}")),
+                Tags::new(["portable"]),
+                InPlace(place),
+            ));
+        }
+    }
+}
+
+/// Writes `TurnEnded` and runs one frame; returns the frame's wall time and what it
+/// requested.
+fn start_turn(app: &mut App) -> (Duration, &Requested) {
+    *app.world_mut().resource_mut::<Requested>() = Requested::default();
+    app.world_mut().write_message(TurnEnded);
+    let start = Instant::now();
+    app.update();
+    let took = start.elapsed();
+    (took, app.world().resource::<Requested>())
+}
+
+/// Makes every actor eligible again: Brom's spec rests a turn after each decision.
+fn clear_cooldowns(app: &mut App) {
+    let world = app.world_mut();
+    let mut minds = world.query::<&mut ActorMind>();
+    for mut mind in minds.iter_mut(world) {
+        mind.next_turn = 0;
+    }
+}
+
+fn turn_1000_smart_actors(c: &mut Criterion) {
+    let mut app = loaded_app(SmartActorSettings {
+        max_new_thinkers_per_frame: ACTORS,
+        ..default()
+    });
+    spawn_world(app.world_mut());
+    let mut minds = app.world_mut().query::<&ActorMind>();
+
+    // One turn untimed: it checks the frame submits all 1,000 and leaves each actor
+    // with memories of what the others in its place said, which later turns recall.
+    let (took, requested) = start_turn(&mut app);
+    assert_eq!(
+        requested.decisions, ACTORS,
+        "one frame submits every actor's decision"
+    );
+    if print_figures() {
+        println!(
+            "actors/turn_1000_smart_actors: the first (cold) frame took {:.2} ms, {:.2} ms of \
+             it in LoomSystems::Think; it requested {} decisions, offering {:.1} actions and \
+             {:.0} bytes of prompt each on average",
+            millis(took),
+            millis(requested.think),
+            requested.decisions,
+            requested.offered as f64 / ACTORS as f64,
+            requested.prompt_bytes as f64 / ACTORS as f64,
+        );
+    }
+    assert!(
+        anyone_thinking(&mut app, &mut minds),
+        "the actors wait for their answers"
+    );
+    finish_turn(&mut app, &mut minds);
+    clear_cooldowns(&mut app);
+    let memories = app.world().resource::<HistoryStore>().clone();
+
+    // Every timed frame: its count and its time in `LoomSystems::Think`, in all.
+    let (mut frames, mut think) = (0u32, Duration::ZERO);
+    let mut group = c.benchmark_group("actors");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
+    group.bench_function("turn_1000_smart_actors", |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                let (took, requested) = start_turn(&mut app);
+                assert_eq!(
+                    requested.decisions, ACTORS,
+                    "the frame submits every decision"
+                );
+                total += took;
+                think += requested.think;
+                frames += 1;
+                finish_turn(&mut app, &mut minds);
+                clear_cooldowns(&mut app);
+                *app.world_mut().resource_mut::<HistoryStore>() = memories.clone();
+            }
+            total
+        });
+    });
+    group.finish();
+    if frames > 0 && print_figures() {
+        println!(
+            "actors/turn_1000_smart_actors: LoomSystems::Think took {:.2} ms of a frame on \
+             average over {frames} timed frames (target for the whole frame: ≤ 5 ms)\n",
+            millis(think / frames)
+        );
+    }
+}
+
+criterion_group!(benches, print_prompt_figures, turn_1000_smart_actors);
+criterion_main!(benches);
