@@ -162,6 +162,11 @@ impl HistoryStore {
         self.entries.is_empty()
     }
 
+    /// Whether an entry came from this source (`seed tavern:marta/oath`).
+    pub fn has_source(&self, source: &str) -> bool {
+        self.entries.iter().any(|entry| entry.source == source)
+    }
+
     /// Appends a memory and returns its id.
     pub fn append(&mut self, memory: NewMemory) -> u64 {
         let id = self.entries.len() as u64 + 1;

@@ -282,7 +282,12 @@ impl Plugin for SmartActorPlugin {
             .add_message::<DecisionRequested>()
             .add_systems(
                 Update,
-                (forget_departed_actors, start_turns, hear_the_player)
+                (
+                    forget_departed_actors,
+                    seed_memories.run_if(content_loaded),
+                    start_turns,
+                    hear_the_player,
+                )
                     .chain()
                     .in_set(LoomSystems::Sense),
             )
@@ -406,6 +411,43 @@ fn start_turns(
             mind.queued = true;
             queue.waiting.push_back(entity);
         }
+    }
+}
+
+/// Pins each spec's `memorySeeds` into the history the first time one of its actors
+/// is seen, once per spec: a store loaded from a save that has them is not seeded again.
+fn seed_memories(
+    registry: Res<ContentRegistry>,
+    clock: Res<TurnClock>,
+    mut history: ResMut<HistoryStore>,
+    mut seeded: Local<bevy::platform::collections::HashSet<String>>,
+    actors: Query<&SmartActor>,
+) {
+    for actor in &actors {
+        if seeded.contains(&actor.spec) {
+            continue;
+        }
+        let Some(spec) = registry.actor(&actor.spec) else {
+            continue;
+        };
+        for seed in &spec.memory_seeds {
+            let source = format!("seed {}/{}", spec.id, seed.id);
+            if history.has_source(&source) {
+                continue;
+            }
+            history.append(NewMemory {
+                text: seed.text.clone(),
+                tags: seed.tags.clone(),
+                scope: Some(match &seed.plot {
+                    Some(plot) => MemoryScope::Plot(plot.clone()),
+                    None => MemoryScope::Actor(spec.id.clone()),
+                }),
+                turn: clock.turn,
+                source,
+                pinned: true,
+            });
+        }
+        seeded.insert(actor.spec.clone());
     }
 }
 

@@ -20,9 +20,33 @@ pub struct ActorSpec {
     /// What the character wants.
     #[serde(default)]
     pub goals: Vec<String>,
+    /// Where the character comes from: a static block for tone and motivation.
+    #[serde(default)]
+    pub backstory: Option<String>,
+    /// What the character always remembers: pinned into its memory when it first
+    /// appears, and recalled in every prompt while in scope.
+    #[serde(default)]
+    pub memory_seeds: Vec<MemorySeed>,
     /// What the character may do and how often it thinks.
     #[serde(default)]
     pub policy: ActorPolicy,
+}
+
+/// A memory a character starts with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemorySeed {
+    /// A name for the seed, unique within the spec.
+    pub id: String,
+    /// What is remembered.
+    pub text: String,
+    /// What it is about: keys of places, items and actors.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// A plot id to make it everyone's memory while that plot is current; the
+    /// character's own when absent.
+    #[serde(default)]
+    pub plot: Option<String>,
 }
 
 /// What a smart actor may do and how often it thinks.
@@ -62,5 +86,23 @@ impl ActorPolicy {
                         .is_some_and(|(own, _)| own == namespace)
                 })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::content::{ActorSpec, parse_content};
+
+    #[test]
+    fn memory_seeds_need_their_own_ids_and_some_text() {
+        let problems = parse_content::<ActorSpec>(
+            br#"{"id": "tavern:marta", "name": "Marta", "role": "innkeeper",
+                 "memorySeeds": [{"id": "key", "text": "The key is mine."},
+                                 {"id": "key", "text": " "}]}"#,
+            "mods/tavern/actors/marta.actor.json",
+        )
+        .expect_err("a duplicate seed id and an empty seed are refused");
+        let pointers: Vec<&str> = problems.iter().map(|p| p.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/memorySeeds/1/id", "/memorySeeds/1/text"]);
     }
 }

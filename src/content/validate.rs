@@ -235,6 +235,23 @@ impl ContentAsset for ActorSpec {
                 ));
             }
         }
+        let mut seeds = HashSet::new();
+        for (index, seed) in self.memory_seeds.iter().enumerate() {
+            if !seeds.insert(seed.id.as_str()) {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/memorySeeds/{index}/id"),
+                    format!("duplicate seed id `{}`: give each seed its own id", seed.id),
+                ));
+            }
+            if seed.text.trim().is_empty() {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/memorySeeds/{index}/text"),
+                    "an empty memory: write what the character remembers, or remove the seed",
+                ));
+            }
+        }
         problems
     }
 }

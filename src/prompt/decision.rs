@@ -80,6 +80,11 @@ pub fn decision_prompt(
         system.push('\n');
     }
     system.push_str("</character>\n");
+    if let Some(backstory) = spec.backstory.as_deref().filter(|b| !b.trim().is_empty()) {
+        system.push_str("\n<backstory>\n");
+        system.push_str(backstory.trim());
+        system.push_str("\n</backstory>\n");
+    }
     if !spec.goals.is_empty() {
         system.push_str("\n<goals>\n");
         for goal in &spec.goals {

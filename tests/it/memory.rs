@@ -19,7 +19,7 @@ fn memories_of<'a>(store: &'a HistoryStore, actor: &str) -> Vec<(&'a str, &'a st
     store
         .entries()
         .iter()
-        .filter(|e| e.scope == MemoryScope::Actor(actor.to_owned()))
+        .filter(|e| e.scope == MemoryScope::Actor(actor.to_owned()) && !e.pinned)
         .map(|e| (e.text.as_str(), e.source.as_str()))
         .collect()
 }
@@ -50,7 +50,7 @@ fn actors_remember_what_others_said_and_recall_it_next_turn() {
     let user = &marta.messages[1].content;
     assert!(
         user.contains(&format!(
-            "<memories>\n- Brom said: \"{LINE}\"\n- Silas said: \"{LINE}\"\n</memories>"
+            "\n- Brom said: \"{LINE}\"\n- Silas said: \"{LINE}\"\n</memories>"
         )),
         "{user}"
     );
@@ -63,14 +63,18 @@ fn everyone_in_the_room_remembers_a_narrated_action() {
     app.world_mut()
         .write_message(ActionReport::new(brom, "greet").object(marta));
     update_until(&mut app, "the greeting to be remembered", |app| {
-        !app.world().resource::<HistoryStore>().is_empty()
+        app.world()
+            .resource::<HistoryStore>()
+            .entries()
+            .iter()
+            .any(|e| e.source == "witnessed")
     });
     let store = app.world().resource::<HistoryStore>();
     for actor in ["tavern:marta", "tavern:silas", "tavern:brom"] {
         let seen: Vec<_> = store
             .entries()
             .iter()
-            .filter(|e| e.scope == MemoryScope::Actor(actor.to_owned()))
+            .filter(|e| e.scope == MemoryScope::Actor(actor.to_owned()) && !e.pinned)
             .collect();
         assert_eq!(seen.len(), 1, "{actor}: {seen:#?}");
         assert!(seen[0].text.starts_with("Brom "), "{}", seen[0].text);
@@ -80,4 +84,38 @@ fn everyone_in_the_room_remembers_a_narrated_action() {
             ["tavern:brom", "tavern:common_room", "tavern:marta"]
         );
     }
+}
+
+#[test]
+fn a_spec_s_backstory_and_memory_seeds_are_in_its_first_prompt() {
+    let (mut app, scene) = tavern_app(BackendChoice::Offline { seed: 1 });
+    let log = run_turn(&mut app);
+    let marta = log
+        .prompts
+        .iter()
+        .find(|p| p.actor == scene.entities["marta"])
+        .expect("Marta thinks");
+    assert!(
+        marta.messages[0]
+            .content
+            .contains("<backstory>\nMarta took over the Gilded Tankard"),
+        "{}",
+        marta.messages[0].content
+    );
+    let user = &marta.messages[1].content;
+    assert!(
+        user.contains("<memories>\n- The cellar key stays on my belt; the last time it went missing, half the wine went with it.\n- Silas still owes me for a week of suppers.\n"),
+        "{user}"
+    );
+    // Seeded once, however many turns pass.
+    run_turn(&mut app);
+    let store = app.world().resource::<HistoryStore>();
+    assert_eq!(
+        store
+            .entries()
+            .iter()
+            .filter(|e| e.source.starts_with("seed "))
+            .count(),
+        2
+    );
 }
