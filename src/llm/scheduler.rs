@@ -12,10 +12,12 @@ use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 use futures_lite::FutureExt;
+use futures_util::StreamExt;
+use futures_util::future::{AbortHandle, AbortRegistration, Abortable};
+use futures_util::stream::FuturesUnordered;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use tokio::sync::Semaphore;
-use tokio::task::AbortHandle;
 
 use super::{
     DeltaSink, LlmBackend, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, Priority,
@@ -162,7 +164,7 @@ struct Shared {
     schedule: Schedule,
     arrivals: mpsc::Sender<Arrival>,
     /// Running requests; whoever removes an id sends its outcome.
-    running: Mutex<HashMap<RequestId, Option<AbortHandle>>>,
+    running: Mutex<HashMap<RequestId, AbortHandle>>,
     /// Requests dispatched and not yet finished; the bridge reads it for its stats.
     active: Arc<AtomicUsize>,
     /// Requests waiting for a free slot.
@@ -178,25 +180,22 @@ impl Shared {
         let _ = self.arrivals.send(Arrival::Done(response));
     }
 
-    /// A running request ended: its slot goes to the next queued one.
-    fn release(self: &Arc<Self>) {
+    /// A running request ended: its slot is free for the next queued one.
+    fn release(&self) {
         self.active.fetch_sub(1, Ordering::SeqCst);
-        self.dispatch();
     }
 
-    /// Starts queued requests, highest priority first, while there are free slots.
-    /// Runs on the bridge's current-thread runtime, so a task cannot start before its
-    /// abort handle is stored.
-    fn dispatch(self: &Arc<Self>) {
-        while self.active.load(Ordering::SeqCst) < self.capacity {
-            let Some(Queued(_, _, job)) = lock(&self.queue).pop() else {
-                break;
-            };
-            self.active.fetch_add(1, Ordering::SeqCst);
-            let id = job.id;
-            let task = tokio::spawn(serve(Arc::clone(self), job));
-            lock(&self.running).insert(id, Some(task.abort_handle()));
+    /// The next queued request, highest priority first, when a slot is free; its
+    /// slot is taken and it counts as running.
+    fn next_job(&self) -> Option<(Job, AbortRegistration)> {
+        if self.active.load(Ordering::SeqCst) >= self.capacity {
+            return None;
         }
+        let Queued(_, _, job) = lock(&self.queue).pop()?;
+        self.active.fetch_add(1, Ordering::SeqCst);
+        let (handle, registration) = AbortHandle::new_pair();
+        lock(&self.running).insert(job.id, handle);
+        Some((job, registration))
     }
 }
 
@@ -237,25 +236,35 @@ pub(super) fn run(
         capacity: backends_count.max(1) * concurrency,
         next_endpoint: AtomicUsize::new(0),
     });
+    // The running requests are polled by this one future rather than spawned as
+    // tasks: a request costs no task of its own, and cancelling one drops its future,
+    // and with it its connection.
     runtime.block_on(async move {
         let mut sequence = 0u64;
-        while let Some(command) = commands.recv().await {
-            match command {
-                Command::Submit(jobs) => {
-                    let mut queue = lock(&shared.queue);
-                    for job in jobs {
-                        sequence += 1;
-                        queue.push(Queued(job.request.priority, Reverse(sequence), job));
+        let mut running = FuturesUnordered::new();
+        loop {
+            tokio::select! {
+                command = commands.recv() => match command {
+                    None => break,
+                    Some(Command::Submit(jobs)) => {
+                        let mut queue = lock(&shared.queue);
+                        for job in jobs {
+                            sequence += 1;
+                            queue.push(Queued(job.request.priority, Reverse(sequence), job));
+                        }
                     }
-                }
-                Command::Cancel(id) => cancel(&shared, id),
+                    Some(Command::Cancel(id)) => cancel(&shared, id),
+                },
+                Some(_) = running.next(), if !running.is_empty() => {}
             }
-            shared.dispatch();
+            while let Some((job, registration)) = shared.next_job() {
+                running.push(Abortable::new(
+                    serve(Arc::clone(&shared), job),
+                    registration,
+                ));
+            }
         }
-        // The bridge is gone: stop what still runs.
-        if let Ok(running) = shared.running.lock() {
-            running.values().flatten().for_each(AbortHandle::abort);
-        }
+        // The bridge is gone: what still runs is dropped with this future.
     });
 }
 
@@ -277,9 +286,7 @@ fn cancel(shared: &Arc<Shared>, id: RequestId) {
         (Some(Queued(_, _, job)), _) => job.submitted,
         (None, Some(handle)) => {
             // Aborting drops the request's future, and with it its connection.
-            if let Some(handle) = handle {
-                handle.abort();
-            }
+            handle.abort();
             shared.release();
             Instant::now()
         }
