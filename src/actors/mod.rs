@@ -87,6 +87,8 @@ pub struct ActorMind {
     fighting: bool,
     /// What the player said to it, to reply to instead of acting.
     reply_to: Option<String>,
+    /// The longest line it may say in the pending decision.
+    speech_limit: usize,
 }
 
 /// A line the player's character says, written by the game. `@Name` or `talk to Name`
@@ -587,7 +589,10 @@ fn submit_decisions(
             Vec::new()
         } else {
             available_actions(&registry, &view, &scopes, entity, |id| {
-                spec.policy.allows(id) && (!fighting || combat_verb(id))
+                let verb = registry.action(id).and_then(|a| a.verb.as_deref());
+                spec.policy.allows(id)
+                    && spec.policy.allows_verb(verb)
+                    && (!fighting || combat_verb(id))
             })
         };
         let block = render_available_actions(&offered, &*registry, &settings.block);
@@ -600,6 +605,10 @@ fn submit_decisions(
             token_budget: settings.recall.token_budget,
         });
         let memories: Vec<&str> = recalled.iter().map(|m| m.text.as_str()).collect();
+        let limits = DecisionLimits {
+            max_speech_chars: spec.policy.speech_limit(settings.limits.max_speech_chars),
+            ..settings.limits.clone()
+        };
         let perception = describe_surroundings(&view, entity);
         let prompt = decision_prompt(
             spec,
@@ -609,7 +618,7 @@ fn submit_decisions(
                 player_says: reply_to.as_deref(),
                 actions_block: &block,
             },
-            &settings.limits,
+            &limits,
         );
         let messages = vec![
             ChatMessage::system(prompt.system),
@@ -617,10 +626,7 @@ fn submit_decisions(
         ];
         let request = LlmRequest {
             messages: messages.clone(),
-            schema: Some(decision_schema(
-                offered.iter().map(|a| a.index),
-                &settings.limits,
-            )),
+            schema: Some(decision_schema(offered.iter().map(|a| a.index), &limits)),
             intent: RequestIntent::Decision {
                 actor: spec.name.clone(),
                 offered: offered
@@ -646,6 +652,7 @@ fn submit_decisions(
         mind.cooldown = spec.policy.cooldown_turns;
         mind.offered = offered.clone();
         mind.fighting = fighting;
+        mind.speech_limit = limits.max_speech_chars;
         out.requested.write(DecisionRequested {
             actor: entity,
             request: id,
@@ -801,7 +808,11 @@ fn apply_decisions(
                 continue;
             }
         };
-        match parse_decision(raw, offered.len(), &settings.limits) {
+        let limits = DecisionLimits {
+            max_speech_chars: mind.speech_limit,
+            ..settings.limits.clone()
+        };
+        match parse_decision(raw, offered.len(), &limits) {
             Ok(decision) if mind.fighting && decision.action.is_none() => {
                 out.hesitated.write(hesitated(None));
             }

@@ -20,6 +20,15 @@ pub struct ActorSpec {
     /// What the character wants.
     #[serde(default)]
     pub goals: Vec<String>,
+    /// How the character talks: "brisk, warm, calls everyone 'love'".
+    #[serde(default)]
+    pub voice: Option<String>,
+    /// A few words for who the character is: "shrewd", "motherly".
+    #[serde(default)]
+    pub traits: Vec<String>,
+    /// What the character never does, whatever happens.
+    #[serde(default)]
+    pub taboos: Vec<String>,
     /// Where the character comes from: a static block for tone and motivation.
     #[serde(default)]
     pub backstory: Option<String>,
@@ -59,6 +68,12 @@ pub struct ActorPolicy {
     /// Turns to sit out after each decision; 0 thinks every turn.
     #[serde(default)]
     pub cooldown_turns: u32,
+    /// Canonical verbs it may use (actions name theirs in `verb`); empty for any.
+    #[serde(default)]
+    pub allowed_verbs: Vec<String>,
+    /// The longest line it may say, in characters; the game's limit when absent.
+    #[serde(default)]
+    pub max_utterance_length: Option<usize>,
 }
 
 fn all_actions() -> Vec<String> {
@@ -70,11 +85,26 @@ impl Default for ActorPolicy {
         Self {
             allowed_actions: all_actions(),
             cooldown_turns: 0,
+            allowed_verbs: Vec::new(),
+            max_utterance_length: None,
         }
     }
 }
 
 impl ActorPolicy {
+    /// Whether the policy lets the actor use an action with this verb: any verb when
+    /// `allowedVerbs` is empty, else only those listed (and no action without a verb).
+    pub fn allows_verb(&self, verb: Option<&str>) -> bool {
+        self.allowed_verbs.is_empty()
+            || verb.is_some_and(|verb| self.allowed_verbs.iter().any(|v| v == verb))
+    }
+
+    /// The longest line the actor may say: its own limit, within the game's.
+    pub fn speech_limit(&self, game_limit: usize) -> usize {
+        self.max_utterance_length
+            .map_or(game_limit, |own| own.min(game_limit))
+    }
+
     /// Whether the policy lets the actor use the action with this id.
     pub fn allows(&self, action_id: &str) -> bool {
         self.allowed_actions.iter().any(|pattern| {
@@ -91,7 +121,26 @@ impl ActorPolicy {
 
 #[cfg(test)]
 mod tests {
-    use crate::content::{ActorSpec, parse_content};
+    use crate::content::{ActorPolicy, ActorSpec, parse_content};
+
+    #[test]
+    fn allowed_verbs_and_the_utterance_limit_narrow_the_policy() {
+        let open = ActorPolicy::default();
+        assert!(open.allows_verb(Some("attack")) && open.allows_verb(None));
+        assert_eq!(open.speech_limit(300), 300);
+        let guard = ActorPolicy {
+            allowed_verbs: vec!["attack".into(), "wait".into()],
+            max_utterance_length: Some(40),
+            ..ActorPolicy::default()
+        };
+        assert!(guard.allows_verb(Some("wait")));
+        assert!(!guard.allows_verb(Some("give")));
+        assert!(
+            !guard.allows_verb(None),
+            "an action without a verb is not allowed"
+        );
+        assert_eq!((guard.speech_limit(300), guard.speech_limit(20)), (40, 20));
+    }
 
     #[test]
     fn memory_seeds_need_their_own_ids_and_some_text() {

@@ -225,7 +225,7 @@ impl ContentRegistry {
             sources.actors,
             &listed,
             |file| previous.actor_from_file(file),
-            |_, _| Vec::new(),
+            |file, actor| unknown_allowed_verbs(file, actor, &vocabulary),
             &mut problems,
         );
         for (file, actor) in first_claims(&actors, "actor", &registry, &mut problems, |a| &a.id) {
@@ -591,6 +591,28 @@ fn unknown_verb(
             format!("unknown verb `{verb}`: use a canonical verb, or add it to a manifest's `vocabulary.verbs`"),
         )
     })
+}
+
+/// Verbs an actor's `policy.allowedVerbs` names that no vocabulary knows.
+fn unknown_allowed_verbs(
+    file: &str,
+    actor: &ActorSpec,
+    vocabulary: &NarrativeVocabulary,
+) -> Vec<ContentError> {
+    actor
+        .policy
+        .allowed_verbs
+        .iter()
+        .enumerate()
+        .filter(|(_, verb)| !vocabulary.verbs.contains(*verb))
+        .map(|(index, verb)| {
+            ContentError::new(
+                file,
+                format!("/policy/allowedVerbs/{index}"),
+                format!("unknown verb `{verb}`: use a canonical verb, or add it to a manifest's `vocabulary.verbs`"),
+            )
+        })
+        .collect()
 }
 
 /// The items of loaded mods, skipping (and reporting) every later claim to an id already taken.

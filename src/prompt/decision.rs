@@ -74,12 +74,31 @@ pub fn decision_prompt(
         "\nKeep speech under {} characters and thought under {} characters.\n\n<character>\nYou are {}, {}.\n",
         limits.max_speech_chars, limits.max_thought_chars, spec.name, spec.role
     ));
+    if let Some(voice) = spec.voice.as_deref().filter(|v| !v.trim().is_empty()) {
+        system.push_str("Voice: ");
+        system.push_str(voice.trim());
+        system.push('\n');
+    }
+    if !spec.traits.is_empty() {
+        system.push_str("Traits: ");
+        system.push_str(&spec.traits.join(", "));
+        system.push('\n');
+    }
     for line in &spec.persona {
         system.push_str("- ");
         system.push_str(line);
         system.push('\n');
     }
     system.push_str("</character>\n");
+    if !spec.taboos.is_empty() {
+        system.push_str("\n<never>\n");
+        for taboo in &spec.taboos {
+            system.push_str("- ");
+            system.push_str(taboo);
+            system.push('\n');
+        }
+        system.push_str("</never>\n");
+    }
     if let Some(backstory) = spec.backstory.as_deref().filter(|b| !b.trim().is_empty()) {
         system.push_str("\n<backstory>\n");
         system.push_str(backstory.trim());
@@ -195,6 +214,28 @@ You are in the common room.
 </perception>
 
 What do you do? Answer with the JSON object only."
+        );
+    }
+
+    #[test]
+    fn voice_traits_and_taboos_are_part_of_the_character() {
+        let spec: ActorSpec = serde_json::from_value(serde_json::json!({
+            "id": "tavern:marta", "name": "Marta", "role": "innkeeper",
+            "voice": "brisk and warm", "traits": ["shrewd", "motherly"],
+            "taboos": ["Never lets anyone into the cellar."]
+        }))
+        .expect("a spec");
+        let prompt = decision_prompt(
+            &spec,
+            &DecisionContext::default(),
+            &DecisionLimits::default(),
+        );
+        assert!(
+            prompt.system.ends_with(
+                "<character>\nYou are Marta, innkeeper.\nVoice: brisk and warm\nTraits: shrewd, motherly\n</character>\n\n<never>\n- Never lets anyone into the cellar.\n</never>"
+            ),
+            "{}",
+            prompt.system
         );
     }
 

@@ -13,6 +13,7 @@ mod lint;
 mod llama_server;
 mod memory;
 mod narration;
+mod policy;
 mod record_replay;
 mod scheduling;
 mod setup;
