@@ -32,8 +32,8 @@ use crate::llm::{
     RequestIntent,
 };
 use crate::prompt::{
-    ActionLine, BlockOptions, DecisionContext, DecisionLimits, decision_prompt, decision_schema,
-    render_available_actions,
+    ActionLine, BlockOptions, DecisionContext, DecisionLimits, PromptSection, decision_prompt,
+    decision_schema, render_available_actions,
 };
 use crate::world::{
     AvailableAction, CarriedBy, Character, DisplayName, InPlace, NarrativeKey, Player,
@@ -89,6 +89,8 @@ pub struct ActorMind {
     reply_to: Option<String>,
     /// The longest line it may say in the pending decision.
     speech_limit: usize,
+    /// Its last prompt's text, to measure how much of the next one it shares.
+    last_prompt: String,
 }
 
 /// A line the player's character says, written by the game. `@Name` or `talk to Name`
@@ -202,6 +204,12 @@ pub struct DecisionRequested {
     pub messages: Vec<ChatMessage>,
     /// What was offered, by index.
     pub offered: Vec<AvailableAction>,
+    /// Each part of the prompt and its estimated tokens, in order.
+    pub sections: Vec<PromptSection>,
+    /// The share of this prompt (in characters) that is an unchanged prefix of the
+    /// actor's previous prompt: what a server with prompt caching need not read again.
+    /// 0 for an actor's first prompt.
+    pub reused_prefix: f32,
 }
 
 /// How smart actors are scheduled and prompted.
@@ -620,6 +628,15 @@ fn submit_decisions(
             },
             &limits,
         );
+        let text = [prompt.system.as_str(), prompt.user.as_str()].concat();
+        let reused = text
+            .bytes()
+            .zip(mind.last_prompt.bytes())
+            .take_while(|(now, before)| now == before)
+            .count();
+        let reused_prefix = reused as f32 / text.len().max(1) as f32;
+        mind.last_prompt = text;
+        let sections = prompt.sections;
         let messages = vec![
             ChatMessage::system(prompt.system),
             ChatMessage::user(prompt.user),
@@ -658,6 +675,8 @@ fn submit_decisions(
             request: id,
             messages,
             offered,
+            sections,
+            reused_prefix,
         });
     }
 }

@@ -31,8 +31,39 @@ impl Default for DecisionLimits {
 pub struct DecisionPrompt {
     /// The rules and the persona: the stable prefix, sent as the system message.
     pub system: String,
-    /// Perception and the available actions, sent last.
+    /// The available actions, perception, memories and the player's words, sent last.
     pub user: String,
+    /// Each part of the prompt and its estimated tokens, in order.
+    pub sections: Vec<PromptSection>,
+}
+
+/// One part of a prompt and its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PromptSection {
+    /// `rules`, `character`, `never`, `backstory`, `goals`, `actions`, `perception`,
+    /// `memories`, `player_says` or `question`.
+    pub name: &'static str,
+    /// Its estimated tokens.
+    pub tokens: usize,
+}
+
+/// Notes where each section of a prompt ends.
+struct Sections {
+    sections: Vec<PromptSection>,
+    start: usize,
+}
+
+impl Sections {
+    /// The section since the last mark is `name`; `text` is the message being built.
+    fn mark(&mut self, name: &'static str, text: &str) {
+        if text.len() > self.start {
+            self.sections.push(PromptSection {
+                name,
+                tokens: super::estimate_tokens(&text[self.start..]),
+            });
+        }
+        self.start = text.len();
+    }
 }
 
 /// The rules every decision prompt starts with; they never change, so servers can cache them.
@@ -68,11 +99,20 @@ pub fn decision_prompt(
         player_says,
         actions_block,
     } = *context;
+    let mut sections = Sections {
+        sections: Vec::with_capacity(10),
+        start: 0,
+    };
     let mut system = String::with_capacity(1024);
     system.push_str(DECISION_RULES);
     system.push_str(&format!(
-        "\nKeep speech under {} characters and thought under {} characters.\n\n<character>\nYou are {}, {}.\n",
-        limits.max_speech_chars, limits.max_thought_chars, spec.name, spec.role
+        "\nKeep speech under {} characters and thought under {} characters.\n\n",
+        limits.max_speech_chars, limits.max_thought_chars
+    ));
+    sections.mark("rules", &system);
+    system.push_str(&format!(
+        "<character>\nYou are {}, {}.\n",
+        spec.name, spec.role
     ));
     if let Some(voice) = spec.voice.as_deref().filter(|v| !v.trim().is_empty()) {
         system.push_str("Voice: ");
@@ -90,6 +130,7 @@ pub fn decision_prompt(
         system.push('\n');
     }
     system.push_str("</character>\n");
+    sections.mark("character", &system);
     if !spec.taboos.is_empty() {
         system.push_str("\n<never>\n");
         for taboo in &spec.taboos {
@@ -99,11 +140,13 @@ pub fn decision_prompt(
         }
         system.push_str("</never>\n");
     }
+    sections.mark("never", &system);
     if let Some(backstory) = spec.backstory.as_deref().filter(|b| !b.trim().is_empty()) {
         system.push_str("\n<backstory>\n");
         system.push_str(backstory.trim());
         system.push_str("\n</backstory>\n");
     }
+    sections.mark("backstory", &system);
     if !spec.goals.is_empty() {
         system.push_str("\n<goals>\n");
         for goal in &spec.goals {
@@ -113,14 +156,19 @@ pub fn decision_prompt(
         }
         system.push_str("</goals>\n");
     }
+    sections.mark("goals", &system);
+    sections.start = 0;
     // What changes least comes first, so a server reuses as much of the last turn's
     // prompt as it can: the actions on offer change with the world, memories every
     // turn, the player's words every line.
     let mut user = String::with_capacity(perception.len() + actions_block.len() + 256);
     user.push_str(actions_block);
-    user.push_str("\n\n<perception>\n");
+    user.push_str("\n\n");
+    sections.mark("actions", &user);
+    user.push_str("<perception>\n");
     user.push_str(perception);
     user.push_str("\n</perception>\n\n");
+    sections.mark("perception", &user);
     if !memories.is_empty() {
         user.push_str("<memories>\n");
         for memory in memories {
@@ -130,15 +178,19 @@ pub fn decision_prompt(
         }
         user.push_str("</memories>\n\n");
     }
+    sections.mark("memories", &user);
     if let Some(words) = player_says {
         user.push_str("<player_says>\n");
         user.push_str(words);
         user.push_str("\n</player_says>\nReply to the player in character, in `speech`; this turn you take no action (`action`: null).\n\n");
     }
+    sections.mark("player_says", &user);
     user.push_str("What do you do? Answer with the JSON object only.");
+    sections.mark("question", &user);
     DecisionPrompt {
         system: system.trim_end().to_owned(),
         user,
+        sections: sections.sections,
     }
 }
 

@@ -148,3 +148,48 @@ fn an_actor_with_an_unknown_spec_is_rejected_and_nothing_else_breaks() {
             .all(|r| r.actor != stranger && r.actor != scene.entities["player"])
     );
 }
+
+#[test]
+fn prompts_report_their_sections_and_how_much_of_the_last_one_they_reuse() {
+    let (mut app, scene) = tavern_app(BackendChoice::Offline { seed: 1 });
+    let marta = scene.entities["marta"];
+    let prompt_of = |log: &crate::support::TurnLog| {
+        log.prompts
+            .iter()
+            .find(|p| p.actor == marta)
+            .cloned()
+            .expect("Marta was asked")
+    };
+    let first = prompt_of(&run_turn(&mut app));
+    let names: Vec<&str> = first.sections.iter().map(|s| s.name).collect();
+    assert_eq!(
+        names,
+        [
+            "rules",
+            "character",
+            "backstory",
+            "goals",
+            "actions",
+            "perception",
+            "memories",
+            "question"
+        ]
+    );
+    let estimated: usize = first
+        .messages
+        .iter()
+        .map(|m| bevy_loom::prompt::estimate_tokens(&m.content))
+        .sum();
+    let counted: usize = first.sections.iter().map(|s| s.tokens).sum();
+    assert!(
+        counted.abs_diff(estimated) <= first.sections.len(),
+        "{counted} vs {estimated}"
+    );
+    assert_eq!(first.reused_prefix, 0.0);
+    let second = prompt_of(&run_turn(&mut app));
+    assert!(
+        second.reused_prefix >= 0.85,
+        "a warm turn reuses most of the last prompt: {}",
+        second.reused_prefix
+    );
+}
