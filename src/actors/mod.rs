@@ -29,7 +29,7 @@ use crate::LoomSystems;
 use crate::content::{ContentRegistry, content_loaded, register_content_asset};
 use crate::llm::{
     ChatMessage, LlmBridge, LlmRequest, LlmResponse, OfferedChoice, Priority, RequestId,
-    RequestIntent,
+    RequestIntent, SamplingOptions,
 };
 use crate::prompt::{
     ActionLine, BlockOptions, DecisionContext, DecisionLimits, PromptSection, decision_prompt,
@@ -655,6 +655,13 @@ fn submit_decisions(
                     })
                     .collect(),
             },
+            sampling: SamplingOptions {
+                max_tokens: Some(limits.max_answer_tokens()),
+                ..SamplingOptions::default()
+            },
+            // Each actor's requests go to the same server (and slot), which keeps
+            // its prompt prefix.
+            affinity: Some(entity.to_bits()),
             // The player waits for a reply; background thinking can wait.
             priority: if reply_to.is_some() {
                 Priority::Dialogue

@@ -53,6 +53,11 @@ pub struct OpenAiSettings {
     pub timeout: Duration,
     /// How a request's JSON Schema is sent; answers are validated either way.
     pub schema_format: SchemaFormat,
+    /// The server's slots (llama.cpp's `--parallel`): when set, a request with an
+    /// affinity is sent with `id_slot` (its affinity modulo the slots) and
+    /// `cache_prompt`, so the slot keeps its prompt prefix. Only for servers that take
+    /// those fields: OpenAI's own API refuses them. `LOOM_LLM_SLOTS`.
+    pub slots: Option<u32>,
 }
 
 /// How an OpenAI-compatible server takes a JSON Schema for the answer.
@@ -88,6 +93,7 @@ impl fmt::Debug for OpenAiSettings {
             .field("api_key", &self.api_key)
             .field("timeout", &self.timeout)
             .field("schema_format", &self.schema_format)
+            .field("slots", &self.slots)
             .finish()
     }
 }
@@ -101,6 +107,7 @@ impl Default for OpenAiSettings {
             api_key: None,
             timeout: Duration::from_secs(60),
             schema_format: SchemaFormat::JsonSchema,
+            slots: None,
         }
     }
 }
@@ -118,6 +125,9 @@ impl OpenAiSettings {
             schema_format: env_var("LOOM_LLM_SCHEMA")
                 .and_then(|name| SchemaFormat::parse(&name))
                 .unwrap_or(defaults.schema_format),
+            slots: env_var("LOOM_LLM_SLOTS")
+                .and_then(|slots| slots.trim().parse().ok())
+                .filter(|&slots| slots > 0),
             ..defaults
         })
     }
@@ -157,6 +167,11 @@ impl OpenAiBackend {
                     }
                     SchemaFormat::Off => None,
                 });
+        let id_slot = self
+            .settings
+            .slots
+            .zip(request.affinity)
+            .map(|(slots, affinity)| (affinity % u64::from(slots)) as u32);
         ChatBody {
             model: &self.settings.model,
             messages: &request.messages,
@@ -169,6 +184,8 @@ impl OpenAiBackend {
             max_tokens: request.sampling.max_tokens,
             seed: request.sampling.seed,
             response_format,
+            id_slot,
+            cache_prompt: id_slot.is_some(),
         }
     }
 }
@@ -191,6 +208,15 @@ struct ChatBody<'a> {
     seed: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_format: Option<Value>,
+    /// llama.cpp's server slot; sent with `cache_prompt`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id_slot: Option<u32>,
+    #[serde(skip_serializing_if = "is_false")]
+    cache_prompt: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 #[derive(Serialize)]

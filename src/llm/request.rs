@@ -113,6 +113,10 @@ pub struct LlmRequest {
     pub stream: bool,
     /// What the request is for.
     pub intent: RequestIntent,
+    /// Requests with the same affinity (one actor's, say) go to the same server of a
+    /// fleet while it is healthy, and to the same server slot where the backend
+    /// supports it, so the server can reuse the prompt prefix it already read.
+    pub affinity: Option<u64>,
 }
 
 /// A model's answer.

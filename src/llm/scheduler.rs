@@ -320,7 +320,9 @@ async fn serve(shared: Arc<Shared>, job: Job) {
         if now >= deadline {
             break Err(LlmError::TimedOut(deadline - submitted));
         }
-        let Some(endpoint) = pick_endpoint(&shared, now) else {
+        // A retry goes wherever is healthiest: its preferred server just failed it.
+        let affinity = request.affinity.filter(|_| retries == 0);
+        let Some(endpoint) = pick_endpoint(&shared, now, affinity) else {
             let failing = shared
                 .endpoints
                 .iter()
@@ -394,9 +396,18 @@ async fn serve(shared: Arc<Shared>, job: Job) {
     }
 }
 
-/// The healthy endpoint with the most free slots, taking turns among equals.
-fn pick_endpoint(shared: &Shared, now: Instant) -> Option<&Endpoint> {
+/// The endpoint a request's affinity names while its breaker admits it; otherwise
+/// the healthy endpoint with the most free slots, taking turns among equals.
+fn pick_endpoint(shared: &Shared, now: Instant, affinity: Option<u64>) -> Option<&Endpoint> {
     let count = shared.endpoints.len();
+    if let Some(affinity) = affinity.filter(|_| count > 0) {
+        let preferred = &shared.endpoints[(affinity % count as u64) as usize];
+        let mut breaker = lock(&preferred.breaker);
+        if breaker.admits(now, &shared.schedule.breaker) {
+            breaker.admit(now);
+            return Some(preferred);
+        }
+    }
     let start = shared.next_endpoint.fetch_add(1, Ordering::SeqCst);
     let chosen = (0..count)
         .map(|offset| &shared.endpoints[(start + offset) % count])

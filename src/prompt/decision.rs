@@ -26,6 +26,17 @@ impl Default for DecisionLimits {
     }
 }
 
+impl DecisionLimits {
+    /// The most tokens a valid answer can take, even from a model whose vocabulary
+    /// spends a token on every character: its two strings at their limits and the
+    /// JSON around them. Decision requests ask for no more, so a model cannot ramble
+    /// on past what the schema allows.
+    pub fn max_answer_tokens(&self) -> u32 {
+        let chars = self.max_speech_chars + self.max_thought_chars + 64;
+        u32::try_from(chars).unwrap_or(u32::MAX)
+    }
+}
+
 /// A decision prompt: what stays the same turn after turn, and what changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecisionPrompt {
@@ -323,6 +334,14 @@ any rooms free
 Reply to the player in character, in `speech`; this turn you take no action (`action`: null).
 
 What do you do? Answer with the JSON object only."
+        );
+    }
+
+    #[test]
+    fn answers_are_capped_at_what_the_schema_allows() {
+        assert_eq!(
+            DecisionLimits::default().max_answer_tokens(),
+            300 + 500 + 64
         );
     }
 

@@ -130,6 +130,7 @@ fn settings(base_url: &str) -> OpenAiSettings {
         api_key: Some(ApiKey::new(API_KEY)),
         timeout: Duration::from_secs(30),
         schema_format: bevy_loom::llm::SchemaFormat::JsonSchema,
+        slots: None,
     }
 }
 
@@ -495,4 +496,69 @@ fn a_server_url_that_is_not_http_is_a_setup_error_naming_it() {
             );
         }
     }
+}
+
+#[test]
+fn an_affinity_keeps_a_server_slot_when_the_server_has_slots() {
+    let (_server, base, recorder) = recording_server("ok");
+    let with_slots = OpenAiBackend::new(OpenAiSettings {
+        slots: Some(4),
+        ..settings(&base)
+    })
+    .expect("an HTTP backend");
+    let mut slotted = LlmBridge::new(Arc::new(with_slots), GIVE_UP, SamplingOptions::default());
+    slotted.submit(LlmRequest {
+        affinity: Some(10),
+        ..greeting()
+    });
+    slotted.submit(greeting());
+    drain_until(&mut slotted, 2);
+    let mut bodies: Vec<Value> = recorder.received().into_iter().map(|r| r.body).collect();
+    bodies.sort_by_key(|body| body.get("id_slot").is_none());
+    assert_eq!(
+        (&bodies[0]["id_slot"], &bodies[0]["cache_prompt"]),
+        (&json!(2), &json!(true)),
+        "affinity 10 on 4 slots is slot 2"
+    );
+    assert!(bodies[1].get("id_slot").is_none() && bodies[1].get("cache_prompt").is_none());
+
+    // Without slots configured, nothing llama.cpp-specific is sent.
+    let (_server, base, recorder) = recording_server("ok");
+    let mut bridge = bridge(&base, GIVE_UP);
+    bridge.submit(LlmRequest {
+        affinity: Some(10),
+        ..greeting()
+    });
+    drain_until(&mut bridge, 1);
+    let body = &recorder.received()[0].body;
+    assert!(
+        body.get("id_slot").is_none() && body.get("cache_prompt").is_none(),
+        "{body}"
+    );
+}
+
+#[test]
+fn requests_with_the_same_affinity_go_to_the_same_server_of_a_fleet() {
+    let (_first, first_url, first) = recording_server("first");
+    let (_second, second_url, second) = recording_server("second");
+    let endpoints: Vec<Arc<dyn LlmBackend>> = [first_url, second_url]
+        .iter()
+        .map(|url| {
+            Arc::new(OpenAiBackend::new(settings(url)).expect("an HTTP backend"))
+                as Arc<dyn LlmBackend>
+        })
+        .collect();
+    let mut bridge = LlmBridge::start(endpoints, &bevy_loom::llm::LlmSettings::default());
+    for _ in 0..6 {
+        bridge.submit(LlmRequest {
+            affinity: Some(7),
+            ..greeting()
+        });
+    }
+    let done = drain_until(&mut bridge, 6);
+    assert!(
+        done.iter()
+            .all(|r| r.result.as_ref().is_ok_and(|reply| reply.text == "second"))
+    );
+    assert_eq!((first.received().len(), second.received().len()), (0, 6));
 }
