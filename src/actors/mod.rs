@@ -16,6 +16,7 @@ pub mod memory;
 mod scene;
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bevy::ecs::system::SystemParam;
@@ -80,7 +81,7 @@ pub struct ActorMind {
     /// The request it is waiting on, if any.
     pub pending: Option<RequestId>,
     /// What it was offered for the pending request.
-    pub offered: Vec<AvailableAction>,
+    pub offered: Arc<[AvailableAction]>,
     queued: bool,
     cooldown: u32,
     /// Whether the pending decision was asked for in combat.
@@ -203,7 +204,7 @@ pub struct DecisionRequested {
     /// The prompt.
     pub messages: Vec<ChatMessage>,
     /// What was offered, by index.
-    pub offered: Vec<AvailableAction>,
+    pub offered: Arc<[AvailableAction]>,
     /// Each part of the prompt and its estimated tokens, in order.
     pub sections: Vec<PromptSection>,
     /// The share of this prompt (in characters) that is an unchanged prefix of the
@@ -629,11 +630,7 @@ fn submit_decisions(
             &limits,
         );
         let text = [prompt.system.as_str(), prompt.user.as_str()].concat();
-        let reused = text
-            .bytes()
-            .zip(mind.last_prompt.bytes())
-            .take_while(|(now, before)| now == before)
-            .count();
+        let reused = common_prefix(text.as_bytes(), mind.last_prompt.as_bytes());
         let reused_prefix = reused as f32 / text.len().max(1) as f32;
         mind.last_prompt = text;
         let sections = prompt.sections;
@@ -650,7 +647,7 @@ fn submit_decisions(
                     .iter()
                     .map(|a| OfferedChoice {
                         index: a.index,
-                        action_id: a.action_id.to_string(),
+                        action_id: Arc::clone(&a.action_id),
                         command: a.command.clone(),
                     })
                     .collect(),
@@ -674,7 +671,8 @@ fn submit_decisions(
         queue.pending.insert(id, entity);
         mind.pending = Some(id);
         mind.cooldown = spec.policy.cooldown_turns;
-        mind.offered = offered.clone();
+        let offered: Arc<[AvailableAction]> = offered.into();
+        mind.offered = Arc::clone(&offered);
         mind.fighting = fighting;
         mind.speech_limit = limits.max_speech_chars;
         out.requested.write(DecisionRequested {
@@ -686,6 +684,21 @@ fn submit_decisions(
             reused_prefix,
         });
     }
+}
+
+/// How many leading bytes two texts share, compared a block at a time.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 64;
+    let shorter = a.len().min(b.len());
+    let mut same = 0;
+    while same + BLOCK <= shorter && a[same..same + BLOCK] == b[same..same + BLOCK] {
+        same += BLOCK;
+    }
+    same + a[same..shorter]
+        .iter()
+        .zip(&b[same..shorter])
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 /// The narrative keys around an actor, the tags its memories are recalled by: its own,

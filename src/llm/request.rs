@@ -67,7 +67,7 @@ pub struct OfferedChoice {
     /// Its index in the prompt.
     pub index: usize,
     /// The action's `mod:action` id.
-    pub action_id: String,
+    pub action_id: std::sync::Arc<str>,
     /// The rendered command.
     pub command: String,
 }
