@@ -135,21 +135,12 @@ pub fn decision_prompt(
         system.push_str(&spec.traits.join(", "));
         system.push('\n');
     }
-    for line in &spec.persona {
-        system.push_str("- ");
-        system.push_str(line);
-        system.push('\n');
-    }
+    push_items(&mut system, &spec.persona);
     system.push_str("</character>\n");
     sections.mark("character", &system);
     if !spec.taboos.is_empty() {
-        system.push_str("\n<never>\n");
-        for taboo in &spec.taboos {
-            system.push_str("- ");
-            system.push_str(taboo);
-            system.push('\n');
-        }
-        system.push_str("</never>\n");
+        system.push('\n');
+        push_tagged_list(&mut system, "never", &spec.taboos);
     }
     sections.mark("never", &system);
     if let Some(backstory) = spec.backstory.as_deref().filter(|b| !b.trim().is_empty()) {
@@ -159,13 +150,8 @@ pub fn decision_prompt(
     }
     sections.mark("backstory", &system);
     if !spec.goals.is_empty() {
-        system.push_str("\n<goals>\n");
-        for goal in &spec.goals {
-            system.push_str("- ");
-            system.push_str(goal);
-            system.push('\n');
-        }
-        system.push_str("</goals>\n");
+        system.push('\n');
+        push_tagged_list(&mut system, "goals", &spec.goals);
     }
     sections.mark("goals", &system);
     sections.start = 0;
@@ -181,13 +167,8 @@ pub fn decision_prompt(
     user.push_str("\n</perception>\n\n");
     sections.mark("perception", &user);
     if !memories.is_empty() {
-        user.push_str("<memories>\n");
-        for memory in memories {
-            user.push_str("- ");
-            user.push_str(memory);
-            user.push('\n');
-        }
-        user.push_str("</memories>\n\n");
+        push_tagged_list(&mut user, "memories", memories);
+        user.push('\n');
     }
     sections.mark("memories", &user);
     if let Some(words) = player_says {
@@ -203,6 +184,26 @@ pub fn decision_prompt(
         user,
         sections: sections.sections,
     }
+}
+
+/// `- item` lines.
+fn push_items(text: &mut String, items: &[impl AsRef<str>]) {
+    for item in items {
+        text.push_str("- ");
+        text.push_str(item.as_ref());
+        text.push('\n');
+    }
+}
+
+/// `<tag>`, `- item` lines, `</tag>`.
+fn push_tagged_list(text: &mut String, tag: &str, items: &[impl AsRef<str>]) {
+    text.push('<');
+    text.push_str(tag);
+    text.push_str(">\n");
+    push_items(text, items);
+    text.push_str("</");
+    text.push_str(tag);
+    text.push_str(">\n");
 }
 
 /// The JSON schema of a decision answer: `action` is one of the offered indices or
