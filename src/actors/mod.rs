@@ -433,7 +433,12 @@ fn seed_memories(
     mut history: ResMut<HistoryStore>,
     mut seeded: Local<bevy::platform::collections::HashSet<String>>,
     actors: Query<&SmartActor>,
+    arrived: Query<(), Added<SmartActor>>,
 ) {
+    // Only a new actor or newly loaded specs can need seeding.
+    if !registry.is_changed() && arrived.is_empty() {
+        return;
+    }
     for actor in &actors {
         if seeded.contains(&actor.spec) {
             continue;
@@ -571,6 +576,7 @@ fn submit_decisions(
     } = surroundings;
     let view = WorldView::from_query(&world);
     let plots: Vec<&str> = settings.recall.plots.iter().map(String::as_str).collect();
+    let held = keys_by_holder(&keyed);
     for _ in 0..settings.max_new_thinkers_per_frame {
         let Some(entity) = queue.waiting.pop_front() else {
             break;
@@ -605,7 +611,7 @@ fn submit_decisions(
             })
         };
         let block = render_available_actions(&offered, &*registry, &settings.block);
-        let context = context_tags(entity, &view, &keyed);
+        let context = context_tags(entity, &view, &keyed, &held);
         let recalled = history.retrieve(&MemoryQuery {
             actor: &spec.id,
             plots: &plots,
@@ -701,24 +707,35 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
         .count()
 }
 
+/// The narrative keys of what each place holds and each character carries.
+fn keys_by_holder<'k>(
+    keyed: &'k Query<(&NarrativeKey, Option<&InPlace>, Option<&CarriedBy>)>,
+) -> HashMap<Entity, Vec<&'k str>> {
+    let mut held: HashMap<Entity, Vec<&str>> = HashMap::new();
+    for (key, in_place, carried) in keyed {
+        for holder in [in_place.map(|p| p.0), carried.map(|c| c.0)]
+            .into_iter()
+            .flatten()
+        {
+            held.entry(holder).or_default().push(&key.0);
+        }
+    }
+    held
+}
+
 /// The narrative keys around an actor, the tags its memories are recalled by: its own,
 /// its place's, and those of everything in that place or carried by it.
 fn context_tags<'k>(
     actor: Entity,
     view: &WorldView,
     keyed: &'k Query<(&NarrativeKey, Option<&InPlace>, Option<&CarriedBy>)>,
+    held: &HashMap<Entity, Vec<&'k str>>,
 ) -> Vec<&'k str> {
     let place = view.place_of(actor);
-    let mut tags: Vec<&str> = keyed
-        .iter()
-        .filter(|(_, in_place, carried)| {
-            (place.is_some() && in_place.map(|p| p.0) == place)
-                || carried.is_some_and(|c| c.0 == actor)
-        })
-        .map(|(key, ..)| key.0.as_str())
-        .collect();
-    for entity in [Some(actor), place].into_iter().flatten() {
-        if let Ok((key, ..)) = keyed.get(entity) {
+    let mut tags: Vec<&str> = Vec::new();
+    for holder in [Some(actor), place].into_iter().flatten() {
+        tags.extend(held.get(&holder).into_iter().flatten().copied());
+        if let Ok((key, ..)) = keyed.get(holder) {
             tags.push(&key.0);
         }
     }
