@@ -36,6 +36,7 @@ fn manifest(id: &str, purpose: Option<&str>, consider_when: Option<&str>) -> Mod
         action_consider_when: consider_when.map(str::to_owned),
         content: Default::default(),
         vocabulary: Default::default(),
+        verb_aliases: Default::default(),
     }
 }
 

@@ -18,9 +18,10 @@ use bevy::app::{PluginGroup, PluginGroupBuilder};
 /// Everything a game usually imports.
 pub mod prelude {
     pub use crate::actors::{
-        ActionRequest, ActorHesitated, ActorMind, ActorSpoke, Conversation, ConversationEvent,
-        DecisionRejected, DecisionRequested, HistoryStore, InCombat, PlayerSaid, RejectionReason,
-        SceneDefinition, SmartActor, SmartActorPlugin, SmartActorSettings, TurnClock, TurnEnded,
+        ActionRequest, ActorHesitated, ActorMind, ActorSpoke, Answer, Conversation,
+        ConversationEvent, DecisionFallback, DecisionRejected, DecisionRequested, HistoryStore,
+        InCombat, PlayerSaid, RejectionReason, SceneDefinition, SmartActor, SmartActorPlugin,
+        SmartActorSettings, TurnClock, TurnEnded,
     };
     pub use crate::content::{
         ActionDefinition, ActorSpec, ContentError, ContentPlugin, ContentRegistry, ContentSettings,

@@ -6,29 +6,77 @@ use thiserror::Error;
 use crate::llm::LlmError;
 use crate::prompt::DecisionLimits;
 
-/// A valid decision.
+/// A valid decision: what the actor answered, and its private thought, if it gave one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
-    /// The chosen index among those offered, or `None` to pass.
-    pub action: Option<usize>,
-    /// What the actor says aloud; may be empty.
-    pub speech: String,
+    /// The answer.
+    pub answer: Answer,
     /// A private thought; may be empty.
     pub thought: String,
 }
 
-/// Why an answer was rejected. The actor passes its turn instead.
+/// One of the four answers of the decision contract.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// `ACTION`: the offered action with this index (from 1), with what the actor says
+    /// as it acts (may be empty).
+    Action {
+        /// The chosen index.
+        index: usize,
+        /// Words said along with it.
+        speech: String,
+    },
+    /// `UTTERANCE`: a player-like command line, still to be matched against the offered
+    /// commands ([`match_utterance`](super::match_utterance)).
+    Utterance(String),
+    /// `COLOR`: a short in-character line with no mechanical effect.
+    Color(String),
+    /// `NONE`: the actor does nothing this turn.
+    Pass,
+}
+
+impl Decision {
+    /// The chosen index, for an `ACTION` answer.
+    pub fn action(&self) -> Option<usize> {
+        match self.answer {
+            Answer::Action { index, .. } => Some(index),
+            _ => None,
+        }
+    }
+
+    /// What the actor says aloud: an `ACTION`'s speech or a `COLOR` line; empty otherwise.
+    pub fn speech(&self) -> &str {
+        match &self.answer {
+            Answer::Action { speech, .. } | Answer::Color(speech) => speech,
+            Answer::Utterance(_) | Answer::Pass => "",
+        }
+    }
+}
+
+/// The answer types a decision may have, as the model writes them.
+pub const ANSWER_TYPES: [&str; 4] = ["ACTION", "UTTERANCE", "COLOR", "NONE"];
+
+/// Why an answer was rejected. The actor passes its turn, or takes the configured
+/// fallback ([`DecisionFallback`](super::DecisionFallback)), instead.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum RejectionReason {
     /// The answer is not one JSON object.
     #[error("the answer is not a JSON object ({0})")]
     NotAnObject(String),
-    /// The object has no `action`.
-    #[error("the answer has no `action` field")]
-    MissingAction,
-    /// `action` is neither an index nor null.
-    #[error("`action` must be an index number or null, not {0}")]
+    /// `type` is not one of [`ANSWER_TYPES`].
+    #[error("`type` must be \"ACTION\", \"UTTERANCE\", \"COLOR\" or \"NONE\", not {0}")]
+    UnknownType(String),
+    /// The answer lacks the field its type needs.
+    #[error("an {answer} answer needs `{field}`")]
+    MissingField {
+        /// The answer's type.
+        answer: &'static str,
+        /// The field it lacks.
+        field: &'static str,
+    },
+    /// `action` is not an index.
+    #[error("`action` must be an index number, not {0}")]
     BadAction(String),
     /// `action` names an index that was not offered.
     #[error("action {index} was not offered (the choices were 1 to {offered})")]
@@ -38,18 +86,28 @@ pub enum RejectionReason {
         /// How many actions were offered.
         offered: usize,
     },
-    /// `speech` or `thought` is not a string.
+    /// A text field is not a string.
     #[error("`{0}` must be a string")]
     NotAString(&'static str),
     /// A field is longer than its limit.
     #[error("`{field}` is {length} characters long; the limit is {max}")]
     TooLong {
-        /// `speech` or `thought`.
+        /// `speech`, `color`, `utterance` or `thought`.
         field: &'static str,
         /// Its length in characters.
         length: usize,
         /// The limit.
         max: usize,
+    },
+    /// A spoken line has more lines than the actor's `maxColorLines`.
+    #[error("`{field}` has {lines} lines; the limit is {max}")]
+    TooManyLines {
+        /// `speech` or `color`.
+        field: &'static str,
+        /// Its lines.
+        lines: usize,
+        /// The limit.
+        max: u32,
     },
     /// The whole answer is larger than the limit.
     #[error("the answer is {length} bytes long; the limit is {max}")]
@@ -58,6 +116,28 @@ pub enum RejectionReason {
         length: usize,
         /// The limit.
         max: usize,
+    },
+    /// An `UTTERANCE` names no command of the loaded content.
+    #[error("\"{0}\" is not a command: answer with one of the offered commands, word for word")]
+    UnknownCommand(String),
+    /// An `UTTERANCE` uses a verb the actor's policy (or combat) does not allow.
+    #[error("\"{line}\" uses `{verb}`, which this actor may not use now")]
+    VerbNotAllowed {
+        /// The line.
+        line: String,
+        /// The verb of the command it names.
+        verb: String,
+    },
+    /// An `UTTERANCE` is a command, but none that was offered (a target not here, say).
+    #[error("\"{0}\" was not offered: answer with one of the offered commands, word for word")]
+    CommandNotOffered(String),
+    /// An `UTTERANCE` matches more than one offered command.
+    #[error("\"{line}\" matches {count} offered commands: name one exactly")]
+    AmbiguousCommand {
+        /// The line.
+        line: String,
+        /// How many it matches.
+        count: usize,
     },
     /// The model gave no answer.
     #[error("no answer from the model: {0}")]
@@ -69,8 +149,18 @@ pub enum RejectionReason {
     UnknownSpec(String),
 }
 
-/// Parses `{"action": <index or null>, "speech": "...", "thought": "..."}` and checks
-/// it against what was offered (indices `1..=offered`) and the size limits.
+/// Parses one decision object and checks it against how many actions were offered
+/// (indices `1..=offered`) and the size limits:
+///
+/// - `{"type": "ACTION", "action": <index>, "speech": "..."}`
+/// - `{"type": "UTTERANCE", "utterance": "<an offered command>"}`
+/// - `{"type": "COLOR", "color": "<a short line>"}`
+/// - `{"type": "NONE"}`
+///
+/// Each may carry a `thought`. Without `type`, the older form `{"action": <index or
+/// null>, "speech": "..."}` is read as `ACTION`, or as `COLOR` (with speech) or
+/// `NONE` (without) when `action` is null. An utterance is returned as written:
+/// [`match_utterance`](super::match_utterance) finds the offered command it names.
 ///
 /// Lenient where it costs nothing: a single Markdown code fence around the object is
 /// tolerated, other fields are ignored, and a missing `speech` or `thought` is empty.
@@ -94,23 +184,96 @@ pub fn parse_decision(
             kind(&value)
         )));
     };
-    let action = match object.get("action") {
-        None => return Err(RejectionReason::MissingAction),
-        Some(Value::Null) => None,
-        Some(Value::Number(number)) => match number.as_u64() {
-            Some(index) if index >= 1 && index <= offered as u64 => Some(index as usize),
-            Some(index) => return Err(RejectionReason::NotOffered { index, offered }),
-            None => return Err(RejectionReason::BadAction(number.to_string())),
+    let answer_type = match object.get("type") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(name)) => match ANSWER_TYPES
+            .iter()
+            .find(|known| known.eq_ignore_ascii_case(name.trim()))
+        {
+            Some(known) => Some(*known),
+            None => return Err(RejectionReason::UnknownType(format!("\"{name}\""))),
         },
-        Some(other) => return Err(RejectionReason::BadAction(kind(other).to_owned())),
+        Some(other) => return Err(RejectionReason::UnknownType(kind(other).to_owned())),
     };
-    let speech = text_field(&object, "speech", limits.max_speech_chars)?;
+    let speech_limit = limits.max_speech_chars;
+    let answer = match answer_type {
+        Some("ACTION") => Answer::Action {
+            index: action_index(object.get("action"), offered)?.ok_or(
+                RejectionReason::MissingField {
+                    answer: "ACTION",
+                    field: "action",
+                },
+            )?,
+            speech: spoken(&object, "speech", limits)?,
+        },
+        Some("UTTERANCE") => {
+            let line = text_field(&object, "utterance", speech_limit)?;
+            if line.is_empty() {
+                return Err(RejectionReason::MissingField {
+                    answer: "UTTERANCE",
+                    field: "utterance",
+                });
+            }
+            Answer::Utterance(line)
+        }
+        Some("COLOR") => {
+            let line = spoken(&object, "color", limits)?;
+            if line.is_empty() {
+                return Err(RejectionReason::MissingField {
+                    answer: "COLOR",
+                    field: "color",
+                });
+            }
+            Answer::Color(line)
+        }
+        Some(_) => Answer::Pass,
+        // The older form: `action` and `speech`.
+        None => {
+            let Some(action) = object.get("action") else {
+                return Err(RejectionReason::MissingField {
+                    answer: "ACTION",
+                    field: "type",
+                });
+            };
+            let speech = spoken(&object, "speech", limits)?;
+            match action_index(Some(action), offered)? {
+                Some(index) => Answer::Action { index, speech },
+                None if speech.is_empty() => Answer::Pass,
+                None => Answer::Color(speech),
+            }
+        }
+    };
     let thought = text_field(&object, "thought", limits.max_thought_chars)?;
-    Ok(Decision {
-        action,
-        speech,
-        thought,
-    })
+    Ok(Decision { answer, thought })
+}
+
+/// `action` as an offered index; `None` for null or absent.
+fn action_index(value: Option<&Value>, offered: usize) -> Result<Option<usize>, RejectionReason> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(number)) => match number.as_u64() {
+            Some(index) if index >= 1 && index <= offered as u64 => Ok(Some(index as usize)),
+            Some(index) => Err(RejectionReason::NotOffered { index, offered }),
+            None => Err(RejectionReason::BadAction(number.to_string())),
+        },
+        Some(other) => Err(RejectionReason::BadAction(kind(other).to_owned())),
+    }
+}
+
+/// A line said aloud: within the speech limit and the actor's line limit.
+fn spoken(
+    object: &serde_json::Map<String, Value>,
+    field: &'static str,
+    limits: &DecisionLimits,
+) -> Result<String, RejectionReason> {
+    let text = text_field(object, field, limits.max_speech_chars)?;
+    if let Some(max) = limits.max_color_lines {
+        let lines = text.lines().filter(|line| !line.trim().is_empty()).count();
+        if lines > max as usize {
+            return Err(RejectionReason::TooManyLines { field, lines, max });
+        }
+    }
+    Ok(text)
 }
 
 fn text_field(
@@ -159,37 +322,68 @@ mod tests {
         parse_decision(raw, 3, &DecisionLimits::default())
     }
 
+    fn answer(raw: &str) -> Answer {
+        parse(raw).expect("a valid answer").answer
+    }
+
     #[test]
-    fn accepts_an_offered_index_and_null() {
-        let decision =
-            parse(r#"{"action": 2, "speech": "Evening.", "thought": "A stranger."}"#).unwrap();
+    fn reads_the_four_answer_types() {
         assert_eq!(
-            decision,
-            Decision {
-                action: Some(2),
-                speech: "Evening.".into(),
+            parse(
+                r#"{"type": "ACTION", "action": 2, "speech": "Evening.", "thought": "A stranger."}"#
+            ),
+            Ok(Decision {
+                answer: Answer::Action {
+                    index: 2,
+                    speech: "Evening.".into()
+                },
                 thought: "A stranger.".into()
+            })
+        );
+        assert_eq!(
+            answer(r#"{"type": "UTTERANCE", "utterance": " pick up the mug "}"#),
+            Answer::Utterance("pick up the mug".into())
+        );
+        assert_eq!(
+            answer(r#"{"type": "COLOR", "color": "Mind the step, dearie."}"#),
+            Answer::Color("Mind the step, dearie.".into())
+        );
+        assert_eq!(answer(r#"{"type": "NONE"}"#), Answer::Pass);
+        assert_eq!(answer(r#"{"type": "none"}"#), Answer::Pass, "any case");
+    }
+
+    #[test]
+    fn reads_the_older_form_without_a_type() {
+        assert_eq!(
+            answer(r#"{"action": 1, "speech": "Hi"}"#),
+            Answer::Action {
+                index: 1,
+                speech: "Hi".into()
             }
         );
         assert_eq!(
-            parse(r#"{"action": null, "speech": "", "thought": ""}"#)
-                .unwrap()
-                .action,
-            None
+            answer(r#"{"action": null, "speech": "Hi"}"#),
+            Answer::Color("Hi".into())
+        );
+        assert_eq!(
+            answer(r#"{"action": null, "speech": "", "thought": ""}"#),
+            Answer::Pass
         );
     }
 
     #[test]
     fn tolerates_one_code_fence() {
         let decision =
-            parse("```json\n{\"action\": 1, \"speech\": \"Hi\", \"thought\": \"\"}\n```").unwrap();
-        assert_eq!(decision.action, Some(1));
+            parse("```json\n{\"type\": \"ACTION\", \"action\": 1, \"speech\": \"Hi\"}\n```")
+                .unwrap();
+        assert_eq!(decision.action(), Some(1));
+        assert_eq!(decision.speech(), "Hi");
     }
 
     #[test]
     fn rejects_what_was_not_offered_or_not_an_object() {
         assert_eq!(
-            parse(r#"{"action": 4}"#),
+            parse(r#"{"type": "ACTION", "action": 4}"#),
             Err(RejectionReason::NotOffered {
                 index: 4,
                 offered: 3
@@ -207,12 +401,40 @@ mod tests {
             Err(RejectionReason::BadAction("-1".into()))
         );
         assert_eq!(
-            parse(r#"{"action": "2"}"#),
+            parse(r#"{"type": "ACTION", "action": "2"}"#),
             Err(RejectionReason::BadAction("a string".into()))
         );
         assert_eq!(
+            parse(r#"{"type": "ACTION", "action": null}"#),
+            Err(RejectionReason::MissingField {
+                answer: "ACTION",
+                field: "action"
+            })
+        );
+        assert_eq!(
             parse(r#"{"speech": "hi"}"#),
-            Err(RejectionReason::MissingAction)
+            Err(RejectionReason::MissingField {
+                answer: "ACTION",
+                field: "type"
+            })
+        );
+        assert_eq!(
+            parse(r#"{"type": "DANCE"}"#),
+            Err(RejectionReason::UnknownType("\"DANCE\"".into()))
+        );
+        assert_eq!(
+            parse(r#"{"type": "COLOR", "color": "  "}"#),
+            Err(RejectionReason::MissingField {
+                answer: "COLOR",
+                field: "color"
+            })
+        );
+        assert_eq!(
+            parse(r#"{"type": "UTTERANCE"}"#),
+            Err(RejectionReason::MissingField {
+                answer: "UTTERANCE",
+                field: "utterance"
+            })
         );
         assert!(matches!(
             parse("I will greet Marta."),
@@ -226,12 +448,12 @@ mod tests {
     }
 
     #[test]
-    fn rejects_oversized_answers() {
+    fn rejects_oversized_answers_and_too_many_lines() {
         let long = "a".repeat(301);
         assert_eq!(
-            parse(&format!(r#"{{"action": 1, "speech": "{long}"}}"#)),
+            parse(&format!(r#"{{"type": "COLOR", "color": "{long}"}}"#)),
             Err(RejectionReason::TooLong {
-                field: "speech",
+                field: "color",
                 length: 301,
                 max: 300
             })
@@ -241,5 +463,19 @@ mod tests {
             parse(&huge),
             Err(RejectionReason::AnswerTooLarge { .. })
         ));
+        let one_line = DecisionLimits {
+            max_color_lines: Some(1),
+            ..DecisionLimits::default()
+        };
+        let two_lines = r#"{"type": "COLOR", "color": "Hm.\nGo away."}"#;
+        assert_eq!(
+            parse_decision(two_lines, 3, &one_line),
+            Err(RejectionReason::TooManyLines {
+                field: "color",
+                lines: 2,
+                max: 1
+            })
+        );
+        assert!(parse(two_lines).is_ok(), "no line limit by default");
     }
 }

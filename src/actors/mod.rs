@@ -14,6 +14,7 @@ pub mod conversation;
 mod decision;
 pub mod memory;
 mod scene;
+mod utterance;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -22,12 +23,15 @@ use std::time::Duration;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
-pub use decision::{Decision, RejectionReason, parse_decision};
+pub use decision::{ANSWER_TYPES, Answer, Decision, RejectionReason, parse_decision};
 pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
+pub use utterance::match_utterance;
 
 use crate::LoomSystems;
-use crate::content::{ContentRegistry, content_loaded, register_content_asset};
+use crate::content::{
+    ActionDefinition, ActorSpec, ContentRegistry, content_loaded, register_content_asset,
+};
 use crate::llm::{
     ChatMessage, LlmBridge, LlmRequest, LlmResponse, OfferedChoice, Priority, RequestId,
     RequestIntent, SamplingOptions,
@@ -88,8 +92,8 @@ pub struct ActorMind {
     fighting: bool,
     /// What the player said to it, to reply to instead of acting.
     reply_to: Option<String>,
-    /// The longest line it may say in the pending decision.
-    speech_limit: usize,
+    /// The limits its pending decision is checked against.
+    limits: DecisionLimits,
     /// Its last prompt's text, to measure how much of the next one it shares.
     last_prompt: String,
 }
@@ -183,7 +187,8 @@ pub struct ActorSpoke {
     pub text: String,
 }
 
-/// A decision that could not be used; the actor passes its turn.
+/// A decision that could not be used: the actor passes its turn, or takes the
+/// [`DecisionFallback`] action when one is configured and was offered.
 #[derive(Message, Debug, Clone, PartialEq, Eq)]
 pub struct DecisionRejected {
     /// Whose decision.
@@ -192,6 +197,20 @@ pub struct DecisionRejected {
     pub reason: RejectionReason,
     /// The model's raw answer, empty when there was none.
     pub raw: String,
+    /// The command requested instead ([`DecisionFallback::Action`]), if any.
+    pub fallback: Option<String>,
+}
+
+/// What a smart actor does when its decision is rejected (outside combat, where it
+/// always hesitates).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum DecisionFallback {
+    /// Nothing: it passes its turn.
+    #[default]
+    Pass,
+    /// The first offered action with this id (`core:look_around`), as if it had chosen
+    /// it; a pass when that action was not offered.
+    Action(String),
 }
 
 /// A decision prompt that was sent: what the actor was asked, for transcripts and debugging.
@@ -228,6 +247,8 @@ pub struct SmartActorSettings {
     pub recall: RecallSettings,
     /// The verbs an actor [`InCombat`] may use (actions name theirs in `verb`).
     pub combat_verbs: Vec<String>,
+    /// What an actor does when its decision is rejected.
+    pub fallback: DecisionFallback,
 }
 
 impl Default for SmartActorSettings {
@@ -239,6 +260,7 @@ impl Default for SmartActorSettings {
             limits: DecisionLimits::default(),
             recall: RecallSettings::default(),
             combat_verbs: vec!["attack".to_owned(), "flee".to_owned()],
+            fallback: DecisionFallback::Pass,
         }
     }
 }
@@ -590,24 +612,18 @@ fn submit_decisions(
                 actor: entity,
                 reason: RejectionReason::UnknownSpec(actor.spec.clone()),
                 raw: String::new(),
+                fallback: None,
             });
             continue;
-        };
-        let combat_verb = |id: &str| {
-            registry
-                .action(id)
-                .and_then(|action| action.verb.as_ref())
-                .is_some_and(|verb| settings.combat_verbs.contains(verb))
         };
         let reply_to = mind.reply_to.take();
         let offered = if reply_to.is_some() {
             Vec::new()
         } else {
             available_actions(&registry, &view, &scopes, entity, |id| {
-                let verb = registry.action(id).and_then(|a| a.verb.as_deref());
-                spec.policy.allows(id)
-                    && spec.policy.allows_verb(verb)
-                    && (!fighting || combat_verb(id))
+                registry
+                    .action(id)
+                    .is_some_and(|action| permits(spec, &settings, fighting, action))
             })
         };
         let block = render_available_actions(&offered, &*registry, &settings.block);
@@ -646,7 +662,10 @@ fn submit_decisions(
         ];
         let request = LlmRequest {
             messages: messages.clone(),
-            schema: Some(decision_schema(offered.iter().map(|a| a.index), &limits)),
+            schema: Some(decision_schema(
+                offered.iter().map(|a| (a.index, a.command.as_str())),
+                &limits,
+            )),
             intent: RequestIntent::Decision {
                 actor: spec.name.clone(),
                 offered: offered
@@ -680,7 +699,7 @@ fn submit_decisions(
         let offered: Arc<[AvailableAction]> = offered.into();
         mind.offered = Arc::clone(&offered);
         mind.fighting = fighting;
-        mind.speech_limit = limits.max_speech_chars;
+        mind.limits = limits;
         out.requested.write(DecisionRequested {
             actor: entity,
             request: id,
@@ -690,6 +709,20 @@ fn submit_decisions(
             reused_prefix,
         });
     }
+}
+
+/// Whether an actor may be offered an action: its policy's actions and verbs, and in
+/// combat only the combat verbs.
+fn permits(
+    spec: &ActorSpec,
+    settings: &SmartActorSettings,
+    fighting: bool,
+    action: &ActionDefinition,
+) -> bool {
+    let verb = action.verb.as_deref();
+    spec.policy.allows(&action.id)
+        && spec.policy.allows_verb(verb)
+        && (!fighting || verb.is_some_and(|verb| settings.combat_verbs.iter().any(|c| c == verb)))
 }
 
 /// How many leading bytes two texts share, compared a block at a time.
@@ -824,9 +857,10 @@ fn remember_what_was_witnessed(
 fn apply_decisions(
     settings: Res<SmartActorSettings>,
     clock: Res<TurnClock>,
+    registry: Res<ContentRegistry>,
     mut responses: MessageReader<LlmResponse>,
     mut queue: ResMut<ThinkQueue>,
-    mut actors: Query<(&mut ActorMind, Option<&DisplayName>)>,
+    mut actors: Query<(&mut ActorMind, Option<&SmartActor>, Option<&DisplayName>)>,
     mut out: DecisionWriters,
 ) {
     for response in responses.read() {
@@ -834,13 +868,8 @@ fn apply_decisions(
             continue;
         };
         // An actor despawned while thinking has nobody to act for.
-        let Ok((mut mind, name)) = actors.get_mut(entity) else {
+        let Ok((mut mind, actor, name)) = actors.get_mut(entity) else {
             continue;
-        };
-        let hesitated = |reason: Option<RejectionReason>| ActorHesitated {
-            actor: entity,
-            line: format!("{} hesitates.", name.map_or("Someone", |n| n.0.as_str())),
-            reason,
         };
         if mind.pending != Some(response.id) {
             continue;
@@ -848,57 +877,92 @@ fn apply_decisions(
         mind.pending = None;
         mind.next_turn = clock.turn + 1 + u64::from(mind.cooldown);
         let offered = std::mem::take(&mut mind.offered);
-        let raw = match &response.result {
-            Ok(reply) => reply.text.as_str(),
+        let spec = actor.and_then(|actor| registry.actor(&actor.spec));
+        let raw = response
+            .result
+            .as_ref()
+            .map_or("", |reply| reply.text.as_str());
+        let decision = match &response.result {
+            Ok(_) => parse_decision(raw, offered.len(), &mind.limits).and_then(|decision| {
+                let Answer::Utterance(line) = &decision.answer else {
+                    return Ok(decision);
+                };
+                let permitted = |action: &ActionDefinition| {
+                    spec.is_some_and(|spec| permits(spec, &settings, mind.fighting, action))
+                };
+                let index = match_utterance(line, &offered, &registry, permitted)?;
+                Ok(Decision {
+                    answer: Answer::Action {
+                        index,
+                        speech: String::new(),
+                    },
+                    thought: decision.thought,
+                })
+            }),
             Err(error) => {
                 warn!("smart actor {entity} gets no decision: {error}");
-                let reason = RejectionReason::NoAnswer(error.clone());
-                if mind.fighting {
-                    out.hesitated.write(hesitated(Some(reason.clone())));
-                }
-                out.rejected.write(DecisionRejected {
-                    actor: entity,
-                    reason,
-                    raw: String::new(),
-                });
-                continue;
+                Err(RejectionReason::NoAnswer(error.clone()))
             }
         };
-        let limits = DecisionLimits {
-            max_speech_chars: mind.speech_limit,
-            ..settings.limits.clone()
-        };
-        match parse_decision(raw, offered.len(), &limits) {
-            Ok(decision) if mind.fighting && decision.action.is_none() => {
-                out.hesitated.write(hesitated(None));
-            }
-            Ok(decision) => {
-                if let Some(chosen) = decision.action.and_then(|index| offered.get(index - 1)) {
-                    out.requests.write(ActionRequest {
-                        actor: entity,
-                        action_id: chosen.action_id.to_string(),
-                        targets: chosen.targets.clone(),
-                        command: chosen.command.clone(),
-                    });
-                }
-                if !decision.speech.is_empty() {
-                    out.spoke.write(ActorSpoke {
-                        actor: entity,
-                        text: decision.speech,
-                    });
-                }
-            }
+        let chosen = decision
+            .as_ref()
+            .ok()
+            .and_then(Decision::action)
+            .and_then(|index| offered.get(index - 1));
+        if mind.fighting && chosen.is_none() {
+            // Combat always advances: anything but a combat action is a pass.
+            out.hesitated.write(ActorHesitated {
+                actor: entity,
+                line: format!("{} hesitates.", name.map_or("Someone", |n| n.0.as_str())),
+                reason: decision.as_ref().err().cloned(),
+            });
+        }
+        let decision = match decision {
+            Ok(decision) => decision,
             Err(reason) => {
-                warn!("smart actor {entity}: decision rejected: {reason}");
-                if mind.fighting {
-                    out.hesitated.write(hesitated(Some(reason.clone())));
+                if response.result.is_ok() {
+                    warn!("smart actor {entity}: decision rejected: {reason}");
+                }
+                let fallback = match &settings.fallback {
+                    DecisionFallback::Action(id) if !mind.fighting => {
+                        offered.iter().find(|a| &*a.action_id == id.as_str())
+                    }
+                    _ => None,
+                };
+                if let Some(fallback) = fallback {
+                    out.requests.write(request_for(entity, fallback));
                 }
                 out.rejected.write(DecisionRejected {
                     actor: entity,
                     reason,
                     raw: raw.to_owned(),
+                    fallback: fallback.map(|f| f.command.clone()),
                 });
+                continue;
             }
+        };
+        if mind.fighting && chosen.is_none() {
+            continue;
         }
+        if let Some(chosen) = chosen {
+            out.requests.write(request_for(entity, chosen));
+        }
+        let speech = decision.speech();
+        if !speech.is_empty() {
+            out.spoke.write(ActorSpoke {
+                actor: entity,
+                text: speech.to_owned(),
+            });
+        }
+    }
+}
+
+/// The request to carry out an offered action.
+fn request_for(actor: Entity, action: &AvailableAction) -> ActionRequest {
+    ActionRequest {
+        actor,
+        action_id: action.action_id.to_string(),
+        targets: action.targets.clone(),
+        command: action.command.clone(),
     }
 }

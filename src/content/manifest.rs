@@ -1,5 +1,7 @@
 //! The game file and mod manifests.
 
+use std::collections::BTreeMap;
+
 use bevy::asset::Asset;
 use bevy::reflect::TypePath;
 use serde::{Deserialize, Serialize};
@@ -48,6 +50,11 @@ pub struct ModManifest {
     /// Words this mod adds to the canonical narrative vocabularies.
     #[serde(default)]
     pub vocabulary: VocabularyExtension,
+    /// Other words a command line may start with for this mod's commands, each
+    /// with the words the commands start with: `{"take": "pick up", "grab": "pick up"}`.
+    /// A smart actor's `UTTERANCE` "take the mug" then matches "pick up mug".
+    #[serde(default)]
+    pub verb_aliases: BTreeMap<String, String>,
 }
 
 /// One entry of a manifest's `dependencies`.

@@ -16,6 +16,7 @@
 
 mod action;
 mod actor;
+mod aliases;
 mod error;
 mod loader;
 mod manifest;
@@ -34,6 +35,7 @@ pub use action::{
     action_namespace, template_placeholders,
 };
 pub use actor::{ActorPolicy, ActorSpec, MemorySeed};
+pub use aliases::{COMMAND_ARTICLES, VerbAlias, command_words, template_lead};
 pub use error::ContentError;
 pub use loader::{ContentAsset, ContentLoader, ContentLoaderError, parse_content};
 pub use manifest::{GameManifest, ModContent, ModDependency, ModManifest};

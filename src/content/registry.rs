@@ -4,9 +4,10 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use bevy::ecs::resource::Resource;
 
+use super::aliases::resolve_aliases;
 use super::{
     ActionDefinition, ActorSpec, ContentError, GameManifest, ModManifest, NarrativeContext,
-    NarrativeVocabulary, action_namespace, owning_mod,
+    NarrativeVocabulary, VerbAlias, action_namespace, owning_mod,
 };
 
 /// A mod's action metadata, resolved once per load for every prompt.
@@ -29,6 +30,8 @@ pub struct LoadedMod {
     pub manifest: ModManifest,
     /// Its action metadata.
     pub metadata: ModActionMetadata,
+    /// Its `verbAliases` that apply, longest alias first.
+    pub verb_aliases: Vec<VerbAlias>,
 }
 
 /// Everything that loaded and passed validation. Rebuilt whenever a content file
@@ -138,6 +141,7 @@ impl ContentRegistry {
                     consider_when: manifest.action_consider_when.clone(),
                 },
                 manifest: manifest.clone(),
+                verb_aliases: Vec::new(),
             });
         }
         let mut order: Vec<String> = Vec::new();
@@ -221,6 +225,19 @@ impl ContentRegistry {
             .map(|(i, a)| (a.id.clone(), i))
             .collect();
         registry.actions = actions;
+        for loaded in &mut registry.mods {
+            let id = &loaded.manifest.id;
+            let own = registry
+                .actions
+                .iter()
+                .filter(|action| action.namespace() == id);
+            loaded.verb_aliases = resolve_aliases(
+                &loaded.file,
+                &loaded.manifest.verb_aliases,
+                own,
+                &mut problems,
+            );
+        }
         let actors = accept_items(
             sources.actors,
             &listed,
@@ -302,6 +319,12 @@ impl ContentRegistry {
         self.mod_index
             .get(&id.to_ascii_lowercase())
             .map(|&i| &self.mods[i])
+    }
+
+    /// The verb aliases of the mod that owns this action id (`items:give`), longest first.
+    pub fn verb_aliases(&self, action_id: &str) -> &[VerbAlias] {
+        self.get_mod(action_namespace(action_id))
+            .map_or(&[], |loaded| loaded.verb_aliases.as_slice())
     }
 
     /// Whether a mod with this id loaded (case-insensitive).

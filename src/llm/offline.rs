@@ -95,7 +95,7 @@ impl OfflineBackend {
                 let Some(choice) = offered.choose(&mut rng) else {
                     // Nothing to do: it is asked for words, as in a conversation.
                     let reply = REPLIES[rng.random_range(0..REPLIES.len())];
-                    return json!({ "action": null, "speech": reply, "thought": format!("{actor} answers.") })
+                    return json!({ "type": "COLOR", "color": reply, "thought": format!("{actor} answers.") })
                         .to_string();
                 };
                 let namespace = choice.action_id.split(':').next().unwrap_or_default();
@@ -103,18 +103,15 @@ impl OfflineBackend {
                     .iter()
                     .find(|(mod_id, _)| *mod_id == namespace)
                     .map_or(OTHER_LINES, |(_, lines)| *lines);
-                // Now and then a character acts without a word.
-                let line = if rng.random_range(0..4) == 0 {
-                    ""
-                } else {
-                    lines[rng.random_range(0..lines.len())]
-                };
-                json!({
-                    "action": choice.index,
-                    "speech": line,
-                    "thought": format!("{actor} decides to {}.", choice.command),
-                })
-                .to_string()
+                let thought = format!("{actor} decides to {}.", choice.command);
+                // Now and then a character acts without a word, naming the command.
+                if rng.random_range(0..4) == 0 {
+                    return json!({ "type": "UTTERANCE", "utterance": choice.command, "thought": thought })
+                        .to_string();
+                }
+                let line = lines[rng.random_range(0..lines.len())];
+                json!({ "type": "ACTION", "action": choice.index, "speech": line, "thought": thought })
+                    .to_string()
             }
             RequestIntent::Narration { offline } => offline.clone(),
             _ => "Nothing stirs.".to_owned(),

@@ -8,12 +8,15 @@ use crate::content::ActorSpec;
 /// Size limits on a decision answer, enforced when it is validated and announced in its schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecisionLimits {
-    /// The longest `speech`, in characters.
+    /// The longest line said aloud (`speech`, `color`) or `utterance`, in characters.
     pub max_speech_chars: usize,
-    /// The longest `thought`, in characters.
+    /// The longest `thought`, in characters (the prompt does not ask for one).
     pub max_thought_chars: usize,
     /// The longest whole answer, in bytes.
     pub max_answer_bytes: usize,
+    /// The most lines a line said aloud may have (the spec's `maxColorLines`); `None`
+    /// for no limit, 0 for an actor that never speaks.
+    pub max_color_lines: Option<u32>,
 }
 
 impl Default for DecisionLimits {
@@ -22,20 +25,25 @@ impl Default for DecisionLimits {
             max_speech_chars: 300,
             max_thought_chars: 500,
             max_answer_bytes: 4096,
+            max_color_lines: None,
         }
     }
 }
 
 impl DecisionLimits {
     /// The most tokens a valid answer can take, even from a model whose vocabulary
-    /// spends a token on every character: its two strings at their limits and the
-    /// JSON around them. Decision requests ask for no more, so a model cannot ramble
-    /// on past what the schema allows.
+    /// spends a token on every character: its longest line and the JSON around it.
+    /// Decision requests ask for no more, so a model cannot ramble on past what the
+    /// schema allows.
     pub fn max_answer_tokens(&self) -> u32 {
-        let chars = self.max_speech_chars + self.max_thought_chars + 64;
+        let chars = self.max_speech_chars + ANSWER_OVERHEAD_CHARS;
         u32::try_from(chars).unwrap_or(u32::MAX)
     }
 }
+
+/// The characters of a decision answer around its longest line:
+/// `{"type": "ACTION", "action": 12, "speech": ""}` and some room.
+const ANSWER_OVERHEAD_CHARS: usize = 64;
 
 /// A decision prompt: what stays the same turn after turn, and what changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,10 +86,12 @@ impl Sections {
 }
 
 /// The rules every decision prompt starts with; they never change, so servers can cache them.
-pub const DECISION_RULES: &str = "You play one character in a game. Each turn you choose one of the actions offered to you, or none.
-Stay in character. You cannot change the world directly: the game carries out the action you choose, if it can.
-Answer with exactly one JSON object and nothing else:
-{\"action\": <the Index number of one offered action, or null to do nothing>, \"speech\": \"<what you say aloud, or an empty string>\", \"thought\": \"<a short private thought>\"}";
+pub const DECISION_RULES: &str = "You play one character in a game. Stay in character. You cannot change the world directly: the game carries out what you choose, if it can.
+Answer with exactly one JSON object on one line, one of:
+{\"type\": \"ACTION\", \"action\": <the Index of an offered action>, \"speech\": \"<what you say as you do it, or empty>\"}
+{\"type\": \"UTTERANCE\", \"utterance\": \"<an offered Command, word for word>\"}
+{\"type\": \"COLOR\", \"color\": \"<a short line you say; nothing else happens>\"}
+{\"type\": \"NONE\"}";
 
 /// What changes from turn to turn in a decision prompt.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -117,8 +127,8 @@ pub fn decision_prompt(
     let mut system = String::with_capacity(1024);
     system.push_str(DECISION_RULES);
     system.push_str(&format!(
-        "\nKeep speech under {} characters and thought under {} characters.\n\n",
-        limits.max_speech_chars, limits.max_thought_chars
+        "\nKeep what you say under {} characters.\n\n",
+        limits.max_speech_chars
     ));
     sections.mark("rules", &system);
     system.push_str(&format!(
@@ -206,21 +216,59 @@ fn push_tagged_list(text: &mut String, tag: &str, items: &[impl AsRef<str>]) {
     text.push_str(">\n");
 }
 
-/// The JSON schema of a decision answer: `action` is one of the offered indices or
-/// null, and the strings carry their size limits.
-pub fn decision_schema(offered: impl IntoIterator<Item = usize>, limits: &DecisionLimits) -> Value {
-    let mut choices: Vec<Value> = offered.into_iter().map(Value::from).collect();
-    choices.push(Value::Null);
-    json!({
-        "type": "object",
-        "properties": {
-            "action": { "enum": choices },
-            "speech": { "type": "string", "maxLength": limits.max_speech_chars },
-            "thought": { "type": "string", "maxLength": limits.max_thought_chars }
-        },
-        "required": ["action", "speech", "thought"],
-        "additionalProperties": false
-    })
+/// The JSON schema of a decision answer, one object of four kinds: `ACTION` with one
+/// of the offered indices, `UTTERANCE` with one of the offered commands word for word,
+/// `COLOR` with a line within the speech limit, or `NONE`. With nothing offered, only
+/// `COLOR` and `NONE`. A server that honours it cannot answer with an action, a verb or
+/// a target that was not offered.
+pub fn decision_schema<'a>(
+    offered: impl IntoIterator<Item = (usize, &'a str)>,
+    limits: &DecisionLimits,
+) -> Value {
+    let (indices, commands): (Vec<Value>, Vec<Value>) = offered
+        .into_iter()
+        .map(|(index, command)| (Value::from(index), Value::from(command)))
+        .unzip();
+    // An actor that may say no line may only say nothing along with its action.
+    let longest = match limits.max_color_lines {
+        Some(0) => 0,
+        _ => limits.max_speech_chars,
+    };
+    let line = json!({ "type": "string", "maxLength": longest });
+    let answer = |kind: &str, fields: Vec<(&str, Value)>| {
+        let mut properties = serde_json::Map::with_capacity(fields.len() + 1);
+        properties.insert("type".to_owned(), json!({ "const": kind }));
+        let mut required = vec![Value::from("type")];
+        for (name, schema) in fields {
+            required.push(Value::from(name));
+            properties.insert(name.to_owned(), schema);
+        }
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false
+        })
+    };
+    let mut kinds = Vec::with_capacity(4);
+    if !indices.is_empty() {
+        kinds.push(answer(
+            "ACTION",
+            vec![
+                ("action", json!({ "enum": indices })),
+                ("speech", line.clone()),
+            ],
+        ));
+        kinds.push(answer(
+            "UTTERANCE",
+            vec![("utterance", json!({ "enum": commands }))],
+        ));
+    }
+    if limits.max_color_lines != Some(0) {
+        kinds.push(answer("COLOR", vec![("color", line)]));
+    }
+    kinds.push(answer("NONE", Vec::new()));
+    json!({ "anyOf": kinds })
 }
 
 #[cfg(test)]
@@ -251,11 +299,13 @@ mod tests {
         );
         assert_eq!(
             prompt.system,
-            "You play one character in a game. Each turn you choose one of the actions offered to you, or none.
-Stay in character. You cannot change the world directly: the game carries out the action you choose, if it can.
-Answer with exactly one JSON object and nothing else:
-{\"action\": <the Index number of one offered action, or null to do nothing>, \"speech\": \"<what you say aloud, or an empty string>\", \"thought\": \"<a short private thought>\"}
-Keep speech under 300 characters and thought under 500 characters.
+            "You play one character in a game. Stay in character. You cannot change the world directly: the game carries out what you choose, if it can.
+Answer with exactly one JSON object on one line, one of:
+{\"type\": \"ACTION\", \"action\": <the Index of an offered action>, \"speech\": \"<what you say as you do it, or empty>\"}
+{\"type\": \"UTTERANCE\", \"utterance\": \"<an offered Command, word for word>\"}
+{\"type\": \"COLOR\", \"color\": \"<a short line you say; nothing else happens>\"}
+{\"type\": \"NONE\"}
+Keep what you say under 300 characters.
 
 <character>
 You are Marta, innkeeper of the Gilded Tankard.
@@ -340,20 +390,49 @@ What do you do? Answer with the JSON object only."
 
     #[test]
     fn answers_are_capped_at_what_the_schema_allows() {
-        assert_eq!(
-            DecisionLimits::default().max_answer_tokens(),
-            300 + 500 + 64
-        );
+        assert_eq!(DecisionLimits::default().max_answer_tokens(), 300 + 64);
     }
 
     #[test]
-    fn the_schema_offers_only_the_indices_and_null() {
-        let schema = decision_schema([1, 2, 3], &DecisionLimits::default());
+    fn the_schema_offers_only_the_indices_and_commands_offered() {
+        let schema = decision_schema([(1, "wait"), (2, "greet Brom")], &DecisionLimits::default());
+        let kinds = schema["anyOf"].as_array().expect("answer kinds");
+        let types: Vec<&Value> = kinds
+            .iter()
+            .map(|k| &k["properties"]["type"]["const"])
+            .collect();
+        assert_eq!(types, ["ACTION", "UTTERANCE", "COLOR", "NONE"]);
+        assert_eq!(kinds[0]["properties"]["action"]["enum"], json!([1, 2]));
+        assert_eq!(kinds[0]["required"], json!(["type", "action", "speech"]));
         assert_eq!(
-            schema["properties"]["action"]["enum"],
-            serde_json::json!([1, 2, 3, null])
+            kinds[1]["properties"]["utterance"]["enum"],
+            json!(["wait", "greet Brom"])
         );
-        assert_eq!(schema["properties"]["speech"]["maxLength"], 300);
-        assert_eq!(schema["additionalProperties"], false);
+        assert_eq!(kinds[2]["properties"]["color"]["maxLength"], 300);
+        assert!(kinds.iter().all(|k| k["additionalProperties"] == false));
+    }
+
+    #[test]
+    fn with_nothing_offered_or_no_lines_allowed_the_schema_narrows() {
+        let kinds = |schema: Value| -> Vec<Value> {
+            schema["anyOf"]
+                .as_array()
+                .expect("answer kinds")
+                .iter()
+                .map(|k| k["properties"]["type"]["const"].clone())
+                .collect()
+        };
+        assert_eq!(
+            kinds(decision_schema([], &DecisionLimits::default())),
+            ["COLOR", "NONE"]
+        );
+        let mute = DecisionLimits {
+            max_color_lines: Some(0),
+            ..DecisionLimits::default()
+        };
+        assert_eq!(
+            kinds(decision_schema([(1, "wait")], &mute)),
+            ["ACTION", "UTTERANCE", "NONE"]
+        );
     }
 }

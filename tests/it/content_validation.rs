@@ -422,3 +422,37 @@ fn ron_files_load_too() {
         Some("hop {times} times")
     );
 }
+
+#[test]
+fn a_verb_alias_must_stand_for_a_commands_first_words() {
+    let mut files = extra_mod_with_action(
+        "mods/extra/actions/pick_up.action.json",
+        action(
+            "extra:pick_up",
+            json!({ "template": "pick up {item}", "parameters": { "item": { "default": "the mug" } } }),
+        ),
+    );
+    files[0].1 = manifest(
+        "extra",
+        json!({
+            "content": { "actions": ["actions/pick_up.action.json"] },
+            "verbAliases": { "take": "pick up", "yeet": "throw" }
+        }),
+    );
+    let registry = expect_one_error(
+        &["core", "extra"],
+        files,
+        "mods/extra/mod.json",
+        "/verbAliases/yeet",
+        "no command of this mod starts with `throw`",
+    );
+    let aliases = registry.verb_aliases("extra:pick_up");
+    assert_eq!(aliases.len(), 1, "the good alias still applies");
+    assert_eq!(
+        (aliases[0].alias.as_slice(), aliases[0].command.as_slice()),
+        (
+            &["take".to_owned()][..],
+            &["pick".to_owned(), "up".to_owned()][..]
+        )
+    );
+}

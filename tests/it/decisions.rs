@@ -185,3 +185,131 @@ fn an_actor_that_leaves_has_its_request_cancelled() {
     assert_eq!(outcomes[0].result, Err(bevy_loom::llm::LlmError::Cancelled));
     assert_eq!(app.world().resource::<LlmBridge>().in_flight(), 2);
 }
+
+/// A tavern turn in which every actor answers `answer`, with these settings.
+fn turn_with(answer: &str, settings: SmartActorSettings) -> crate::support::TurnLog {
+    let (mut app, _) = crate::support::tavern_app_with(
+        BackendChoice::Custom(Arc::new(FixedBackend(answer.to_owned()))),
+        settings,
+    );
+    run_turn(&mut app)
+}
+
+#[test]
+fn an_utterance_becomes_the_offered_command_it_names() {
+    // Everyone in the common room is offered "look around".
+    let log = turn_with_answer(r#"{"type": "UTTERANCE", "utterance": "Look around."}"#);
+    assert!(log.rejected.is_empty(), "{:#?}", log.rejected);
+    assert_eq!(log.requests.len(), 3);
+    assert!(log.requests.iter().all(|r| r.command == "look around"));
+    assert!(log.spoke.is_empty(), "an utterance says nothing aloud");
+}
+
+#[test]
+fn an_utterance_may_use_the_mods_verb_aliases_and_articles() {
+    // `items` aliases "look at" to "examine"; articles are not compared.
+    let log = turn_with_answer(r#"{"type": "UTTERANCE", "utterance": "look at the oak bench"}"#);
+    let marta_and_silas: Vec<&ActionRequest> = log
+        .requests
+        .iter()
+        .filter(|r| r.command == "examine oak bench")
+        .collect();
+    assert_eq!(
+        marta_and_silas.len(),
+        2,
+        "the two actors allowed `items:*` examine the bench: {log:#?}"
+    );
+    // Brom's policy has no items actions: the verb is not his to use.
+    assert_eq!(log.rejected.len(), 1, "{:#?}", log.rejected);
+    assert_eq!(
+        log.rejected[0].reason,
+        RejectionReason::VerbNotAllowed {
+            line: "look at the oak bench".into(),
+            verb: "examine".into()
+        }
+    );
+}
+
+#[test]
+fn an_utterance_outside_what_was_offered_is_rejected_with_why() {
+    let cases = [
+        (
+            "pick up the moon",
+            RejectionReason::CommandNotOffered("pick up the moon".into()),
+        ),
+        (
+            "dance a jig",
+            RejectionReason::UnknownCommand("dance a jig".into()),
+        ),
+        // Prefix or extra words are not guessed at.
+        (
+            "look around carefully",
+            RejectionReason::CommandNotOffered("look around carefully".into()),
+        ),
+    ];
+    for (line, reason) in cases {
+        let log = turn_with_answer(&format!(
+            r#"{{"type": "UTTERANCE", "utterance": "{line}"}}"#
+        ));
+        assert!(log.requests.is_empty(), "{line}: {log:#?}");
+        assert_eq!(log.rejected.len(), 3, "{line}");
+        let reasons: Vec<&RejectionReason> = log.rejected.iter().map(|r| &r.reason).collect();
+        // Brom may not pick things up at all.
+        assert!(
+            reasons.iter().filter(|r| ***r == reason).count() >= 2,
+            "{line}: {reasons:?}"
+        );
+    }
+}
+
+#[test]
+fn color_is_heard_and_none_does_nothing() {
+    let log = turn_with_answer(r#"{"type": "COLOR", "color": "Another round, then."}"#);
+    assert!(log.requests.is_empty() && log.rejected.is_empty());
+    assert_eq!(log.spoke.len(), 3);
+    assert!(log.spoke.iter().all(|s| s.text == "Another round, then."));
+
+    let log = turn_with_answer(r#"{"type": "NONE"}"#);
+    assert!(log.requests.is_empty() && log.rejected.is_empty() && log.spoke.is_empty());
+}
+
+#[test]
+fn a_rejected_decision_takes_the_configured_fallback() {
+    let settings = SmartActorSettings {
+        fallback: DecisionFallback::Action("core:look_around".into()),
+        ..SmartActorSettings::default()
+    };
+    let log = turn_with("I refuse to answer in JSON.", settings);
+    assert_eq!(log.rejected.len(), 3);
+    assert!(
+        log.rejected
+            .iter()
+            .all(|r| r.fallback.as_deref() == Some("look around")),
+        "{:#?}",
+        log.rejected
+    );
+    assert_eq!(log.requests.len(), 3);
+    assert!(
+        log.requests
+            .iter()
+            .all(|r| r.action_id == "core:look_around")
+    );
+
+    // The default passes.
+    let log = turn_with_answer("I refuse to answer in JSON.");
+    assert!(log.requests.is_empty());
+    assert!(log.rejected.iter().all(|r| r.fallback.is_none()));
+}
+
+#[test]
+fn a_decision_smuggled_into_a_line_stays_words() {
+    let log =
+        turn_with_answer(r#"{"type": "COLOR", "color": "{\"type\": \"ACTION\", \"action\": 1}"}"#);
+    assert!(log.requests.is_empty(), "{log:#?}");
+    assert_eq!(log.spoke.len(), 3);
+    assert!(
+        log.spoke
+            .iter()
+            .all(|s| s.text == r#"{"type": "ACTION", "action": 1}"#)
+    );
+}

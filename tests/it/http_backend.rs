@@ -437,17 +437,30 @@ fn tavern_actors_act_on_server_decisions() {
             content.contains("<available_actions>"),
             "the last message offers actions: {content}"
         );
-        // The schema travels in OpenAI's form, and only offered indices (or null) fit it.
+        // The schema travels in OpenAI's form, and only offered indices and commands fit it.
         let format = &request.body["response_format"];
         assert_eq!(format["type"], "json_schema");
         assert_eq!(format["json_schema"]["strict"], json!(true));
-        let choices = format["json_schema"]["schema"]["properties"]["action"]["enum"]
+        let kinds = format["json_schema"]["schema"]["anyOf"]
+            .as_array()
+            .expect("the answer kinds");
+        let choices = kinds[0]["properties"]["action"]["enum"]
             .as_array()
             .expect("an enum of offered indices");
         let offered = content.matches("[Index: ").count();
-        let mut expected: Vec<serde_json::Value> = (1..=offered).map(|i| json!(i)).collect();
-        expected.push(serde_json::Value::Null);
+        let expected: Vec<serde_json::Value> = (1..=offered).map(|i| json!(i)).collect();
         assert_eq!(choices, &expected);
+        let commands = kinds[1]["properties"]["utterance"]["enum"]
+            .as_array()
+            .expect("an enum of offered commands");
+        assert_eq!(commands.len(), offered);
+        for command in commands {
+            let command = command.as_str().expect("a command");
+            assert!(
+                content.contains(&format!("Command: \"{command}\"")),
+                "{command} was offered"
+            );
+        }
     }
 }
 

@@ -150,9 +150,12 @@ fn the_server_answers_a_decision_that_passes_validation_and_streams() {
     let decision = LlmRequest {
         messages: vec![
             ChatMessage::system("Choose an action."),
-            ChatMessage::user("[Index: 1] wait\n[Index: 2] greet"),
+            ChatMessage::user("[Index: 1] wait\n[Index: 2] greet Brom\n[Index: 3] look around"),
         ],
-        schema: Some(decision_schema([1, 2, 3], &limits())),
+        schema: Some(decision_schema(
+            [(1, "wait"), (2, "greet Brom"), (3, "look around")],
+            &limits(),
+        )),
         sampling: SamplingOptions {
             max_tokens: Some(400),
             temperature: Some(0.8),

@@ -1,0 +1,93 @@
+//! An `UTTERANCE` answer ("take the mug of ale") matched to the offered command it
+//! names ("pick up mug of ale"): the same words after [`command_words`], or the same
+//! words once a leading verb alias of the command's mod is replaced. Exact token
+//! matching; no fuzzy guessing.
+
+use crate::content::{ActionDefinition, ContentRegistry, command_words, template_lead};
+use crate::world::AvailableAction;
+
+use super::RejectionReason;
+
+/// The index (from 1) of the one offered action `line` names.
+///
+/// When it names none, the reason says why: no command of the content starts that
+/// way ([`UnknownCommand`](RejectionReason::UnknownCommand)), the command's verb is one
+/// `permitted` refuses ([`VerbNotAllowed`](RejectionReason::VerbNotAllowed)), or the
+/// command exists but not with these targets now
+/// ([`CommandNotOffered`](RejectionReason::CommandNotOffered)).
+pub fn match_utterance(
+    line: &str,
+    offered: &[AvailableAction],
+    registry: &ContentRegistry,
+    permitted: impl Fn(&ActionDefinition) -> bool,
+) -> Result<usize, RejectionReason> {
+    let words = command_words(line);
+    let mut matches: Vec<usize> = Vec::new();
+    for action in offered {
+        let command = command_words(&action.command);
+        let named = command == words
+            || registry
+                .verb_aliases(&action.action_id)
+                .iter()
+                .any(|alias| alias.expand(&words).as_ref() == Some(&command));
+        if named && !matches.contains(&action.index) {
+            matches.push(action.index);
+        }
+    }
+    match matches.as_slice() {
+        [index] => return Ok(*index),
+        [] => {}
+        several => {
+            return Err(RejectionReason::AmbiguousCommand {
+                line: line.to_owned(),
+                count: several.len(),
+            });
+        }
+    }
+    // Which actions of the content the line starts like, to say what is wrong: those
+    // whose first words (or an alias of them) take the most of the line's words.
+    let mut named: Vec<&ActionDefinition> = Vec::new();
+    let mut longest = 0;
+    for action in registry.actions() {
+        let lead = template_lead(&action.template);
+        if lead.is_empty() {
+            continue;
+        }
+        let direct = words.starts_with(&lead).then_some(lead.len());
+        let aliased = registry
+            .verb_aliases(&action.id)
+            .iter()
+            .filter(|alias| {
+                alias
+                    .expand(&words)
+                    .is_some_and(|expanded| expanded.starts_with(&lead))
+            })
+            .map(|alias| alias.alias.len() + lead.len().saturating_sub(alias.command.len()))
+            .max();
+        let Some(taken) = direct.max(aliased) else {
+            continue;
+        };
+        if taken > longest {
+            longest = taken;
+            named.clear();
+        }
+        if taken == longest {
+            named.push(action);
+        }
+    }
+    if named.is_empty() {
+        return Err(RejectionReason::UnknownCommand(line.to_owned()));
+    }
+    match named.iter().find(|action| !permitted(action)) {
+        Some(refused) if !named.iter().any(|action| permitted(action)) => {
+            Err(RejectionReason::VerbNotAllowed {
+                line: line.to_owned(),
+                verb: refused
+                    .verb
+                    .clone()
+                    .unwrap_or_else(|| template_lead(&refused.template).join(" ")),
+            })
+        }
+        _ => Err(RejectionReason::CommandNotOffered(line.to_owned())),
+    }
+}
