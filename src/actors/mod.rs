@@ -10,10 +10,12 @@
 //! [`DecisionRejected`] and the actor passes. The plugin never changes game state:
 //! the game's own systems carry out requests.
 
+mod budget;
 pub mod conversation;
 mod decision;
 pub mod memory;
 mod scene;
+mod transcript;
 mod utterance;
 
 use std::collections::{HashMap, VecDeque};
@@ -23,9 +25,11 @@ use std::time::Duration;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
+pub use budget::{PromptBudgets, fit_lines, fit_words, trim_offer};
 pub use decision::{ANSWER_TYPES, Answer, Decision, RejectionReason, parse_decision};
 pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
+pub use transcript::{Shown, Transcript, TurnPlan};
 pub use utterance::match_utterance;
 
 use crate::LoomSystems;

@@ -42,6 +42,14 @@ impl ChatMessage {
             content: content.into(),
         }
     }
+
+    /// A message the model wrote: an earlier answer, kept in a conversation.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self {
+            role: "assistant".to_owned(),
+            content: content.into(),
+        }
+    }
 }
 
 /// Identifies one submitted request; its [`LlmResponse`] carries the same id.
