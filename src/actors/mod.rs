@@ -425,8 +425,9 @@ fn start_turns(
     }
 }
 
-/// Pins each spec's `memorySeeds` into the history the first time one of its actors
-/// is seen, once per spec: a store loaded from a save that has them is not seeded again.
+/// Pins each spec's `memorySeeds` and `history.seeds` into the history, under its store
+/// key, the first time one of its actors is seen, once per spec: a store loaded from a
+/// save that has them is not seeded again.
 fn seed_memories(
     registry: Res<ContentRegistry>,
     clock: Res<TurnClock>,
@@ -446,7 +447,7 @@ fn seed_memories(
         let Some(spec) = registry.actor(&actor.spec) else {
             continue;
         };
-        for seed in &spec.memory_seeds {
+        for seed in spec.seeds() {
             let source = format!("seed {}/{}", spec.id, seed.id);
             if history.has_source(&source) {
                 continue;
@@ -456,7 +457,7 @@ fn seed_memories(
                 tags: seed.tags.clone(),
                 scope: Some(match &seed.plot {
                     Some(plot) => MemoryScope::Plot(plot.clone()),
-                    None => MemoryScope::Actor(spec.id.clone()),
+                    None => MemoryScope::Actor(spec.store_key().to_owned()),
                 }),
                 turn: clock.turn,
                 source,
@@ -613,7 +614,7 @@ fn submit_decisions(
         let block = render_available_actions(&offered, &*registry, &settings.block);
         let context = context_tags(entity, &view, &keyed, &held);
         let recalled = history.retrieve(&MemoryQuery {
-            actor: &spec.id,
+            actor: spec.store_key(),
             plots: &plots,
             tags: &context,
             k: settings.recall.k,
@@ -648,7 +649,7 @@ fn submit_decisions(
             messages: messages.clone(),
             schema: Some(decision_schema(offered.iter().map(|a| a.index), &limits)),
             intent: RequestIntent::Decision {
-                actor: spec.name.clone(),
+                actor: spec.persona.name.clone(),
                 offered: offered
                     .iter()
                     .map(|a| OfferedChoice {
@@ -744,9 +745,10 @@ fn context_tags<'k>(
     tags
 }
 
-/// Writes what each smart actor witnessed into its memory: the narration of every
-/// action in its place, and what others there said.
+/// Writes what each smart actor witnessed into its memory (under its spec's store
+/// key): the narration of every action in its place, and what others there said.
 fn remember_what_was_witnessed(
+    registry: Res<ContentRegistry>,
     clock: Res<TurnClock>,
     mut history: ResMut<HistoryStore>,
     mut narrated: MessageReader<crate::narration::NarrationText>,
@@ -759,6 +761,13 @@ fn remember_what_was_witnessed(
     )>,
 ) {
     let key = |entity: Entity| about.get(entity).ok()?.0.map(|k| k.0.clone());
+    // An actor whose spec is not loaded never thinks; its memories wait under its id.
+    let store_key = |actor: &SmartActor| {
+        let key = registry
+            .actor(&actor.spec)
+            .map_or(actor.spec.as_str(), |spec| spec.store_key());
+        MemoryScope::Actor(key.to_owned())
+    };
     let place_of = |entity: Entity| about.get(entity).ok()?.1.map(|p| p.0);
     let witnesses = |place: Option<Entity>| {
         actors
@@ -785,7 +794,7 @@ fn remember_what_was_witnessed(
             history.append(NewMemory {
                 text: text.text.clone(),
                 tags: tags.clone(),
-                scope: Some(MemoryScope::Actor(actor.spec.clone())),
+                scope: Some(store_key(actor)),
                 turn: clock.turn,
                 source: "witnessed".to_owned(),
                 pinned: false,
@@ -812,7 +821,7 @@ fn remember_what_was_witnessed(
             history.append(NewMemory {
                 text: heard.clone(),
                 tags: tags.clone(),
-                scope: Some(MemoryScope::Actor(actor.spec.clone())),
+                scope: Some(store_key(actor)),
                 turn: clock.turn,
                 source: "heard".to_owned(),
                 pinned: false,

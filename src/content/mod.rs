@@ -33,7 +33,7 @@ pub use action::{
     ActionDefinition, ActionParameter, ActionTargets, TagRule, TargetRole, TargetSlot,
     action_namespace, template_placeholders,
 };
-pub use actor::{ActorPolicy, ActorSpec, MemorySeed};
+pub use actor::{ActorHistory, ActorPolicy, ActorSpec, MemorySeed, Persona};
 pub use error::ContentError;
 pub use loader::{ContentAsset, ContentLoader, ContentLoaderError, parse_content};
 pub use manifest::{GameManifest, ModContent, ModDependency, ModManifest};

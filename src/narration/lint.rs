@@ -488,7 +488,9 @@ mod tests {
                         "targets": { "primary": { "scope": "things_here", "placeholder": "item" } } }),
                 json!({ "id": "shop:wait", "name": "Wait", "description": "Wait", "template": "wait" }),
             ],
-            &[json!({ "id": "shop:keeper", "name": "Ada", "role": "the shopkeeper" })],
+            &[
+                json!({ "id": "shop:keeper", "persona": { "name": "Ada", "role": "the shopkeeper" } }),
+            ],
             &[
                 json!({ "key": "shop:box",
                         "traits": ["a", "b", "c", "d"],

@@ -121,26 +121,39 @@ pub fn decision_prompt(
         limits.max_speech_chars, limits.max_thought_chars
     ));
     sections.mark("rules", &system);
+    let persona = &spec.persona;
     system.push_str(&format!(
         "<character>\nYou are {}, {}.\n",
-        spec.name, spec.role
+        persona.name, persona.role
     ));
-    if let Some(voice) = spec.voice.as_deref().filter(|v| !v.trim().is_empty()) {
+    if let Some(voice) = persona.voice.as_deref().filter(|v| !v.trim().is_empty()) {
         system.push_str("Voice: ");
         system.push_str(voice.trim());
         system.push('\n');
     }
-    if !spec.traits.is_empty() {
+    if !persona.traits.is_empty() {
         system.push_str("Traits: ");
-        system.push_str(&spec.traits.join(", "));
+        system.push_str(&persona.traits.join(", "));
         system.push('\n');
     }
-    push_items(&mut system, &spec.persona);
+    if !spec.properties.is_empty() {
+        system.push_str("Properties: ");
+        for (index, (name, value)) in spec.properties.iter().enumerate() {
+            if index > 0 {
+                system.push_str(", ");
+            }
+            system.push_str(name);
+            system.push_str(": ");
+            system.push_str(value);
+        }
+        system.push('\n');
+    }
+    push_items(&mut system, &persona.lines);
     system.push_str("</character>\n");
     sections.mark("character", &system);
-    if !spec.taboos.is_empty() {
+    if !persona.taboos.is_empty() {
         system.push('\n');
-        push_tagged_list(&mut system, "never", &spec.taboos);
+        push_tagged_list(&mut system, "never", &persona.taboos);
     }
     sections.mark("never", &system);
     if let Some(backstory) = spec.backstory.as_deref().filter(|b| !b.trim().is_empty()) {
@@ -149,9 +162,9 @@ pub fn decision_prompt(
         system.push_str("\n</backstory>\n");
     }
     sections.mark("backstory", &system);
-    if !spec.goals.is_empty() {
+    if !persona.goals.is_empty() {
         system.push('\n');
-        push_tagged_list(&mut system, "goals", &spec.goals);
+        push_tagged_list(&mut system, "goals", &persona.goals);
     }
     sections.mark("goals", &system);
     sections.start = 0;
@@ -230,10 +243,12 @@ mod tests {
     fn marta() -> ActorSpec {
         serde_json::from_value(serde_json::json!({
             "id": "tavern:marta",
-            "name": "Marta",
-            "role": "innkeeper of the Gilded Tankard",
-            "persona": ["Warm but shrewd.", "Remembers every debt."],
-            "goals": ["Keep the peace."]
+            "persona": {
+                "name": "Marta",
+                "role": "innkeeper of the Gilded Tankard",
+                "lines": ["Warm but shrewd.", "Remembers every debt."],
+                "goals": ["Keep the peace."]
+            }
         }))
         .expect("a spec")
     }
@@ -284,9 +299,10 @@ What do you do? Answer with the JSON object only."
     #[test]
     fn voice_traits_and_taboos_are_part_of_the_character() {
         let spec: ActorSpec = serde_json::from_value(serde_json::json!({
-            "id": "tavern:marta", "name": "Marta", "role": "innkeeper",
-            "voice": "brisk and warm", "traits": ["shrewd", "motherly"],
-            "taboos": ["Never lets anyone into the cellar."]
+            "id": "tavern:marta",
+            "persona": { "name": "Marta", "role": "innkeeper",
+                         "voice": "brisk and warm", "traits": ["shrewd", "motherly"],
+                         "taboos": ["Never lets anyone into the cellar."] }
         }))
         .expect("a spec");
         let prompt = decision_prompt(
@@ -297,6 +313,29 @@ What do you do? Answer with the JSON object only."
         assert!(
             prompt.system.ends_with(
                 "<character>\nYou are Marta, innkeeper.\nVoice: brisk and warm\nTraits: shrewd, motherly\n</character>\n\n<never>\n- Never lets anyone into the cellar.\n</never>"
+            ),
+            "{}",
+            prompt.system
+        );
+    }
+
+    #[test]
+    fn properties_are_one_line_after_the_traits_sorted_by_name() {
+        let spec: ActorSpec = serde_json::from_value(serde_json::json!({
+            "id": "island:troop",
+            "persona": { "name": "the troop", "role": "a band of monkeys",
+                         "traits": ["mischievous"], "lines": ["Chatters."] },
+            "properties": { "temperament": "skittish", "aggression": "low", "patience": "low" }
+        }))
+        .expect("a spec");
+        let prompt = decision_prompt(
+            &spec,
+            &DecisionContext::default(),
+            &DecisionLimits::default(),
+        );
+        assert!(
+            prompt.system.ends_with(
+                "<character>\nYou are the troop, a band of monkeys.\nTraits: mischievous\nProperties: aggression: low, patience: low, temperament: skittish\n- Chatters.\n</character>"
             ),
             "{}",
             prompt.system

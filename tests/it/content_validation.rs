@@ -304,8 +304,9 @@ fn duplicate_action_id() {
 
 #[test]
 fn duplicate_actor_id() {
-    let spec =
-        |name: &str| json!({ "id": "extra:marta", "name": name, "role": "innkeeper" }).to_string();
+    let spec = |name: &str| {
+        json!({ "id": "extra:marta", "persona": { "name": name, "role": "innkeeper" } }).to_string()
+    };
     let registry = expect_one_error(
         &["core", "extra"],
         vec![
@@ -327,7 +328,9 @@ fn duplicate_actor_id() {
         "duplicate actor id `extra:marta`",
     );
     assert_eq!(
-        registry.actor("extra:marta").map(|a| a.name.as_str()),
+        registry
+            .actor("extra:marta")
+            .map(|a| a.persona.name.as_str()),
         Some("Marta")
     );
 }
