@@ -454,6 +454,7 @@ fn block_fixture() -> BlockFixture {
         actions: &[],
         actors: &[],
         scopes: None,
+        ..ContentSources::default()
     });
     assert!(registry.problems().is_empty(), "{:?}", registry.problems());
     assert_eq!(registry.mods().len(), 29);
@@ -991,6 +992,7 @@ fn world_fixture() -> WorldFixture {
         actions: &action_refs,
         actors: &[],
         scopes: None,
+        ..ContentSources::default()
     });
     assert!(registry.problems().is_empty(), "{:?}", registry.problems());
     assert_eq!(registry.actions().len(), 30);

@@ -27,7 +27,7 @@ pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScop
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
 
 use crate::LoomSystems;
-use crate::content::{ContentRegistry, content_loaded, register_content_asset};
+use crate::content::{ContentRegistry, PromptTemplate, content_loaded, register_content_asset};
 use crate::llm::{
     ChatMessage, LlmBridge, LlmRequest, LlmResponse, OfferedChoice, Priority, RequestId,
     RequestIntent, SamplingOptions,
@@ -559,6 +559,7 @@ fn hear_the_player(
 
 fn submit_decisions(
     settings: Res<SmartActorSettings>,
+    builtin: Local<PromptTemplate>,
     surroundings: Surroundings,
     mut queue: ResMut<ThinkQueue>,
     mut bridge: ResMut<LlmBridge>,
@@ -628,6 +629,7 @@ fn submit_decisions(
         let perception = describe_surroundings(&view, entity);
         let prompt = decision_prompt(
             spec,
+            registry.prompt_for(spec).unwrap_or(&builtin),
             &DecisionContext {
                 perception: &perception,
                 memories: &memories,

@@ -78,4 +78,7 @@ pub struct ModContent {
     /// Narrative context files (`narrative/lute.narrative.json`).
     #[serde(default)]
     pub narrative: Vec<String>,
+    /// Prompt template files (`prompts/smart_actor.prompt.json`).
+    #[serde(default)]
+    pub prompts: Vec<String>,
 }

@@ -1,6 +1,6 @@
 //! Content authored as data and loaded as Bevy assets: the game file, mod manifests,
-//! action definitions and smart-actor specs, checked at load and gathered in the
-//! [`ContentRegistry`].
+//! action definitions, smart-actor specs and the prompt templates they name, checked at
+//! load and gathered in the [`ContentRegistry`].
 //!
 //! ```text
 //! assets/
@@ -8,6 +8,7 @@
 //!   mods/items/mod.json             # the manifest, with its content listing
 //!   mods/items/actions/give.action.json
 //!   mods/tavern/actors/marta.actor.json
+//!   mods/core/prompts/smart_actor.prompt.json
 //! ```
 //!
 //! Every problem becomes a [`ContentError`] naming the file, the field (a JSON pointer)
@@ -20,6 +21,7 @@ mod error;
 mod loader;
 mod manifest;
 mod narrative;
+mod prompt_template;
 mod registry;
 mod validate;
 
@@ -42,6 +44,7 @@ pub use narrative::{
     FragmentPool, NarrativeContext, NarrativeVocabulary, POOL_MINIMUMS, POOL_RECOMMENDED,
     PoolMinimums, PoolShortfall, VocabularyExtension, is_vocabulary_word,
 };
+pub use prompt_template::PromptTemplate;
 pub use registry::{ContentRegistry, ContentSources, LoadedMod, ModActionMetadata};
 pub use validate::{METADATA_LENGTH, is_valid_mod_id, owning_mod};
 
@@ -88,6 +91,7 @@ impl Plugin for ContentPlugin {
         register_content_asset::<ActionDefinition>(app);
         register_content_asset::<ActorSpec>(app);
         register_content_asset::<NarrativeContext>(app);
+        register_content_asset::<PromptTemplate>(app);
         app.add_systems(
             PreUpdate,
             (
@@ -98,6 +102,7 @@ impl Plugin for ContentPlugin {
                     note_changes::<ActionDefinition>,
                     note_changes::<ActorSpec>,
                     note_changes::<NarrativeContext>,
+                    note_changes::<PromptTemplate>,
                 ),
                 rebuild_registry,
             )
@@ -135,6 +140,7 @@ struct ContentFiles {
     actions: HashMap<String, Handle<ActionDefinition>>,
     actors: HashMap<String, Handle<ActorSpec>>,
     narratives: HashMap<String, Handle<NarrativeContext>>,
+    prompts: HashMap<String, Handle<PromptTemplate>>,
     changed: bool,
     reported: HashSet<ContentError>,
 }
@@ -148,6 +154,7 @@ impl ContentFiles {
             .chain(self.actions.values().map(|h| h.id().untyped()))
             .chain(self.actors.values().map(|h| h.id().untyped()))
             .chain(self.narratives.values().map(|h| h.id().untyped()))
+            .chain(self.prompts.values().map(|h| h.id().untyped()))
     }
 }
 
@@ -203,6 +210,13 @@ fn request_content_files(
                     .entry(path.clone())
                     .or_insert_with(|| server.load(path));
             }
+            for file in &manifest.content.prompts {
+                let path = format!("{folder}/{file}");
+                files
+                    .prompts
+                    .entry(path.clone())
+                    .or_insert_with(|| server.load(path));
+            }
         }
     }
 }
@@ -250,6 +264,7 @@ struct ContentAssets<'w> {
     actions: Res<'w, Assets<ActionDefinition>>,
     actors: Res<'w, Assets<ActorSpec>>,
     narratives: Res<'w, Assets<NarrativeContext>>,
+    prompts: Res<'w, Assets<PromptTemplate>>,
 }
 
 fn rebuild_registry(
@@ -286,12 +301,14 @@ fn rebuild_registry(
     let action_list = loaded(&files.actions, &assets.actions);
     let actor_list = loaded(&files.actors, &assets.actors);
     let narrative_list = loaded(&files.narratives, &assets.narratives);
+    let prompt_list = loaded(&files.prompts, &assets.prompts);
     let sources = ContentSources {
         game,
         mods: &mod_list,
         actions: &action_list,
         actors: &actor_list,
         narratives: &narrative_list,
+        prompts: &prompt_list,
         scopes: scopes.0.as_ref(),
     };
     let mut built = ContentRegistry::rebuild(sources, &registry);

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use super::{
     ActionDefinition, ActorSpec, ContentAsset, ContentError, GameManifest, ModManifest,
-    template_placeholders,
+    PromptTemplate, template_placeholders,
 };
 
 /// Length bounds of `actionPurpose` and `actionConsiderWhen`, in characters.
@@ -114,6 +114,7 @@ impl ContentAsset for ModManifest {
         for (list, paths) in [
             ("actions", &self.content.actions),
             ("actors", &self.content.actors),
+            ("prompts", &self.content.prompts),
         ] {
             for (index, path) in paths.iter().enumerate() {
                 if path.is_empty()
@@ -305,6 +306,28 @@ impl ContentAsset for ActorSpec {
         (moved || old_persona).then_some(
             "specs keep `name`, `role`, `voice`, `traits`, `goals` and `taboos` in the `persona` object, and the old `persona` list as `persona.lines`: \"persona\": {\"name\": .., \"role\": .., \"lines\": [..]}",
         )
+    }
+}
+
+impl ContentAsset for PromptTemplate {
+    const EXTENSIONS: &'static [&'static str] = &["prompt.json", "prompt.ron"];
+
+    fn check(&self, file: &str) -> Vec<ContentError> {
+        let mut problems = check_namespaced_id(&self.id, file);
+        for (field, value) in [
+            ("rules", &self.rules),
+            ("question", &self.question),
+            ("reply", &self.reply),
+        ] {
+            if value.trim().is_empty() {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/{field}"),
+                    format!("the {field} text is empty: write it, or leave out `promptId` in specs to use the built-in template"),
+                ));
+            }
+        }
+        problems
     }
 }
 

@@ -475,6 +475,7 @@ mod tests {
             actors: &actors,
             narratives: &narratives,
             scopes: None,
+            ..ContentSources::default()
         })
     }
 

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::content::ActorSpec;
+use crate::content::{ActorSpec, PromptTemplate};
 
 /// Size limits on a decision answer, enforced when it is validated and announced in its schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +83,26 @@ Stay in character. You cannot change the world directly: the game carries out th
 Answer with exactly one JSON object and nothing else:
 {\"action\": <the Index number of one offered action, or null to do nothing>, \"speech\": \"<what you say aloud, or an empty string>\", \"thought\": \"<a short private thought>\"}";
 
+/// The last line of every decision prompt, asking for the decision.
+pub const DECISION_QUESTION: &str = "What do you do? Answer with the JSON object only.";
+
+/// The instruction after the player's words, when the actor replies in a conversation.
+pub const DECISION_REPLY: &str =
+    "Reply to the player in character, in `speech`; this turn you take no action (`action`: null).";
+
+/// The built-in template: [`DECISION_RULES`], [`DECISION_QUESTION`] and
+/// [`DECISION_REPLY`], with an empty id no spec can name.
+impl Default for PromptTemplate {
+    fn default() -> Self {
+        Self {
+            id: String::new(),
+            rules: DECISION_RULES.to_owned(),
+            question: DECISION_QUESTION.to_owned(),
+            reply: DECISION_REPLY.to_owned(),
+        }
+    }
+}
+
 /// What changes from turn to turn in a decision prompt.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DecisionContext<'a> {
@@ -98,9 +118,11 @@ pub struct DecisionContext<'a> {
 
 /// The decision prompt for one actor: the stable part (rules, persona, goals) first,
 /// then the available actions, what it perceives, what it remembers and what the
-/// player said to it: the parts that change most often last.
+/// player said to it: the parts that change most often last. The fixed text comes
+/// from `template` (the spec's `promptId`, or [`PromptTemplate::default`]).
 pub fn decision_prompt(
     spec: &ActorSpec,
+    template: &PromptTemplate,
     context: &DecisionContext<'_>,
     limits: &DecisionLimits,
 ) -> DecisionPrompt {
@@ -115,7 +137,7 @@ pub fn decision_prompt(
         start: 0,
     };
     let mut system = String::with_capacity(1024);
-    system.push_str(DECISION_RULES);
+    system.push_str(template.rules.trim_end());
     system.push_str(&format!(
         "\nKeep speech under {} characters and thought under {} characters.\n\n",
         limits.max_speech_chars, limits.max_thought_chars
@@ -187,10 +209,12 @@ pub fn decision_prompt(
     if let Some(words) = player_says {
         user.push_str("<player_says>\n");
         user.push_str(words);
-        user.push_str("\n</player_says>\nReply to the player in character, in `speech`; this turn you take no action (`action`: null).\n\n");
+        user.push_str("\n</player_says>\n");
+        user.push_str(template.reply.trim());
+        user.push_str("\n\n");
     }
     sections.mark("player_says", &user);
-    user.push_str("What do you do? Answer with the JSON object only.");
+    user.push_str(template.question.trim());
     sections.mark("question", &user);
     DecisionPrompt {
         system: system.trim_end().to_owned(),
@@ -257,6 +281,7 @@ mod tests {
     fn the_prompt_is_stable_part_first_then_actions_then_perception() {
         let prompt = decision_prompt(
             &marta(),
+            &PromptTemplate::default(),
             &DecisionContext {
                 perception: "You are in the common room.",
                 actions_block: "<available_actions>\n...\n</available_actions>",
@@ -307,6 +332,7 @@ What do you do? Answer with the JSON object only."
         .expect("a spec");
         let prompt = decision_prompt(
             &spec,
+            &PromptTemplate::default(),
             &DecisionContext::default(),
             &DecisionLimits::default(),
         );
@@ -330,6 +356,7 @@ What do you do? Answer with the JSON object only."
         .expect("a spec");
         let prompt = decision_prompt(
             &spec,
+            &PromptTemplate::default(),
             &DecisionContext::default(),
             &DecisionLimits::default(),
         );
@@ -346,6 +373,7 @@ What do you do? Answer with the JSON object only."
     fn memories_and_the_players_words_come_last() {
         let prompt = decision_prompt(
             &marta(),
+            &PromptTemplate::default(),
             &DecisionContext {
                 perception: "You are in the common room.",
                 memories: &["Brom said: \"Trouble tonight.\""],
@@ -374,6 +402,48 @@ any rooms free
 Reply to the player in character, in `speech`; this turn you take no action (`action`: null).
 
 What do you do? Answer with the JSON object only."
+        );
+    }
+
+    #[test]
+    fn a_template_supplies_the_rules_the_reply_instruction_and_the_question() {
+        let template = PromptTemplate {
+            id: "island:terse".into(),
+            rules: "Answer as JSON.\n".into(),
+            question: "Your move?".into(),
+            reply: "Answer the player.".into(),
+        };
+        let prompt = decision_prompt(
+            &marta(),
+            &template,
+            &DecisionContext {
+                player_says: Some("hello"),
+                ..DecisionContext::default()
+            },
+            &DecisionLimits::default(),
+        );
+        assert!(
+            prompt.system.starts_with(
+                "Answer as JSON.\nKeep speech under 300 characters and thought under 500 characters.\n\n<character>"
+            ),
+            "{}",
+            prompt.system
+        );
+        assert!(
+            prompt.user.ends_with(
+                "<player_says>\nhello\n</player_says>\nAnswer the player.\n\nYour move?"
+            ),
+            "{}",
+            prompt.user
+        );
+        let builtin = PromptTemplate::default();
+        assert_eq!(
+            (
+                builtin.rules.as_str(),
+                builtin.question.as_str(),
+                builtin.reply.as_str()
+            ),
+            (DECISION_RULES, DECISION_QUESTION, DECISION_REPLY)
         );
     }
 

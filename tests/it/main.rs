@@ -2,6 +2,7 @@
 
 mod support;
 
+mod actor_specs;
 mod combat;
 mod content_validation;
 mod conversation;
