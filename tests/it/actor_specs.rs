@@ -1,13 +1,18 @@
 //! What actor specs bind to: the prompt template they name and the scene entities
 //! that name them.
 
+use std::sync::{Arc, Mutex};
+
 use bevy::prelude::*;
-use bevy_loom::content::PromptTemplate;
+use bevy_loom::content::{PromptTemplate, parse_content};
+use bevy_loom::llm::{DeltaSink, LlmBackend, LlmFuture, LlmReply, RequestIntent};
 use bevy_loom::prelude::*;
 use bevy_loom::prompt::{DECISION_QUESTION, DECISION_RULES};
 use serde_json::json;
 
-use crate::support::{content_dir, core_mod, game, loom_app, manifest, run_turn, tavern_app};
+use crate::support::{
+    content_dir, core_mod, game, loom_app, manifest, repo_assets, run_turn, tavern_app,
+};
 
 /// A `core` mod with `core:wait`, the template `core:terse` and two specs: `core:terse`
 /// names the template, `core:plain` names none.
@@ -115,4 +120,109 @@ fn the_core_mod_ships_the_built_in_template_and_the_tavern_uses_it() {
             "{id}"
         );
     }
+}
+
+/// A scene of the common room: Marta, and `second` with these fields.
+fn scene_with(second: serde_json::Value) -> SceneDefinition {
+    let mut entity = json!({ "id": "tom", "name": "Old Tom", "place": "room", "character": true });
+    if let (Some(entity), serde_json::Value::Object(extra)) = (entity.as_object_mut(), second) {
+        entity.extend(extra);
+    }
+    let scene = json!({
+        "places": [{ "id": "room", "name": "the common room" }],
+        "entities": [
+            { "id": "marta", "name": "Marta", "place": "room", "character": true,
+              "smartActor": "tavern:marta" },
+            entity
+        ]
+    });
+    parse_content(scene.to_string().as_bytes(), "scenes/test.scene.json").expect("a valid scene")
+}
+
+#[test]
+fn a_scene_key_that_names_no_spec_is_reported_with_the_keys_that_do() {
+    let (app, _) = tavern_app(BackendChoice::Offline { seed: 1 });
+    let registry = app.world().resource::<ContentRegistry>();
+    let scene = scene_with(json!({ "smartActor": "tavern:tom" }));
+    let problems = scene.check_actor_keys(registry, "scenes/test.scene.json");
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(
+        (problems[0].file.as_str(), problems[0].pointer.as_str()),
+        ("scenes/test.scene.json", "/entities/1/smartActor")
+    );
+    assert!(
+        problems[0].message.contains(
+            "no loaded actor spec has the key `tavern:tom` (loaded: tavern:brom, tavern:marta, tavern:silas)"
+        ),
+        "{}",
+        problems[0].message
+    );
+    let tavern = std::fs::read(repo_assets().join("scenes/tavern.scene.json")).expect("the scene");
+    let tavern: SceneDefinition =
+        parse_content(&tavern, "scenes/tavern.scene.json").expect("a valid scene");
+    assert!(
+        tavern
+            .check_actor_keys(registry, "scenes/tavern.scene.json")
+            .is_empty()
+    );
+}
+
+/// Answers every decision with nothing, noting whose decision was asked for.
+#[derive(Default)]
+struct AskedBackend(Arc<Mutex<Vec<String>>>);
+
+impl LlmBackend for AskedBackend {
+    fn describe(&self) -> String {
+        "notes who is asked".to_owned()
+    }
+
+    fn complete(&self, request: &LlmRequest, _deltas: DeltaSink) -> LlmFuture {
+        if let RequestIntent::Decision { actor, .. } = &request.intent {
+            self.0.lock().expect("not poisoned").push(actor.clone());
+        }
+        let answer = r#"{"action": null, "speech": "", "thought": ""}"#;
+        Box::pin(async move { Ok(LlmReply::text(answer)) })
+    }
+}
+
+#[test]
+fn a_scene_character_without_an_actor_key_is_a_plain_npc_and_never_asks_a_model() {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let mut app = loom_app(
+        &repo_assets(),
+        LlmSettings {
+            backend: BackendChoice::Custom(Arc::new(AskedBackend(Arc::clone(&asked)))),
+            ..default()
+        },
+        SmartActorSettings::default(),
+    );
+    let scene = scene_with(json!({}));
+    assert!(
+        scene
+            .check_actor_keys(
+                app.world().resource::<ContentRegistry>(),
+                "scenes/test.scene.json"
+            )
+            .is_empty(),
+        "a plain NPC needs no spec"
+    );
+    let spawned = {
+        let world = app.world_mut();
+        let spawned = scene.spawn(&mut world.commands()).expect("spawns");
+        world.flush();
+        spawned
+    };
+    let tom = spawned.entities["tom"];
+    assert!(app.world().get::<Character>(tom).is_some());
+    assert!(app.world().get::<SmartActor>(tom).is_none());
+    for _ in 0..2 {
+        let log = run_turn(&mut app);
+        assert!(log.prompts.iter().all(|p| p.actor != tom), "{log:#?}");
+        assert!(log.rejected.is_empty(), "{log:#?}");
+    }
+    assert_eq!(
+        *asked.lock().expect("not poisoned"),
+        ["Marta", "Marta"],
+        "only the smart actor asks, once a turn"
+    );
 }
