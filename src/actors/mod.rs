@@ -27,7 +27,9 @@ pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScop
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
 
 use crate::LoomSystems;
-use crate::content::{ContentRegistry, PromptTemplate, content_loaded, register_content_asset};
+use crate::content::{
+    ContentRegistry, PromptTemplate, TagIndex, content_loaded, register_content_asset,
+};
 use crate::llm::{
     ChatMessage, LlmBridge, LlmRequest, LlmResponse, OfferedChoice, Priority, RequestId,
     RequestIntent, SamplingOptions,
@@ -578,7 +580,8 @@ fn submit_decisions(
     } = surroundings;
     let view = WorldView::from_query(&world);
     let plots: Vec<&str> = settings.recall.plots.iter().map(String::as_str).collect();
-    let held = keys_by_holder(&keyed);
+    let tag_index = registry.tags();
+    let held = keys_by_holder(&keyed, tag_index);
     for _ in 0..settings.max_new_thinkers_per_frame {
         let Some(entity) = queue.waiting.pop_front() else {
             break;
@@ -613,7 +616,7 @@ fn submit_decisions(
             })
         };
         let block = render_available_actions(&offered, &*registry, &settings.block);
-        let context = context_tags(entity, &view, &keyed, &held);
+        let context = context_tags(entity, &view, &keyed, &held, tag_index);
         let recalled = history.retrieve(&MemoryQuery {
             actor: spec.store_key(),
             plots: &plots,
@@ -710,29 +713,36 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
         .count()
 }
 
-/// The narrative keys of what each place holds and each character carries.
+/// The narrative keys of what each place holds and each character carries, each
+/// followed by its indexed tags: gathered once a frame for every actor there.
 fn keys_by_holder<'k>(
     keyed: &'k Query<(&NarrativeKey, Option<&InPlace>, Option<&CarriedBy>)>,
+    index: &'k TagIndex,
 ) -> HashMap<Entity, Vec<&'k str>> {
     let mut held: HashMap<Entity, Vec<&str>> = HashMap::new();
     for (key, in_place, carried) in keyed {
+        let tags = index.tags_of(&key.0);
         for holder in [in_place.map(|p| p.0), carried.map(|c| c.0)]
             .into_iter()
             .flatten()
         {
-            held.entry(holder).or_default().push(&key.0);
+            let words = held.entry(holder).or_default();
+            words.push(&key.0);
+            words.extend(tags.iter().map(String::as_str));
         }
     }
     held
 }
 
-/// The narrative keys around an actor, the tags its memories are recalled by: its own,
-/// its place's, and those of everything in that place or carried by it.
+/// The words an actor's memories are recalled by: the narrative keys around it (its
+/// own, its place's, and those of everything in that place or carried by it) and
+/// their tags in the content's [`TagIndex`].
 fn context_tags<'k>(
     actor: Entity,
     view: &WorldView,
     keyed: &'k Query<(&NarrativeKey, Option<&InPlace>, Option<&CarriedBy>)>,
     held: &HashMap<Entity, Vec<&'k str>>,
+    index: &'k TagIndex,
 ) -> Vec<&'k str> {
     let place = view.place_of(actor);
     let mut tags: Vec<&str> = Vec::new();
@@ -740,6 +750,7 @@ fn context_tags<'k>(
         tags.extend(held.get(&holder).into_iter().flatten().copied());
         if let Ok((key, ..)) = keyed.get(holder) {
             tags.push(&key.0);
+            tags.extend(index.tags_of(&key.0).iter().map(String::as_str));
         }
     }
     tags.sort_unstable();

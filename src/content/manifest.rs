@@ -81,4 +81,7 @@ pub struct ModContent {
     /// Prompt template files (`prompts/smart_actor.prompt.json`).
     #[serde(default)]
     pub prompts: Vec<String>,
+    /// Tag files (`tags.json`), merged in load order into the [`TagIndex`](super::TagIndex).
+    #[serde(default)]
+    pub tags: Vec<String>,
 }

@@ -9,6 +9,7 @@
 //!   mods/items/actions/give.action.json
 //!   mods/tavern/actors/marta.actor.json
 //!   mods/core/prompts/smart_actor.prompt.json
+//!   mods/tavern/tags.json           # tags of narrative keys, for memory recall
 //! ```
 //!
 //! Every problem becomes a [`ContentError`] naming the file, the field (a JSON pointer)
@@ -23,6 +24,7 @@ mod manifest;
 mod narrative;
 mod prompt_template;
 mod registry;
+mod tags;
 mod validate;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -46,6 +48,7 @@ pub use narrative::{
 };
 pub use prompt_template::PromptTemplate;
 pub use registry::{ContentRegistry, ContentSources, LoadedMod, ModActionMetadata};
+pub use tags::{TagFile, TagIndex};
 pub use validate::{METADATA_LENGTH, is_valid_mod_id, owning_mod};
 
 /// Loads the game file, the mods it lists and their content, and keeps the
@@ -92,6 +95,7 @@ impl Plugin for ContentPlugin {
         register_content_asset::<ActorSpec>(app);
         register_content_asset::<NarrativeContext>(app);
         register_content_asset::<PromptTemplate>(app);
+        register_content_asset::<TagFile>(app);
         app.add_systems(
             PreUpdate,
             (
@@ -103,6 +107,7 @@ impl Plugin for ContentPlugin {
                     note_changes::<ActorSpec>,
                     note_changes::<NarrativeContext>,
                     note_changes::<PromptTemplate>,
+                    note_changes::<TagFile>,
                 ),
                 rebuild_registry,
             )
@@ -141,6 +146,7 @@ struct ContentFiles {
     actors: HashMap<String, Handle<ActorSpec>>,
     narratives: HashMap<String, Handle<NarrativeContext>>,
     prompts: HashMap<String, Handle<PromptTemplate>>,
+    tags: HashMap<String, Handle<TagFile>>,
     changed: bool,
     reported: HashSet<ContentError>,
 }
@@ -155,6 +161,7 @@ impl ContentFiles {
             .chain(self.actors.values().map(|h| h.id().untyped()))
             .chain(self.narratives.values().map(|h| h.id().untyped()))
             .chain(self.prompts.values().map(|h| h.id().untyped()))
+            .chain(self.tags.values().map(|h| h.id().untyped()))
     }
 }
 
@@ -217,6 +224,13 @@ fn request_content_files(
                     .entry(path.clone())
                     .or_insert_with(|| server.load(path));
             }
+            for file in &manifest.content.tags {
+                let path = format!("{folder}/{file}");
+                files
+                    .tags
+                    .entry(path.clone())
+                    .or_insert_with(|| server.load(path));
+            }
         }
     }
 }
@@ -265,6 +279,7 @@ struct ContentAssets<'w> {
     actors: Res<'w, Assets<ActorSpec>>,
     narratives: Res<'w, Assets<NarrativeContext>>,
     prompts: Res<'w, Assets<PromptTemplate>>,
+    tags: Res<'w, Assets<TagFile>>,
 }
 
 fn rebuild_registry(
@@ -302,6 +317,7 @@ fn rebuild_registry(
     let actor_list = loaded(&files.actors, &assets.actors);
     let narrative_list = loaded(&files.narratives, &assets.narratives);
     let prompt_list = loaded(&files.prompts, &assets.prompts);
+    let tag_list = loaded(&files.tags, &assets.tags);
     let sources = ContentSources {
         game,
         mods: &mod_list,
@@ -309,6 +325,7 @@ fn rebuild_registry(
         actors: &actor_list,
         narratives: &narrative_list,
         prompts: &prompt_list,
+        tags: &tag_list,
         scopes: scopes.0.as_ref(),
     };
     let mut built = ContentRegistry::rebuild(sources, &registry);

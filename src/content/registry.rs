@@ -6,7 +6,7 @@ use bevy::ecs::resource::Resource;
 
 use super::{
     ActionDefinition, ActorSpec, ContentError, GameManifest, ModManifest, NarrativeContext,
-    NarrativeVocabulary, PromptTemplate, action_namespace, owning_mod,
+    NarrativeVocabulary, PromptTemplate, TagFile, TagIndex, action_namespace, owning_mod,
 };
 
 /// A mod's action metadata, resolved once per load for every prompt.
@@ -49,6 +49,7 @@ pub struct ContentRegistry {
     narrative_files: HashMap<String, String>,
     prompts: HashMap<String, PromptTemplate>,
     prompt_files: HashMap<String, String>,
+    tags: TagIndex,
     vocabulary: NarrativeVocabulary,
     problems: Vec<ContentError>,
     warnings: Vec<ContentError>,
@@ -70,6 +71,8 @@ pub struct ContentSources<'a> {
     pub narratives: &'a [(&'a str, &'a NarrativeContext)],
     /// Prompt templates that loaded.
     pub prompts: &'a [(&'a str, &'a PromptTemplate)],
+    /// Tag files that loaded.
+    pub tags: &'a [(&'a str, &'a TagFile)],
     /// The target scope names actions may use; `None` skips that check.
     pub scopes: Option<&'a BTreeSet<String>>,
 }
@@ -186,6 +189,7 @@ impl ContentRegistry {
                     .chain(&content.actors)
                     .chain(&content.narrative)
                     .chain(&content.prompts)
+                    .chain(&content.tags)
                     .map(move |path| format!("{folder}/{path}"))
             })
             .collect();
@@ -283,8 +287,40 @@ impl ContentRegistry {
                 .narratives
                 .insert(context.key.clone(), context.clone());
         }
+        registry.merge_tags(sources.tags);
         registry.problems = problems;
         registry
+    }
+
+    /// Merges the loaded mods' tag files into the tag index, in load order and each
+    /// mod's listing order; a key no narrative file defines is a warning.
+    fn merge_tags(&mut self, files: &[(&str, &TagFile)]) {
+        for loaded in &self.mods {
+            let folder = loaded
+                .file
+                .rsplit_once('/')
+                .map_or("", |(folder, _)| folder);
+            for listed in &loaded.manifest.content.tags {
+                let path = format!("{folder}/{listed}");
+                let Some(&(file, tags)) = files.iter().find(|(file, _)| *file == path) else {
+                    // A file that failed to load was reported by its loader.
+                    continue;
+                };
+                self.tags.extend(tags);
+                for (field, list) in tags.lists() {
+                    for key in list
+                        .keys()
+                        .filter(|key| !self.narratives.contains_key(*key))
+                    {
+                        self.warnings.push(ContentError::new(
+                            file,
+                            format!("/{field}/{}", super::validate::pointer_token(key)),
+                            format!("no narrative file defines `{key}`: check the key's spelling; its tags only help an entity with that `NarrativeKey`"),
+                        ));
+                    }
+                }
+            }
+        }
     }
 
     /// The narrative context for an entity key (`tavern:lute`).
@@ -388,6 +424,11 @@ impl ContentRegistry {
     /// Every actor spec, in no particular order.
     pub fn actors(&self) -> impl Iterator<Item = &ActorSpec> {
         self.actors.values()
+    }
+
+    /// The tags of narrative keys, from every loaded tag file.
+    pub fn tags(&self) -> &TagIndex {
+        &self.tags
     }
 
     /// A prompt template by its `mod:name` id.

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use super::{
     ActionDefinition, ActorSpec, ContentAsset, ContentError, GameManifest, ModManifest,
-    PromptTemplate, template_placeholders,
+    PromptTemplate, TagFile, template_placeholders,
 };
 
 /// Length bounds of `actionPurpose` and `actionConsiderWhen`, in characters.
@@ -115,6 +115,7 @@ impl ContentAsset for ModManifest {
             ("actions", &self.content.actions),
             ("actors", &self.content.actors),
             ("prompts", &self.content.prompts),
+            ("tags", &self.content.tags),
         ] {
             for (index, path) in paths.iter().enumerate() {
                 if path.is_empty()
@@ -325,6 +326,36 @@ impl ContentAsset for PromptTemplate {
                     format!("/{field}"),
                     format!("the {field} text is empty: write it, or leave out `promptId` in specs to use the built-in template"),
                 ));
+            }
+        }
+        problems
+    }
+}
+
+impl ContentAsset for TagFile {
+    const EXTENSIONS: &'static [&'static str] = &["tags.json", "tags.ron"];
+
+    fn check(&self, file: &str) -> Vec<ContentError> {
+        let mut problems = Vec::new();
+        for (field, list) in self.lists() {
+            for (key, tags) in list {
+                let pointer = format!("/{field}/{}", pointer_token(key));
+                if key.trim().is_empty() {
+                    problems.push(ContentError::new(
+                        file,
+                        &pointer,
+                        "an empty key: name the narrative key (`mod:name`) these tags belong to",
+                    ));
+                }
+                for (index, tag) in tags.iter().enumerate() {
+                    if tag.trim().is_empty() {
+                        problems.push(ContentError::new(
+                            file,
+                            format!("{pointer}/{index}"),
+                            "an empty tag: write a word, or remove it",
+                        ));
+                    }
+                }
             }
         }
         problems

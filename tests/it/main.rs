@@ -19,4 +19,5 @@ mod record_replay;
 mod scheduling;
 mod setup;
 mod streaming;
+mod tags;
 mod tavern_turn;
