@@ -80,8 +80,9 @@ pub struct ContentSources<'a> {
 impl ContentRegistry {
     /// Builds a registry from loaded files, checking the rules that span files:
     /// dependencies (missing, version range, cycles), conflicts, duplicate ids,
-    /// unknown scopes, verbs and prompt templates, and files no manifest lists. Whatever breaks a rule is skipped
-    /// and reported; the rest is kept.
+    /// unknown scopes, verbs and prompt templates, and files no manifest lists.
+    /// Whatever breaks a rule is skipped and reported; the rest is kept. Tag files
+    /// merge into [`tags`](Self::tags), in load order.
     pub fn build(sources: ContentSources<'_>) -> Self {
         Self::rebuild(sources, &Self::default())
     }
