@@ -455,6 +455,7 @@ fn block_fixture() -> BlockFixture {
         actions: &[],
         actors: &[],
         scopes: None,
+        ..ContentSources::default()
     });
     assert!(registry.problems().is_empty(), "{:?}", registry.problems());
     assert_eq!(registry.mods().len(), 29);
@@ -992,6 +993,7 @@ fn world_fixture() -> WorldFixture {
         actions: &action_refs,
         actors: &[],
         scopes: None,
+        ..ContentSources::default()
     });
     assert!(registry.problems().is_empty(), "{:?}", registry.problems());
     assert_eq!(registry.actions().len(), 30);

@@ -159,6 +159,15 @@ fn run(options: Options) -> Result<(), String> {
         }
         std::thread::sleep(Duration::from_millis(1));
     }
+    // Scenes load apart from the mods: every actor key must name a loaded spec.
+    let unbound = scene.check_actor_keys(
+        app.world().resource::<ContentRegistry>(),
+        &scene_path.to_string_lossy(),
+    );
+    if !unbound.is_empty() {
+        let lines: Vec<String> = unbound.iter().map(ToString::to_string).collect();
+        return Err(lines.join("\n"));
+    }
     let spawned = {
         let world = app.world_mut();
         let spawned = scene

@@ -29,7 +29,8 @@ use crate::prompt::estimate_tokens;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MemoryScope {
-    /// One actor's own memory, by its actor key (`tavern:marta`).
+    /// One actor's own memory, by its spec's store key (`history.storeKey`, the spec's
+    /// id `tavern:marta` by default).
     Actor(String),
     /// Everyone's, while this plot is current.
     Plot(String),
@@ -80,7 +81,7 @@ pub struct NewMemory {
 /// What an actor is recalling for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryQuery<'a> {
-    /// The actor's key.
+    /// The actor's store key ([`ActorSpec::store_key`](crate::content::ActorSpec::store_key)).
     pub actor: &'a str,
     /// The current plots.
     pub plots: &'a [&'a str],

@@ -34,7 +34,8 @@ pub use utterance::match_utterance;
 
 use crate::LoomSystems;
 use crate::content::{
-    ActionDefinition, ActorSpec, ContentRegistry, content_loaded, register_content_asset,
+    ActionDefinition, ActorSpec, ContentRegistry, PromptTemplate, TagIndex, content_loaded,
+    register_content_asset,
 };
 use crate::llm::{
     ChatMessage, LlmBridge, LlmRequest, LlmResponse, OfferedChoice, Priority, RequestId,
@@ -451,8 +452,9 @@ fn start_turns(
     }
 }
 
-/// Pins each spec's `memorySeeds` into the history the first time one of its actors
-/// is seen, once per spec: a store loaded from a save that has them is not seeded again.
+/// Pins each spec's `memorySeeds` and `history.seeds` into the history, under its store
+/// key, the first time one of its actors is seen, once per spec: a store loaded from a
+/// save that has them is not seeded again.
 fn seed_memories(
     registry: Res<ContentRegistry>,
     clock: Res<TurnClock>,
@@ -472,7 +474,7 @@ fn seed_memories(
         let Some(spec) = registry.actor(&actor.spec) else {
             continue;
         };
-        for seed in &spec.memory_seeds {
+        for seed in spec.seeds() {
             let source = format!("seed {}/{}", spec.id, seed.id);
             if history.has_source(&source) {
                 continue;
@@ -482,7 +484,7 @@ fn seed_memories(
                 tags: seed.tags.clone(),
                 scope: Some(match &seed.plot {
                     Some(plot) => MemoryScope::Plot(plot.clone()),
-                    None => MemoryScope::Actor(spec.id.clone()),
+                    None => MemoryScope::Actor(spec.store_key().to_owned()),
                 }),
                 turn: clock.turn,
                 source,
@@ -584,6 +586,7 @@ fn hear_the_player(
 
 fn submit_decisions(
     settings: Res<SmartActorSettings>,
+    builtin: Local<PromptTemplate>,
     surroundings: Surroundings,
     mut queue: ResMut<ThinkQueue>,
     mut bridge: ResMut<LlmBridge>,
@@ -602,7 +605,8 @@ fn submit_decisions(
     } = surroundings;
     let view = WorldView::from_query(&world);
     let plots: Vec<&str> = settings.recall.plots.iter().map(String::as_str).collect();
-    let held = keys_by_holder(&keyed);
+    let tag_index = registry.tags();
+    let held = keys_by_holder(&keyed, tag_index);
     for _ in 0..settings.max_new_thinkers_per_frame {
         let Some(entity) = queue.waiting.pop_front() else {
             break;
@@ -631,9 +635,9 @@ fn submit_decisions(
             })
         };
         let block = render_available_actions(&offered, &*registry, &settings.block);
-        let context = context_tags(entity, &view, &keyed, &held);
+        let context = context_tags(entity, &view, &keyed, &held, tag_index);
         let recalled = history.retrieve(&MemoryQuery {
-            actor: &spec.id,
+            actor: spec.store_key(),
             plots: &plots,
             tags: &context,
             k: settings.recall.k,
@@ -642,11 +646,15 @@ fn submit_decisions(
         let memories: Vec<&str> = recalled.iter().map(|m| m.text.as_str()).collect();
         let limits = DecisionLimits {
             max_speech_chars: spec.policy.speech_limit(settings.limits.max_speech_chars),
+            max_color_lines: spec
+                .policy
+                .color_line_limit(settings.limits.max_color_lines),
             ..settings.limits.clone()
         };
         let perception = describe_surroundings(&view, entity);
         let prompt = decision_prompt(
             spec,
+            registry.prompt_for(spec).unwrap_or(&builtin),
             &DecisionContext {
                 perception: &perception,
                 memories: &memories,
@@ -671,7 +679,7 @@ fn submit_decisions(
                 &limits,
             )),
             intent: RequestIntent::Decision {
-                actor: spec.name.clone(),
+                actor: spec.persona.name.clone(),
                 offered: offered
                     .iter()
                     .map(|a| OfferedChoice {
@@ -744,29 +752,36 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
         .count()
 }
 
-/// The narrative keys of what each place holds and each character carries.
+/// The narrative keys of what each place holds and each character carries, each
+/// followed by its indexed tags: gathered once a frame for every actor there.
 fn keys_by_holder<'k>(
     keyed: &'k Query<(&NarrativeKey, Option<&InPlace>, Option<&CarriedBy>)>,
+    index: &'k TagIndex,
 ) -> HashMap<Entity, Vec<&'k str>> {
     let mut held: HashMap<Entity, Vec<&str>> = HashMap::new();
     for (key, in_place, carried) in keyed {
+        let tags = index.tags_of(&key.0);
         for holder in [in_place.map(|p| p.0), carried.map(|c| c.0)]
             .into_iter()
             .flatten()
         {
-            held.entry(holder).or_default().push(&key.0);
+            let words = held.entry(holder).or_default();
+            words.push(&key.0);
+            words.extend(tags.iter().map(String::as_str));
         }
     }
     held
 }
 
-/// The narrative keys around an actor, the tags its memories are recalled by: its own,
-/// its place's, and those of everything in that place or carried by it.
+/// The words an actor's memories are recalled by: the narrative keys around it (its
+/// own, its place's, and those of everything in that place or carried by it) and
+/// their tags in the content's [`TagIndex`].
 fn context_tags<'k>(
     actor: Entity,
     view: &WorldView,
     keyed: &'k Query<(&NarrativeKey, Option<&InPlace>, Option<&CarriedBy>)>,
     held: &HashMap<Entity, Vec<&'k str>>,
+    index: &'k TagIndex,
 ) -> Vec<&'k str> {
     let place = view.place_of(actor);
     let mut tags: Vec<&str> = Vec::new();
@@ -774,6 +789,7 @@ fn context_tags<'k>(
         tags.extend(held.get(&holder).into_iter().flatten().copied());
         if let Ok((key, ..)) = keyed.get(holder) {
             tags.push(&key.0);
+            tags.extend(index.tags_of(&key.0).iter().map(String::as_str));
         }
     }
     tags.sort_unstable();
@@ -781,9 +797,10 @@ fn context_tags<'k>(
     tags
 }
 
-/// Writes what each smart actor witnessed into its memory: the narration of every
-/// action in its place, and what others there said.
+/// Writes what each smart actor witnessed into its memory (under its spec's store
+/// key): the narration of every action in its place, and what others there said.
 fn remember_what_was_witnessed(
+    registry: Res<ContentRegistry>,
     clock: Res<TurnClock>,
     mut history: ResMut<HistoryStore>,
     mut narrated: MessageReader<crate::narration::NarrationText>,
@@ -796,6 +813,13 @@ fn remember_what_was_witnessed(
     )>,
 ) {
     let key = |entity: Entity| about.get(entity).ok()?.0.map(|k| k.0.clone());
+    // An actor whose spec is not loaded never thinks; its memories wait under its id.
+    let store_key = |actor: &SmartActor| {
+        let key = registry
+            .actor(&actor.spec)
+            .map_or(actor.spec.as_str(), |spec| spec.store_key());
+        MemoryScope::Actor(key.to_owned())
+    };
     let place_of = |entity: Entity| about.get(entity).ok()?.1.map(|p| p.0);
     let witnesses = |place: Option<Entity>| {
         actors
@@ -822,7 +846,7 @@ fn remember_what_was_witnessed(
             history.append(NewMemory {
                 text: text.text.clone(),
                 tags: tags.clone(),
-                scope: Some(MemoryScope::Actor(actor.spec.clone())),
+                scope: Some(store_key(actor)),
                 turn: clock.turn,
                 source: "witnessed".to_owned(),
                 pinned: false,
@@ -849,7 +873,7 @@ fn remember_what_was_witnessed(
             history.append(NewMemory {
                 text: heard.clone(),
                 tags: tags.clone(),
-                scope: Some(MemoryScope::Actor(actor.spec.clone())),
+                scope: Some(store_key(actor)),
                 turn: clock.turn,
                 source: "heard".to_owned(),
                 pinned: false,

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::SmartActor;
-use crate::content::{ContentAsset, ContentError};
+use crate::content::{ContentAsset, ContentError, ContentRegistry};
 use crate::world::{
     CarriedBy, Character, DisplayName, Exits, InPlace, NarrativeKey, Place, Player, Tags,
 };
@@ -66,7 +66,8 @@ pub struct SceneEntity {
     /// Whether it is a character (a person or creature).
     #[serde(default)]
     pub character: bool,
-    /// The id of the actor spec that drives it, making it a smart actor.
+    /// The id of the actor spec that drives it (its actor key), making it a smart
+    /// actor; without one a character is a plain NPC and never calls a model.
     #[serde(default)]
     pub smart_actor: Option<String>,
     /// Whether it is the player's character (at most one).
@@ -169,6 +170,23 @@ impl ContentAsset for SceneDefinition {
     }
 }
 
+/// The ids of the loaded specs, for an error message: sorted, the first few.
+fn known_specs(registry: &ContentRegistry) -> String {
+    const SHOWN: usize = 8;
+    let mut ids: Vec<&str> = registry.actors().map(|spec| spec.id.as_str()).collect();
+    if ids.is_empty() {
+        return "no spec is loaded".to_owned();
+    }
+    ids.sort_unstable();
+    let more = ids.len().saturating_sub(SHOWN);
+    ids.truncate(SHOWN);
+    let mut text = format!("loaded: {}", ids.join(", "));
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    text
+}
+
 /// The entities a scene spawned, by scene id.
 #[derive(Debug, Clone, Default)]
 pub struct SpawnedScene {
@@ -188,6 +206,33 @@ pub enum SceneError {
 }
 
 impl SceneDefinition {
+    /// The scene's actor keys that name no loaded spec, each a problem at the
+    /// entity's `smartActor` in `file`. Scenes load apart from the mods, so call this
+    /// once content has loaded ([`content_loaded`](crate::content::content_loaded)),
+    /// before [`spawn`](Self::spawn): an actor whose spec is missing would only pass
+    /// its turns.
+    pub fn check_actor_keys(&self, registry: &ContentRegistry, file: &str) -> Vec<ContentError> {
+        let mut problems = Vec::new();
+        for (index, entity) in self.entities.iter().enumerate() {
+            let Some(key) = entity
+                .smart_actor
+                .as_deref()
+                .filter(|key| registry.actor(key).is_none())
+            else {
+                continue;
+            };
+            problems.push(ContentError::new(
+                file,
+                format!("/entities/{index}/smartActor"),
+                format!(
+                    "no loaded actor spec has the key `{key}` ({}): fix the key, or list the spec's file in its mod's `content.actors` and fix the errors reported for it",
+                    known_specs(registry)
+                ),
+            ));
+        }
+        problems
+    }
+
     /// Spawns the scene's places and entities with this crate's world components,
     /// and a [`SmartActor`] on each entity that names a spec.
     pub fn spawn(&self, commands: &mut Commands) -> Result<SpawnedScene, SceneError> {

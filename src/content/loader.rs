@@ -17,6 +17,12 @@ pub trait ContentAsset: Asset + DeserializeOwned {
 
     /// Problems found in this file alone; any of them rejects the file.
     fn check(&self, file: &str) -> Vec<ContentError>;
+
+    /// A hint to add to a parse error at `pointer` with serde's `detail`, for mistakes
+    /// worth explaining, such as a field that moved.
+    fn parse_hint(_pointer: &str, _detail: &str) -> Option<&'static str> {
+        None
+    }
 }
 
 /// Why a content file could not be loaded.
@@ -79,11 +85,11 @@ pub fn parse_content<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, Vec
                 )]
             })?;
         serde_path_to_error::deserialize(&mut deserializer)
-            .map_err(|error| path_error(file, "RON", error.path(), error.inner().to_string()))
+            .map_err(|error| path_error::<T>(file, "RON", error.path(), error.inner().to_string()))
     } else {
         let mut deserializer = serde_json::Deserializer::from_slice(bytes);
         serde_path_to_error::deserialize(&mut deserializer)
-            .map_err(|error| path_error(file, "JSON", error.path(), error.inner().to_string()))
+            .map_err(|error| path_error::<T>(file, "JSON", error.path(), error.inner().to_string()))
     }
     .map_err(|error| vec![error])?;
     let problems = parsed.check(file);
@@ -99,18 +105,18 @@ fn ron_options() -> ron::Options {
     ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
 }
 
-fn path_error(
+fn path_error<T: ContentAsset>(
     file: &str,
     format: &str,
     path: &serde_path_to_error::Path,
     detail: String,
 ) -> ContentError {
     let pointer = json_pointer(path);
-    ContentError::new(
-        file,
-        pointer,
-        format!("not valid {format} for this file: {detail}"),
-    )
+    let message = match T::parse_hint(&pointer, &detail) {
+        Some(hint) => format!("not valid {format} for this file: {detail}; {hint}"),
+        None => format!("not valid {format} for this file: {detail}"),
+    };
+    ContentError::new(file, pointer, message)
 }
 
 /// Turns a serde path (`targets.primary.scope`) into a JSON pointer (`/targets/primary/scope`).
@@ -122,7 +128,7 @@ fn json_pointer(path: &serde_path_to_error::Path) -> String {
             Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
             Segment::Map { key } => {
                 pointer.push('/');
-                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                pointer.push_str(&super::validate::pointer_token(key));
             }
             Segment::Enum { variant } => {
                 pointer.push('/');

@@ -85,4 +85,10 @@ pub struct ModContent {
     /// Narrative context files (`narrative/lute.narrative.json`).
     #[serde(default)]
     pub narrative: Vec<String>,
+    /// Prompt template files (`prompts/smart_actor.prompt.json`).
+    #[serde(default)]
+    pub prompts: Vec<String>,
+    /// Tag files (`tags.json`), merged in load order into the [`TagIndex`](super::TagIndex).
+    #[serde(default)]
+    pub tags: Vec<String>,
 }

@@ -1,6 +1,6 @@
 //! Content authored as data and loaded as Bevy assets: the game file, mod manifests,
-//! action definitions and smart-actor specs, checked at load and gathered in the
-//! [`ContentRegistry`].
+//! action definitions, smart-actor specs and the prompt templates they name, checked at
+//! load and gathered in the [`ContentRegistry`].
 //!
 //! ```text
 //! assets/
@@ -8,6 +8,8 @@
 //!   mods/items/mod.json             # the manifest, with its content listing
 //!   mods/items/actions/give.action.json
 //!   mods/tavern/actors/marta.actor.json
+//!   mods/core/prompts/smart_actor.prompt.json
+//!   mods/tavern/tags.json           # tags of narrative keys, for memory recall
 //! ```
 //!
 //! Every problem becomes a [`ContentError`] naming the file, the field (a JSON pointer)
@@ -21,7 +23,9 @@ mod error;
 mod loader;
 mod manifest;
 mod narrative;
+mod prompt_template;
 mod registry;
+mod tags;
 mod validate;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -34,7 +38,7 @@ pub use action::{
     ActionDefinition, ActionParameter, ActionTargets, TagRule, TargetRole, TargetSlot,
     action_namespace, template_placeholders,
 };
-pub use actor::{ActorPolicy, ActorSpec, MemorySeed};
+pub use actor::{ActorHistory, ActorPolicy, ActorSpec, MemorySeed, Persona};
 pub use aliases::{COMMAND_ARTICLES, VerbAlias, command_words, template_lead};
 pub use error::ContentError;
 pub use loader::{ContentAsset, ContentLoader, ContentLoaderError, parse_content};
@@ -44,7 +48,9 @@ pub use narrative::{
     FragmentPool, NarrativeContext, NarrativeVocabulary, POOL_MINIMUMS, POOL_RECOMMENDED,
     PoolMinimums, PoolShortfall, VocabularyExtension, is_vocabulary_word,
 };
+pub use prompt_template::PromptTemplate;
 pub use registry::{ContentRegistry, ContentSources, LoadedMod, ModActionMetadata};
+pub use tags::{TagFile, TagIndex};
 pub use validate::{METADATA_LENGTH, is_valid_mod_id, owning_mod};
 
 /// Loads the game file, the mods it lists and their content, and keeps the
@@ -90,6 +96,8 @@ impl Plugin for ContentPlugin {
         register_content_asset::<ActionDefinition>(app);
         register_content_asset::<ActorSpec>(app);
         register_content_asset::<NarrativeContext>(app);
+        register_content_asset::<PromptTemplate>(app);
+        register_content_asset::<TagFile>(app);
         app.add_systems(
             PreUpdate,
             (
@@ -100,6 +108,8 @@ impl Plugin for ContentPlugin {
                     note_changes::<ActionDefinition>,
                     note_changes::<ActorSpec>,
                     note_changes::<NarrativeContext>,
+                    note_changes::<PromptTemplate>,
+                    note_changes::<TagFile>,
                 ),
                 rebuild_registry,
             )
@@ -137,6 +147,8 @@ struct ContentFiles {
     actions: HashMap<String, Handle<ActionDefinition>>,
     actors: HashMap<String, Handle<ActorSpec>>,
     narratives: HashMap<String, Handle<NarrativeContext>>,
+    prompts: HashMap<String, Handle<PromptTemplate>>,
+    tags: HashMap<String, Handle<TagFile>>,
     changed: bool,
     reported: HashSet<ContentError>,
 }
@@ -150,6 +162,8 @@ impl ContentFiles {
             .chain(self.actions.values().map(|h| h.id().untyped()))
             .chain(self.actors.values().map(|h| h.id().untyped()))
             .chain(self.narratives.values().map(|h| h.id().untyped()))
+            .chain(self.prompts.values().map(|h| h.id().untyped()))
+            .chain(self.tags.values().map(|h| h.id().untyped()))
     }
 }
 
@@ -205,6 +219,20 @@ fn request_content_files(
                     .entry(path.clone())
                     .or_insert_with(|| server.load(path));
             }
+            for file in &manifest.content.prompts {
+                let path = format!("{folder}/{file}");
+                files
+                    .prompts
+                    .entry(path.clone())
+                    .or_insert_with(|| server.load(path));
+            }
+            for file in &manifest.content.tags {
+                let path = format!("{folder}/{file}");
+                files
+                    .tags
+                    .entry(path.clone())
+                    .or_insert_with(|| server.load(path));
+            }
         }
     }
 }
@@ -252,6 +280,8 @@ struct ContentAssets<'w> {
     actions: Res<'w, Assets<ActionDefinition>>,
     actors: Res<'w, Assets<ActorSpec>>,
     narratives: Res<'w, Assets<NarrativeContext>>,
+    prompts: Res<'w, Assets<PromptTemplate>>,
+    tags: Res<'w, Assets<TagFile>>,
 }
 
 fn rebuild_registry(
@@ -288,12 +318,16 @@ fn rebuild_registry(
     let action_list = loaded(&files.actions, &assets.actions);
     let actor_list = loaded(&files.actors, &assets.actors);
     let narrative_list = loaded(&files.narratives, &assets.narratives);
+    let prompt_list = loaded(&files.prompts, &assets.prompts);
+    let tag_list = loaded(&files.tags, &assets.tags);
     let sources = ContentSources {
         game,
         mods: &mod_list,
         actions: &action_list,
         actors: &actor_list,
         narratives: &narrative_list,
+        prompts: &prompt_list,
+        tags: &tag_list,
         scopes: scopes.0.as_ref(),
     };
     let mut built = ContentRegistry::rebuild(sources, &registry);

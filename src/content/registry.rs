@@ -7,7 +7,8 @@ use bevy::ecs::resource::Resource;
 use super::aliases::resolve_aliases;
 use super::{
     ActionDefinition, ActorSpec, ContentError, GameManifest, ModManifest, NarrativeContext,
-    NarrativeVocabulary, VerbAlias, action_namespace, owning_mod,
+    NarrativeVocabulary, PromptTemplate, TagFile, TagIndex, VerbAlias, action_namespace,
+    owning_mod,
 };
 
 /// A mod's action metadata, resolved once per load for every prompt.
@@ -50,6 +51,9 @@ pub struct ContentRegistry {
     actor_files: HashMap<String, String>,
     narratives: HashMap<String, NarrativeContext>,
     narrative_files: HashMap<String, String>,
+    prompts: HashMap<String, PromptTemplate>,
+    prompt_files: HashMap<String, String>,
+    tags: TagIndex,
     vocabulary: NarrativeVocabulary,
     problems: Vec<ContentError>,
     warnings: Vec<ContentError>,
@@ -69,6 +73,10 @@ pub struct ContentSources<'a> {
     pub actors: &'a [(&'a str, &'a ActorSpec)],
     /// Narrative context files that loaded.
     pub narratives: &'a [(&'a str, &'a NarrativeContext)],
+    /// Prompt templates that loaded.
+    pub prompts: &'a [(&'a str, &'a PromptTemplate)],
+    /// Tag files that loaded.
+    pub tags: &'a [(&'a str, &'a TagFile)],
     /// The target scope names actions may use; `None` skips that check.
     pub scopes: Option<&'a BTreeSet<String>>,
 }
@@ -76,8 +84,9 @@ pub struct ContentSources<'a> {
 impl ContentRegistry {
     /// Builds a registry from loaded files, checking the rules that span files:
     /// dependencies (missing, version range, cycles), conflicts, duplicate ids,
-    /// unknown scopes, and files no manifest lists. Whatever breaks a rule is skipped
-    /// and reported; the rest is kept.
+    /// unknown scopes, verbs and prompt templates, and files no manifest lists.
+    /// Whatever breaks a rule is skipped and reported; the rest is kept. Tag files
+    /// merge into [`tags`](Self::tags), in load order.
     pub fn build(sources: ContentSources<'_>) -> Self {
         Self::rebuild(sources, &Self::default())
     }
@@ -185,6 +194,8 @@ impl ContentRegistry {
                     .iter()
                     .chain(&content.actors)
                     .chain(&content.narrative)
+                    .chain(&content.prompts)
+                    .chain(&content.tags)
                     .map(move |path| format!("{folder}/{path}"))
             })
             .collect();
@@ -238,11 +249,35 @@ impl ContentRegistry {
                 &mut problems,
             );
         }
+        let prompts = accept_items(
+            sources.prompts,
+            &listed,
+            |file| previous.prompt_from_file(file),
+            |_, _| Vec::new(),
+            &mut problems,
+        );
+        for (file, template) in
+            first_claims(&prompts, "prompt template", &registry, &mut problems, |t| {
+                &t.id
+            })
+        {
+            registry
+                .prompt_files
+                .insert(template.id.clone(), file.to_owned());
+            registry
+                .prompts
+                .insert(template.id.clone(), template.clone());
+        }
+        let prompt_ids = &registry.prompts;
         let actors = accept_items(
             sources.actors,
             &listed,
             |file| previous.actor_from_file(file),
-            |file, actor| unknown_allowed_verbs(file, actor, &vocabulary),
+            |file, actor| {
+                let mut found = unknown_allowed_verbs(file, actor, &vocabulary);
+                found.extend(unknown_prompt(file, actor, prompt_ids));
+                found
+            },
             &mut problems,
         );
         for (file, actor) in first_claims(&actors, "actor", &registry, &mut problems, |a| &a.id) {
@@ -271,8 +306,40 @@ impl ContentRegistry {
                 .narratives
                 .insert(context.key.clone(), context.clone());
         }
+        registry.merge_tags(sources.tags);
         registry.problems = problems;
         registry
+    }
+
+    /// Merges the loaded mods' tag files into the tag index, in load order and each
+    /// mod's listing order; a key no narrative file defines is a warning.
+    fn merge_tags(&mut self, files: &[(&str, &TagFile)]) {
+        for loaded in &self.mods {
+            let folder = loaded
+                .file
+                .rsplit_once('/')
+                .map_or("", |(folder, _)| folder);
+            for listed in &loaded.manifest.content.tags {
+                let path = format!("{folder}/{listed}");
+                let Some(&(file, tags)) = files.iter().find(|(file, _)| *file == path) else {
+                    // A file that failed to load was reported by its loader.
+                    continue;
+                };
+                self.tags.extend(tags);
+                for (field, list) in tags.lists() {
+                    for key in list
+                        .keys()
+                        .filter(|key| !self.narratives.contains_key(*key))
+                    {
+                        self.warnings.push(ContentError::new(
+                            file,
+                            format!("/{field}/{}", super::validate::pointer_token(key)),
+                            format!("no narrative file defines `{key}`: check the key's spelling; its tags only help an entity with that `NarrativeKey`"),
+                        ));
+                    }
+                }
+            }
+        }
     }
 
     /// The narrative context for an entity key (`tavern:lute`).
@@ -382,6 +449,40 @@ impl ContentRegistry {
     /// Every actor spec, in no particular order.
     pub fn actors(&self) -> impl Iterator<Item = &ActorSpec> {
         self.actors.values()
+    }
+
+    /// The tags of narrative keys, from every loaded tag file.
+    pub fn tags(&self) -> &TagIndex {
+        &self.tags
+    }
+
+    /// A prompt template by its `mod:name` id.
+    pub fn prompt(&self, id: &str) -> Option<&PromptTemplate> {
+        self.prompts.get(id)
+    }
+
+    /// Every prompt template, in no particular order.
+    pub fn prompts(&self) -> impl Iterator<Item = &PromptTemplate> {
+        self.prompts.values()
+    }
+
+    /// The asset path a prompt template was loaded from.
+    pub fn prompt_file(&self, id: &str) -> Option<&str> {
+        self.prompt_files.get(id).map(String::as_str)
+    }
+
+    /// The prompt template an asset path defined, if it is in use.
+    pub fn prompt_from_file(&self, file: &str) -> Option<&PromptTemplate> {
+        self.prompt_files
+            .iter()
+            .find(|(_, f)| *f == file)
+            .and_then(|(id, _)| self.prompt(id))
+    }
+
+    /// The prompt template a spec thinks with: the one its `promptId` names, or `None`
+    /// for the built-in one ([`PromptTemplate::default`]).
+    pub fn prompt_for(&self, spec: &ActorSpec) -> Option<&PromptTemplate> {
+        spec.prompt_id.as_deref().and_then(|id| self.prompt(id))
     }
 
     /// Problems across files found when this registry was built.
@@ -636,6 +737,29 @@ fn unknown_allowed_verbs(
             )
         })
         .collect()
+}
+
+/// An actor's `promptId` when no loaded template has that id.
+fn unknown_prompt(
+    file: &str,
+    actor: &ActorSpec,
+    prompts: &HashMap<String, PromptTemplate>,
+) -> Option<ContentError> {
+    let id = actor.prompt_id.as_ref()?;
+    (!prompts.contains_key(id)).then(|| {
+        let mut known: Vec<&str> = prompts.keys().map(String::as_str).collect();
+        known.sort_unstable();
+        let known = if known.is_empty() {
+            "none is loaded".to_owned()
+        } else {
+            format!("loaded: {}", known.join(", "))
+        };
+        ContentError::new(
+            file,
+            "/promptId",
+            format!("no prompt template has the id `{id}` ({known}): fix the id, list the template's file in its mod's `content.prompts`, or remove `promptId` to use the built-in template"),
+        )
+    })
 }
 
 /// The items of loaded mods, skipping (and reporting) every later claim to an id already taken.

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use super::{
     ActionDefinition, ActorSpec, ContentAsset, ContentError, GameManifest, ModManifest,
-    template_placeholders,
+    PromptTemplate, TagFile, template_placeholders,
 };
 
 /// Length bounds of `actionPurpose` and `actionConsiderWhen`, in characters.
@@ -114,6 +114,8 @@ impl ContentAsset for ModManifest {
         for (list, paths) in [
             ("actions", &self.content.actions),
             ("actors", &self.content.actors),
+            ("prompts", &self.content.prompts),
+            ("tags", &self.content.tags),
         ] {
             for (index, path) in paths.iter().enumerate() {
                 if path.is_empty()
@@ -219,12 +221,30 @@ impl ContentAsset for ActorSpec {
 
     fn check(&self, file: &str) -> Vec<ContentError> {
         let mut problems = check_namespaced_id(&self.id, file);
-        if self.name.trim().is_empty() {
+        for (field, value) in [("name", &self.persona.name), ("role", &self.persona.role)] {
+            if value.trim().is_empty() {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/persona/{field}"),
+                    format!("the {field} is empty: give the actor a {field}"),
+                ));
+            }
+        }
+        if let Some(id) = self.prompt_id.as_ref().filter(|id| !is_namespaced(id)) {
             problems.push(ContentError::new(
                 file,
-                "/name",
-                "the name is empty: give the actor a name",
+                "/promptId",
+                format!("`{id}` is not a prompt template id: write `mod:name`, as the template's `id` says"),
             ));
+        }
+        for (name, value) in &self.properties {
+            if name.trim().is_empty() || value.trim().is_empty() {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/properties/{}", pointer_token(name)),
+                    "a property needs a name and a value: fill both in, or remove it",
+                ));
+            }
         }
         for (index, pattern) in self.policy.allowed_actions.iter().enumerate() {
             if pattern != "*" && !pattern.contains(':') {
@@ -235,20 +255,76 @@ impl ContentAsset for ActorSpec {
                 ));
             }
         }
+        if let Some(key) = self.history.as_ref().and_then(|h| h.store_key.as_ref())
+            && key.trim().is_empty()
+        {
+            problems.push(ContentError::new(
+                file,
+                "/history/storeKey",
+                "the store key is empty: name the key the actor's memories are kept under, or remove it to use the spec's id",
+            ));
+        }
+        let history_seeds = self.history.iter().flat_map(|h| &h.seeds);
+        let lists = self
+            .memory_seeds
+            .iter()
+            .enumerate()
+            .map(|(index, seed)| (format!("/memorySeeds/{index}"), seed))
+            .chain(
+                history_seeds
+                    .enumerate()
+                    .map(|(index, seed)| (format!("/history/seeds/{index}"), seed)),
+            );
         let mut seeds = HashSet::new();
-        for (index, seed) in self.memory_seeds.iter().enumerate() {
+        for (pointer, seed) in lists {
             if !seeds.insert(seed.id.as_str()) {
                 problems.push(ContentError::new(
                     file,
-                    format!("/memorySeeds/{index}/id"),
-                    format!("duplicate seed id `{}`: give each seed its own id", seed.id),
+                    format!("{pointer}/id"),
+                    format!(
+                        "duplicate seed id `{}`: give each seed its own id, across `memorySeeds` and `history.seeds`",
+                        seed.id
+                    ),
                 ));
             }
             if seed.text.trim().is_empty() {
                 problems.push(ContentError::new(
                     file,
-                    format!("/memorySeeds/{index}/text"),
+                    format!("{pointer}/text"),
                     "an empty memory: write what the character remembers, or remove the seed",
+                ));
+            }
+        }
+        problems
+    }
+
+    fn parse_hint(pointer: &str, detail: &str) -> Option<&'static str> {
+        const FLAT: [&str; 6] = ["name", "role", "voice", "traits", "goals", "taboos"];
+        let moved = FLAT
+            .iter()
+            .any(|field| detail.starts_with(&format!("unknown field `{field}`")));
+        let old_persona = pointer == "/persona" && detail.starts_with("invalid type: sequence");
+        (moved || old_persona).then_some(
+            "specs keep `name`, `role`, `voice`, `traits`, `goals` and `taboos` in the `persona` object, and the old `persona` list as `persona.lines`: \"persona\": {\"name\": .., \"role\": .., \"lines\": [..]}",
+        )
+    }
+}
+
+impl ContentAsset for PromptTemplate {
+    const EXTENSIONS: &'static [&'static str] = &["prompt.json", "prompt.ron"];
+
+    fn check(&self, file: &str) -> Vec<ContentError> {
+        let mut problems = check_namespaced_id(&self.id, file);
+        for (field, value) in [
+            ("rules", &self.rules),
+            ("question", &self.question),
+            ("reply", &self.reply),
+        ] {
+            if value.trim().is_empty() {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/{field}"),
+                    format!("the {field} text is empty: write it, or leave out `promptId` in specs to use the built-in template"),
                 ));
             }
         }
@@ -256,22 +332,56 @@ impl ContentAsset for ActorSpec {
     }
 }
 
+impl ContentAsset for TagFile {
+    const EXTENSIONS: &'static [&'static str] = &["tags.json", "tags.ron"];
+
+    fn check(&self, file: &str) -> Vec<ContentError> {
+        let mut problems = Vec::new();
+        for (field, list) in self.lists() {
+            for (key, tags) in list {
+                let pointer = format!("/{field}/{}", pointer_token(key));
+                if key.trim().is_empty() {
+                    problems.push(ContentError::new(
+                        file,
+                        &pointer,
+                        "an empty key: name the narrative key (`mod:name`) these tags belong to",
+                    ));
+                }
+                for (index, tag) in tags.iter().enumerate() {
+                    if tag.trim().is_empty() {
+                        problems.push(ContentError::new(
+                            file,
+                            format!("{pointer}/{index}"),
+                            "an empty tag: write a word, or remove it",
+                        ));
+                    }
+                }
+            }
+        }
+        problems
+    }
+}
+
+/// A map key as a JSON pointer token: `~` and `/` escaped.
+pub(crate) fn pointer_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// Whether an id is `mod:name`: a valid mod id, a colon, and a name.
+fn is_namespaced(id: &str) -> bool {
+    id.split_once(':')
+        .is_some_and(|(namespace, name)| !name.is_empty() && is_valid_mod_id(namespace))
+}
+
 /// `mod:name` ids whose namespace must be the owning mod.
-fn check_namespaced_id(id: &str, file: &str) -> Vec<ContentError> {
-    let Some((namespace, name)) = id.split_once(':') else {
+pub(crate) fn check_namespaced_id(id: &str, file: &str) -> Vec<ContentError> {
+    let Some((namespace, name)) = id.split_once(':').filter(|_| is_namespaced(id)) else {
         return vec![ContentError::new(
             file,
             "/id",
             format!("`{id}` must be `mod:name`, with the owning mod's id before the colon"),
         )];
     };
-    if name.is_empty() || !is_valid_mod_id(namespace) {
-        return vec![ContentError::new(
-            file,
-            "/id",
-            format!("`{id}` must be `mod:name`, with the owning mod's id before the colon"),
-        )];
-    }
     match owning_mod(file) {
         Some(folder) if folder != namespace => vec![ContentError::new(
             file,

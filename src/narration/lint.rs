@@ -475,6 +475,7 @@ mod tests {
             actors: &actors,
             narratives: &narratives,
             scopes: None,
+            ..ContentSources::default()
         })
     }
 
@@ -488,7 +489,9 @@ mod tests {
                         "targets": { "primary": { "scope": "things_here", "placeholder": "item" } } }),
                 json!({ "id": "shop:wait", "name": "Wait", "description": "Wait", "template": "wait" }),
             ],
-            &[json!({ "id": "shop:keeper", "name": "Ada", "role": "the shopkeeper" })],
+            &[
+                json!({ "id": "shop:keeper", "persona": { "name": "Ada", "role": "the shopkeeper" } }),
+            ],
             &[
                 json!({ "key": "shop:box",
                         "traits": ["a", "b", "c", "d"],

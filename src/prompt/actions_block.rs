@@ -292,6 +292,7 @@ mod tests {
             actions: &[],
             actors: &[],
             scopes: None,
+            ..ContentSources::default()
         })
     }
 

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::content::ActorSpec;
+use crate::content::{ActorSpec, PromptTemplate};
 
 /// Size limits on a decision answer, enforced when it is validated and announced in its schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,6 +93,26 @@ Answer with exactly one JSON object on one line, one of:
 {\"type\": \"COLOR\", \"color\": \"<a short line you say; nothing else happens>\"}
 {\"type\": \"NONE\"}";
 
+/// The last line of every decision prompt, asking for the decision.
+pub const DECISION_QUESTION: &str = "What do you do? Answer with the JSON object only.";
+
+/// The instruction after the player's words, when the actor replies in a conversation.
+pub const DECISION_REPLY: &str =
+    "Reply to the player in character with a COLOR answer; this turn you take no action.";
+
+/// The built-in template: [`DECISION_RULES`], [`DECISION_QUESTION`] and
+/// [`DECISION_REPLY`], with an empty id no spec can name.
+impl Default for PromptTemplate {
+    fn default() -> Self {
+        Self {
+            id: String::new(),
+            rules: DECISION_RULES.to_owned(),
+            question: DECISION_QUESTION.to_owned(),
+            reply: DECISION_REPLY.to_owned(),
+        }
+    }
+}
+
 /// What changes from turn to turn in a decision prompt.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DecisionContext<'a> {
@@ -108,9 +128,11 @@ pub struct DecisionContext<'a> {
 
 /// The decision prompt for one actor: the stable part (rules, persona, goals) first,
 /// then the available actions, what it perceives, what it remembers and what the
-/// player said to it: the parts that change most often last.
+/// player said to it: the parts that change most often last. The fixed text comes
+/// from `template` (the spec's `promptId`, or [`PromptTemplate::default`]).
 pub fn decision_prompt(
     spec: &ActorSpec,
+    template: &PromptTemplate,
     context: &DecisionContext<'_>,
     limits: &DecisionLimits,
 ) -> DecisionPrompt {
@@ -125,32 +147,45 @@ pub fn decision_prompt(
         start: 0,
     };
     let mut system = String::with_capacity(1024);
-    system.push_str(DECISION_RULES);
+    system.push_str(template.rules.trim_end());
     system.push_str(&format!(
         "\nKeep what you say under {} characters.\n\n",
         limits.max_speech_chars
     ));
     sections.mark("rules", &system);
+    let persona = &spec.persona;
     system.push_str(&format!(
         "<character>\nYou are {}, {}.\n",
-        spec.name, spec.role
+        persona.name, persona.role
     ));
-    if let Some(voice) = spec.voice.as_deref().filter(|v| !v.trim().is_empty()) {
+    if let Some(voice) = persona.voice.as_deref().filter(|v| !v.trim().is_empty()) {
         system.push_str("Voice: ");
         system.push_str(voice.trim());
         system.push('\n');
     }
-    if !spec.traits.is_empty() {
+    if !persona.traits.is_empty() {
         system.push_str("Traits: ");
-        system.push_str(&spec.traits.join(", "));
+        system.push_str(&persona.traits.join(", "));
         system.push('\n');
     }
-    push_items(&mut system, &spec.persona);
+    if !spec.properties.is_empty() {
+        system.push_str("Properties: ");
+        for (index, (name, value)) in spec.properties.iter().enumerate() {
+            if index > 0 {
+                system.push_str(", ");
+            }
+            system.push_str(name);
+            system.push_str(": ");
+            system.push_str(value);
+        }
+        system.push('\n');
+    }
+    push_items(&mut system, &persona.lines);
     system.push_str("</character>\n");
     sections.mark("character", &system);
-    if !spec.taboos.is_empty() {
+    if !persona.taboos.is_empty() {
         system.push('\n');
-        push_tagged_list(&mut system, "never", &spec.taboos);
+        push_tagged_list(&mut system, "never", &persona.taboos);
     }
     sections.mark("never", &system);
     if let Some(backstory) = spec.backstory.as_deref().filter(|b| !b.trim().is_empty()) {
@@ -159,9 +194,9 @@ pub fn decision_prompt(
         system.push_str("\n</backstory>\n");
     }
     sections.mark("backstory", &system);
-    if !spec.goals.is_empty() {
+    if !persona.goals.is_empty() {
         system.push('\n');
-        push_tagged_list(&mut system, "goals", &spec.goals);
+        push_tagged_list(&mut system, "goals", &persona.goals);
     }
     sections.mark("goals", &system);
     sections.start = 0;
@@ -184,10 +219,12 @@ pub fn decision_prompt(
     if let Some(words) = player_says {
         user.push_str("<player_says>\n");
         user.push_str(words);
-        user.push_str("\n</player_says>\nReply to the player in character, in `speech`; this turn you take no action (`action`: null).\n\n");
+        user.push_str("\n</player_says>\n");
+        user.push_str(template.reply.trim());
+        user.push_str("\n\n");
     }
     sections.mark("player_says", &user);
-    user.push_str("What do you do? Answer with the JSON object only.");
+    user.push_str(template.question.trim());
     sections.mark("question", &user);
     DecisionPrompt {
         system: system.trim_end().to_owned(),
@@ -278,10 +315,12 @@ mod tests {
     fn marta() -> ActorSpec {
         serde_json::from_value(serde_json::json!({
             "id": "tavern:marta",
-            "name": "Marta",
-            "role": "innkeeper of the Gilded Tankard",
-            "persona": ["Warm but shrewd.", "Remembers every debt."],
-            "goals": ["Keep the peace."]
+            "persona": {
+                "name": "Marta",
+                "role": "innkeeper of the Gilded Tankard",
+                "lines": ["Warm but shrewd.", "Remembers every debt."],
+                "goals": ["Keep the peace."]
+            }
         }))
         .expect("a spec")
     }
@@ -290,6 +329,7 @@ mod tests {
     fn the_prompt_is_stable_part_first_then_actions_then_perception() {
         let prompt = decision_prompt(
             &marta(),
+            &PromptTemplate::default(),
             &DecisionContext {
                 perception: "You are in the common room.",
                 actions_block: "<available_actions>\n...\n</available_actions>",
@@ -334,13 +374,15 @@ What do you do? Answer with the JSON object only."
     #[test]
     fn voice_traits_and_taboos_are_part_of_the_character() {
         let spec: ActorSpec = serde_json::from_value(serde_json::json!({
-            "id": "tavern:marta", "name": "Marta", "role": "innkeeper",
-            "voice": "brisk and warm", "traits": ["shrewd", "motherly"],
-            "taboos": ["Never lets anyone into the cellar."]
+            "id": "tavern:marta",
+            "persona": { "name": "Marta", "role": "innkeeper",
+                         "voice": "brisk and warm", "traits": ["shrewd", "motherly"],
+                         "taboos": ["Never lets anyone into the cellar."] }
         }))
         .expect("a spec");
         let prompt = decision_prompt(
             &spec,
+            &PromptTemplate::default(),
             &DecisionContext::default(),
             &DecisionLimits::default(),
         );
@@ -354,9 +396,34 @@ What do you do? Answer with the JSON object only."
     }
 
     #[test]
+    fn properties_are_one_line_after_the_traits_sorted_by_name() {
+        let spec: ActorSpec = serde_json::from_value(serde_json::json!({
+            "id": "island:troop",
+            "persona": { "name": "the troop", "role": "a band of monkeys",
+                         "traits": ["mischievous"], "lines": ["Chatters."] },
+            "properties": { "temperament": "skittish", "aggression": "low", "patience": "low" }
+        }))
+        .expect("a spec");
+        let prompt = decision_prompt(
+            &spec,
+            &PromptTemplate::default(),
+            &DecisionContext::default(),
+            &DecisionLimits::default(),
+        );
+        assert!(
+            prompt.system.ends_with(
+                "<character>\nYou are the troop, a band of monkeys.\nTraits: mischievous\nProperties: aggression: low, patience: low, temperament: skittish\n- Chatters.\n</character>"
+            ),
+            "{}",
+            prompt.system
+        );
+    }
+
+    #[test]
     fn memories_and_the_players_words_come_last() {
         let prompt = decision_prompt(
             &marta(),
+            &PromptTemplate::default(),
             &DecisionContext {
                 perception: "You are in the common room.",
                 memories: &["Brom said: \"Trouble tonight.\""],
@@ -382,9 +449,51 @@ You are in the common room.
 <player_says>
 any rooms free
 </player_says>
-Reply to the player in character, in `speech`; this turn you take no action (`action`: null).
+Reply to the player in character with a COLOR answer; this turn you take no action.
 
 What do you do? Answer with the JSON object only."
+        );
+    }
+
+    #[test]
+    fn a_template_supplies_the_rules_the_reply_instruction_and_the_question() {
+        let template = PromptTemplate {
+            id: "island:terse".into(),
+            rules: "Answer as JSON.\n".into(),
+            question: "Your move?".into(),
+            reply: "Answer the player.".into(),
+        };
+        let prompt = decision_prompt(
+            &marta(),
+            &template,
+            &DecisionContext {
+                player_says: Some("hello"),
+                ..DecisionContext::default()
+            },
+            &DecisionLimits::default(),
+        );
+        assert!(
+            prompt.system.starts_with(
+                "Answer as JSON.\nKeep what you say under 300 characters.\n\n<character>"
+            ),
+            "{}",
+            prompt.system
+        );
+        assert!(
+            prompt.user.ends_with(
+                "<player_says>\nhello\n</player_says>\nAnswer the player.\n\nYour move?"
+            ),
+            "{}",
+            prompt.user
+        );
+        let builtin = PromptTemplate::default();
+        assert_eq!(
+            (
+                builtin.rules.as_str(),
+                builtin.question.as_str(),
+                builtin.reply.as_str()
+            ),
+            (DECISION_RULES, DECISION_QUESTION, DECISION_REPLY)
         );
     }
 

@@ -10,8 +10,8 @@ pub use actions_block::{
     ActionCatalog, ActionLine, BlockOptions, render_available_actions, write_available_actions,
 };
 pub use decision::{
-    DECISION_RULES, DecisionContext, DecisionLimits, DecisionPrompt, PromptSection,
-    decision_prompt, decision_schema,
+    DECISION_QUESTION, DECISION_REPLY, DECISION_RULES, DecisionContext, DecisionLimits,
+    DecisionPrompt, PromptSection, decision_prompt, decision_schema,
 };
 pub use narration::{NARRATOR_RULES, narration_user_message};
 pub use tokens::estimate_tokens;

@@ -268,6 +268,7 @@ mod tests {
             actions: &actions,
             actors: &[],
             scopes: None,
+            ..ContentSources::default()
         })
     }
 

@@ -304,8 +304,9 @@ fn duplicate_action_id() {
 
 #[test]
 fn duplicate_actor_id() {
-    let spec =
-        |name: &str| json!({ "id": "extra:marta", "name": name, "role": "innkeeper" }).to_string();
+    let spec = |name: &str| {
+        json!({ "id": "extra:marta", "persona": { "name": name, "role": "innkeeper" } }).to_string()
+    };
     let registry = expect_one_error(
         &["core", "extra"],
         vec![
@@ -327,7 +328,9 @@ fn duplicate_actor_id() {
         "duplicate actor id `extra:marta`",
     );
     assert_eq!(
-        registry.actor("extra:marta").map(|a| a.name.as_str()),
+        registry
+            .actor("extra:marta")
+            .map(|a| a.persona.name.as_str()),
         Some("Marta")
     );
 }
@@ -455,4 +458,96 @@ fn a_verb_alias_must_stand_for_a_commands_first_words() {
             &["pick".to_owned(), "up".to_owned()][..]
         )
     );
+}
+
+/// A mod `extra` listing these actor specs and prompt templates (paths in its folder).
+fn extra_mod_with(actors: &[&str], prompts: &[&str]) -> (&'static str, String) {
+    (
+        "mods/extra/mod.json",
+        manifest(
+            "extra",
+            json!({ "content": { "actors": actors, "prompts": prompts } }),
+        ),
+    )
+}
+
+/// A prompt template with this id and rules.
+fn template(id: &str, rules: &str) -> String {
+    json!({ "id": id, "rules": rules, "question": "Your move?", "reply": "Answer the player." })
+        .to_string()
+}
+
+#[test]
+fn prompt_id_naming_no_template() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        vec![
+            extra_mod_with(&["actors/marta.actor.json"], &["prompts/terse.prompt.json"]),
+            (
+                "mods/extra/prompts/terse.prompt.json",
+                template("extra:terse", "Be terse."),
+            ),
+            (
+                "mods/extra/actors/marta.actor.json",
+                json!({ "id": "extra:marta", "promptId": "extra:tersse",
+                        "persona": { "name": "Marta", "role": "innkeeper" } })
+                .to_string(),
+            ),
+        ],
+        "mods/extra/actors/marta.actor.json",
+        "/promptId",
+        "no prompt template has the id `extra:tersse` (loaded: extra:terse)",
+    );
+    assert!(registry.actor("extra:marta").is_none());
+    assert!(registry.prompt("extra:terse").is_some());
+}
+
+#[test]
+fn duplicate_prompt_template_id() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        vec![
+            extra_mod_with(&[], &["prompts/a.prompt.json", "prompts/b.prompt.json"]),
+            (
+                "mods/extra/prompts/a.prompt.json",
+                template("extra:terse", "Be terse."),
+            ),
+            (
+                "mods/extra/prompts/b.prompt.json",
+                template("extra:terse", "Be very terse."),
+            ),
+        ],
+        "mods/extra/prompts/b.prompt.json",
+        "/id",
+        "duplicate prompt template id `extra:terse`",
+    );
+    assert_eq!(
+        registry.prompt("extra:terse").map(|t| t.rules.as_str()),
+        Some("Be terse."),
+        "the first file keeps the id"
+    );
+    assert_eq!(
+        registry.prompt_file("extra:terse"),
+        Some("mods/extra/prompts/a.prompt.json")
+    );
+}
+
+#[test]
+fn actor_spec_in_the_old_flat_form() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        vec![
+            extra_mod_with(&["actors/marta.actor.json"], &[]),
+            (
+                "mods/extra/actors/marta.actor.json",
+                json!({ "id": "extra:marta", "name": "Marta", "role": "innkeeper",
+                        "persona": ["Warm but shrewd."] })
+                .to_string(),
+            ),
+        ],
+        "mods/extra/actors/marta.actor.json",
+        "/name",
+        "the old `persona` list as `persona.lines`",
+    );
+    assert!(registry.actor("extra:marta").is_none());
 }

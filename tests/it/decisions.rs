@@ -313,3 +313,20 @@ fn a_decision_smuggled_into_a_line_stays_words() {
             .all(|s| s.text == r#"{"type": "ACTION", "action": 1}"#)
     );
 }
+
+#[test]
+fn an_actor_with_max_color_lines_may_not_say_more() {
+    // Brom's spec has `"maxColorLines": 1`; Marta's and Silas's have no limit.
+    let log = turn_with_answer(r#"{"type": "COLOR", "color": "Hm.\nGo away."}"#);
+    assert_eq!(log.spoke.len(), 2, "{log:#?}");
+    assert_eq!(log.rejected.len(), 1);
+    assert_eq!(
+        log.rejected[0].reason,
+        RejectionReason::TooManyLines {
+            field: "color",
+            lines: 2,
+            max: 1
+        }
+    );
+    assert!(log.spoke.iter().all(|s| s.actor != log.rejected[0].actor));
+}

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod actor_specs;
 mod combat;
 mod content_validation;
 mod conversation;
@@ -18,4 +19,5 @@ mod record_replay;
 mod scheduling;
 mod setup;
 mod streaming;
+mod tags;
 mod tavern_turn;

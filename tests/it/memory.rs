@@ -5,8 +5,12 @@ use std::sync::Arc;
 use bevy::prelude::*;
 use bevy_loom::actors::{HistoryStore, MemoryScope};
 use bevy_loom::prelude::*;
+use serde_json::json;
 
-use crate::support::{FixedBackend, run_turn, tavern_app, update_until};
+use crate::support::{
+    FixedBackend, content_dir, core_mod, game, loom_app, manifest, run_turn, tavern_app,
+    update_until,
+};
 
 const LINE: &str = "The cellar door sticks again.";
 
@@ -117,5 +121,108 @@ fn a_spec_s_backstory_and_memory_seeds_are_in_its_first_prompt() {
             .filter(|e| e.source.starts_with("seed "))
             .count(),
         2
+    );
+}
+
+/// A `core` mod with `core:wait` and two specs: the troop keeps its memories under the
+/// store key `island:monkeys`, the parrot under its own id.
+fn island() -> Vec<(&'static str, String)> {
+    let mut files = core_mod();
+    files[0].1 = manifest(
+        "core",
+        json!({ "content": {
+            "actions": ["actions/wait.action.json"],
+            "actors": ["actors/troop.actor.json", "actors/parrot.actor.json"]
+        } }),
+    );
+    files.push(game(&["core"]));
+    files.push((
+        "mods/core/actors/troop.actor.json",
+        json!({
+            "id": "core:troop",
+            "persona": { "name": "the troop", "role": "a band of monkeys" },
+            "memorySeeds": [{ "id": "oath", "text": "The grove is sacred." }],
+            "history": {
+                "storeKey": "island:monkeys",
+                "seeds": [{ "id": "raid", "text": "A lantern was stolen from the campfire." }]
+            }
+        })
+        .to_string(),
+    ));
+    files.push((
+        "mods/core/actors/parrot.actor.json",
+        json!({ "id": "core:parrot", "persona": { "name": "Polly", "role": "a parrot" } })
+            .to_string(),
+    ));
+    files
+}
+
+#[test]
+fn a_spec_s_store_key_holds_its_seeds_what_it_hears_and_what_it_recalls() {
+    let dir = content_dir(&island());
+    let answer = r#"{"action": null, "speech": "Squawk.", "thought": ""}"#;
+    let mut app = loom_app(
+        dir.path(),
+        LlmSettings {
+            backend: BackendChoice::Custom(Arc::new(FixedBackend(answer.to_owned()))),
+            ..default()
+        },
+        SmartActorSettings::default(),
+    );
+    let world = app.world_mut();
+    let grove = world.spawn((Place, DisplayName("the grove".into()))).id();
+    let troop = world
+        .spawn((
+            SmartActor::new("core:troop"),
+            DisplayName("the troop".into()),
+            InPlace(grove),
+        ))
+        .id();
+    world.spawn((
+        SmartActor::new("core:parrot"),
+        DisplayName("Polly".into()),
+        InPlace(grove),
+    ));
+    run_turn(&mut app);
+    let store = app.world().resource::<HistoryStore>();
+    let under = |key: &str| -> Vec<(&str, &str)> {
+        store
+            .entries()
+            .iter()
+            .filter(|e| e.scope == MemoryScope::Actor(key.to_owned()))
+            .map(|e| (e.text.as_str(), e.source.as_str()))
+            .collect()
+    };
+    assert_eq!(
+        under("island:monkeys"),
+        [
+            ("The grove is sacred.", "seed core:troop/oath"),
+            (
+                "A lantern was stolen from the campfire.",
+                "seed core:troop/raid"
+            ),
+            ("Polly said: \"Squawk.\"", "heard"),
+        ],
+        "both seed lists, pinned, then what the troop heard"
+    );
+    assert!(under("core:troop").is_empty(), "nothing under the spec id");
+    assert_eq!(
+        under("core:parrot"),
+        [("the troop said: \"Squawk.\"", "heard")]
+    );
+    assert!(store.entries().iter().take(2).all(|e| e.pinned));
+
+    let second = run_turn(&mut app);
+    let prompt = second
+        .prompts
+        .iter()
+        .find(|p| p.actor == troop)
+        .expect("the troop thinks again");
+    assert!(
+        prompt.messages[1].content.contains(
+            "<memories>\n- The grove is sacred.\n- A lantern was stolen from the campfire.\n- Polly said: \"Squawk.\"\n</memories>"
+        ),
+        "{}",
+        prompt.messages[1].content
     );
 }

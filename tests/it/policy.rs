@@ -48,7 +48,7 @@ fn files() -> Vec<(&'static str, String)> {
         ),
         (
             "mods/core/actors/guard.actor.json",
-            json!({ "id": "core:guard", "name": "Brom", "role": "a guard",
+            json!({ "id": "core:guard", "persona": { "name": "Brom", "role": "a guard" },
                     "policy": { "allowedVerbs": ["wait", "attack"], "maxUtteranceLength": 12 } })
             .to_string(),
         ),
@@ -140,7 +140,7 @@ fn allowed_verbs_narrow_the_offer_and_the_utterance_limit_is_enforced() {
 #[test]
 fn an_allowed_verb_nobody_knows_is_a_content_error() {
     let mut files = files();
-    files[5].1 = json!({ "id": "core:guard", "name": "Brom", "role": "a guard",
+    files[5].1 = json!({ "id": "core:guard", "persona": { "name": "Brom", "role": "a guard" },
                           "policy": { "allowedVerbs": ["wait", "juggle"] } })
     .to_string();
     let (registry, errors) = load(&files);

@@ -204,6 +204,31 @@ pub fn tavern_app_configured(
     actors: SmartActorSettings,
 ) -> (App, bevy_loom::actors::SpawnedScene) {
     let root = repo_assets();
+    let mut app = loom_app(&root, llm, actors);
+    let path = root.join("scenes/tavern.scene.json");
+    let bytes = std::fs::read(&path).expect("the tavern scene");
+    let scene: SceneDefinition =
+        bevy_loom::content::parse_content(&bytes, &path.to_string_lossy()).expect("a valid scene");
+    let unbound = scene.check_actor_keys(
+        app.world().resource::<ContentRegistry>(),
+        &path.to_string_lossy(),
+    );
+    assert!(unbound.is_empty(), "{unbound:#?}");
+    let spawned = {
+        let world = app.world_mut();
+        let spawned = scene
+            .spawn(&mut world.commands())
+            .expect("the scene spawns");
+        world.flush();
+        spawned
+    };
+    (app, spawned)
+}
+
+/// A headless app with every plugin on the content in `root`, recording what each
+/// turn wrote ([`TurnLog`]) and content errors ([`SeenErrors`]); updated until the
+/// content has loaded.
+pub fn loom_app(root: &Path, llm: LlmSettings, actors: SmartActorSettings) -> App {
     let mut app = App::new();
     app.add_plugins((
         MinimalPlugins,
@@ -225,19 +250,7 @@ pub fn tavern_app_configured(
     update_until(&mut app, "content to load", |app| {
         app.world().resource::<ContentRegistry>().generation() > 0
     });
-    let path = root.join("scenes/tavern.scene.json");
-    let bytes = std::fs::read(&path).expect("the tavern scene");
-    let scene: SceneDefinition =
-        bevy_loom::content::parse_content(&bytes, &path.to_string_lossy()).expect("a valid scene");
-    let spawned = {
-        let world = app.world_mut();
-        let spawned = scene
-            .spawn(&mut world.commands())
-            .expect("the scene spawns");
-        world.flush();
-        spawned
-    };
-    (app, spawned)
+    app
 }
 
 /// Ends a turn and updates until no smart actor is thinking; returns what the turn wrote.

@@ -1,0 +1,164 @@
+//! Prompts that stay small: budgets per section, an append-only transcript per actor,
+//! and a fresh start when it outgrows its budget.
+
+use std::sync::Arc;
+
+use bevy_loom::actors::PromptBudgets;
+use bevy_loom::llm::ChatMessage;
+use bevy_loom::prelude::*;
+use bevy_loom::prompt::estimate_tokens;
+
+use crate::support::{FixedBackend, TurnLog, run_turn, tavern_app_with};
+
+/// The tavern with every actor answering `answer`, with these budgets.
+fn tavern(answer: &str, budgets: PromptBudgets) -> (App, Entity) {
+    let (app, scene) = tavern_app_with(
+        BackendChoice::Custom(Arc::new(FixedBackend(answer.to_owned()))),
+        SmartActorSettings {
+            budgets,
+            ..SmartActorSettings::default()
+        },
+    );
+    (app, scene.entities["marta"])
+}
+
+fn asked(log: &TurnLog, actor: Entity) -> DecisionRequested {
+    log.prompts
+        .iter()
+        .find(|p| p.actor == actor)
+        .cloned()
+        .expect("the actor was asked")
+}
+
+fn tokens(messages: &[ChatMessage]) -> usize {
+    messages.iter().map(|m| estimate_tokens(&m.content)).sum()
+}
+
+#[test]
+fn the_innkeepers_first_prompt_is_within_the_default_budget() {
+    let (mut app, marta) = tavern(r#"{"type": "NONE"}"#, PromptBudgets::default());
+    let first = asked(&run_turn(&mut app), marta);
+    assert_eq!(first.messages.len(), 2, "system and user");
+    let total = tokens(&first.messages);
+    assert!(total <= 1000, "{total} estimated tokens");
+    let counted: usize = first.sections.iter().map(|s| s.tokens).sum();
+    assert!(counted.abs_diff(total) <= first.sections.len());
+    assert!(
+        first.offered.len() >= 10,
+        "the budget leaves a real choice: {}",
+        first.offered.len()
+    );
+}
+
+#[test]
+fn a_warm_turn_appends_only_what_changed() {
+    let (mut app, marta) = tavern(r#"{"type": "NONE"}"#, PromptBudgets::default());
+    let first = asked(&run_turn(&mut app), marta);
+    let second = asked(&run_turn(&mut app), marta);
+    assert_eq!(
+        second.messages[..2],
+        first.messages[..],
+        "earlier turns stay as they were sent"
+    );
+    assert_eq!(second.messages[2].role, "assistant");
+    assert_eq!(second.messages[2].content, r#"{"type": "NONE"}"#);
+    let update = &second.messages[3];
+    assert_eq!(update.role, "user");
+    assert!(
+        !update.content.contains("<available_actions>"),
+        "nothing changed, so the offer is not repeated: {}",
+        update.content
+    );
+    assert!(
+        second.reused_prefix >= 0.85,
+        "a warm turn is mostly the last prompt: {}",
+        second.reused_prefix
+    );
+    assert_eq!(
+        second.offered.len(),
+        first.offered.len(),
+        "the same offer stands"
+    );
+}
+
+#[test]
+fn a_transcript_past_its_budget_starts_again_from_a_fresh_prompt() {
+    let budgets = PromptBudgets::default();
+    let (mut app, marta) = tavern(r#"{"type": "NONE"}"#, budgets.clone());
+    let first = asked(&run_turn(&mut app), marta);
+    let tight = PromptBudgets {
+        transcript: tokens(&first.messages) + 10,
+        ..budgets
+    };
+    let (mut app, marta) = tavern(r#"{"type": "NONE"}"#, tight);
+    let first = asked(&run_turn(&mut app), marta);
+    let second = asked(&run_turn(&mut app), marta);
+    assert_eq!(second.messages.len(), 2, "started again");
+    assert_eq!(second.messages[0], first.messages[0]);
+}
+
+#[test]
+fn a_tight_budget_trims_the_offer_and_numbers_it_again() {
+    let budgets = PromptBudgets {
+        total: 700,
+        ..PromptBudgets::default()
+    };
+    let (mut app, marta) = tavern(r#"{"type": "ACTION", "action": 1, "speech": ""}"#, budgets);
+    let log = run_turn(&mut app);
+    let first = asked(&log, marta);
+    assert!(tokens(&first.messages) <= 700, "{}", tokens(&first.messages));
+    let indices: Vec<usize> = first.offered.iter().map(|a| a.index).collect();
+    assert_eq!(indices, (1..=first.offered.len()).collect::<Vec<_>>());
+    let user = &first.messages[1].content;
+    for action in first.offered.iter() {
+        assert!(
+            user.contains(&format!(
+                "[Index: {}] Command: \"{}\"",
+                action.index, action.command
+            )),
+            "{} is offered as numbered",
+            action.command
+        );
+    }
+    let request = log
+        .requests
+        .iter()
+        .find(|r| r.actor == marta)
+        .expect("Marta acts on her first offered action");
+    assert_eq!(request.command, first.offered[0].command);
+}
+
+#[test]
+fn a_rejected_answer_is_explained_on_the_next_turn() {
+    let (mut app, marta) = tavern("Marta wipes the bar.", PromptBudgets::default());
+    run_turn(&mut app);
+    let second = asked(&run_turn(&mut app), marta);
+    assert_eq!(second.messages[2].content, "Marta wipes the bar.");
+    let update = &second.messages[3].content;
+    assert!(
+        update.contains("Your last answer was not used: the answer is not a JSON object"),
+        "{update}"
+    );
+}
+
+#[test]
+fn a_long_player_line_is_cut_to_its_budget() {
+    let budgets = PromptBudgets {
+        player_says: 10,
+        ..PromptBudgets::default()
+    };
+    let (mut app, marta) = tavern(r#"{"type": "COLOR", "color": "Hm."}"#, budgets);
+    let long = format!("@Marta {}", "tell me everything about the cellar ".repeat(20));
+    app.world_mut()
+        .write_message(PlayerSaid { text: long.clone() });
+    let log = run_turn(&mut app);
+    let reply = asked(&log, marta);
+    let user = &reply.messages.last().expect("a user message").content;
+    let said = user
+        .split("<player_says>\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n</player_says>").next())
+        .expect("the player's words");
+    assert!(said.ends_with('…') && estimate_tokens(said) <= 10, "{said}");
+    assert!(said.starts_with("tell me everything"), "{said}");
+}
