@@ -244,11 +244,8 @@ fn a_breaker_opens_fails_fast_and_closes_after_a_good_probe() {
 #[test]
 fn a_fleet_fails_over_from_a_dead_server() {
     let (_server, good, count) = server(|_, _| completion("served"));
-    let dead = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-        let port = listener.local_addr().expect("an address").port();
-        format!("http://127.0.0.1:{port}/v1")
-    };
+    let refused = crate::support::RefusedPort::new();
+    let dead = refused.base_url();
     let mut app = app(LlmSettings {
         backend: BackendChoice::Fleet(vec![endpoint(&dead), endpoint(&good)]),
         retry: fast_retries(),

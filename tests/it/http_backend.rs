@@ -19,7 +19,7 @@ use bevy_loom::prelude::*;
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 
-use crate::support::{run_turn, tavern_app};
+use crate::support::{RefusedPort, run_turn, tavern_app};
 
 /// The key the backend sends; no debug output or error may show it.
 const API_KEY: &str = "sk-loom-test-5e1f0c9a";
@@ -33,17 +33,6 @@ const GIVE_UP: Duration = Duration::from_secs(20);
 fn serve(router: Router) -> (Runtime, String) {
     let (runtime, root) = crate::support::serve(router);
     (runtime, format!("{root}/v1"))
-}
-
-/// A base URL on 127.0.0.1 where nothing listens: a port that was free a moment ago.
-fn refused_base_url() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port on 127.0.0.1");
-    let port = listener
-        .local_addr()
-        .expect("the listener's address")
-        .port();
-    drop(listener);
-    format!("http://127.0.0.1:{port}/v1")
 }
 
 /// A chat-completions body as OpenAI sends it, answering `content`.
@@ -196,7 +185,8 @@ fn not_json_error() -> LlmError {
 
 /// The error from a port where nothing listens.
 fn refused_error() -> LlmError {
-    outcome(&refused_base_url(), GIVE_UP).expect_err("a refused connection is an error")
+    let refused = RefusedPort::new();
+    outcome(&refused.base_url(), GIVE_UP).expect_err("a refused connection is an error")
 }
 
 /// A server that answers each request only after 5 s.
@@ -270,7 +260,8 @@ fn body_that_is_not_json_is_an_invalid_response() {
 /// A refused connection becomes `LlmError::Unreachable` naming the endpoint.
 #[test]
 fn refused_connection_is_unreachable() {
-    let base_url = refused_base_url();
+    let refused = RefusedPort::new();
+    let base_url = refused.base_url();
     match outcome(&base_url, GIVE_UP) {
         Err(LlmError::Unreachable { url, .. }) => {
             assert_eq!(url, format!("{base_url}/chat/completions"))
@@ -308,7 +299,12 @@ fn slow_server_times_out_once_per_request() {
     // deadline must not come back now. The sentinel, sent to the stopped server,
     // is answered after anything such a stale request would produce.
     drop(server);
-    let sentinel = bridge.submit(greeting());
+    // Its own deadline: it waits out the retries of a refused connection, however
+    // slow the machine, rather than the 200 ms above.
+    let sentinel = bridge.submit(LlmRequest {
+        deadline: Some(GIVE_UP),
+        ..greeting()
+    });
     let after = drain_until(&mut bridge, 1);
     assert_eq!(
         after.iter().map(|response| response.id).collect::<Vec<_>>(),
@@ -467,7 +463,10 @@ fn tavern_actors_act_on_server_decisions() {
 /// Credentials written into the URL never show in descriptions, `Debug` output or errors.
 #[test]
 fn credentials_in_the_url_never_show() {
-    let base = refused_base_url().replace("http://", "http://loom:hunter2@");
+    let refused = RefusedPort::new();
+    let base = refused
+        .base_url()
+        .replace("http://", "http://loom:hunter2@");
     let settings = OpenAiSettings {
         api_key: None,
         ..settings(&base)

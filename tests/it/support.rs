@@ -284,3 +284,36 @@ pub fn serve(router: axum::Router) -> (tokio::runtime::Runtime, String) {
     });
     (runtime, format!("http://127.0.0.1:{port}"))
 }
+
+/// A port on 127.0.0.1 that refuses every connection for as long as this lives: a
+/// socket bound to it that never listens, so no other test can take the port meanwhile.
+pub struct RefusedPort {
+    _socket: socket2::Socket,
+    port: u16,
+}
+
+impl RefusedPort {
+    pub fn new() -> Self {
+        let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+            .expect("a TCP socket");
+        let any_port = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        socket
+            .bind(&any_port.into())
+            .expect("a free port on 127.0.0.1");
+        let port = socket
+            .local_addr()
+            .ok()
+            .and_then(|address| address.as_socket())
+            .expect("the bound address")
+            .port();
+        Self {
+            _socket: socket,
+            port,
+        }
+    }
+
+    /// `http://127.0.0.1:PORT/v1`, an OpenAI-style API base where nothing answers.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+}
