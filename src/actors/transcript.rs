@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 
 use crate::llm::ChatMessage;
-use crate::prompt::estimate_tokens;
+use crate::prompt::{PromptSection, estimate_tokens};
 
 /// What an actor is shown on a turn, for the transcript to compare with what it showed.
 #[derive(Debug, Clone, Copy)]
@@ -40,11 +40,35 @@ pub enum TurnPlan {
     },
 }
 
+impl TurnPlan {
+    /// Whether the whole prompt is written: a fresh start.
+    pub fn is_fresh(&self) -> bool {
+        matches!(self, Self::Fresh)
+    }
+}
+
+/// One turn's request as the transcript sends it.
+#[derive(Debug, Clone)]
+pub struct TurnPrompt {
+    /// Every message: earlier turns, their answers, and this turn's.
+    pub messages: Vec<ChatMessage>,
+    /// Each part and its estimated tokens, in order; earlier turns are one
+    /// `earlier_turns` section.
+    pub sections: Vec<PromptSection>,
+    /// The share of its characters that is an unchanged prefix of the actor's previous
+    /// request: what a server with prompt caching need not read again.
+    pub reused_prefix: f32,
+}
+
 /// An actor's running conversation with the model.
 #[derive(Debug, Clone, Default)]
 pub struct Transcript {
     messages: Vec<ChatMessage>,
     tokens: usize,
+    /// The characters of all messages.
+    chars: usize,
+    /// The characters of the last request's messages.
+    requested_chars: usize,
     actions: String,
     perception: String,
     memories: HashSet<u64>,
@@ -81,6 +105,57 @@ impl Transcript {
         }
     }
 
+    /// The next turn's request. `user` writes the user message for a plan, with its
+    /// sections: everything for [`TurnPlan::Fresh`], only what changed for
+    /// [`TurnPlan::Append`]. An appended turn that would take the transcript past
+    /// `budget` tokens starts it again instead.
+    pub fn next_turn(
+        &mut self,
+        shown: &Shown<'_>,
+        system_sections: &[PromptSection],
+        budget: usize,
+        mut user: impl FnMut(&TurnPlan) -> (String, Vec<PromptSection>),
+    ) -> TurnPrompt {
+        let plan = self.plan(shown);
+        if !plan.is_fresh() {
+            let (text, sections) = user(&plan);
+            if self.fits(estimate_tokens(&text), budget) {
+                let earlier = self.tokens;
+                let reused = self.requested_chars;
+                self.append(shown, text);
+                let mut all = Vec::with_capacity(sections.len() + 1);
+                all.push(PromptSection {
+                    name: "earlier_turns",
+                    tokens: earlier,
+                });
+                all.extend(sections);
+                return self.prompt(all, reused);
+            }
+        }
+        let (text, sections) = user(&TurnPlan::Fresh);
+        // What a fresh start shares with the last request: the system message when it
+        // is the same, and the start of the first user message.
+        let reused = match self.messages.as_slice() {
+            [system, first, ..] if *system.content == *shown.system => {
+                system.content.len() + common_prefix(text.as_bytes(), first.content.as_bytes())
+            }
+            _ => 0,
+        };
+        self.restart(shown, text);
+        let mut all = system_sections.to_vec();
+        all.extend(sections);
+        self.prompt(all, reused)
+    }
+
+    fn prompt(&mut self, sections: Vec<PromptSection>, reused: usize) -> TurnPrompt {
+        self.requested_chars = self.chars;
+        TurnPrompt {
+            messages: self.messages.clone(),
+            sections,
+            reused_prefix: reused as f32 / self.chars.max(1) as f32,
+        }
+    }
+
     /// Whether a user message of `tokens` more fits in `budget`.
     pub fn fits(&self, tokens: usize, budget: usize) -> bool {
         self.tokens + tokens <= budget
@@ -91,6 +166,7 @@ impl Transcript {
         self.messages.clear();
         self.memories.clear();
         self.tokens = 0;
+        self.chars = 0;
         self.push(ChatMessage::system(shown.system.to_owned()));
         self.show(shown, user);
     }
@@ -118,8 +194,24 @@ impl Transcript {
 
     fn push(&mut self, message: ChatMessage) {
         self.tokens += estimate_tokens(&message.content);
+        self.chars += message.content.len();
         self.messages.push(message);
     }
+}
+
+/// How many leading bytes two texts share, compared a block at a time.
+pub(crate) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 64;
+    let shorter = a.len().min(b.len());
+    let mut same = 0;
+    while same + BLOCK <= shorter && a[same..same + BLOCK] == b[same..same + BLOCK] {
+        same += BLOCK;
+    }
+    same + a[same..shorter]
+        .iter()
+        .zip(&b[same..shorter])
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 #[cfg(test)]
@@ -157,6 +249,31 @@ mod tests {
             .collect();
         assert_eq!(roles.len(), 4, "system, user, assistant, user: {roles:?}");
         assert_eq!(roles[3].1, "turn 2");
+    }
+
+    #[test]
+    fn next_turn_appends_within_budget_and_measures_the_reused_prefix() {
+        let mut transcript = Transcript::default();
+        let write = |plan: &TurnPlan| match plan {
+            TurnPlan::Fresh => ("the whole turn".to_owned(), Vec::new()),
+            TurnPlan::Append { .. } => ("what changed".to_owned(), Vec::new()),
+        };
+        let first = transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
+        assert_eq!(first.messages.len(), 2);
+        assert_eq!(first.reused_prefix, 0.0);
+        transcript.answered("{}");
+        let second = transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
+        assert_eq!(second.messages.len(), 4);
+        let before = "rules".len() + "the whole turn".len();
+        let after = before + "{}".len() + "what changed".len();
+        assert_eq!(second.reused_prefix, before as f32 / after as f32);
+        assert_eq!(second.sections[0].name, "earlier_turns");
+        transcript.answered("{}");
+        // A budget the next turn would pass: a fresh start, sharing the system message
+        // and the first user message with the last request.
+        let third = transcript.next_turn(&shown("wait", &[]), &[], transcript.tokens(), write);
+        assert_eq!(third.messages.len(), 2);
+        assert_eq!(third.reused_prefix, 1.0);
     }
 
     #[test]
