@@ -239,7 +239,7 @@ fn tavern_app() -> (App, SpawnedScene) {
 
 /// The message contents of a prompt, one after the other.
 fn concatenated(messages: &[ChatMessage]) -> String {
-    messages.iter().map(|m| m.content.as_str()).collect()
+    messages.iter().map(|m| &*m.content).collect()
 }
 
 /// Characters `a` and `b` begin with alike.

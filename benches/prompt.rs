@@ -4,6 +4,7 @@
 //! Run with `cargo bench --bench prompt`. Tuned for a small (2-core) machine: the
 //! whole run takes well under two minutes.
 
+use std::borrow::Cow;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -467,8 +468,8 @@ fn block_fixture() -> BlockFixture {
             actions.push(AvailableAction {
                 index: 0,
                 action_id: format!("{}:{name}", m.id).into(),
-                targets: Vec::new(),
-                command: format!("{command} {target}"),
+                targets: Default::default(),
+                command: format!("{command} {target}").into(),
                 description: description.into(),
             });
         }
@@ -530,12 +531,12 @@ const ACTOR: u32 = 10;
 
 /// The places, and 50 entities in the office: 12 characters (the actor among them)
 /// and 38 things, 6 of them carried by the actor.
-fn world_records() -> Vec<(Entity, EntityView)> {
-    let tags = |list: &[&str]| list.iter().map(|t| (*t).to_owned()).collect();
+fn world_records() -> Vec<(Entity, EntityView<'static>)> {
+    let tags = |list: &[&str]| Cow::Owned(list.iter().map(|t| (*t).to_owned()).collect());
     let place = |name: &str, exits: &[u32]| EntityView {
-        name: name.to_owned(),
+        name: name.to_owned().into(),
         is_place: true,
-        exits: exits.iter().map(|&e| entity(e)).collect(),
+        exits: exits.iter().map(|&e| entity(e)).collect::<Vec<_>>().into(),
         ..Default::default()
     };
     let mut records = vec![
@@ -565,7 +566,7 @@ fn world_records() -> Vec<(Entity, EntityView)> {
         records.push((
             entity(ACTOR + i as u32),
             EntityView {
-                name: (*name).to_owned(),
+                name: (*name).to_owned().into(),
                 tags: tags(character_tags),
                 place: Some(entity(OFFICE)),
                 character: true,
@@ -621,7 +622,7 @@ fn world_records() -> Vec<(Entity, EntityView)> {
         records.push((
             entity(next),
             EntityView {
-                name: name.to_owned(),
+                name: name.to_owned().into(),
                 tags: tags(thing_tags),
                 carried_by: Some(entity(ACTOR)),
                 ..Default::default()
@@ -633,7 +634,7 @@ fn world_records() -> Vec<(Entity, EntityView)> {
         records.push((
             entity(next),
             EntityView {
-                name: name.to_owned(),
+                name: name.to_owned().into(),
                 tags: tags(thing_tags),
                 place: Some(entity(OFFICE)),
                 ..Default::default()
@@ -941,8 +942,8 @@ fn action_definitions() -> Vec<ActionDefinition> {
 }
 
 struct WorldFixture {
-    records: Vec<(Entity, EntityView)>,
-    view: WorldView,
+    records: Vec<(Entity, EntityView<'static>)>,
+    view: WorldView<'static>,
     registry: ContentRegistry,
     scopes: TargetScopes,
 }
@@ -1014,7 +1015,7 @@ fn bench_world(c: &mut Criterion) {
         |_| true,
     );
     assert!(offered.len() > 30, "only {} actions offered", offered.len());
-    let has = |command: &str| offered.iter().any(|a| a.command == command);
+    let has = |command: &str| offered.iter().any(|a| &*a.command == command);
     assert!(
         has("go to Archive Hall")
             && has("get close to Registrar Copperplate")

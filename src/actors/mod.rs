@@ -13,6 +13,7 @@
 pub mod conversation;
 mod decision;
 pub mod memory;
+mod prompt_cache;
 mod scene;
 
 use std::collections::{HashMap, VecDeque};
@@ -33,13 +34,14 @@ use crate::llm::{
     RequestIntent, SamplingOptions,
 };
 use crate::prompt::{
-    ActionLine, BlockOptions, DecisionContext, DecisionLimits, PromptSection, decision_prompt,
-    decision_schema, render_available_actions,
+    ActionLine, BlockOptions, DecisionContext, DecisionLimits, PromptPart, PromptSection,
+    write_available_actions, write_decision_user_prompt,
 };
 use crate::world::{
-    AvailableAction, CarriedBy, Character, DisplayName, InPlace, NarrativeKey, Player,
-    TargetScopes, WorldView, WorldViewQuery, available_actions, describe_surroundings,
+    ActionOffers, AvailableAction, CarriedBy, Character, DisplayName, InPlace, NarrativeKey,
+    Player, TargetScopes, WorldView, WorldViewQuery, write_surroundings,
 };
+use prompt_cache::PromptCache;
 
 // The prompt layer renders what the world layer offers.
 impl ActionLine for AvailableAction {
@@ -90,8 +92,8 @@ pub struct ActorMind {
     reply_to: Option<String>,
     /// The longest line it may say in the pending decision.
     speech_limit: usize,
-    /// Its last prompt's text, to measure how much of the next one it shares.
-    last_prompt: String,
+    /// Its last prompt's messages, to measure how much of the next one it shares.
+    last_prompt: Vec<Arc<str>>,
 }
 
 /// A line the player's character says, written by the game. `@Name` or `talk to Name`
@@ -563,6 +565,7 @@ fn submit_decisions(
     mut bridge: ResMut<LlmBridge>,
     mut actors: Query<(&SmartActor, &mut ActorMind, Has<InCombat>)>,
     mut out: DecisionWriters,
+    mut cache: Local<PromptCache>,
 ) {
     if queue.waiting.is_empty() {
         return;
@@ -574,9 +577,19 @@ fn submit_decisions(
         history,
         keyed,
     } = surroundings;
+    cache.refresh(&registry, &settings);
     let view = WorldView::from_query(&world);
+    let mut offers = ActionOffers::new(&view, &scopes);
     let plots: Vec<&str> = settings.recall.plots.iter().map(String::as_str).collect();
     let held = keys_by_holder(&keyed);
+    // Each actor's parts are written here, then its prompt from them; the buffers
+    // serve every actor of the frame.
+    let (mut block, mut perception) = (String::new(), String::new());
+    let mut user = PromptPart {
+        text: String::new(),
+        sections: Vec::new(),
+    };
+    let mut memories: Vec<&str> = Vec::new();
     for _ in 0..settings.max_new_thinkers_per_frame {
         let Some(entity) = queue.waiting.pop_front() else {
             break;
@@ -593,24 +606,17 @@ fn submit_decisions(
             });
             continue;
         };
-        let combat_verb = |id: &str| {
-            registry
-                .action(id)
-                .and_then(|action| action.verb.as_ref())
-                .is_some_and(|verb| settings.combat_verbs.contains(verb))
-        };
         let reply_to = mind.reply_to.take();
-        let offered = if reply_to.is_some() {
-            Vec::new()
+        let offered: Arc<[AvailableAction]> = if reply_to.is_some() {
+            Arc::new([])
         } else {
-            available_actions(&registry, &view, &scopes, entity, |id| {
-                let verb = registry.action(id).and_then(|a| a.verb.as_deref());
-                spec.policy.allows(id)
-                    && spec.policy.allows_verb(verb)
-                    && (!fighting || combat_verb(id))
-            })
+            offers.offer(
+                cache.menu(&registry, spec, fighting, &settings.combat_verbs),
+                entity,
+            )
         };
-        let block = render_available_actions(&offered, &*registry, &settings.block);
+        block.clear();
+        write_available_actions(&mut block, &offered, &*registry, &settings.block);
         let context = context_tags(entity, &view, &keyed, &held);
         let recalled = history.retrieve(&MemoryQuery {
             actor: &spec.id,
@@ -619,34 +625,48 @@ fn submit_decisions(
             k: settings.recall.k,
             token_budget: settings.recall.token_budget,
         });
-        let memories: Vec<&str> = recalled.iter().map(|m| m.text.as_str()).collect();
+        memories.clear();
+        memories.extend(recalled.iter().map(|m| m.text.as_str()));
         let limits = DecisionLimits {
             max_speech_chars: spec.policy.speech_limit(settings.limits.max_speech_chars),
             ..settings.limits.clone()
         };
-        let perception = describe_surroundings(&view, entity);
-        let prompt = decision_prompt(
-            spec,
+        perception.clear();
+        write_surroundings(&mut perception, &view, entity);
+        user.text.clear();
+        user.sections.clear();
+        write_decision_user_prompt(
+            &mut user,
             &DecisionContext {
                 perception: &perception,
                 memories: &memories,
                 player_says: reply_to.as_deref(),
                 actions_block: &block,
             },
-            &limits,
         );
-        let text = [prompt.system.as_str(), prompt.user.as_str()].concat();
-        let reused = common_prefix(text.as_bytes(), mind.last_prompt.as_bytes());
-        let reused_prefix = reused as f32 / text.len().max(1) as f32;
-        mind.last_prompt = text;
-        let sections = prompt.sections;
+        let system = cache.system(spec, &limits);
+        let sections: Vec<PromptSection> = system
+            .sections
+            .iter()
+            .chain(&user.sections)
+            .copied()
+            .collect();
         let messages = vec![
-            ChatMessage::system(prompt.system),
-            ChatMessage::user(prompt.user),
+            system.message.clone(),
+            ChatMessage::user(user.text.as_str()),
         ];
+        let reused = shared_prefix(
+            messages.iter().map(|m| m.content.as_bytes()),
+            mind.last_prompt.iter().map(|text| text.as_bytes()),
+        );
+        let length: usize = messages.iter().map(|m| m.content.len()).sum();
+        let reused_prefix = reused as f32 / length.max(1) as f32;
+        mind.last_prompt.clear();
+        mind.last_prompt
+            .extend(messages.iter().map(|m| Arc::clone(&m.content)));
         let request = LlmRequest {
             messages: messages.clone(),
-            schema: Some(decision_schema(offered.iter().map(|a| a.index), &limits)),
+            schema: Some(cache.schema(&offered, &limits)),
             intent: RequestIntent::Decision {
                 actor: spec.name.clone(),
                 offered: offered
@@ -654,7 +674,7 @@ fn submit_decisions(
                     .map(|a| OfferedChoice {
                         index: a.index,
                         action_id: Arc::clone(&a.action_id),
-                        command: a.command.clone(),
+                        command: Arc::clone(&a.command),
                     })
                     .collect(),
             },
@@ -677,7 +697,6 @@ fn submit_decisions(
         queue.pending.insert(id, entity);
         mind.pending = Some(id);
         mind.cooldown = spec.policy.cooldown_turns;
-        let offered: Arc<[AvailableAction]> = offered.into();
         mind.offered = Arc::clone(&offered);
         mind.fighting = fighting;
         mind.speech_limit = limits.max_speech_chars;
@@ -692,17 +711,59 @@ fn submit_decisions(
     }
 }
 
+/// How many leading bytes two texts share, each given as its pieces in order (a
+/// prompt's messages). Pieces shared between the two (a spec's system message) are
+/// not compared byte by byte.
+fn shared_prefix<'a>(
+    a: impl IntoIterator<Item = &'a [u8]>,
+    b: impl IntoIterator<Item = &'a [u8]>,
+) -> usize {
+    let (mut a, mut b) = (a.into_iter(), b.into_iter());
+    let (mut x, mut y): (&[u8], &[u8]) = (&[], &[]);
+    let mut same = 0;
+    loop {
+        if x.is_empty() {
+            match a.next() {
+                Some(next) => x = next,
+                None => return same,
+            }
+            continue;
+        }
+        if y.is_empty() {
+            match b.next() {
+                Some(next) => y = next,
+                None => return same,
+            }
+            continue;
+        }
+        let both = x.len().min(y.len());
+        let equal = common_prefix(&x[..both], &y[..both]);
+        same += equal;
+        if equal < both {
+            return same;
+        }
+        (x, y) = (&x[both..], &y[both..]);
+    }
+}
+
 /// How many leading bytes two texts share, compared a block at a time.
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    const BLOCK: usize = 64;
-    let shorter = a.len().min(b.len());
-    let mut same = 0;
-    while same + BLOCK <= shorter && a[same..same + BLOCK] == b[same..same + BLOCK] {
-        same += BLOCK;
+    if std::ptr::eq(a, b) {
+        return a.len();
     }
-    same + a[same..shorter]
+    let shorter = a.len().min(b.len());
+    let (a, b) = (&a[..shorter], &b[..shorter]);
+    let (blocks_a, _) = a.as_chunks::<32>();
+    let (blocks_b, _) = b.as_chunks::<32>();
+    let same = 32
+        * blocks_a
+            .iter()
+            .zip(blocks_b)
+            .take_while(|(x, y)| x == y)
+            .count();
+    same + a[same..]
         .iter()
-        .zip(&b[same..shorter])
+        .zip(&b[same..])
         .take_while(|(x, y)| x == y)
         .count()
 }
@@ -877,8 +938,8 @@ fn apply_decisions(
                     out.requests.write(ActionRequest {
                         actor: entity,
                         action_id: chosen.action_id.to_string(),
-                        targets: chosen.targets.clone(),
-                        command: chosen.command.clone(),
+                        targets: chosen.targets.to_vec(),
+                        command: chosen.command.to_string(),
                     });
                 }
                 if !decision.speech.is_empty() {

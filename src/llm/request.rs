@@ -1,5 +1,7 @@
 //! What goes to a model and what comes back.
 
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bevy::prelude::*;
@@ -7,12 +9,16 @@ use serde_json::Value;
 use thiserror::Error;
 
 /// A chat message, as every chat-completion API takes it.
+///
+/// Cloning one is cheap: its text is shared, so a prompt can go to the bridge and
+/// into a [`DecisionRequested`](crate::actors::DecisionRequested) message (and many
+/// actors can share one system message) without copying it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ChatMessage {
     /// `system`, `user` or `assistant`.
-    pub role: String,
+    pub role: Cow<'static, str>,
     /// The text.
-    pub content: String,
+    pub content: Arc<str>,
 }
 
 impl LlmError {
@@ -28,17 +34,17 @@ impl LlmError {
 
 impl ChatMessage {
     /// A system message.
-    pub fn system(content: impl Into<String>) -> Self {
+    pub fn system(content: impl Into<Arc<str>>) -> Self {
         Self {
-            role: "system".to_owned(),
+            role: Cow::Borrowed("system"),
             content: content.into(),
         }
     }
 
     /// A user message.
-    pub fn user(content: impl Into<String>) -> Self {
+    pub fn user(content: impl Into<Arc<str>>) -> Self {
         Self {
-            role: "user".to_owned(),
+            role: Cow::Borrowed("user"),
             content: content.into(),
         }
     }
@@ -69,7 +75,7 @@ pub struct OfferedChoice {
     /// The action's `mod:action` id.
     pub action_id: std::sync::Arc<str>,
     /// The rendered command.
-    pub command: String,
+    pub command: std::sync::Arc<str>,
 }
 
 /// What a request is for. Language models read only the messages; the offline
@@ -101,7 +107,8 @@ pub struct LlmRequest {
     pub messages: Vec<ChatMessage>,
     /// A JSON Schema the answer must follow. The OpenAI-compatible backend sends it as
     /// `response_format` (`json_schema`, strict); answers are validated regardless.
-    pub schema: Option<Value>,
+    /// Shared, since many requests (every decision offering as many actions) take the same.
+    pub schema: Option<Arc<Value>>,
     /// Sampling options; unset fields take the bridge's defaults.
     pub sampling: SamplingOptions,
     /// How long to wait before giving up; the bridge's default when `None`.

@@ -1,6 +1,8 @@
 //! The `<available_actions>` block: the offered actions, grouped by mod with each
 //! mod's Purpose and Consider-when lines, or a flat list when there are few.
 
+use smallvec::SmallVec;
+
 use crate::content::{ContentRegistry, ModActionMetadata, action_namespace};
 
 /// An offered action as the block shows it.
@@ -107,27 +109,27 @@ pub fn write_available_actions<A: ActionLine>(
     options: &BlockOptions,
 ) {
     out.push_str("<available_actions>\n");
-    // Distinct namespaces in order of first appearance, with each action's group.
-    let mut groups: Vec<(&str, usize)> = Vec::new();
-    let mut group_of: Vec<usize> = Vec::with_capacity(actions.len());
-    let mut last = usize::MAX;
-    for action in actions {
-        // Actions usually come grouped already: check the current group before searching.
-        if last != usize::MAX && in_namespace(action.action_id(), groups[last].0) {
-            groups[last].1 += 1;
-            group_of.push(last);
+    // Distinct namespaces in order of first appearance: each one's actions and where
+    // the first of them is. Actions usually come grouped already: each group is then
+    // one run of the list.
+    let mut groups: SmallVec<[(&str, usize, usize); 8]> = SmallVec::new();
+    let mut grouped = true;
+    for (position, action) in actions.iter().enumerate() {
+        // Check the current group before searching.
+        if let Some(last) = groups.last_mut()
+            && in_namespace(action.action_id(), last.0)
+        {
+            last.1 += 1;
             continue;
         }
         let namespace = action_namespace(action.action_id());
-        last = match groups.iter().position(|(seen, _)| *seen == namespace) {
-            Some(found) => found,
-            None => {
-                groups.push((namespace, 0));
-                groups.len() - 1
+        match groups.iter_mut().find(|(seen, ..)| *seen == namespace) {
+            Some(group) => {
+                group.1 += 1;
+                grouped = false;
             }
-        };
-        groups[last].1 += 1;
-        group_of.push(last);
+            None => groups.push((namespace, 1, position)),
+        }
     }
 
     if actions.is_empty() {
@@ -144,33 +146,46 @@ pub fn write_available_actions<A: ActionLine>(
         return;
     }
 
-    let mut ordered: Vec<(usize, &str, Option<&ModActionMetadata>, usize)> = groups
+    let mut ordered: SmallVec<[GroupOrder<'_>; 8]> = groups
         .iter()
         .enumerate()
-        .map(|(group, &(namespace, _))| {
+        .map(|(group, &(namespace, ..))| {
             let (rank, metadata) = catalog.action_group(namespace);
             (rank, namespace, metadata, group)
         })
         .collect();
     ordered.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
 
-    // Action positions bucketed by group (a counting sort), so each group is one slice.
-    let mut starts: Vec<usize> = Vec::with_capacity(groups.len() + 1);
+    // When a group's actions are not one run, its members are gathered by a counting
+    // sort, so each group is one slice of positions.
+    let members: Vec<usize> = if grouped {
+        Vec::new()
+    } else {
+        let mut next: SmallVec<[usize; 8]> = SmallVec::new();
+        let mut total = 0;
+        for &(_, count, _) in &groups {
+            next.push(total);
+            total += count;
+        }
+        let mut members = vec![0; actions.len()];
+        for (position, action) in actions.iter().enumerate() {
+            let namespace = action_namespace(action.action_id());
+            if let Some(group) = groups.iter().position(|(seen, ..)| *seen == namespace) {
+                members[next[group]] = position;
+                next[group] += 1;
+            }
+        }
+        members
+    };
+    let mut starts: SmallVec<[usize; 8]> = SmallVec::new();
     let mut total = 0;
-    for &(_, count) in &groups {
+    for &(_, count, _) in &groups {
         starts.push(total);
         total += count;
     }
-    starts.push(total);
-    let mut next = starts.clone();
-    let mut members = vec![0; actions.len()];
-    for (position, &group) in group_of.iter().enumerate() {
-        members[next[group]] = position;
-        next[group] += 1;
-    }
 
     for (_, namespace, metadata, group) in ordered {
-        let count = groups[group].1;
+        let (_, count, first) = groups[group];
         out.push_str("## ");
         out.extend(namespace.chars().map(|c| c.to_ascii_uppercase()));
         out.push_str(" ACTIONS (");
@@ -191,13 +206,22 @@ pub fn write_available_actions<A: ActionLine>(
         if purpose.is_some() || consider_when.is_some() {
             out.push('\n');
         }
-        for &position in &members[starts[group]..starts[group + 1]] {
-            write_line(out, &actions[position]);
+        if grouped {
+            for action in &actions[first..first + count] {
+                write_line(out, action);
+            }
+        } else {
+            for &position in &members[starts[group]..starts[group] + count] {
+                write_line(out, &actions[position]);
+            }
         }
         out.push('\n');
     }
     out.push_str(GROUPED_GUIDANCE);
 }
+
+/// A group's rank, namespace, mod metadata and position among the groups found.
+type GroupOrder<'a> = (usize, &'a str, Option<&'a ModActionMetadata>, usize);
 
 fn write_line(out: &mut String, action: &impl ActionLine) {
     out.push_str("[Index: ");
@@ -447,6 +471,41 @@ mod tests {
 
 {GUIDANCE}"
             )
+        );
+    }
+
+    #[test]
+    fn a_group_split_in_the_list_is_shown_whole() {
+        let mut split = actions();
+        // `core:wait` after the items, not before the positioning actions.
+        split.rotate_left(1);
+        let block = render_available_actions(
+            &split,
+            &ContentRegistry::default(),
+            &BlockOptions::default(),
+        );
+        let grouped = render_available_actions(
+            &actions(),
+            &ContentRegistry::default(),
+            &BlockOptions::default(),
+        );
+        assert_eq!(block, grouped, "groups sort the same whatever the order");
+        let mut interleaved = actions();
+        interleaved.swap(3, 4);
+        assert!(
+            render_available_actions(
+                &interleaved,
+                &ContentRegistry::default(),
+                &BlockOptions::default()
+            )
+            .contains(
+                "## POSITIONING ACTIONS (3 actions)
+[Index: 2] Command: \"get close to Registrar Copperplate\" - Move closer to someone
+[Index: 3] Command: \"step back from Registrar Copperplate\" - Create distance from someone
+[Index: 4] Command: \"sit down on bench\" - Take a seat on available furniture
+"
+            ),
+            "a group's actions keep their order within it"
         );
     }
 

@@ -96,22 +96,42 @@ pub struct DecisionContext<'a> {
     pub actions_block: &'a str,
 }
 
+/// One message of a prompt and its sections.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptPart {
+    /// The message's text.
+    pub text: String,
+    /// Each part of it and its estimated tokens, in order.
+    pub sections: Vec<PromptSection>,
+}
+
 /// The decision prompt for one actor: the stable part (rules, persona, goals) first,
 /// then the available actions, what it perceives, what it remembers and what the
 /// player said to it: the parts that change most often last.
+///
+/// It is [`decision_system_prompt`] and [`decision_user_prompt`] together; an app
+/// prompting many actors of one spec can build the system message once and share it.
 pub fn decision_prompt(
     spec: &ActorSpec,
     context: &DecisionContext<'_>,
     limits: &DecisionLimits,
 ) -> DecisionPrompt {
-    let DecisionContext {
-        perception,
-        memories,
-        player_says,
-        actions_block,
-    } = *context;
+    let system = decision_system_prompt(spec, limits);
+    let user = decision_user_prompt(context);
+    let mut sections = system.sections;
+    sections.extend(user.sections);
+    DecisionPrompt {
+        system: system.text,
+        user: user.text,
+        sections,
+    }
+}
+
+/// A decision prompt's system message: the rules and the persona, the same turn after
+/// turn for one spec and limits.
+pub fn decision_system_prompt(spec: &ActorSpec, limits: &DecisionLimits) -> PromptPart {
     let mut sections = Sections {
-        sections: Vec::with_capacity(10),
+        sections: Vec::with_capacity(5),
         start: 0,
     };
     let mut system = String::with_capacity(1024);
@@ -154,36 +174,61 @@ pub fn decision_prompt(
         push_tagged_list(&mut system, "goals", &spec.goals);
     }
     sections.mark("goals", &system);
-    sections.start = 0;
+    PromptPart {
+        text: system.trim_end().to_owned(),
+        sections: sections.sections,
+    }
+}
+
+/// A decision prompt's user message: the available actions, what the actor perceives,
+/// what it remembers and what the player said to it.
+pub fn decision_user_prompt(context: &DecisionContext<'_>) -> PromptPart {
+    let mut part = PromptPart {
+        text: String::with_capacity(context.perception.len() + context.actions_block.len() + 256),
+        sections: Vec::with_capacity(5),
+    };
+    write_decision_user_prompt(&mut part, context);
+    part
+}
+
+/// Like [`decision_user_prompt`], appending to `part`: a caller prompting many actors
+/// reuses one buffer.
+pub fn write_decision_user_prompt(part: &mut PromptPart, context: &DecisionContext<'_>) {
+    let DecisionContext {
+        perception,
+        memories,
+        player_says,
+        actions_block,
+    } = *context;
+    let user = &mut part.text;
+    let mut sections = Sections {
+        sections: std::mem::take(&mut part.sections),
+        start: user.len(),
+    };
     // What changes least comes first, so a server reuses as much of the last turn's
     // prompt as it can: the actions on offer change with the world, memories every
     // turn, the player's words every line.
-    let mut user = String::with_capacity(perception.len() + actions_block.len() + 256);
     user.push_str(actions_block);
     user.push_str("\n\n");
-    sections.mark("actions", &user);
+    sections.mark("actions", user);
     user.push_str("<perception>\n");
     user.push_str(perception);
     user.push_str("\n</perception>\n\n");
-    sections.mark("perception", &user);
+    sections.mark("perception", user);
     if !memories.is_empty() {
-        push_tagged_list(&mut user, "memories", memories);
+        push_tagged_list(user, "memories", memories);
         user.push('\n');
     }
-    sections.mark("memories", &user);
+    sections.mark("memories", user);
     if let Some(words) = player_says {
         user.push_str("<player_says>\n");
         user.push_str(words);
         user.push_str("\n</player_says>\nReply to the player in character, in `speech`; this turn you take no action (`action`: null).\n\n");
     }
-    sections.mark("player_says", &user);
+    sections.mark("player_says", user);
     user.push_str("What do you do? Answer with the JSON object only.");
-    sections.mark("question", &user);
-    DecisionPrompt {
-        system: system.trim_end().to_owned(),
-        user,
-        sections: sections.sections,
-    }
+    sections.mark("question", user);
+    part.sections = sections.sections;
 }
 
 /// `- item` lines.

@@ -1,11 +1,17 @@
 //! The actions an actor can take right now: definitions × scope-resolved targets × tag rules.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
+use smallvec::SmallVec;
 
 use super::{TargetScopes, WorldView};
 use crate::content::{ActionDefinition, ContentRegistry};
+
+/// The targets of an offered action, in slot order: at most three, kept inline.
+pub type ChosenTargets = SmallVec<[Entity; 3]>;
 
 /// One action an actor may take, with its targets chosen and its command rendered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,9 +21,10 @@ pub struct AvailableAction {
     /// The definition's `mod:action` id, shared by every combination of its targets.
     pub action_id: Arc<str>,
     /// The chosen targets in slot order: primary, secondary, tertiary.
-    pub targets: Vec<Entity>,
-    /// The rendered command: "give mug of ale to Marta".
-    pub command: String,
+    pub targets: ChosenTargets,
+    /// The rendered command: "give mug of ale to Marta", shared by every actor offered
+    /// the same action on the same targets from one [`ActionOffers`].
+    pub command: Arc<str>,
     /// The definition's description, shared like the id.
     pub description: Arc<str>,
 }
@@ -28,6 +35,9 @@ pub struct AvailableAction {
 /// `allowed` filters action ids (an actor's policy). A combination is offered only
 /// when the actor passes the action's tag rule, every target passes its slot's,
 /// and no entity fills two slots. Unknown scopes offer nothing.
+///
+/// To offer actions to many actors, build an [`ActionMenu`] once and offer from it
+/// through one [`ActionOffers`] per world view.
 pub fn available_actions(
     registry: &ContentRegistry,
     view: &WorldView,
@@ -35,66 +45,199 @@ pub fn available_actions(
     actor: Entity,
     allowed: impl Fn(&str) -> bool,
 ) -> Vec<AvailableAction> {
-    let mut offered = Vec::new();
-    let mut scope_cache: Vec<(&str, Vec<Entity>)> = Vec::new();
-    for action in registry.actions() {
-        if !allowed(&action.id) || !action.actor.accepts(|tag| view.has_tag(actor, tag)) {
-            continue;
-        }
-        let slots = action.target_slots().count();
-        let mut candidates: Vec<Vec<(Entity, &str)>> = Vec::with_capacity(slots);
-        for (_, slot) in action.target_slots() {
-            let position = match scope_cache.iter().position(|(name, _)| *name == slot.scope) {
-                Some(position) => position,
-                None => {
-                    let Some(scope) = scopes.get(&slot.scope) else {
-                        break;
-                    };
-                    scope_cache.push((&slot.scope, scope(view, actor)));
-                    scope_cache.len() - 1
-                }
-            };
-            candidates.push(
-                scope_cache[position]
-                    .1
-                    .iter()
-                    .filter(|&&e| slot.accepts(|tag| view.has_tag(e, tag)))
-                    .map(|&e| (e, view.name(e)))
-                    .collect(),
-            );
-        }
-        if candidates.len() != slots {
-            continue;
-        }
-        let template = CommandTemplate::parse(action);
-        let (id, description): (Arc<str>, Arc<str>) = (
-            action.id.as_str().into(),
-            action.description.as_str().into(),
-        );
-        let mut chosen = Vec::with_capacity(slots);
-        for_each_combination(&candidates, &mut chosen, &mut |targets| {
-            offered.push(AvailableAction {
-                index: offered.len() + 1,
-                action_id: Arc::clone(&id),
-                targets: targets.iter().map(|&(entity, _)| entity).collect(),
-                command: template.render(targets),
-                description: Arc::clone(&description),
-            });
-        });
+    ActionMenu::new(registry)
+        .filtered(|action| allowed(&action.id))
+        .offer(view, scopes, actor)
+}
+
+/// Some of a registry's actions, ready to offer to many actors: each template parsed
+/// and each id and description shared once, instead of once per actor.
+///
+/// It holds copies of what it needs, so it stays valid when the registry changes;
+/// build a new one when [`ContentRegistry::generation`] moves on to offer the new
+/// content. Cloning or [filtering](Self::filtered) one shares its actions.
+#[derive(Debug, Clone, Default)]
+pub struct ActionMenu {
+    actions: Vec<Arc<MenuAction>>,
+}
+
+#[derive(Debug)]
+struct MenuAction {
+    /// Tells menu actions apart, for [`ActionOffers`]' rendered commands: the same for
+    /// every menu sharing this action, never reused.
+    key: u64,
+    definition: ActionDefinition,
+    id: Arc<str>,
+    description: Arc<str>,
+    template: CommandTemplate,
+}
+
+/// The next [`MenuAction::key`].
+static NEXT_MENU_ACTION: AtomicU64 = AtomicU64::new(0);
+
+impl ActionMenu {
+    /// Every action of the registry, in its order.
+    pub fn new(registry: &ContentRegistry) -> Self {
+        let actions = registry
+            .actions()
+            .iter()
+            .map(|action| {
+                Arc::new(MenuAction {
+                    key: NEXT_MENU_ACTION.fetch_add(1, Ordering::Relaxed),
+                    definition: action.clone(),
+                    id: action.id.as_str().into(),
+                    description: action.description.as_str().into(),
+                    template: CommandTemplate::parse(action),
+                })
+            })
+            .collect();
+        Self { actions }
     }
-    offered
+
+    /// The actions `keep` accepts (an actor's policy), in the same order, shared with this menu.
+    #[must_use]
+    pub fn filtered(&self, keep: impl Fn(&ActionDefinition) -> bool) -> Self {
+        Self {
+            actions: self
+                .actions
+                .iter()
+                .filter(|action| keep(&action.definition))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// How many action definitions it holds.
+    pub fn len(&self) -> usize {
+        self.actions.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.actions.is_empty()
+    }
+
+    /// Every action `actor` may take, as [`available_actions`] describes.
+    pub fn offer(
+        &self,
+        view: &WorldView,
+        scopes: &TargetScopes,
+        actor: Entity,
+    ) -> Vec<AvailableAction> {
+        let mut offered = Vec::new();
+        ActionOffers::new(view, scopes).offer_into(self, actor, &mut offered);
+        offered
+    }
+}
+
+/// Offers actions from one world view to many actors, as [`available_actions`]
+/// describes: each command is rendered once however many actors are offered it, and
+/// working space is reused from one actor to the next. Make one per world view (a
+/// frame's): commands name their targets as the view does.
+pub struct ActionOffers<'v> {
+    view: &'v WorldView<'v>,
+    scopes: &'v TargetScopes,
+    /// Rendered commands by menu action and targets.
+    commands: HashMap<(u64, ChosenTargets), Arc<str>>,
+    /// Each scope's candidates for the actor being offered, by scope name.
+    scoped: Vec<(&'v str, Vec<Entity>)>,
+    /// Every slot's candidates for the action being offered, one slot after the other.
+    candidates: Vec<(Entity, &'v str)>,
+    offered: Vec<AvailableAction>,
+    command: String,
+}
+
+impl<'v> ActionOffers<'v> {
+    /// Offers from this view, with these scopes.
+    pub fn new(view: &'v WorldView<'v>, scopes: &'v TargetScopes) -> Self {
+        Self {
+            view,
+            scopes,
+            commands: HashMap::default(),
+            scoped: Vec::new(),
+            candidates: Vec::new(),
+            offered: Vec::new(),
+            command: String::new(),
+        }
+    }
+
+    /// Every action of `menu` that `actor` may take.
+    pub fn offer(&mut self, menu: &ActionMenu, actor: Entity) -> Arc<[AvailableAction]> {
+        let mut offered = std::mem::take(&mut self.offered);
+        self.offer_into(menu, actor, &mut offered);
+        let shared = offered.drain(..).collect();
+        self.offered = offered;
+        shared
+    }
+
+    fn offer_into(&mut self, menu: &ActionMenu, actor: Entity, offered: &mut Vec<AvailableAction>) {
+        let view = self.view;
+        self.scoped.clear();
+        'actions: for action in &menu.actions {
+            let definition = &action.definition;
+            if !definition.actor.accepts(|tag| view.has_tag(actor, tag)) {
+                continue;
+            }
+            self.candidates.clear();
+            let mut ends: SmallVec<[usize; 3]> = SmallVec::new();
+            for (_, slot) in definition.target_slots() {
+                let scoped = match self.scoped.iter().position(|(name, _)| *name == slot.scope) {
+                    Some(position) => &self.scoped[position].1,
+                    None => {
+                        let Some((name, scope)) = self.scopes.get_key_value(&slot.scope) else {
+                            continue 'actions;
+                        };
+                        self.scoped.push((name, scope(view, actor)));
+                        &self.scoped[self.scoped.len() - 1].1
+                    }
+                };
+                self.candidates.extend(
+                    scoped
+                        .iter()
+                        .filter(|&&e| slot.accepts(|tag| view.has_tag(e, tag)))
+                        .map(|&e| (e, view.name(e))),
+                );
+                ends.push(self.candidates.len());
+            }
+            let mut start = 0;
+            let mut lists: SmallVec<[&[(Entity, &str)]; 3]> = SmallVec::new();
+            for &end in &ends {
+                lists.push(&self.candidates[start..end]);
+                start = end;
+            }
+            let (commands, command) = (&mut self.commands, &mut self.command);
+            let mut chosen = SmallVec::new();
+            for_each_combination(&lists, &mut chosen, &mut |targets| {
+                let entities: ChosenTargets = targets.iter().map(|&(entity, _)| entity).collect();
+                let command = commands
+                    .entry((action.key, entities.clone()))
+                    .or_insert_with(|| {
+                        command.clear();
+                        action.template.render_into(command, targets);
+                        command.as_str().into()
+                    });
+                offered.push(AvailableAction {
+                    index: offered.len() + 1,
+                    action_id: Arc::clone(&action.id),
+                    targets: entities,
+                    command: Arc::clone(command),
+                    description: Arc::clone(&action.description),
+                });
+            });
+        }
+    }
 }
 
 fn for_each_combination<'a>(
-    candidates: &[Vec<(Entity, &'a str)>],
-    chosen: &mut Vec<(Entity, &'a str)>,
+    candidates: &[&[(Entity, &'a str)]],
+    chosen: &mut SmallVec<[(Entity, &'a str); 3]>,
     emit: &mut impl FnMut(&[(Entity, &'a str)]),
 ) {
     let Some((first, rest)) = candidates.split_first() else {
         emit(chosen);
         return;
     };
-    for &candidate in first {
+    for &candidate in *first {
         if chosen.iter().any(|&(entity, _)| entity == candidate.0) {
             continue;
         }
@@ -105,18 +248,19 @@ fn for_each_combination<'a>(
 }
 
 /// A template split once into text and target references, rendered per combination.
-struct CommandTemplate<'a> {
-    pieces: Vec<Piece<'a>>,
-    length: usize,
+#[derive(Debug, Clone)]
+struct CommandTemplate {
+    pieces: Vec<Piece>,
 }
 
-enum Piece<'a> {
-    Text(std::borrow::Cow<'a, str>),
+#[derive(Debug, Clone)]
+enum Piece {
+    Text(Box<str>),
     Target(usize),
 }
 
-impl<'a> CommandTemplate<'a> {
-    fn parse(action: &'a ActionDefinition) -> Self {
+impl CommandTemplate {
+    fn parse(action: &ActionDefinition) -> Self {
         let mut pieces = Vec::new();
         let mut rest = action.template.as_str();
         while let Some(open) = rest.find('{') {
@@ -135,34 +279,28 @@ impl<'a> CommandTemplate<'a> {
             rest = &after[close + 1..];
         }
         pieces.push(Piece::Text(rest.into()));
-        let length = pieces
-            .iter()
-            .map(|piece| match piece {
-                Piece::Text(text) => text.len(),
-                Piece::Target(_) => 16,
-            })
-            .sum();
-        Self { pieces, length }
+        pieces.retain(|piece| !matches!(piece, Piece::Text(text) if text.is_empty()));
+        Self { pieces }
     }
 
-    fn render(&self, targets: &[(Entity, &str)]) -> String {
-        let mut command = String::with_capacity(self.length);
+    fn render_into(&self, command: &mut String, targets: &[(Entity, &str)]) {
         for piece in &self.pieces {
             match piece {
                 Piece::Text(text) => command.push_str(text),
                 Piece::Target(slot) => {
-                    command.push_str(targets.get(*slot).map_or("something", |&(_, name)| name))
+                    command.push_str(targets.get(*slot).map_or("something", |&(_, name)| name));
                 }
             }
         }
-        command
     }
 }
 
 /// Fills a template: target placeholders with display names, parameters with their defaults.
 pub fn render_command(action: &ActionDefinition, targets: &[Entity], view: &WorldView) -> String {
     let named: Vec<(Entity, &str)> = targets.iter().map(|&e| (e, view.name(e))).collect();
-    CommandTemplate::parse(action).render(&named)
+    let mut command = String::new();
+    CommandTemplate::parse(action).render_into(&mut command, &named);
+    command
 }
 
 #[cfg(test)]
@@ -179,17 +317,18 @@ mod tests {
         Entity::from_raw_u32(n).expect("a valid index")
     }
 
-    fn view() -> WorldView {
+    fn view() -> WorldView<'static> {
         let record = |name: &str,
                       tags: &[&str],
                       place: Option<u32>,
                       carried_by: Option<u32>,
                       character: bool| EntityView {
-            name: name.to_owned(),
-            tags: tags
-                .iter()
-                .map(|t| (*t).to_owned())
-                .collect::<BTreeSet<_>>(),
+            name: name.to_owned().into(),
+            tags: std::borrow::Cow::Owned(
+                tags.iter()
+                    .map(|t| (*t).to_owned())
+                    .collect::<BTreeSet<_>>(),
+            ),
             place: place.map(entity),
             carried_by: carried_by.map(entity),
             character,
@@ -197,7 +336,7 @@ mod tests {
         };
         let mut hall = record("the hall", &[], None, None, false);
         hall.is_place = true;
-        hall.exits = vec![entity(2)];
+        hall.exits = vec![entity(2)].into();
         let mut yard = record("the yard", &[], None, None, false);
         yard.is_place = true;
         WorldView::new([
@@ -272,10 +411,7 @@ mod tests {
     }
 
     fn commands(offered: &[AvailableAction]) -> Vec<(usize, &str)> {
-        offered
-            .iter()
-            .map(|a| (a.index, a.command.as_str()))
-            .collect()
+        offered.iter().map(|a| (a.index, &*a.command)).collect()
     }
 
     #[test]
@@ -307,7 +443,7 @@ mod tests {
             ],
             "core before items (alphabetical), the guard and the tired-only action left out"
         );
-        assert_eq!(offered[1].targets, [entity(22), entity(12)]);
+        assert_eq!(*offered[1].targets, [entity(22), entity(12)]);
         assert_eq!(&*offered[1].action_id, "items:give");
     }
 

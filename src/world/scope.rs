@@ -80,6 +80,13 @@ impl TargetScopes {
         self.scopes.get(name)
     }
 
+    /// A scope by name, with the name as the scopes hold it.
+    pub fn get_key_value(&self, name: &str) -> Option<(&str, &ScopeFn)> {
+        self.scopes
+            .get_key_value(name)
+            .map(|(name, scope)| (name.as_str(), scope))
+    }
+
     /// Whether a scope with this name exists.
     pub fn contains(&self, name: &str) -> bool {
         self.scopes.contains_key(name)

@@ -397,9 +397,9 @@ fn tavern_actors_act_on_server_decisions() {
             1,
             "actor {actor} requests exactly one action: {chosen:?}"
         );
-        assert_eq!(chosen[0].command, first.command);
+        assert_eq!(chosen[0].command, &*first.command);
         assert_eq!(chosen[0].action_id.as_str(), &*first.action_id);
-        assert_eq!(chosen[0].targets, first.targets);
+        assert_eq!(chosen[0].targets, &*first.targets);
         assert!(
             seen.spoke
                 .iter()

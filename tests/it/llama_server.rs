@@ -152,7 +152,7 @@ fn the_server_answers_a_decision_that_passes_validation_and_streams() {
             ChatMessage::system("Choose an action."),
             ChatMessage::user("[Index: 1] wait\n[Index: 2] greet"),
         ],
-        schema: Some(decision_schema([1, 2, 3], &limits())),
+        schema: Some(decision_schema([1, 2, 3], &limits()).into()),
         sampling: SamplingOptions {
             max_tokens: Some(400),
             temperature: Some(0.8),

@@ -17,5 +17,6 @@ mod policy;
 mod record_replay;
 mod scheduling;
 mod setup;
+mod shared_prompts;
 mod streaming;
 mod tavern_turn;

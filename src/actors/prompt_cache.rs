@@ -1,0 +1,125 @@
+//! What smart actors' prompts share, kept from frame to frame: each spec's system
+//! message, the actions its policy lets it be offered, and the answer schema for each
+//! number of offered actions. A frame in which many actors think builds each of these
+//! once instead of once per actor.
+
+use std::sync::Arc;
+
+use bevy::platform::collections::HashMap;
+use bevy::prelude::*;
+use serde_json::Value;
+
+use super::SmartActorSettings;
+use crate::content::{ActorSpec, ContentRegistry};
+use crate::llm::ChatMessage;
+use crate::prompt::{DecisionLimits, PromptSection, decision_schema, decision_system_prompt};
+use crate::world::{ActionMenu, AvailableAction};
+
+/// The shared parts of decision prompts. Everything in it follows from the content,
+/// the [`SmartActorSettings`] and an actor's limits, so it is dropped whenever the
+/// content or the settings change.
+#[derive(Default)]
+pub(super) struct PromptCache {
+    /// The content generation the entries were built from; `None` before any.
+    generation: Option<u64>,
+    /// By spec id: its system message for each limits it was asked with.
+    systems: HashMap<String, Vec<(DecisionLimits, SharedSystem)>>,
+    /// Every action of the content.
+    actions: Option<ActionMenu>,
+    /// By spec id: the actions its policy allows, out of combat and in it, shared
+    /// with `actions`.
+    menus: HashMap<String, [Option<ActionMenu>; 2]>,
+    /// By limits: the answer schema for each number of offered actions.
+    schemas: Vec<(DecisionLimits, Vec<Option<Arc<Value>>>)>,
+}
+
+/// A spec's system message and its sections, shared by every actor of the spec.
+pub(super) struct SharedSystem {
+    /// The message; cloning it shares its text.
+    pub message: ChatMessage,
+    /// Its sections and their estimated tokens.
+    pub sections: Vec<PromptSection>,
+}
+
+impl PromptCache {
+    /// Forgets everything when the content (hot reload bumps its generation) or the
+    /// settings (limits, combat verbs) changed since the last frame.
+    pub fn refresh(&mut self, registry: &Res<ContentRegistry>, settings: &Res<SmartActorSettings>) {
+        let generation = registry.generation();
+        if self.generation != Some(generation) || registry.is_changed() || settings.is_changed() {
+            self.systems.clear();
+            self.actions = None;
+            self.menus.clear();
+            self.schemas.clear();
+            self.generation = Some(generation);
+        }
+    }
+
+    /// The system message for an actor of `spec` answering within `limits`.
+    pub fn system(&mut self, spec: &ActorSpec, limits: &DecisionLimits) -> &SharedSystem {
+        let built = self.systems.entry_ref(spec.id.as_str()).or_default();
+        let position = match built.iter().position(|(seen, _)| seen == limits) {
+            Some(position) => position,
+            None => {
+                let part = decision_system_prompt(spec, limits);
+                built.push((
+                    limits.clone(),
+                    SharedSystem {
+                        message: ChatMessage::system(part.text),
+                        sections: part.sections,
+                    },
+                ));
+                built.len() - 1
+            }
+        };
+        &built[position].1
+    }
+
+    /// The actions an actor of `spec` may be offered, in combat (only those whose verb
+    /// is one of `combat_verbs`) or not.
+    pub fn menu(
+        &mut self,
+        registry: &ContentRegistry,
+        spec: &ActorSpec,
+        fighting: bool,
+        combat_verbs: &[String],
+    ) -> &ActionMenu {
+        let actions = self
+            .actions
+            .get_or_insert_with(|| ActionMenu::new(registry));
+        let menus = self.menus.entry_ref(spec.id.as_str()).or_default();
+        menus[usize::from(fighting)].get_or_insert_with(|| {
+            actions.filtered(|action| {
+                let verb = action.verb.as_deref();
+                spec.policy.allows(&action.id)
+                    && spec.policy.allows_verb(verb)
+                    && (!fighting
+                        || verb.is_some_and(|verb| combat_verbs.iter().any(|v| v == verb)))
+            })
+        })
+    }
+
+    /// The answer schema for these offered actions within `limits`.
+    pub fn schema(&mut self, offered: &[AvailableAction], limits: &DecisionLimits) -> Arc<Value> {
+        let numbered = offered.iter().enumerate().all(|(i, a)| a.index == i + 1);
+        if !numbered {
+            // Offers are numbered from 1; anything else gets a schema of its own.
+            return Arc::new(decision_schema(offered.iter().map(|a| a.index), limits));
+        }
+        let position = match self.schemas.iter().position(|(seen, _)| seen == limits) {
+            Some(position) => position,
+            None => {
+                self.schemas.push((limits.clone(), Vec::new()));
+                self.schemas.len() - 1
+            }
+        };
+        let by_count = &mut self.schemas[position].1;
+        if by_count.len() <= offered.len() {
+            by_count.resize(offered.len() + 1, None);
+        }
+        Arc::clone(
+            by_count[offered.len()]
+                .get_or_insert_with(|| Arc::new(decision_schema(1..=offered.len(), limits))),
+        )
+    }
+}
