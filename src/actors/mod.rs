@@ -30,32 +30,68 @@ pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedSce
 use crate::LoomSystems;
 use crate::content::{ContentRegistry, content_loaded, register_content_asset};
 use crate::llm::{
-    ChatMessage, LlmBridge, LlmRequest, LlmResponse, OfferedChoice, Priority, RequestId,
-    RequestIntent, SamplingOptions,
+    ChatMessage, LlmBridge, LlmRequest, LlmResponse, OfferedChoice, OfferedChoices, Priority,
+    RequestId, RequestIntent, SamplingOptions,
 };
 use crate::prompt::{
-    ActionLine, BlockOptions, DecisionContext, DecisionLimits, PromptPart, PromptSection,
-    write_available_actions, write_decision_user_prompt,
+    ActionLine, ActionList, BlockLine, BlockOptions, DecisionContext, DecisionLimits, PromptPart,
+    PromptSection, write_available_actions, write_decision_user_prompt,
 };
 use crate::world::{
     ActionOffers, AvailableAction, CarriedBy, Character, DisplayName, InPlace, NarrativeKey,
-    Player, TargetScopes, WorldView, WorldViewQuery, write_surroundings,
+    OfferedActions, Player, TargetScopes, WorldView, WorldViewQuery, write_surroundings,
 };
 use prompt_cache::PromptCache;
 
 // The prompt layer renders what the world layer offers.
-impl ActionLine for AvailableAction {
+impl ActionLine for AvailableAction<'_> {
     fn index(&self) -> usize {
         self.index
     }
     fn action_id(&self) -> &str {
-        &self.action_id
+        self.action_id
     }
     fn command(&self) -> &str {
-        &self.command
+        self.command
     }
     fn description(&self) -> &str {
-        &self.description
+        self.description
+    }
+}
+
+// The block reads an actor's offer in place.
+impl ActionList for OfferedActions {
+    fn len(&self) -> usize {
+        OfferedActions::len(self)
+    }
+    fn line(&self, position: usize) -> BlockLine<'_> {
+        let action = self.get(position + 1).unwrap_or(AvailableAction {
+            index: position + 1,
+            action_id: "",
+            targets: &[],
+            command: "",
+            description: "",
+        });
+        BlockLine {
+            index: action.index,
+            action_id: action.action_id,
+            command: action.command,
+            description: action.description,
+        }
+    }
+}
+
+// A decision request shares what the actor was offered.
+impl OfferedChoices for OfferedActions {
+    fn len(&self) -> usize {
+        OfferedActions::len(self)
+    }
+    fn choice(&self, position: usize) -> Option<OfferedChoice<'_>> {
+        self.get(position + 1).map(|action| OfferedChoice {
+            index: action.index,
+            action_id: action.action_id,
+            command: action.command,
+        })
     }
 }
 
@@ -83,7 +119,7 @@ pub struct ActorMind {
     /// The request it is waiting on, if any.
     pub pending: Option<RequestId>,
     /// What it was offered for the pending request.
-    pub offered: Arc<[AvailableAction]>,
+    pub offered: OfferedActions,
     queued: bool,
     cooldown: u32,
     /// Whether the pending decision was asked for in combat.
@@ -92,8 +128,8 @@ pub struct ActorMind {
     reply_to: Option<String>,
     /// The longest line it may say in the pending decision.
     speech_limit: usize,
-    /// Its last prompt's messages, to measure how much of the next one it shares.
-    last_prompt: Vec<Arc<str>>,
+    /// Its last prompt, to measure how much of the next one it shares.
+    last_prompt: Vec<ChatMessage>,
 }
 
 /// A line the player's character says, written by the game. `@Name` or `talk to Name`
@@ -206,13 +242,25 @@ pub struct DecisionRequested {
     /// The prompt.
     pub messages: Vec<ChatMessage>,
     /// What was offered, by index.
-    pub offered: Arc<[AvailableAction]>,
+    pub offered: OfferedActions,
     /// Each part of the prompt and its estimated tokens, in order.
     pub sections: Vec<PromptSection>,
-    /// The share of this prompt (in characters) that is an unchanged prefix of the
-    /// actor's previous prompt: what a server with prompt caching need not read again.
-    /// 0 for an actor's first prompt.
-    pub reused_prefix: f32,
+    /// The actor's previous prompt; empty before its first.
+    pub previous: Vec<ChatMessage>,
+}
+
+impl DecisionRequested {
+    /// The share of this prompt (in bytes) that is an unchanged prefix of the actor's
+    /// previous prompt: what a server with prompt caching need not read again. 0 for an
+    /// actor's first prompt. Measured when asked, not for every prompt sent.
+    pub fn reused_prefix(&self) -> f32 {
+        let reused = shared_prefix(
+            self.messages.iter().map(|m| m.content.as_bytes()),
+            self.previous.iter().map(|m| m.content.as_bytes()),
+        );
+        let length: usize = self.messages.iter().map(|m| m.content.len()).sum();
+        reused as f32 / length.max(1) as f32
+    }
 }
 
 /// How smart actors are scheduled and prompted.
@@ -607,8 +655,8 @@ fn submit_decisions(
             continue;
         };
         let reply_to = mind.reply_to.take();
-        let offered: Arc<[AvailableAction]> = if reply_to.is_some() {
-            Arc::new([])
+        let offered = if reply_to.is_some() {
+            OfferedActions::default()
         } else {
             offers.offer(
                 cache.menu(&registry, spec, fighting, &settings.combat_verbs),
@@ -655,28 +703,13 @@ fn submit_decisions(
             system.message.clone(),
             ChatMessage::user(user.text.as_str()),
         ];
-        let reused = shared_prefix(
-            messages.iter().map(|m| m.content.as_bytes()),
-            mind.last_prompt.iter().map(|text| text.as_bytes()),
-        );
-        let length: usize = messages.iter().map(|m| m.content.len()).sum();
-        let reused_prefix = reused as f32 / length.max(1) as f32;
-        mind.last_prompt.clear();
-        mind.last_prompt
-            .extend(messages.iter().map(|m| Arc::clone(&m.content)));
+        let previous = std::mem::replace(&mut mind.last_prompt, messages.clone());
         let request = LlmRequest {
             messages: messages.clone(),
             schema: Some(cache.schema(&offered, &limits)),
             intent: RequestIntent::Decision {
                 actor: spec.name.clone(),
-                offered: offered
-                    .iter()
-                    .map(|a| OfferedChoice {
-                        index: a.index,
-                        action_id: Arc::clone(&a.action_id),
-                        command: Arc::clone(&a.command),
-                    })
-                    .collect(),
+                offered: Arc::new(offered.clone()),
             },
             sampling: SamplingOptions {
                 max_tokens: Some(limits.max_answer_tokens()),
@@ -697,7 +730,7 @@ fn submit_decisions(
         queue.pending.insert(id, entity);
         mind.pending = Some(id);
         mind.cooldown = spec.policy.cooldown_turns;
-        mind.offered = Arc::clone(&offered);
+        mind.offered = offered.clone();
         mind.fighting = fighting;
         mind.speech_limit = limits.max_speech_chars;
         out.requested.write(DecisionRequested {
@@ -706,7 +739,7 @@ fn submit_decisions(
             messages,
             offered,
             sections,
-            reused_prefix,
+            previous,
         });
     }
 }
@@ -934,12 +967,12 @@ fn apply_decisions(
                 out.hesitated.write(hesitated(None));
             }
             Ok(decision) => {
-                if let Some(chosen) = decision.action.and_then(|index| offered.get(index - 1)) {
+                if let Some(chosen) = decision.action.and_then(|index| offered.get(index)) {
                     out.requests.write(ActionRequest {
                         actor: entity,
-                        action_id: chosen.action_id.to_string(),
+                        action_id: chosen.action_id.to_owned(),
                         targets: chosen.targets.to_vec(),
-                        command: chosen.command.to_string(),
+                        command: chosen.command.to_owned(),
                     });
                 }
                 if !decision.speech.is_empty() {
@@ -961,5 +994,33 @@ fn apply_decisions(
                 });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shared_prefix_runs_across_message_boundaries() {
+        let pieces = |texts: &[&'static str]| -> Vec<&'static [u8]> {
+            texts.iter().map(|t| t.as_bytes()).collect()
+        };
+        let long = "x".repeat(100);
+        let (a, b) = (format!("{long}yz"), format!("{long}yw"));
+        assert_eq!(common_prefix(a.as_bytes(), b.as_bytes()), 101);
+        assert_eq!(common_prefix(a.as_bytes(), a.as_bytes()), 102);
+        assert_eq!(
+            shared_prefix(
+                pieces(&["rules", "actions"]),
+                pieces(&["rul", "esact", "ors"])
+            ),
+            "rulesact".len()
+        );
+        assert_eq!(
+            shared_prefix(pieces(&["same"]), pieces(&["same", "more"])),
+            4
+        );
+        assert_eq!(shared_prefix(pieces(&["first"]), pieces(&[])), 0);
     }
 }

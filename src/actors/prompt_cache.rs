@@ -13,7 +13,7 @@ use super::SmartActorSettings;
 use crate::content::{ActorSpec, ContentRegistry};
 use crate::llm::ChatMessage;
 use crate::prompt::{DecisionLimits, PromptSection, decision_schema, decision_system_prompt};
-use crate::world::{ActionMenu, AvailableAction};
+use crate::world::{ActionMenu, OfferedActions};
 
 /// The shared parts of decision prompts. Everything in it follows from the content,
 /// the [`SmartActorSettings`] and an actor's limits, so it is dropped whenever the
@@ -99,13 +99,8 @@ impl PromptCache {
         })
     }
 
-    /// The answer schema for these offered actions within `limits`.
-    pub fn schema(&mut self, offered: &[AvailableAction], limits: &DecisionLimits) -> Arc<Value> {
-        let numbered = offered.iter().enumerate().all(|(i, a)| a.index == i + 1);
-        if !numbered {
-            // Offers are numbered from 1; anything else gets a schema of its own.
-            return Arc::new(decision_schema(offered.iter().map(|a| a.index), limits));
-        }
+    /// The answer schema for these offered actions (numbered from 1) within `limits`.
+    pub fn schema(&mut self, offered: &OfferedActions, limits: &DecisionLimits) -> Arc<Value> {
         let position = match self.schemas.iter().position(|(seen, _)| seen == limits) {
             Some(position) => position,
             None => {
@@ -113,13 +108,13 @@ impl PromptCache {
                 self.schemas.len() - 1
             }
         };
+        let count = offered.len();
         let by_count = &mut self.schemas[position].1;
-        if by_count.len() <= offered.len() {
-            by_count.resize(offered.len() + 1, None);
+        if by_count.len() <= count {
+            by_count.resize(count + 1, None);
         }
         Arc::clone(
-            by_count[offered.len()]
-                .get_or_insert_with(|| Arc::new(decision_schema(1..=offered.len(), limits))),
+            by_count[count].get_or_insert_with(|| Arc::new(decision_schema(1..=count, limits))),
         )
     }
 }

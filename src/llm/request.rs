@@ -67,15 +67,36 @@ pub struct SamplingOptions {
     pub stop: Vec<String>,
 }
 
-/// A choice offered in a decision request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OfferedChoice {
+/// A choice offered in a decision request, as its requester keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OfferedChoice<'a> {
     /// Its index in the prompt.
     pub index: usize,
     /// The action's `mod:action` id.
-    pub action_id: std::sync::Arc<str>,
+    pub action_id: &'a str,
     /// The rendered command.
-    pub command: std::sync::Arc<str>,
+    pub command: &'a str,
+}
+
+/// The choices of a decision request, however its requester keeps them: the request
+/// shares them instead of copying each one.
+pub trait OfferedChoices: std::fmt::Debug + Send + Sync {
+    /// How many choices there are.
+    fn len(&self) -> usize;
+
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The choice at `position`, from 0.
+    fn choice(&self, position: usize) -> Option<OfferedChoice<'_>>;
+}
+
+impl PartialEq for dyn OfferedChoices + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && (0..self.len()).all(|i| self.choice(i) == other.choice(i))
+    }
 }
 
 /// What a request is for. Language models read only the messages; the offline
@@ -91,7 +112,7 @@ pub enum RequestIntent {
         /// The actor's name.
         actor: String,
         /// What was offered.
-        offered: Vec<OfferedChoice>,
+        offered: Arc<dyn OfferedChoices>,
     },
     /// Narration of one report, with the line written without a model.
     Narration {

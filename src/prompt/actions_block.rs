@@ -17,6 +17,74 @@ pub trait ActionLine {
     fn description(&self) -> &str;
 }
 
+/// The offered actions in prompt order, as the block reads them: by position, from 0.
+///
+/// Slices, arrays and vectors of [`ActionLine`]s are lists, and so is a smart actor's
+/// [`OfferedActions`](crate::world::OfferedActions).
+pub trait ActionList {
+    /// How many actions there are.
+    fn len(&self) -> usize;
+
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The action at `position`.
+    fn line(&self, position: usize) -> BlockLine<'_>;
+}
+
+/// One offered action, as its line in the block shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockLine<'a> {
+    /// Its number, from 1.
+    pub index: usize,
+    /// Its `mod:action` id; the namespace picks the group.
+    pub action_id: &'a str,
+    /// The rendered command.
+    pub command: &'a str,
+    /// What the action does.
+    pub description: &'a str,
+}
+
+impl<'a, A: ActionLine> From<&'a A> for BlockLine<'a> {
+    fn from(action: &'a A) -> Self {
+        Self {
+            index: action.index(),
+            action_id: action.action_id(),
+            command: action.command(),
+            description: action.description(),
+        }
+    }
+}
+
+impl<A: ActionLine> ActionList for [A] {
+    fn len(&self) -> usize {
+        <[A]>::len(self)
+    }
+    fn line(&self, position: usize) -> BlockLine<'_> {
+        BlockLine::from(&self[position])
+    }
+}
+
+impl<A: ActionLine, const N: usize> ActionList for [A; N] {
+    fn len(&self) -> usize {
+        N
+    }
+    fn line(&self, position: usize) -> BlockLine<'_> {
+        BlockLine::from(&self[position])
+    }
+}
+
+impl<A: ActionLine> ActionList for Vec<A> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    fn line(&self, position: usize) -> BlockLine<'_> {
+        BlockLine::from(&self[position])
+    }
+}
+
 /// Where groups come from: each mod's metadata and its place in the group order.
 pub trait ActionCatalog {
     /// The group's position (lower first; ties alphabetical) and the mod's metadata.
@@ -85,16 +153,18 @@ const FLAT_GUIDANCE: &str = "<selection_guidance>
 /// );
 /// assert!(block.contains("[Index: 1] Command: \"wait\" - Let time pass"));
 /// ```
-pub fn render_available_actions<A: ActionLine>(
-    actions: &[A],
+pub fn render_available_actions<L: ActionList + ?Sized>(
+    actions: &L,
     catalog: &impl ActionCatalog,
     options: &BlockOptions,
 ) -> String {
     // Room for the lines, plus headers, metadata and guidance.
     let mut out = String::with_capacity(
-        8192 + actions
-            .iter()
-            .map(|a| a.command().len() + a.description().len() + 32)
+        8192 + (0..actions.len())
+            .map(|i| {
+                let line = actions.line(i);
+                line.command.len() + line.description.len() + 32
+            })
             .sum::<usize>(),
     );
     write_available_actions(&mut out, actions, catalog, options);
@@ -102,44 +172,50 @@ pub fn render_available_actions<A: ActionLine>(
 }
 
 /// Like [`render_available_actions`], appending to `out`.
-pub fn write_available_actions<A: ActionLine>(
+pub fn write_available_actions<L: ActionList + ?Sized>(
     out: &mut String,
-    actions: &[A],
+    actions: &L,
     catalog: &impl ActionCatalog,
     options: &BlockOptions,
 ) {
     out.push_str("<available_actions>\n");
+    let lines: SmallVec<[BlockLine<'_>; 64]> =
+        (0..actions.len()).map(|i| actions.line(i)).collect();
     // Distinct namespaces in order of first appearance: each one's actions and where
     // the first of them is. Actions usually come grouped already: each group is then
     // one run of the list.
-    let mut groups: SmallVec<[(&str, usize, usize); 8]> = SmallVec::new();
+    let mut groups: SmallVec<[Group<'_>; 8]> = SmallVec::new();
     let mut grouped = true;
-    for (position, action) in actions.iter().enumerate() {
+    for (position, line) in lines.iter().enumerate() {
         // Check the current group before searching.
         if let Some(last) = groups.last_mut()
-            && in_namespace(action.action_id(), last.0)
+            && in_namespace(line.action_id, last.namespace)
         {
-            last.1 += 1;
+            last.count += 1;
             continue;
         }
-        let namespace = action_namespace(action.action_id());
-        match groups.iter_mut().find(|(seen, ..)| *seen == namespace) {
+        let namespace = action_namespace(line.action_id);
+        match groups.iter_mut().find(|group| group.namespace == namespace) {
             Some(group) => {
-                group.1 += 1;
+                group.count += 1;
                 grouped = false;
             }
-            None => groups.push((namespace, 1, position)),
+            None => groups.push(Group {
+                namespace,
+                count: 1,
+                first: position,
+            }),
         }
     }
 
-    if actions.is_empty() {
+    if lines.is_empty() {
         out.push_str("(nothing to do right now: answer with null)\n\n");
         out.push_str(FLAT_GUIDANCE);
         return;
     }
-    if actions.len() < options.min_actions || groups.len() < options.min_namespaces {
-        for action in actions {
-            write_line(out, action);
+    if lines.len() < options.min_actions || groups.len() < options.min_namespaces {
+        for line in &lines {
+            write_line(out, line);
         }
         out.push('\n');
         out.push_str(FLAT_GUIDANCE);
@@ -149,7 +225,7 @@ pub fn write_available_actions<A: ActionLine>(
     let mut ordered: SmallVec<[GroupOrder<'_>; 8]> = groups
         .iter()
         .enumerate()
-        .map(|(group, &(namespace, ..))| {
+        .map(|(group, &Group { namespace, .. })| {
             let (rank, metadata) = catalog.action_group(namespace);
             (rank, namespace, metadata, group)
         })
@@ -158,34 +234,29 @@ pub fn write_available_actions<A: ActionLine>(
 
     // When a group's actions are not one run, its members are gathered by a counting
     // sort, so each group is one slice of positions.
+    let mut starts: SmallVec<[usize; 8]> = SmallVec::new();
+    let mut total = 0;
+    for group in &groups {
+        starts.push(total);
+        total += group.count;
+    }
     let members: Vec<usize> = if grouped {
         Vec::new()
     } else {
-        let mut next: SmallVec<[usize; 8]> = SmallVec::new();
-        let mut total = 0;
-        for &(_, count, _) in &groups {
-            next.push(total);
-            total += count;
-        }
-        let mut members = vec![0; actions.len()];
-        for (position, action) in actions.iter().enumerate() {
-            let namespace = action_namespace(action.action_id());
-            if let Some(group) = groups.iter().position(|(seen, ..)| *seen == namespace) {
+        let mut next = starts.clone();
+        let mut members = vec![0; lines.len()];
+        for (position, line) in lines.iter().enumerate() {
+            let namespace = action_namespace(line.action_id);
+            if let Some(group) = groups.iter().position(|group| group.namespace == namespace) {
                 members[next[group]] = position;
                 next[group] += 1;
             }
         }
         members
     };
-    let mut starts: SmallVec<[usize; 8]> = SmallVec::new();
-    let mut total = 0;
-    for &(_, count, _) in &groups {
-        starts.push(total);
-        total += count;
-    }
 
     for (_, namespace, metadata, group) in ordered {
-        let (_, count, first) = groups[group];
+        let Group { count, first, .. } = groups[group];
         out.push_str("## ");
         out.extend(namespace.chars().map(|c| c.to_ascii_uppercase()));
         out.push_str(" ACTIONS (");
@@ -207,12 +278,12 @@ pub fn write_available_actions<A: ActionLine>(
             out.push('\n');
         }
         if grouped {
-            for action in &actions[first..first + count] {
-                write_line(out, action);
+            for line in &lines[first..first + count] {
+                write_line(out, line);
             }
         } else {
             for &position in &members[starts[group]..starts[group] + count] {
-                write_line(out, &actions[position]);
+                write_line(out, &lines[position]);
             }
         }
         out.push('\n');
@@ -220,16 +291,24 @@ pub fn write_available_actions<A: ActionLine>(
     out.push_str(GROUPED_GUIDANCE);
 }
 
+/// A namespace's actions: how many, and the position of the first.
+#[derive(Clone, Copy)]
+struct Group<'a> {
+    namespace: &'a str,
+    count: usize,
+    first: usize,
+}
+
 /// A group's rank, namespace, mod metadata and position among the groups found.
 type GroupOrder<'a> = (usize, &'a str, Option<&'a ModActionMetadata>, usize);
 
-fn write_line(out: &mut String, action: &impl ActionLine) {
+fn write_line(out: &mut String, line: &BlockLine<'_>) {
     out.push_str("[Index: ");
-    push_number(out, action.index());
+    push_number(out, line.index);
     out.push_str("] Command: \"");
-    out.push_str(action.command());
+    out.push_str(line.command);
     out.push_str("\" - ");
-    out.push_str(action.description());
+    out.push_str(line.description);
     out.push('\n');
 }
 
@@ -559,8 +638,8 @@ mod tests {
 
     #[test]
     fn nothing_to_offer_says_so() {
-        let block = render_available_actions::<Line>(
-            &[],
+        let block = render_available_actions(
+            &Vec::<Line>::new(),
             &ContentRegistry::default(),
             &BlockOptions::default(),
         );

@@ -7,7 +7,8 @@ mod narration;
 mod tokens;
 
 pub use actions_block::{
-    ActionCatalog, ActionLine, BlockOptions, render_available_actions, write_available_actions,
+    ActionCatalog, ActionLine, ActionList, BlockLine, BlockOptions, render_available_actions,
+    write_available_actions,
 };
 pub use decision::{
     DECISION_RULES, DecisionContext, DecisionLimits, DecisionPrompt, PromptPart, PromptSection,

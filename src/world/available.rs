@@ -1,33 +1,158 @@
 //! The actions an actor can take right now: definitions × scope-resolved targets × tag rules.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
 use super::{TargetScopes, WorldView};
 use crate::content::{ActionDefinition, ContentRegistry};
 
-/// The targets of an offered action, in slot order: at most three, kept inline.
-pub type ChosenTargets = SmallVec<[Entity; 3]>;
-
-/// One action an actor may take, with its targets chosen and its command rendered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AvailableAction {
+/// One action an actor may take, with its targets chosen and its command rendered:
+/// one of [`OfferedActions`], borrowed from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AvailableAction<'a> {
     /// Its number in the prompt, from 1.
     pub index: usize,
-    /// The definition's `mod:action` id, shared by every combination of its targets.
-    pub action_id: Arc<str>,
+    /// The definition's `mod:action` id.
+    pub action_id: &'a str,
     /// The chosen targets in slot order: primary, secondary, tertiary.
-    pub targets: ChosenTargets,
-    /// The rendered command: "give mug of ale to Marta", shared by every actor offered
-    /// the same action on the same targets from one [`ActionOffers`].
-    pub command: Arc<str>,
-    /// The definition's description, shared like the id.
-    pub description: Arc<str>,
+    pub targets: &'a [Entity],
+    /// The rendered command: "give mug of ale to Marta".
+    pub command: &'a str,
+    /// The definition's description.
+    pub description: &'a str,
 }
+
+/// The actions one actor is offered, numbered from 1 in a stable order: the
+/// registry's action order (by group, then id), then targets by name. Its prompt lists
+/// them and its answer is checked against them.
+///
+/// Iterate it, or [`get`](Self::get) an action by its number. Cloning it shares it.
+#[derive(Clone, Default)]
+pub struct OfferedActions(Option<Arc<OfferedList>>);
+
+/// What [`OfferedActions`] shares: the menu the actions come from, each offered
+/// action, and every command's text one after the other.
+struct OfferedList {
+    menu: Arc<[Arc<MenuAction>]>,
+    offered: Vec<Offered>,
+    commands: String,
+}
+
+/// One offered action: its menu action, targets and where its command is in the text.
+#[derive(Debug, Clone, Copy)]
+struct Offered {
+    action: u32,
+    targets: [Entity; 3],
+    slots: u8,
+    command: (u32, u32),
+}
+
+impl OfferedList {
+    fn view<'a>(&'a self, position: usize, offered: &'a Offered) -> AvailableAction<'a> {
+        let action = &self.menu[offered.action as usize].definition;
+        let (start, end) = offered.command;
+        AvailableAction {
+            index: position + 1,
+            action_id: &action.id,
+            targets: &offered.targets[..usize::from(offered.slots)],
+            command: &self.commands[start as usize..end as usize],
+            description: &action.description,
+        }
+    }
+}
+
+impl OfferedActions {
+    /// How many actions are offered.
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |list| list.offered.len())
+    }
+
+    /// Whether nothing is offered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The action numbered `index` (from 1), as the prompt lists it.
+    pub fn get(&self, index: usize) -> Option<AvailableAction<'_>> {
+        let list = self.0.as_deref()?;
+        let position = index.checked_sub(1)?;
+        list.offered
+            .get(position)
+            .map(|offered| list.view(position, offered))
+    }
+
+    /// Every offered action, by number.
+    pub fn iter(&self) -> OfferedIter<'_> {
+        OfferedIter {
+            list: self.0.as_deref(),
+            offered: self
+                .0
+                .as_deref()
+                .map_or(&[][..], |list| &list.offered)
+                .iter()
+                .enumerate(),
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a OfferedActions {
+    type Item = AvailableAction<'a>;
+    type IntoIter = OfferedIter<'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl std::fmt::Debug for OfferedActions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for OfferedActions {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for OfferedActions {}
+
+/// The actions of an [`OfferedActions`], by number.
+#[derive(Clone)]
+pub struct OfferedIter<'a> {
+    list: Option<&'a OfferedList>,
+    offered: std::iter::Enumerate<std::slice::Iter<'a, Offered>>,
+}
+
+impl<'a> Iterator for OfferedIter<'a> {
+    type Item = AvailableAction<'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (position, offered) = self.offered.next()?;
+        Some(self.list?.view(position, offered))
+    }
+
+    fn nth(&mut self, n: usize) -> Option<Self::Item> {
+        let (position, offered) = self.offered.nth(n)?;
+        Some(self.list?.view(position, offered))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.offered.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for OfferedIter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let (position, offered) = self.offered.next_back()?;
+        Some(self.list?.view(position, offered))
+    }
+}
+
+impl ExactSizeIterator for OfferedIter<'_> {}
 
 /// Every action `actor` may take, numbered from 1 in a stable order: the
 /// registry's action order (by group, then id), then targets by name.
@@ -44,36 +169,28 @@ pub fn available_actions(
     scopes: &TargetScopes,
     actor: Entity,
     allowed: impl Fn(&str) -> bool,
-) -> Vec<AvailableAction> {
+) -> OfferedActions {
     ActionMenu::new(registry)
         .filtered(|action| allowed(&action.id))
         .offer(view, scopes, actor)
 }
 
 /// Some of a registry's actions, ready to offer to many actors: each template parsed
-/// and each id and description shared once, instead of once per actor.
+/// once, instead of once per actor.
 ///
 /// It holds copies of what it needs, so it stays valid when the registry changes;
 /// build a new one when [`ContentRegistry::generation`] moves on to offer the new
 /// content. Cloning or [filtering](Self::filtered) one shares its actions.
 #[derive(Debug, Clone, Default)]
 pub struct ActionMenu {
-    actions: Vec<Arc<MenuAction>>,
+    actions: Arc<[Arc<MenuAction>]>,
 }
 
 #[derive(Debug)]
 struct MenuAction {
-    /// Tells menu actions apart, for [`ActionOffers`]' rendered commands: the same for
-    /// every menu sharing this action, never reused.
-    key: u64,
     definition: ActionDefinition,
-    id: Arc<str>,
-    description: Arc<str>,
     template: CommandTemplate,
 }
-
-/// The next [`MenuAction::key`].
-static NEXT_MENU_ACTION: AtomicU64 = AtomicU64::new(0);
 
 impl ActionMenu {
     /// Every action of the registry, in its order.
@@ -83,10 +200,7 @@ impl ActionMenu {
             .iter()
             .map(|action| {
                 Arc::new(MenuAction {
-                    key: NEXT_MENU_ACTION.fetch_add(1, Ordering::Relaxed),
                     definition: action.clone(),
-                    id: action.id.as_str().into(),
-                    description: action.description.as_str().into(),
                     template: CommandTemplate::parse(action),
                 })
             })
@@ -118,33 +232,36 @@ impl ActionMenu {
     }
 
     /// Every action `actor` may take, as [`available_actions`] describes.
-    pub fn offer(
-        &self,
-        view: &WorldView,
-        scopes: &TargetScopes,
-        actor: Entity,
-    ) -> Vec<AvailableAction> {
-        let mut offered = Vec::new();
-        ActionOffers::new(view, scopes).offer_into(self, actor, &mut offered);
-        offered
+    pub fn offer(&self, view: &WorldView, scopes: &TargetScopes, actor: Entity) -> OfferedActions {
+        ActionOffers::new(view, scopes).offer(self, actor)
     }
 }
 
 /// Offers actions from one world view to many actors, as [`available_actions`]
-/// describes: each command is rendered once however many actors are offered it, and
-/// working space is reused from one actor to the next. Make one per world view (a
-/// frame's): commands name their targets as the view does.
+/// describes, reusing its working space from one actor to the next.
 pub struct ActionOffers<'v> {
     view: &'v WorldView<'v>,
     scopes: &'v TargetScopes,
-    /// Rendered commands by menu action and targets.
-    commands: HashMap<(u64, ChosenTargets), Arc<str>>,
-    /// Each scope's candidates for the actor being offered, by scope name.
-    scoped: Vec<(&'v str, Vec<Entity>)>,
-    /// Every slot's candidates for the action being offered, one slot after the other.
+    /// Each scope's candidates, named, for the actor being offered.
+    scoped: Vec<Scoped<'v>>,
+    /// Slot candidates narrowed by their slot's tag rules, one slot after the other.
+    narrowed: Vec<(Entity, &'v str)>,
+    /// The largest offer so far (actions, command bytes), to size the next one's.
+    largest: (usize, usize),
+}
+
+/// A scope's candidates for one actor, with their names.
+struct Scoped<'v> {
+    name: &'v str,
+    actor: Entity,
     candidates: Vec<(Entity, &'v str)>,
-    offered: Vec<AvailableAction>,
-    command: String,
+}
+
+/// Where a slot's candidates are: all of a scope's, or a range of the narrowed ones.
+#[derive(Clone, Copy)]
+enum SlotCandidates {
+    Scope(usize),
+    Narrowed(usize, usize),
 }
 
 impl<'v> ActionOffers<'v> {
@@ -153,78 +270,103 @@ impl<'v> ActionOffers<'v> {
         Self {
             view,
             scopes,
-            commands: HashMap::default(),
             scoped: Vec::new(),
-            candidates: Vec::new(),
-            offered: Vec::new(),
-            command: String::new(),
+            narrowed: Vec::new(),
+            largest: (0, 0),
         }
     }
 
     /// Every action of `menu` that `actor` may take.
-    pub fn offer(&mut self, menu: &ActionMenu, actor: Entity) -> Arc<[AvailableAction]> {
-        let mut offered = std::mem::take(&mut self.offered);
-        self.offer_into(menu, actor, &mut offered);
-        let shared = offered.drain(..).collect();
-        self.offered = offered;
-        shared
-    }
-
-    fn offer_into(&mut self, menu: &ActionMenu, actor: Entity, offered: &mut Vec<AvailableAction>) {
+    pub fn offer(&mut self, menu: &ActionMenu, actor: Entity) -> OfferedActions {
         let view = self.view;
-        self.scoped.clear();
-        'actions: for action in &menu.actions {
+        let mut offered: Vec<Offered> = Vec::with_capacity(self.largest.0);
+        let mut commands = String::with_capacity(self.largest.1);
+        'actions: for (position, action) in menu.actions.iter().enumerate() {
             let definition = &action.definition;
             if !definition.actor.accepts(|tag| view.has_tag(actor, tag)) {
                 continue;
             }
-            self.candidates.clear();
-            let mut ends: SmallVec<[usize; 3]> = SmallVec::new();
+            self.narrowed.clear();
+            let mut slots: SmallVec<[SlotCandidates; 3]> = SmallVec::new();
             for (_, slot) in definition.target_slots() {
-                let scoped = match self.scoped.iter().position(|(name, _)| *name == slot.scope) {
-                    Some(position) => &self.scoped[position].1,
-                    None => {
-                        let Some((name, scope)) = self.scopes.get_key_value(&slot.scope) else {
-                            continue 'actions;
-                        };
-                        self.scoped.push((name, scope(view, actor)));
-                        &self.scoped[self.scoped.len() - 1].1
-                    }
+                let Some(scope) = self.scope(&slot.scope, actor) else {
+                    continue 'actions;
                 };
-                self.candidates.extend(
-                    scoped
+                if slot.required_tags.is_empty() && slot.forbidden_tags.is_empty() {
+                    slots.push(SlotCandidates::Scope(scope));
+                    continue;
+                }
+                let start = self.narrowed.len();
+                self.narrowed.extend(
+                    self.scoped[scope]
+                        .candidates
                         .iter()
-                        .filter(|&&e| slot.accepts(|tag| view.has_tag(e, tag)))
-                        .map(|&e| (e, view.name(e))),
+                        .filter(|&&(e, _)| slot.accepts(|tag| view.has_tag(e, tag))),
                 );
-                ends.push(self.candidates.len());
+                slots.push(SlotCandidates::Narrowed(start, self.narrowed.len()));
             }
-            let mut start = 0;
-            let mut lists: SmallVec<[&[(Entity, &str)]; 3]> = SmallVec::new();
-            for &end in &ends {
-                lists.push(&self.candidates[start..end]);
-                start = end;
-            }
-            let (commands, command) = (&mut self.commands, &mut self.command);
+            let lists: SmallVec<[&[(Entity, &str)]; 3]> = slots
+                .iter()
+                .map(|&slot| match slot {
+                    SlotCandidates::Scope(scope) => self.scoped[scope].candidates.as_slice(),
+                    SlotCandidates::Narrowed(start, end) => &self.narrowed[start..end],
+                })
+                .collect();
             let mut chosen = SmallVec::new();
             for_each_combination(&lists, &mut chosen, &mut |targets| {
-                let entities: ChosenTargets = targets.iter().map(|&(entity, _)| entity).collect();
-                let command = commands
-                    .entry((action.key, entities.clone()))
-                    .or_insert_with(|| {
-                        command.clear();
-                        action.template.render_into(command, targets);
-                        command.as_str().into()
-                    });
-                offered.push(AvailableAction {
-                    index: offered.len() + 1,
-                    action_id: Arc::clone(&action.id),
+                let start = commands.len();
+                action.template.render_into(&mut commands, targets);
+                let mut entities = [Entity::PLACEHOLDER; 3];
+                for (entity, &(target, _)) in entities.iter_mut().zip(targets) {
+                    *entity = target;
+                }
+                offered.push(Offered {
+                    action: position as u32,
                     targets: entities,
-                    command: Arc::clone(command),
-                    description: Arc::clone(&action.description),
+                    slots: targets.len() as u8,
+                    command: (start as u32, commands.len() as u32),
                 });
             });
         }
+        self.largest = (
+            self.largest.0.max(offered.len()),
+            self.largest.1.max(commands.len()),
+        );
+        if offered.is_empty() {
+            return OfferedActions::default();
+        }
+        OfferedActions(Some(Arc::new(OfferedList {
+            menu: Arc::clone(&menu.actions),
+            offered,
+            commands,
+        })))
+    }
+
+    /// The position in `scoped` of a scope's candidates for `actor`, found once per
+    /// actor; `None` when no scope has that name.
+    fn scope(&mut self, name: &str, actor: Entity) -> Option<usize> {
+        let view = self.view;
+        let position = match self.scoped.iter().position(|s| s.name == name) {
+            Some(position) if self.scoped[position].actor == actor => return Some(position),
+            Some(position) => position,
+            None => {
+                let (name, _) = self.scopes.get_key_value(name)?;
+                self.scoped.push(Scoped {
+                    name,
+                    actor,
+                    candidates: Vec::new(),
+                });
+                self.scoped.len() - 1
+            }
+        };
+        let scoped = &mut self.scoped[position];
+        let scope = self.scopes.get(scoped.name)?;
+        scoped.actor = actor;
+        scoped.candidates.clear();
+        scoped
+            .candidates
+            .extend(scope(view, actor).into_iter().map(|e| (e, view.name(e))));
+        Some(position)
     }
 }
 
@@ -410,8 +552,8 @@ mod tests {
         })
     }
 
-    fn commands(offered: &[AvailableAction]) -> Vec<(usize, &str)> {
-        offered.iter().map(|a| (a.index, &*a.command)).collect()
+    fn commands(offered: &OfferedActions) -> Vec<(usize, &str)> {
+        offered.iter().map(|a| (a.index, a.command)).collect()
     }
 
     #[test]
@@ -443,8 +585,16 @@ mod tests {
             ],
             "core before items (alphabetical), the guard and the tired-only action left out"
         );
-        assert_eq!(*offered[1].targets, [entity(22), entity(12)]);
-        assert_eq!(&*offered[1].action_id, "items:give");
+        let give = offered.get(2).expect("a second action");
+        assert_eq!(give.targets, [entity(22), entity(12)]);
+        assert_eq!(give.action_id, "items:give");
+        assert_eq!(give.description, "Hand over");
+        assert_eq!(offered.get(0), None, "numbered from 1");
+        assert_eq!(offered.get(4), None);
+        assert_eq!(
+            offered.iter().rev().map(|a| a.index).collect::<Vec<_>>(),
+            [3, 2, 1]
+        );
     }
 
     #[test]

@@ -14,7 +14,8 @@ mod view;
 use bevy::prelude::*;
 
 pub use available::{
-    ActionMenu, ActionOffers, AvailableAction, ChosenTargets, available_actions, render_command,
+    ActionMenu, ActionOffers, AvailableAction, OfferedActions, OfferedIter, available_actions,
+    render_command,
 };
 pub use components::{
     CarriedBy, Character, DisplayName, Exits, InPlace, NarrativeKey, Place, Player, Tags,

@@ -1,6 +1,7 @@
 //! What an actor perceives, as prompt text.
 
 use bevy::prelude::*;
+use smallvec::SmallVec;
 
 use super::WorldView;
 
@@ -21,49 +22,51 @@ pub fn write_surroundings(text: &mut String, view: &WorldView, actor: Entity) {
     text.push_str("You are in ");
     text.push_str(view.name(place));
     text.push('.');
-    // One `Label: a, b.` line, left out when there is nothing to name.
-    let line = |text: &mut String, label: &[&str], entities: &mut dyn Iterator<Item = Entity>| {
-        let Some(first) = entities.next() else {
-            return;
-        };
-        text.push('\n');
-        label.iter().for_each(|part| text.push_str(part));
-        text.push_str(": ");
-        text.push_str(view.name(first));
-        for entity in entities {
-            text.push_str(", ");
-            text.push_str(view.name(entity));
-        }
-        text.push('.');
-    };
-    let is_character = |e: Entity| view.get(e).is_some_and(|v| v.character);
-    let others = || {
-        view.occupants(place)
-            .iter()
-            .copied()
-            .filter(|&e| e != actor)
-    };
-    line(
-        text,
-        &["Here with you"],
-        &mut others().filter(|&e| is_character(e)),
-    );
+    // Everyone and everything else here, looked up once: (entity, name, a character?).
+    let others: SmallVec<[(Entity, &str, bool); 32]> = view
+        .occupants(place)
+        .iter()
+        .filter(|&&e| e != actor)
+        .map(|&e| (e, view.name(e), view.get(e).is_some_and(|v| v.character)))
+        .collect();
+    let characters = || others.iter().filter(|o| o.2);
+    line(text, &["Here with you"], characters().map(|o| o.1));
     line(
         text,
         &["You see"],
-        &mut others().filter(|&e| !is_character(e)),
+        others.iter().filter(|o| !o.2).map(|o| o.1),
     );
-    for character in others().filter(|&e| is_character(e)) {
+    for &(character, name, _) in characters() {
         line(
             text,
-            &[view.name(character), " carries"],
-            &mut view.carried_by(character).iter().copied(),
+            &[name, " carries"],
+            view.carried_by(character).iter().map(|&e| view.name(e)),
         );
     }
     line(
         text,
         &["You carry"],
-        &mut view.carried_by(actor).iter().copied(),
+        view.carried_by(actor).iter().map(|&e| view.name(e)),
     );
-    line(text, &["Exits"], &mut view.exits(place).iter().copied());
+    line(
+        text,
+        &["Exits"],
+        view.exits(place).iter().map(|&e| view.name(e)),
+    );
+}
+
+/// One `Label: a, b.` line, left out when there is nothing to name.
+fn line<'a>(text: &mut String, label: &[&str], mut names: impl Iterator<Item = &'a str>) {
+    let Some(first) = names.next() else {
+        return;
+    };
+    text.push('\n');
+    label.iter().for_each(|part| text.push_str(part));
+    text.push_str(": ");
+    text.push_str(first);
+    for name in names {
+        text.push_str(", ");
+        text.push_str(name);
+    }
+    text.push('.');
 }

@@ -48,10 +48,10 @@ fn an_offline_turn_ends_in_action_requests_for_offered_actions() {
         let offered = prompt
             .offered
             .iter()
-            .find(|a| *a.command == request.command)
+            .find(|a| a.command == request.command)
             .expect("the command was offered");
         assert_eq!(
-            (&*offered.action_id, &*offered.targets),
+            (offered.action_id, offered.targets),
             (request.action_id.as_str(), &*request.targets)
         );
     }
@@ -185,11 +185,11 @@ fn prompts_report_their_sections_and_how_much_of_the_last_one_they_reuse() {
         counted.abs_diff(estimated) <= first.sections.len(),
         "{counted} vs {estimated}"
     );
-    assert_eq!(first.reused_prefix, 0.0);
+    assert_eq!(first.reused_prefix(), 0.0);
     let second = prompt_of(&run_turn(&mut app));
     assert!(
-        second.reused_prefix >= 0.85,
+        second.reused_prefix() >= 0.85,
         "a warm turn reuses most of the last prompt: {}",
-        second.reused_prefix
+        second.reused_prefix()
     );
 }
