@@ -703,12 +703,13 @@ fn submit_decisions(
             system.message.clone(),
             ChatMessage::user(user.text.as_str()),
         ];
+        let name = Arc::clone(&system.name);
         let previous = std::mem::replace(&mut mind.last_prompt, messages.clone());
         let request = LlmRequest {
             messages: messages.clone(),
             schema: Some(cache.schema(&offered, &limits)),
             intent: RequestIntent::Decision {
-                actor: spec.name.clone(),
+                actor: name,
                 offered: Arc::new(offered.clone()),
             },
             sampling: SamplingOptions {

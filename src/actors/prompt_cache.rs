@@ -35,6 +35,8 @@ pub(super) struct PromptCache {
 
 /// A spec's system message and its sections, shared by every actor of the spec.
 pub(super) struct SharedSystem {
+    /// The spec's name, as requests give it.
+    pub name: Arc<str>,
     /// The message; cloning it shares its text.
     pub message: ChatMessage,
     /// Its sections and their estimated tokens.
@@ -65,6 +67,7 @@ impl PromptCache {
                 built.push((
                     limits.clone(),
                     SharedSystem {
+                        name: spec.name.as_str().into(),
                         message: ChatMessage::system(part.text),
                         sections: part.sections,
                     },

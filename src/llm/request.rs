@@ -110,7 +110,7 @@ pub enum RequestIntent {
     /// A smart actor's decision among offered actions.
     Decision {
         /// The actor's name.
-        actor: String,
+        actor: Arc<str>,
         /// What was offered.
         offered: Arc<dyn OfferedChoices>,
     },

@@ -184,28 +184,49 @@ pub fn available_actions(
 #[derive(Debug, Clone, Default)]
 pub struct ActionMenu {
     actions: Arc<[Arc<MenuAction>]>,
+    /// Every scope the actions' slots name, each once.
+    scopes: Arc<[String]>,
 }
 
 #[derive(Debug)]
 struct MenuAction {
     definition: ActionDefinition,
     template: CommandTemplate,
+    /// Each slot's scope, by its position in the menu's `scopes`.
+    slot_scopes: SmallVec<[usize; 3]>,
 }
 
 impl ActionMenu {
     /// Every action of the registry, in its order.
     pub fn new(registry: &ContentRegistry) -> Self {
+        let mut scopes: Vec<String> = Vec::new();
         let actions = registry
             .actions()
             .iter()
             .map(|action| {
+                let slot_scopes = action
+                    .target_slots()
+                    .map(|(_, slot)| {
+                        scopes
+                            .iter()
+                            .position(|scope| *scope == slot.scope)
+                            .unwrap_or_else(|| {
+                                scopes.push(slot.scope.clone());
+                                scopes.len() - 1
+                            })
+                    })
+                    .collect();
                 Arc::new(MenuAction {
                     definition: action.clone(),
                     template: CommandTemplate::parse(action),
+                    slot_scopes,
                 })
             })
             .collect();
-        Self { actions }
+        Self {
+            actions,
+            scopes: scopes.into(),
+        }
     }
 
     /// The actions `keep` accepts (an actor's policy), in the same order, shared with this menu.
@@ -218,6 +239,7 @@ impl ActionMenu {
                 .filter(|action| keep(&action.definition))
                 .cloned()
                 .collect(),
+            scopes: Arc::clone(&self.scopes),
         }
     }
 
@@ -242,6 +264,8 @@ impl ActionMenu {
 pub struct ActionOffers<'v> {
     view: &'v WorldView<'v>,
     scopes: &'v TargetScopes,
+    /// The scope names of the menu last offered from; `scoped` follows them.
+    names: Arc<[String]>,
     /// Each scope's candidates, named, for the actor being offered.
     scoped: Vec<Scoped<'v>>,
     /// Slot candidates narrowed by their slot's tag rules, one slot after the other.
@@ -251,9 +275,12 @@ pub struct ActionOffers<'v> {
 }
 
 /// A scope's candidates for one actor, with their names.
+#[derive(Default)]
 struct Scoped<'v> {
-    name: &'v str,
-    actor: Entity,
+    /// The actor they are for; `None` before any.
+    actor: Option<Entity>,
+    /// Whether the scope exists.
+    known: bool,
     candidates: Vec<(Entity, &'v str)>,
 }
 
@@ -270,6 +297,7 @@ impl<'v> ActionOffers<'v> {
         Self {
             view,
             scopes,
+            names: Arc::new([]),
             scoped: Vec::new(),
             narrowed: Vec::new(),
             largest: (0, 0),
@@ -279,6 +307,11 @@ impl<'v> ActionOffers<'v> {
     /// Every action of `menu` that `actor` may take.
     pub fn offer(&mut self, menu: &ActionMenu, actor: Entity) -> OfferedActions {
         let view = self.view;
+        if !Arc::ptr_eq(&self.names, &menu.scopes) {
+            self.names = Arc::clone(&menu.scopes);
+            self.scoped.clear();
+            self.scoped.resize_with(menu.scopes.len(), Scoped::default);
+        }
         let mut offered: Vec<Offered> = Vec::with_capacity(self.largest.0);
         let mut commands = String::with_capacity(self.largest.1);
         'actions: for (position, action) in menu.actions.iter().enumerate() {
@@ -288,10 +321,10 @@ impl<'v> ActionOffers<'v> {
             }
             self.narrowed.clear();
             let mut slots: SmallVec<[SlotCandidates; 3]> = SmallVec::new();
-            for (_, slot) in definition.target_slots() {
-                let Some(scope) = self.scope(&slot.scope, actor) else {
+            for ((_, slot), &scope) in definition.target_slots().zip(&action.slot_scopes) {
+                if !self.resolve(scope, actor) {
                     continue 'actions;
-                };
+                }
                 if slot.required_tags.is_empty() && slot.forbidden_tags.is_empty() {
                     slots.push(SlotCandidates::Scope(scope));
                     continue;
@@ -342,31 +375,26 @@ impl<'v> ActionOffers<'v> {
         })))
     }
 
-    /// The position in `scoped` of a scope's candidates for `actor`, found once per
-    /// actor; `None` when no scope has that name.
-    fn scope(&mut self, name: &str, actor: Entity) -> Option<usize> {
+    /// Finds the candidates of the menu's scope `scope` for `actor`, once per actor;
+    /// `false` when no scope has its name.
+    fn resolve(&mut self, scope: usize, actor: Entity) -> bool {
         let view = self.view;
-        let position = match self.scoped.iter().position(|s| s.name == name) {
-            Some(position) if self.scoped[position].actor == actor => return Some(position),
-            Some(position) => position,
-            None => {
-                let (name, _) = self.scopes.get_key_value(name)?;
-                self.scoped.push(Scoped {
-                    name,
-                    actor,
-                    candidates: Vec::new(),
-                });
-                self.scoped.len() - 1
-            }
+        let Some(scoped) = self.scoped.get_mut(scope) else {
+            return false;
         };
-        let scoped = &mut self.scoped[position];
-        let scope = self.scopes.get(scoped.name)?;
-        scoped.actor = actor;
+        if scoped.actor == Some(actor) {
+            return scoped.known;
+        }
+        scoped.actor = Some(actor);
         scoped.candidates.clear();
-        scoped
-            .candidates
-            .extend(scope(view, actor).into_iter().map(|e| (e, view.name(e))));
-        Some(position)
+        let function = self.names.get(scope).and_then(|name| self.scopes.get(name));
+        scoped.known = function.is_some();
+        if let Some(function) = function {
+            scoped
+                .candidates
+                .extend(function(view, actor).into_iter().map(|e| (e, view.name(e))));
+        }
+        scoped.known
     }
 }
 
@@ -375,6 +403,15 @@ fn for_each_combination<'a>(
     chosen: &mut SmallVec<[(Entity, &'a str); 3]>,
     emit: &mut impl FnMut(&[(Entity, &'a str)]),
 ) {
+    // Most actions have one slot, or none.
+    if chosen.is_empty()
+        && let [only] = candidates
+    {
+        for &candidate in *only {
+            emit(&[candidate]);
+        }
+        return;
+    }
     let Some((first, rest)) = candidates.split_first() else {
         emit(chosen);
         return;

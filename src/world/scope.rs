@@ -54,15 +54,13 @@ impl Default for TargetScopes {
 }
 
 fn here(view: &WorldView, actor: Entity, keep: impl Fn(Entity) -> bool) -> Vec<Entity> {
-    view.place_of(actor)
-        .map(|place| {
-            view.occupants(place)
-                .iter()
-                .copied()
-                .filter(|&e| keep(e))
-                .collect()
-        })
-        .unwrap_or_default()
+    let Some(place) = view.place_of(actor) else {
+        return Vec::new();
+    };
+    let occupants = view.occupants(place);
+    let mut here = Vec::with_capacity(occupants.len());
+    here.extend(occupants.iter().copied().filter(|&e| keep(e)));
+    here
 }
 
 impl TargetScopes {
@@ -78,13 +76,6 @@ impl TargetScopes {
     /// A scope by name.
     pub fn get(&self, name: &str) -> Option<&ScopeFn> {
         self.scopes.get(name)
-    }
-
-    /// A scope by name, with the name as the scopes hold it.
-    pub fn get_key_value(&self, name: &str) -> Option<(&str, &ScopeFn)> {
-        self.scopes
-            .get_key_value(name)
-            .map(|(name, scope)| (name.as_str(), scope))
     }
 
     /// Whether a scope with this name exists.
