@@ -32,9 +32,10 @@
 //!   unchanged prefix of the first turn's prompt, what a server's prompt cache can
 //!   reuse (target: ≥ 85 %);
 //! - around the benchmark, the first (cold) frame's time, how many actions and prompt
-//!   bytes an actor gets, and the timed frames' average time in `LoomSystems::Think`
-//!   (from just after `Sense` to just after `Think`), the part `submit_decisions`
-//!   takes of the frame.
+//!   bytes an actor gets, and the timed frames' average time split in three: before
+//!   `LoomSystems::Think` (from the frame's start to just after `Sense`), in it (to
+//!   just after `Think`: the part `submit_decisions` takes, also shown per actor) and
+//!   after it (to the end of the frame's `Last` schedule).
 //!
 //! Run with `cargo bench --bench actors`. Tuned for a small (2-core) machine: the
 //! whole run takes about 20 seconds after the build.
@@ -73,8 +74,8 @@ const GIVE_UP: Duration = Duration::from_secs(30);
 // Shared helpers
 // ---------------------------------------------------------------------------
 
-/// What the frames since the last reset asked for, and how long `LoomSystems::Think`
-/// took in the last of them.
+/// What the frames since the last reset asked for, and where the last of them spent
+/// its time: before `LoomSystems::Think`, in it, and after it.
 #[derive(Resource, Default)]
 struct Requested {
     /// `DecisionRequested` messages.
@@ -83,10 +84,18 @@ struct Requested {
     offered: usize,
     /// Bytes of their prompts' messages.
     prompt_bytes: usize,
+    /// When the last frame began (set by whoever runs it).
+    frame_began: Option<Instant>,
     /// When the last frame's `Think` set began.
     think_began: Option<Instant>,
-    /// How long it took.
+    /// When it ended.
+    think_ended: Option<Instant>,
+    /// From the frame's start to `Think`.
+    before_think: Duration,
+    /// How long `Think` took.
     think: Duration,
+    /// From the end of `Think` to the end of the frame's `Last` schedule.
+    after_think: Duration,
 }
 
 fn count_requested(
@@ -94,7 +103,9 @@ fn count_requested(
     mut messages: MessageReader<DecisionRequested>,
 ) {
     if let Some(began) = requested.think_began.take() {
-        requested.think = began.elapsed();
+        let now = Instant::now();
+        requested.think = now - began;
+        requested.think_ended = Some(now);
     }
     for message in messages.read() {
         requested.decisions += 1;
@@ -108,7 +119,17 @@ fn count_requested(
 }
 
 fn think_begins(mut requested: ResMut<Requested>) {
-    requested.think_began = Some(Instant::now());
+    let now = Instant::now();
+    if let Some(began) = requested.frame_began {
+        requested.before_think = now - began;
+    }
+    requested.think_began = Some(now);
+}
+
+fn frame_ends(mut requested: ResMut<Requested>) {
+    if let Some(ended) = requested.think_ended.take() {
+        requested.after_think = ended.elapsed();
+    }
 }
 
 /// The prompts sent so far, for the printed figures.
@@ -160,7 +181,8 @@ fn loaded_app(actors: SmartActorSettings) -> App {
                 .before(LoomSystems::Think),
             count_requested.after(LoomSystems::Think),
         ),
-    );
+    )
+    .add_systems(Last, frame_ends);
     app.finish();
     app.cleanup();
     update_until(&mut app, "content to load", |app| {
@@ -217,7 +239,7 @@ fn tavern_app() -> (App, SpawnedScene) {
 
 /// The message contents of a prompt, one after the other.
 fn concatenated(messages: &[ChatMessage]) -> String {
-    messages.iter().map(|m| m.content.as_str()).collect()
+    messages.iter().map(|m| &*m.content).collect()
 }
 
 /// Characters `a` and `b` begin with alike.
@@ -312,9 +334,12 @@ fn spawn_world(world: &mut World) {
 /// Writes `TurnEnded` and runs one frame; returns the frame's wall time and what it
 /// requested.
 fn start_turn(app: &mut App) -> (Duration, &Requested) {
-    *app.world_mut().resource_mut::<Requested>() = Requested::default();
     app.world_mut().write_message(TurnEnded);
     let start = Instant::now();
+    *app.world_mut().resource_mut::<Requested>() = Requested {
+        frame_began: Some(start),
+        ..default()
+    };
     app.update();
     let took = start.elapsed();
     (took, app.world().resource::<Requested>())
@@ -364,8 +389,15 @@ fn turn_1000_smart_actors(c: &mut Criterion) {
     clear_cooldowns(&mut app);
     let memories = app.world().resource::<HistoryStore>().clone();
 
-    // Every timed frame: its count and its time in `LoomSystems::Think`, in all.
-    let (mut frames, mut think) = (0u32, Duration::ZERO);
+    // Every timed frame: its count, its time in all and its time before, in and after
+    // `LoomSystems::Think`, in all.
+    let mut frames = 0u32;
+    let (mut whole, mut before, mut think, mut after) = (
+        Duration::ZERO,
+        Duration::ZERO,
+        Duration::ZERO,
+        Duration::ZERO,
+    );
     let mut group = c.benchmark_group("actors");
     group
         .sample_size(20)
@@ -381,7 +413,10 @@ fn turn_1000_smart_actors(c: &mut Criterion) {
                     "the frame submits every decision"
                 );
                 total += took;
+                whole += took;
+                before += requested.before_think;
                 think += requested.think;
+                after += requested.after_think;
                 frames += 1;
                 finish_turn(&mut app, &mut minds);
                 clear_cooldowns(&mut app);
@@ -392,10 +427,16 @@ fn turn_1000_smart_actors(c: &mut Criterion) {
     });
     group.finish();
     if frames > 0 && print_figures() {
+        let cores = std::thread::available_parallelism().map_or(0, usize::from);
         println!(
-            "actors/turn_1000_smart_actors: LoomSystems::Think took {:.2} ms of a frame on \
-             average over {frames} timed frames (target for the whole frame: ≤ 5 ms)\n",
-            millis(think / frames)
+            "actors/turn_1000_smart_actors: on average over {frames} timed frames ({cores} \
+             cores) a frame took {:.2} ms (target: ≤ 5 ms): {:.2} ms before \
+             LoomSystems::Think, {:.2} ms in it ({:.2} µs an actor), {:.2} ms after it\n",
+            millis(whole / frames),
+            millis(before / frames),
+            millis(think / frames),
+            millis(think / frames) * 1e3 / ACTORS as f64,
+            millis(after / frames),
         );
     }
 }

@@ -4,6 +4,7 @@
 //! Run with `cargo bench --bench prompt`. Tuned for a small (2-core) machine: the
 //! whole run takes well under two minutes.
 
+use std::borrow::Cow;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -11,8 +12,8 @@ use bevy::ecs::entity::Entity;
 use bevy_loom::content::{
     ActionDefinition, ContentRegistry, ContentSources, GameManifest, ModManifest,
 };
-use bevy_loom::prompt::{BlockOptions, render_available_actions};
-use bevy_loom::world::{AvailableAction, EntityView, TargetScopes, WorldView, available_actions};
+use bevy_loom::prompt::{ActionLine, BlockOptions, render_available_actions};
+use bevy_loom::world::{EntityView, TargetScopes, WorldView, available_actions};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
@@ -408,7 +409,30 @@ const TARGET_NAMES: &[&str] = &[
 
 struct BlockFixture {
     registry: ContentRegistry,
-    actions: Vec<AvailableAction>,
+    actions: Vec<Line>,
+}
+
+/// An offered action as the block reads it.
+struct Line {
+    index: usize,
+    action_id: String,
+    command: String,
+    description: &'static str,
+}
+
+impl ActionLine for Line {
+    fn index(&self) -> usize {
+        self.index
+    }
+    fn action_id(&self) -> &str {
+        &self.action_id
+    }
+    fn command(&self) -> &str {
+        &self.command
+    }
+    fn description(&self) -> &str {
+        self.description
+    }
 }
 
 fn block_fixture() -> BlockFixture {
@@ -461,17 +485,16 @@ fn block_fixture() -> BlockFixture {
     assert_eq!(registry.mods().len(), 29);
 
     // `count` actions per mod, alternating its verbs over the target names.
-    let mut actions: Vec<AvailableAction> = Vec::with_capacity(200);
+    let mut actions: Vec<Line> = Vec::with_capacity(200);
     for m in BLOCK_MODS {
         for k in 0..m.count {
             let (name, command, description) = m.verbs[k % m.verbs.len()];
             let target = TARGET_NAMES[(k / m.verbs.len()) % TARGET_NAMES.len()];
-            actions.push(AvailableAction {
+            actions.push(Line {
                 index: 0,
-                action_id: format!("{}:{name}", m.id).into(),
-                targets: Vec::new(),
+                action_id: format!("{}:{name}", m.id),
                 command: format!("{command} {target}"),
-                description: description.into(),
+                description,
             });
         }
     }
@@ -532,12 +555,12 @@ const ACTOR: u32 = 10;
 
 /// The places, and 50 entities in the office: 12 characters (the actor among them)
 /// and 38 things, 6 of them carried by the actor.
-fn world_records() -> Vec<(Entity, EntityView)> {
-    let tags = |list: &[&str]| list.iter().map(|t| (*t).to_owned()).collect();
+fn world_records() -> Vec<(Entity, EntityView<'static>)> {
+    let tags = |list: &[&str]| Cow::Owned(list.iter().map(|t| (*t).to_owned()).collect());
     let place = |name: &str, exits: &[u32]| EntityView {
-        name: name.to_owned(),
+        name: name.to_owned().into(),
         is_place: true,
-        exits: exits.iter().map(|&e| entity(e)).collect(),
+        exits: exits.iter().map(|&e| entity(e)).collect::<Vec<_>>().into(),
         ..Default::default()
     };
     let mut records = vec![
@@ -567,7 +590,7 @@ fn world_records() -> Vec<(Entity, EntityView)> {
         records.push((
             entity(ACTOR + i as u32),
             EntityView {
-                name: (*name).to_owned(),
+                name: (*name).to_owned().into(),
                 tags: tags(character_tags),
                 place: Some(entity(OFFICE)),
                 character: true,
@@ -623,7 +646,7 @@ fn world_records() -> Vec<(Entity, EntityView)> {
         records.push((
             entity(next),
             EntityView {
-                name: name.to_owned(),
+                name: name.to_owned().into(),
                 tags: tags(thing_tags),
                 carried_by: Some(entity(ACTOR)),
                 ..Default::default()
@@ -635,7 +658,7 @@ fn world_records() -> Vec<(Entity, EntityView)> {
         records.push((
             entity(next),
             EntityView {
-                name: name.to_owned(),
+                name: name.to_owned().into(),
                 tags: tags(thing_tags),
                 place: Some(entity(OFFICE)),
                 ..Default::default()
@@ -943,8 +966,8 @@ fn action_definitions() -> Vec<ActionDefinition> {
 }
 
 struct WorldFixture {
-    records: Vec<(Entity, EntityView)>,
-    view: WorldView,
+    records: Vec<(Entity, EntityView<'static>)>,
+    view: WorldView<'static>,
     registry: ContentRegistry,
     scopes: TargetScopes,
 }

@@ -36,8 +36,8 @@ pub mod prelude {
         NarrationText, Outcome, Verbosity,
     };
     pub use crate::world::{
-        AvailableAction, CarriedBy, Character, DisplayName, Exits, InPlace, NarrativeKey, Place,
-        Player, Tags, TargetScopeAppExt, WorldPlugin, WorldView,
+        AvailableAction, CarriedBy, Character, DisplayName, Exits, InPlace, NarrativeKey,
+        OfferedActions, Place, Player, Tags, TargetScopeAppExt, WorldPlugin, WorldView,
     };
     pub use crate::{LoomPlugins, LoomSystems};
 }

@@ -11,7 +11,7 @@
 //!   offered first. What is left is numbered again from 1.
 
 use crate::prompt::estimate_tokens;
-use crate::world::AvailableAction;
+use crate::world::{AvailableAction, OfferedActions};
 
 /// How many estimated tokens ([`estimate_tokens`]) a decision prompt and its parts may take.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,123 +77,128 @@ pub fn fit_words(text: &str, budget: usize) -> String {
     kept
 }
 
-/// Trims `offered` until `block_tokens` of it is within `budget`, as the
-/// [module docs](self) say, and numbers what is left from 1. `relevance` ranks a
-/// combination (higher is kept longer).
-pub fn trim_offer(
-    mut offered: Vec<AvailableAction>,
-    budget: usize,
-    relevance: impl Fn(&AvailableAction) -> u32,
-    block_tokens: impl Fn(&[AvailableAction]) -> usize,
-) -> Vec<AvailableAction> {
-    let mut tokens = block_tokens(&offered);
-    if tokens <= budget {
-        return offered;
+/// One offered action as trimming sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OfferLine<'a> {
+    /// Its action's id: combinations of one action share it.
+    pub action_id: &'a str,
+    /// How much it matters to the actor now (higher is kept longer).
+    pub relevance: u32,
+    /// Its line's estimated tokens in the block.
+    pub tokens: usize,
+}
+
+impl<'a> OfferLine<'a> {
+    /// The line of an offered action, with its relevance.
+    pub fn of(action: &AvailableAction<'a>, relevance: u32) -> Self {
+        // `[Index: 12] Command: "…" - …` and its newline.
+        let length = action.command.len() + action.description.len() + 26;
+        Self {
+            action_id: action.action_id,
+            relevance,
+            tokens: length.div_ceil(4),
+        }
     }
-    // Each action's most relevant combination (the first among equals) is its keeper.
-    let scores: Vec<u32> = offered.iter().map(&relevance).collect();
-    let keeper: Vec<bool> = (0..offered.len())
+}
+
+/// The order in which lines are left out, as the [module docs](self) say: extra
+/// combinations before an action's most relevant one (the first among equals), least
+/// relevant first, the last offered first.
+pub fn drop_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
+    let keeper: Vec<bool> = (0..lines.len())
         .map(|i| {
-            !(0..offered.len()).any(|j| {
+            !(0..lines.len()).any(|j| {
                 j != i
-                    && offered[j].action_id == offered[i].action_id
-                    && (scores[j] > scores[i] || (scores[j] == scores[i] && j < i))
+                    && lines[j].action_id == lines[i].action_id
+                    && (lines[j].relevance > lines[i].relevance
+                        || (lines[j].relevance == lines[i].relevance && j < i))
             })
         })
         .collect();
-    // Extras first, then keepers; least relevant first; the last offered first.
-    let mut order: Vec<usize> = (0..offered.len()).collect();
-    order.sort_by_key(|&i| (keeper[i], scores[i], std::cmp::Reverse(i)));
-    let mut dropped = vec![false; offered.len()];
-    for i in order {
-        if tokens <= budget {
-            break;
+    let mut order: Vec<usize> = (0..lines.len()).collect();
+    order.sort_by_key(|&i| (keeper[i], lines[i].relevance, std::cmp::Reverse(i)));
+    order
+}
+
+/// Which lines to leave out, in a mask over `offered`, so that `block_tokens` of what
+/// is left is within `budget`: the fewest lines in [`drop_order`], found by bisection
+/// (the block's headers and its flat or grouped form make its size no simple sum of
+/// its lines). All of them when even one line does not fit.
+pub fn trim_mask(
+    offered: &OfferedActions,
+    budget: usize,
+    relevance: impl Fn(&AvailableAction<'_>) -> u32,
+    block_tokens: impl Fn(&OfferedActions) -> usize,
+) -> Vec<bool> {
+    let lines: Vec<OfferLine<'_>> = offered
+        .iter()
+        .map(|action| OfferLine::of(&action, relevance(&action)))
+        .collect();
+    let order = drop_order(&lines);
+    let mask = |count: usize| {
+        let mut dropped = vec![false; lines.len()];
+        for &i in &order[..count] {
+            dropped[i] = true;
         }
-        dropped[i] = true;
-        tokens = tokens.saturating_sub(line_tokens(&offered[i]));
+        dropped
+    };
+    let fits = |count: usize| {
+        let dropped = mask(count);
+        let mut position = 0;
+        let mut trimmed = offered.clone();
+        trimmed.retain(|_| {
+            position += 1;
+            !dropped[position - 1]
+        });
+        block_tokens(&trimmed) <= budget
+    };
+    let (mut low, mut high) = (0, lines.len());
+    while low < high {
+        let middle = (low + high) / 2;
+        if fits(middle) {
+            high = middle;
+        } else {
+            low = middle + 1;
+        }
     }
+    mask(low)
+}
+
+/// Trims `offered` to `mask` ([`trim_mask`]); what is left is numbered again from 1.
+pub fn trim_offer(offered: &mut OfferedActions, mask: &[bool]) {
     let mut position = 0;
     offered.retain(|_| {
         position += 1;
-        !dropped[position - 1]
+        !mask.get(position - 1).copied().unwrap_or(false)
     });
-    // The line estimates leave out group headers that emptied: check the real size.
-    while !offered.is_empty() && block_tokens(&offered) > budget {
-        let last = (0..offered.len())
-            .min_by_key(|&i| (relevance(&offered[i]), std::cmp::Reverse(i)))
-            .unwrap_or(offered.len() - 1);
-        offered.remove(last);
-    }
-    for (position, action) in offered.iter_mut().enumerate() {
-        action.index = position + 1;
-    }
-    offered
-}
-
-/// The estimated tokens of one action's line in the block.
-fn line_tokens(action: &AvailableAction) -> usize {
-    // `[Index: 12] Command: "…" - …` and its newline.
-    (action.command.len() + action.description.len() + 26) / 4
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use bevy::prelude::Entity;
-
     use super::*;
 
-    fn action(index: usize, id: &str, command: &str, target: u32) -> AvailableAction {
-        AvailableAction {
-            index,
-            action_id: Arc::from(id),
-            targets: vec![Entity::from_raw_u32(target).expect("an entity")],
-            command: command.to_owned(),
-            description: Arc::from("does a thing"),
+    fn line(action_id: &'static str, relevance: u32) -> OfferLine<'static> {
+        OfferLine {
+            action_id,
+            relevance,
+            tokens: 10,
         }
-    }
-
-    /// What the block would take: the lines alone.
-    fn lines(offered: &[AvailableAction]) -> usize {
-        offered.iter().map(line_tokens).sum()
-    }
-
-    #[test]
-    fn an_offer_within_budget_is_untouched() {
-        let offered = vec![action(1, "a:greet", "greet Brom", 1)];
-        assert_eq!(trim_offer(offered.clone(), 100, |_| 0, lines), offered);
     }
 
     #[test]
     fn extra_targets_go_first_least_relevant_and_last_first() {
-        let offered = vec![
-            action(1, "a:greet", "greet Brom", 1),
-            action(2, "a:greet", "greet Silas", 2),
-            action(3, "a:greet", "greet Traveler", 3),
-            action(4, "a:wait", "wait", 4),
+        // greet Brom, greet Silas, greet Traveler (who matters most), wait.
+        let lines = [
+            line("a:greet", 0),
+            line("a:greet", 0),
+            line("a:greet", 1),
+            line("a:wait", 0),
         ];
-        // The traveller (target 3) matters most; the rest are equal.
-        let relevance = |a: &AvailableAction| u32::from(a.targets[0].index_u32() == 3);
-        let full = lines(&offered);
-        let one_less = full - line_tokens(&offered[0]);
-        let kept = trim_offer(offered.clone(), one_less, relevance, lines);
-        let commands: Vec<&str> = kept.iter().map(|a| a.command.as_str()).collect();
-        assert_eq!(commands, ["greet Brom", "greet Traveler", "wait"]);
         assert_eq!(
-            kept.iter().map(|a| a.index).collect::<Vec<_>>(),
-            [1, 2, 3],
-            "numbered again"
+            drop_order(&lines),
+            [1, 0, 3, 2],
+            "extras before keepers, least relevant and last first"
         );
-        let kept = trim_offer(offered.clone(), lines(&kept) - 1, relevance, lines);
-        let commands: Vec<&str> = kept.iter().map(|a| a.command.as_str()).collect();
-        assert_eq!(
-            commands,
-            ["greet Traveler", "wait"],
-            "each action keeps its most relevant combination longest"
-        );
-        let kept = trim_offer(offered, 4, relevance, lines);
-        assert!(kept.len() <= 1 && lines(&kept) <= 4, "{kept:?}");
     }
 
     #[test]

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 use thiserror::Error;
 
 use crate::prompt::estimate_tokens;
@@ -122,7 +123,10 @@ pub enum MemoryError {
 pub struct HistoryStore {
     entries: Vec<MemoryEntry>,
     tag_ids: HashMap<String, u32>,
-    scope_ids: HashMap<MemoryScope, u32>,
+    /// Scope ids by actor key, by plot, and the global scope's.
+    actor_scopes: HashMap<String, u32>,
+    plot_scopes: HashMap<String, u32>,
+    global_scope: Option<u32>,
     /// Per scope: its unpinned entries, oldest first.
     by_scope: Vec<Vec<u32>>,
     /// Per scope: its pinned seeds, in insertion order.
@@ -185,9 +189,20 @@ impl HistoryStore {
 
     fn push(&mut self, entry: MemoryEntry) {
         let index = self.entries.len() as u32;
-        let next = self.scope_ids.len() as u32;
-        let scope = *self.scope_ids.entry(entry.scope.clone()).or_insert(next);
-        if scope as usize == self.by_scope.len() {
+        let next = self.by_scope.len() as u32;
+        let known = |ids: &mut HashMap<String, u32>, name: &String| match ids.get(name) {
+            Some(&id) => id,
+            None => {
+                ids.insert(name.clone(), next);
+                next
+            }
+        };
+        let scope = match &entry.scope {
+            MemoryScope::Actor(actor) => known(&mut self.actor_scopes, actor),
+            MemoryScope::Plot(plot) => known(&mut self.plot_scopes, plot),
+            MemoryScope::Global => *self.global_scope.get_or_insert(next),
+        };
+        if scope == next {
             self.by_scope.push(Vec::new());
             self.pinned.push(Vec::new());
         }
@@ -195,10 +210,16 @@ impl HistoryStore {
             self.pinned[scope as usize].push(index);
         } else {
             self.by_scope[scope as usize].push(index);
-            let mut seen = Vec::with_capacity(entry.tags.len());
+            let mut seen: SmallVec<[u32; 8]> = SmallVec::new();
             for tag in &entry.tags {
-                let next = self.tag_ids.len() as u32;
-                let tag = *self.tag_ids.entry(tag.clone()).or_insert(next);
+                let tag = match self.tag_ids.get(tag) {
+                    Some(&id) => id,
+                    None => {
+                        let id = self.tag_ids.len() as u32;
+                        self.tag_ids.insert(tag.clone(), id);
+                        id
+                    }
+                };
                 if !seen.contains(&tag) {
                     seen.push(tag);
                     self.by_scope_tag
@@ -214,17 +235,16 @@ impl HistoryStore {
     /// The memories for a query: pinned seeds in scope first, then the best `k`
     /// ranked entries, within the token budget. See the [module docs](self).
     pub fn retrieve(&self, query: &MemoryQuery<'_>) -> Vec<&MemoryEntry> {
-        let scopes: Vec<u32> = std::iter::once(MemoryScope::Actor(query.actor.to_owned()))
-            .chain(
-                query
-                    .plots
-                    .iter()
-                    .map(|p| MemoryScope::Plot((*p).to_owned())),
-            )
-            .chain(std::iter::once(MemoryScope::Global))
-            .filter_map(|scope| self.scope_ids.get(&scope).copied())
-            .collect();
-        let mut tags: Vec<u32> = query
+        let mut scopes: SmallVec<[u32; 4]> = SmallVec::new();
+        scopes.extend(self.actor_scopes.get(query.actor).copied());
+        scopes.extend(
+            query
+                .plots
+                .iter()
+                .filter_map(|plot| self.plot_scopes.get(*plot).copied()),
+        );
+        scopes.extend(self.global_scope);
+        let mut tags: SmallVec<[u32; 16]> = query
             .tags
             .iter()
             .filter_map(|tag| self.tag_ids.get(*tag).copied())
@@ -233,13 +253,13 @@ impl HistoryStore {
         tags.dedup();
 
         let ranked = if query.tags.is_empty() || self.tag_ids.is_empty() {
-            let lists: Vec<&[u32]> = scopes
+            let lists: SmallVec<[&[u32]; 4]> = scopes
                 .iter()
                 .map(|&s| self.by_scope[s as usize].as_slice())
                 .collect();
             newest(&lists, query.k)
         } else {
-            let lists: Vec<&[u32]> = scopes
+            let lists: SmallVec<[&[u32]; 16]> = scopes
                 .iter()
                 .flat_map(|&s| tags.iter().map(move |&t| (s, t)))
                 .filter_map(|key| self.by_scope_tag.get(&key).map(Vec::as_slice))
@@ -247,7 +267,7 @@ impl HistoryStore {
             best_scored(&lists, tags.len(), query.k)
         };
 
-        let mut pinned: Vec<u32> = scopes
+        let mut pinned: SmallVec<[u32; 8]> = scopes
             .iter()
             .flat_map(|&s| self.pinned[s as usize].iter().copied())
             .collect();
@@ -337,10 +357,13 @@ pub(crate) fn save_atomically(
     std::fs::rename(&temporary, path).map_err(io)
 }
 
+/// Ranked entries, best first: as many as a query's `k` (usually a handful).
+type Ranked = SmallVec<[u32; 8]>;
+
 /// The `k` newest entries of several ascending lists.
-fn newest(lists: &[&[u32]], k: usize) -> Vec<u32> {
-    let mut cursors: Vec<usize> = lists.iter().map(|l| l.len()).collect();
-    let mut found = Vec::with_capacity(k);
+fn newest(lists: &[&[u32]], k: usize) -> Ranked {
+    let mut cursors: SmallVec<[usize; 16]> = lists.iter().map(|l| l.len()).collect();
+    let mut found = Ranked::new();
     while found.len() < k {
         let Some((list, index)) = cursors
             .iter()
@@ -363,13 +386,13 @@ fn newest(lists: &[&[u32]], k: usize) -> Vec<u32> {
 /// Walks the entries from the newest down. Only differences of rank matter, so the
 /// rank is counted down from the newest, and the walk stops once an older entry,
 /// even matching every tag, could no longer beat the `k`-th best.
-fn best_scored(lists: &[&[u32]], tags: usize, k: usize) -> Vec<u32> {
+fn best_scored(lists: &[&[u32]], tags: usize, k: usize) -> Ranked {
     if k == 0 {
-        return Vec::new();
+        return Ranked::new();
     }
-    let mut cursors: Vec<usize> = lists.iter().map(|l| l.len()).collect();
+    let mut cursors: SmallVec<[usize; 16]> = lists.iter().map(|l| l.len()).collect();
     // (score, index), best first.
-    let mut best: Vec<(i64, u32)> = Vec::with_capacity(k + 1);
+    let mut best: SmallVec<[(i64, u32); 8]> = SmallVec::with_capacity(k + 1);
     let best_possible = 10 * tags as i64;
     let mut newer = 0i64;
     while let Some(index) = cursors

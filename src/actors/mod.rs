@@ -14,6 +14,7 @@ mod budget;
 pub mod conversation;
 mod decision;
 pub mod memory;
+mod prompt_cache;
 mod scene;
 mod transcript;
 mod utterance;
@@ -25,11 +26,13 @@ use std::time::Duration;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
-pub use budget::{PromptBudgets, fit_lines, fit_words, trim_offer};
+pub use budget::{
+    OfferLine, PromptBudgets, drop_order, fit_lines, fit_words, trim_mask, trim_offer,
+};
 pub use decision::{ANSWER_TYPES, Answer, Decision, RejectionReason, parse_decision};
 pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
-pub use transcript::{Shown, Transcript, TurnPlan};
+pub use transcript::{Shown, Transcript, TurnPlan, TurnPrompt};
 pub use utterance::match_utterance;
 
 use crate::LoomSystems;
@@ -38,31 +41,69 @@ use crate::content::{
     register_content_asset,
 };
 use crate::llm::{
-    ChatMessage, LlmBridge, LlmRequest, LlmResponse, OfferedChoice, Priority, RequestId,
-    RequestIntent, SamplingOptions,
+    ChatMessage, LlmBridge, LlmRequest, LlmResponse, OfferedChoice, OfferedChoices, Priority,
+    RequestId, RequestIntent, SamplingOptions,
 };
 use crate::prompt::{
-    ActionLine, BlockOptions, DecisionContext, DecisionLimits, PromptSection, decision_prompt,
-    decision_schema, render_available_actions,
+    ActionLine, ActionList, BlockLine, BlockOptions, DecisionContext, DecisionLimits, PromptPart,
+    PromptSection, decision_schema, estimate_tokens, write_available_actions,
+    write_decision_user_prompt,
 };
 use crate::world::{
-    AvailableAction, CarriedBy, Character, DisplayName, InPlace, NarrativeKey, Player,
-    TargetScopes, WorldView, WorldViewQuery, available_actions, describe_surroundings,
+    ActionOffers, AvailableAction, CarriedBy, Character, DisplayName, InPlace, NarrativeKey,
+    OfferedActions, Player, TargetScopes, WorldView, WorldViewQuery, write_surroundings,
 };
+use prompt_cache::PromptCache;
 
 // The prompt layer renders what the world layer offers.
-impl ActionLine for AvailableAction {
+impl ActionLine for AvailableAction<'_> {
     fn index(&self) -> usize {
         self.index
     }
     fn action_id(&self) -> &str {
-        &self.action_id
+        self.action_id
     }
     fn command(&self) -> &str {
-        &self.command
+        self.command
     }
     fn description(&self) -> &str {
-        &self.description
+        self.description
+    }
+}
+
+// The block reads an actor's offer in place.
+impl ActionList for OfferedActions {
+    fn len(&self) -> usize {
+        OfferedActions::len(self)
+    }
+    fn line(&self, position: usize) -> BlockLine<'_> {
+        let action = self.get(position + 1).unwrap_or(AvailableAction {
+            index: position + 1,
+            action_id: "",
+            targets: &[],
+            command: "",
+            description: "",
+        });
+        BlockLine {
+            index: action.index,
+            action_id: action.action_id,
+            command: action.command,
+            description: action.description,
+        }
+    }
+}
+
+// A decision request shares what the actor was offered.
+impl OfferedChoices for OfferedActions {
+    fn len(&self) -> usize {
+        OfferedActions::len(self)
+    }
+    fn choice(&self, position: usize) -> Option<OfferedChoice<'_>> {
+        self.get(position + 1).map(|action| OfferedChoice {
+            index: action.index,
+            action_id: action.action_id,
+            command: action.command,
+        })
     }
 }
 
@@ -90,7 +131,7 @@ pub struct ActorMind {
     /// The request it is waiting on, if any.
     pub pending: Option<RequestId>,
     /// What it was offered for the pending request.
-    pub offered: Arc<[AvailableAction]>,
+    pub offered: OfferedActions,
     queued: bool,
     cooldown: u32,
     /// Whether the pending decision was asked for in combat.
@@ -99,8 +140,16 @@ pub struct ActorMind {
     reply_to: Option<String>,
     /// The limits its pending decision is checked against.
     limits: DecisionLimits,
-    /// Its last prompt's text, to measure how much of the next one it shares.
-    last_prompt: String,
+    /// Its conversation with the model so far.
+    transcript: Transcript,
+    /// Why its last answer was not used, for its next prompt.
+    note: Option<String>,
+    /// The estimated tokens its offer may take, set when its transcript starts, so an
+    /// unchanged world keeps the same offer from turn to turn.
+    actions_budget: usize,
+    /// The last offer trimmed to its budget: the untrimmed offer's fingerprint, the
+    /// budget, and which of its actions were left out.
+    trimmed: Option<(u64, usize, Vec<bool>)>,
 }
 
 /// A line the player's character says, written by the game. `@Name` or `talk to Name`
@@ -228,12 +277,13 @@ pub struct DecisionRequested {
     /// The prompt.
     pub messages: Vec<ChatMessage>,
     /// What was offered, by index.
-    pub offered: Arc<[AvailableAction]>,
+    pub offered: OfferedActions,
     /// Each part of the prompt and its estimated tokens, in order.
     pub sections: Vec<PromptSection>,
     /// The share of this prompt (in characters) that is an unchanged prefix of the
     /// actor's previous prompt: what a server with prompt caching need not read again.
-    /// 0 for an actor's first prompt.
+    /// 0 for an actor's first prompt. Each actor's prompts are one append-only
+    /// conversation ([`Transcript`]), so a warm turn reuses all of the last one.
     pub reused_prefix: f32,
 }
 
@@ -254,6 +304,8 @@ pub struct SmartActorSettings {
     pub combat_verbs: Vec<String>,
     /// What an actor does when its decision is rejected.
     pub fallback: DecisionFallback,
+    /// How many estimated tokens prompts and their parts may take.
+    pub budgets: PromptBudgets,
 }
 
 impl Default for SmartActorSettings {
@@ -266,6 +318,7 @@ impl Default for SmartActorSettings {
             recall: RecallSettings::default(),
             combat_verbs: vec!["attack".to_owned(), "flee".to_owned()],
             fallback: DecisionFallback::Pass,
+            budgets: PromptBudgets::default(),
         }
     }
 }
@@ -382,6 +435,9 @@ struct Surroundings<'w, 's> {
             Option<&'static CarriedBy>,
         ),
     >,
+    players: Query<'w, 's, Entity, With<Player>>,
+    /// The prompt template of specs that name none.
+    builtin: Local<'s, PromptTemplate>,
 }
 
 /// Where decisions and their outcomes are written.
@@ -586,12 +642,12 @@ fn hear_the_player(
 
 fn submit_decisions(
     settings: Res<SmartActorSettings>,
-    builtin: Local<PromptTemplate>,
     surroundings: Surroundings,
     mut queue: ResMut<ThinkQueue>,
     mut bridge: ResMut<LlmBridge>,
     mut actors: Query<(&SmartActor, &mut ActorMind, Has<InCombat>)>,
     mut out: DecisionWriters,
+    mut cache: Local<PromptCache>,
 ) {
     if queue.waiting.is_empty() {
         return;
@@ -602,11 +658,22 @@ fn submit_decisions(
         world,
         history,
         keyed,
+        players,
+        builtin,
     } = surroundings;
+    cache.refresh(&registry, &settings);
     let view = WorldView::from_query(&world);
+    let mut offers = ActionOffers::new(&view, &scopes);
     let plots: Vec<&str> = settings.recall.plots.iter().map(String::as_str).collect();
     let tag_index = registry.tags();
     let held = keys_by_holder(&keyed, tag_index);
+    let budgets = &settings.budgets;
+    // Each actor's parts are written here, then its prompt from them; the buffers
+    // serve every actor of the frame.
+    let (mut block, mut perception) = (String::new(), String::new());
+    let mut user = PromptPart::default();
+    let mut memories: Vec<&str> = Vec::new();
+    let mut memory_ids: Vec<u64> = Vec::new();
     for _ in 0..settings.max_new_thinkers_per_frame {
         let Some(entity) = queue.waiting.pop_front() else {
             break;
@@ -624,17 +691,18 @@ fn submit_decisions(
             });
             continue;
         };
+        let template = registry.prompt_for(spec).unwrap_or(&builtin);
         let reply_to = mind.reply_to.take();
-        let offered = if reply_to.is_some() {
-            Vec::new()
-        } else {
-            available_actions(&registry, &view, &scopes, entity, |id| {
-                registry
-                    .action(id)
-                    .is_some_and(|action| permits(spec, &settings, fighting, action))
-            })
+        let player_says = reply_to
+            .as_deref()
+            .map(|words| fit_words(words, budgets.player_says));
+        let limits = DecisionLimits {
+            max_speech_chars: spec.policy.speech_limit(settings.limits.max_speech_chars),
+            max_color_lines: spec
+                .policy
+                .color_line_limit(settings.limits.max_color_lines),
+            ..settings.limits.clone()
         };
-        let block = render_available_actions(&offered, &*registry, &settings.block);
         let context = context_tags(entity, &view, &keyed, &held, tag_index);
         let recalled = history.retrieve(&MemoryQuery {
             actor: spec.store_key(),
@@ -643,51 +711,126 @@ fn submit_decisions(
             k: settings.recall.k,
             token_budget: settings.recall.token_budget,
         });
-        let memories: Vec<&str> = recalled.iter().map(|m| m.text.as_str()).collect();
-        let limits = DecisionLimits {
-            max_speech_chars: spec.policy.speech_limit(settings.limits.max_speech_chars),
-            max_color_lines: spec
-                .policy
-                .color_line_limit(settings.limits.max_color_lines),
-            ..settings.limits.clone()
+        memories.clear();
+        memories.extend(recalled.iter().map(|m| m.text.as_str()));
+        memory_ids.clear();
+        memory_ids.extend(recalled.iter().map(|m| m.id));
+        perception.clear();
+        write_surroundings(&mut perception, &view, entity);
+        let seen = fit_lines(&perception, budgets.perception);
+        let mut offered = if reply_to.is_some() {
+            OfferedActions::default()
+        } else {
+            offers.offer(
+                cache.menu(&registry, spec, fighting, &settings.combat_verbs),
+                entity,
+            )
         };
-        let perception = describe_surroundings(&view, entity);
-        let prompt = decision_prompt(
-            spec,
-            registry.prompt_for(spec).unwrap_or(&builtin),
-            &DecisionContext {
-                perception: &perception,
-                memories: &memories,
-                player_says: reply_to.as_deref(),
-                actions_block: &block,
-            },
-            &limits,
-        );
-        let text = [prompt.system.as_str(), prompt.user.as_str()].concat();
-        let reused = common_prefix(text.as_bytes(), mind.last_prompt.as_bytes());
-        let reused_prefix = reused as f32 / text.len().max(1) as f32;
-        mind.last_prompt = text;
-        let sections = prompt.sections;
-        let messages = vec![
-            ChatMessage::system(prompt.system),
-            ChatMessage::user(prompt.user),
-        ];
+        let system = cache.system(spec, template, &limits);
+        block.clear();
+        write_available_actions(&mut block, &offered, &*registry, &settings.block);
+        // The offer gets what the rest of a fresh prompt leaves of the budget, fixed
+        // for the life of the transcript.
+        if !mind.transcript.continues(&system.message.content) {
+            user.text.clear();
+            user.sections.clear();
+            write_decision_user_prompt(
+                &mut user,
+                template,
+                &DecisionContext {
+                    perception: seen,
+                    memories: &memories,
+                    player_says: player_says.as_deref(),
+                    ..DecisionContext::default()
+                },
+            );
+            let rest = estimate_tokens(&system.message.content) + estimate_tokens(&user.text);
+            mind.actions_budget = budgets.total.saturating_sub(rest);
+        }
+        let for_actions = mind.actions_budget;
+        if estimate_tokens(&block) > for_actions {
+            // The same offer and budget as last time trim the same way.
+            let fingerprint = offer_fingerprint(&offered);
+            let known = mind
+                .trimmed
+                .as_ref()
+                .filter(|(seen, budget, _)| *seen == fingerprint && *budget == for_actions);
+            let mask = match known {
+                Some((.., mask)) => mask.clone(),
+                None => {
+                    let relevant = |action: &AvailableAction<'_>| {
+                        let player = action
+                            .targets
+                            .iter()
+                            .any(|target| players.contains(*target));
+                        let remembered = action.targets.iter().any(|&target| {
+                            keyed.get(target).is_ok_and(|(key, ..)| {
+                                recalled.iter().any(|m| m.tags.contains(&key.0))
+                            })
+                        });
+                        2 * u32::from(player) + u32::from(remembered)
+                    };
+                    let render = |offer: &OfferedActions| {
+                        let mut text = String::with_capacity(block.len());
+                        write_available_actions(&mut text, offer, &*registry, &settings.block);
+                        estimate_tokens(&text)
+                    };
+                    trim_mask(&offered, for_actions, relevant, render)
+                }
+            };
+            trim_offer(&mut offered, &mask);
+            mind.trimmed = Some((fingerprint, for_actions, mask));
+            block.clear();
+            write_available_actions(&mut block, &offered, &*registry, &settings.block);
+        }
+        let shown = Shown {
+            system: &system.message.content,
+            actions: &block,
+            perception: seen,
+            memories: &memory_ids,
+        };
+        let note = mind.note.take();
+        let turn =
+            mind.transcript
+                .next_turn(&shown, &system.sections, budgets.transcript, |plan| {
+                    let new_memories: Vec<&str>;
+                    let context = match plan {
+                        TurnPlan::Fresh => DecisionContext {
+                            perception: seen,
+                            memories: &memories,
+                            player_says: player_says.as_deref(),
+                            actions_block: &block,
+                            note: None,
+                        },
+                        TurnPlan::Append {
+                            actions,
+                            perception,
+                            memories: new,
+                        } => {
+                            new_memories = new.iter().map(|&i| memories[i]).collect();
+                            DecisionContext {
+                                perception: if *perception { seen } else { "" },
+                                memories: &new_memories,
+                                player_says: player_says.as_deref(),
+                                actions_block: if *actions { &block } else { SAME_ACTIONS },
+                                note: note.as_deref(),
+                            }
+                        }
+                    };
+                    user.text.clear();
+                    user.sections.clear();
+                    write_decision_user_prompt(&mut user, template, &context);
+                    (user.text.clone(), std::mem::take(&mut user.sections))
+                });
         let request = LlmRequest {
-            messages: messages.clone(),
-            schema: Some(decision_schema(
-                offered.iter().map(|a| (a.index, a.command.as_str())),
+            messages: turn.messages.clone(),
+            schema: Some(Arc::new(decision_schema(
+                offered.iter().map(|a| (a.index, a.command)),
                 &limits,
-            )),
+            ))),
             intent: RequestIntent::Decision {
-                actor: spec.persona.name.clone(),
-                offered: offered
-                    .iter()
-                    .map(|a| OfferedChoice {
-                        index: a.index,
-                        action_id: Arc::clone(&a.action_id),
-                        command: a.command.clone(),
-                    })
-                    .collect(),
+                actor: Arc::clone(&system.name),
+                offered: Arc::new(offered.clone()),
             },
             sampling: SamplingOptions {
                 max_tokens: Some(limits.max_answer_tokens()),
@@ -708,48 +851,48 @@ fn submit_decisions(
         queue.pending.insert(id, entity);
         mind.pending = Some(id);
         mind.cooldown = spec.policy.cooldown_turns;
-        let offered: Arc<[AvailableAction]> = offered.into();
-        mind.offered = Arc::clone(&offered);
+        mind.offered = offered.clone();
         mind.fighting = fighting;
         mind.limits = limits;
         out.requested.write(DecisionRequested {
             actor: entity,
             request: id,
-            messages,
+            messages: turn.messages,
             offered,
-            sections,
-            reused_prefix,
+            sections: turn.sections,
+            reused_prefix: turn.reused_prefix,
         });
     }
 }
+
+/// A fingerprint of an offer: its actions, targets and commands in order.
+fn offer_fingerprint(offered: &OfferedActions) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for action in offered {
+        action.action_id.hash(&mut hasher);
+        action.targets.hash(&mut hasher);
+        action.command.hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+/// What an appended turn says in place of an offer that did not change.
+const SAME_ACTIONS: &str =
+    "<available_actions>\nThe same actions as before, with the same numbers.\n</available_actions>";
 
 /// Whether an actor may be offered an action: its policy's actions and verbs, and in
 /// combat only the combat verbs.
 fn permits(
     spec: &ActorSpec,
-    settings: &SmartActorSettings,
+    combat_verbs: &[String],
     fighting: bool,
     action: &ActionDefinition,
 ) -> bool {
     let verb = action.verb.as_deref();
     spec.policy.allows(&action.id)
         && spec.policy.allows_verb(verb)
-        && (!fighting || verb.is_some_and(|verb| settings.combat_verbs.iter().any(|c| c == verb)))
-}
-
-/// How many leading bytes two texts share, compared a block at a time.
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    const BLOCK: usize = 64;
-    let shorter = a.len().min(b.len());
-    let mut same = 0;
-    while same + BLOCK <= shorter && a[same..same + BLOCK] == b[same..same + BLOCK] {
-        same += BLOCK;
-    }
-    same + a[same..shorter]
-        .iter()
-        .zip(&b[same..shorter])
-        .take_while(|(x, y)| x == y)
-        .count()
+        && (!fighting || verb.is_some_and(|verb| combat_verbs.iter().any(|c| c == verb)))
 }
 
 /// The narrative keys of what each place holds and each character carries, each
@@ -910,13 +1053,19 @@ fn apply_decisions(
             .result
             .as_ref()
             .map_or("", |reply| reply.text.as_str());
+        // The answer stays in the actor's conversation with the model, used or not.
+        if response.result.is_ok() {
+            mind.transcript.answered(raw);
+        }
         let decision = match &response.result {
             Ok(_) => parse_decision(raw, offered.len(), &mind.limits).and_then(|decision| {
                 let Answer::Utterance(line) = &decision.answer else {
                     return Ok(decision);
                 };
                 let permitted = |action: &ActionDefinition| {
-                    spec.is_some_and(|spec| permits(spec, &settings, mind.fighting, action))
+                    spec.is_some_and(|spec| {
+                        permits(spec, &settings.combat_verbs, mind.fighting, action)
+                    })
                 };
                 let index = match_utterance(line, &offered, &registry, permitted)?;
                 Ok(Decision {
@@ -936,7 +1085,7 @@ fn apply_decisions(
             .as_ref()
             .ok()
             .and_then(Decision::action)
-            .and_then(|index| offered.get(index - 1));
+            .and_then(|index| offered.get(index));
         if mind.fighting && chosen.is_none() {
             // Combat always advances: anything but a combat action is a pass.
             out.hesitated.write(ActorHesitated {
@@ -950,21 +1099,22 @@ fn apply_decisions(
             Err(reason) => {
                 if response.result.is_ok() {
                     warn!("smart actor {entity}: decision rejected: {reason}");
+                    mind.note = Some(format!("Your last answer was not used: {reason}."));
                 }
                 let fallback = match &settings.fallback {
                     DecisionFallback::Action(id) if !mind.fighting => {
-                        offered.iter().find(|a| &*a.action_id == id.as_str())
+                        offered.iter().find(|a| a.action_id == id.as_str())
                     }
                     _ => None,
                 };
                 if let Some(fallback) = fallback {
-                    out.requests.write(request_for(entity, fallback));
+                    out.requests.write(request_for(entity, &fallback));
                 }
                 out.rejected.write(DecisionRejected {
                     actor: entity,
                     reason,
                     raw: raw.to_owned(),
-                    fallback: fallback.map(|f| f.command.clone()),
+                    fallback: fallback.map(|f| f.command.to_owned()),
                 });
                 continue;
             }
@@ -973,7 +1123,7 @@ fn apply_decisions(
             continue;
         }
         if let Some(chosen) = chosen {
-            out.requests.write(request_for(entity, chosen));
+            out.requests.write(request_for(entity, &chosen));
         }
         let speech = decision.speech();
         if !speech.is_empty() {
@@ -990,7 +1140,7 @@ fn request_for(actor: Entity, action: &AvailableAction) -> ActionRequest {
     ActionRequest {
         actor,
         action_id: action.action_id.to_string(),
-        targets: action.targets.clone(),
-        command: action.command.clone(),
+        targets: action.targets.to_vec(),
+        command: action.command.to_owned(),
     }
 }

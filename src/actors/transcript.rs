@@ -89,11 +89,7 @@ impl Transcript {
 
     /// How this turn should go in: appended when the transcript can take it.
     pub fn plan(&self, shown: &Shown<'_>) -> TurnPlan {
-        let same_system = self
-            .messages
-            .first()
-            .is_some_and(|first| *first.content == *shown.system);
-        if !same_system || self.awaiting {
+        if !self.continues(shown.system) {
             return TurnPlan::Fresh;
         }
         TurnPlan::Append {
@@ -154,6 +150,17 @@ impl Transcript {
             sections,
             reused_prefix: reused as f32 / self.chars.max(1) as f32,
         }
+    }
+
+    /// Whether the next turn can be appended under this system message (it may still
+    /// start again if it outgrows its budget): the system message is the one it
+    /// started with, and the last turn was answered.
+    pub fn continues(&self, system: &str) -> bool {
+        !self.awaiting
+            && self
+                .messages
+                .first()
+                .is_some_and(|first| *first.content == *system)
     }
 
     /// Whether a user message of `tokens` more fits in `budget`.

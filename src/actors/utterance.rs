@@ -4,7 +4,7 @@
 //! matching; no fuzzy guessing.
 
 use crate::content::{ActionDefinition, ContentRegistry, command_words, template_lead};
-use crate::world::AvailableAction;
+use crate::world::OfferedActions;
 
 use super::RejectionReason;
 
@@ -17,17 +17,17 @@ use super::RejectionReason;
 /// ([`CommandNotOffered`](RejectionReason::CommandNotOffered)).
 pub fn match_utterance(
     line: &str,
-    offered: &[AvailableAction],
+    offered: &OfferedActions,
     registry: &ContentRegistry,
     permitted: impl Fn(&ActionDefinition) -> bool,
 ) -> Result<usize, RejectionReason> {
     let words = command_words(line);
     let mut matches: Vec<usize> = Vec::new();
     for action in offered {
-        let command = command_words(&action.command);
+        let command = command_words(action.command);
         let named = command == words
             || registry
-                .verb_aliases(&action.action_id)
+                .verb_aliases(action.action_id)
                 .iter()
                 .any(|alias| alias.expand(&words).as_ref() == Some(&command));
         if named && !matches.contains(&action.index) {

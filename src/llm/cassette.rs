@@ -23,7 +23,7 @@ use super::{
 struct KeyedRequest<'a> {
     model: &'a str,
     messages: &'a [ChatMessage],
-    schema: &'a Option<Value>,
+    schema: &'a Option<Arc<Value>>,
     sampling: &'a SamplingOptions,
 }
 
@@ -34,7 +34,7 @@ struct Entry {
     model: String,
     messages: Vec<ChatMessage>,
     #[serde(default)]
-    schema: Option<Value>,
+    schema: Option<Arc<Value>>,
     #[serde(default)]
     sampling: SamplingOptions,
     text: String,

@@ -38,8 +38,8 @@ pub use ollama::{OllamaBackend, OllamaSettings};
 #[cfg(feature = "http")]
 pub use openai::{ApiKey, OpenAiBackend, OpenAiSettings, SchemaFormat};
 pub use request::{
-    ChatMessage, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, OfferedChoice, Priority,
-    RequestId, RequestIntent, SamplingOptions, TokenUsage,
+    ChatMessage, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, OfferedChoice,
+    OfferedChoices, Priority, RequestId, RequestIntent, SamplingOptions, TokenUsage,
 };
 pub use scheduler::{BreakerSettings, RetryPolicy};
 pub use stats::LlmStats;

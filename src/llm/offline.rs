@@ -4,7 +4,6 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use rand::rngs::ChaCha8Rng;
-use rand::seq::IndexedRandom;
 use rand::{RngExt, SeedableRng};
 use serde_json::json;
 
@@ -92,7 +91,11 @@ impl OfflineBackend {
         );
         match &request.intent {
             RequestIntent::Decision { actor, offered } => {
-                let Some(choice) = offered.choose(&mut rng) else {
+                // As `IndexedRandom::choose` picks from a slice.
+                let chosen = (!offered.is_empty())
+                    .then(|| offered.choice(rng.random_range(..offered.len())))
+                    .flatten();
+                let Some(choice) = chosen else {
                     // Nothing to do: it is asked for words, as in a conversation.
                     let reply = REPLIES[rng.random_range(0..REPLIES.len())];
                     return json!({ "type": "COLOR", "color": reply, "thought": format!("{actor} answers.") })

@@ -98,7 +98,7 @@ impl OllamaBackend {
             "options": options,
         });
         if let Some(schema) = &request.schema {
-            body["format"] = schema.clone();
+            body["format"] = Value::clone(schema);
         }
         if let Some(keep_alive) = &self.settings.keep_alive {
             body["keep_alive"] = json!(keep_alive);

@@ -1,5 +1,7 @@
 //! What goes to a model and what comes back.
 
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bevy::prelude::*;
@@ -7,12 +9,16 @@ use serde_json::Value;
 use thiserror::Error;
 
 /// A chat message, as every chat-completion API takes it.
+///
+/// Cloning one is cheap: its text is shared, so a prompt can go to the bridge and
+/// into a [`DecisionRequested`](crate::actors::DecisionRequested) message (and many
+/// actors can share one system message) without copying it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ChatMessage {
     /// `system`, `user` or `assistant`.
-    pub role: String,
+    pub role: Cow<'static, str>,
     /// The text.
-    pub content: String,
+    pub content: Arc<str>,
 }
 
 impl LlmError {
@@ -28,25 +34,25 @@ impl LlmError {
 
 impl ChatMessage {
     /// A system message.
-    pub fn system(content: impl Into<String>) -> Self {
+    pub fn system(content: impl Into<Arc<str>>) -> Self {
         Self {
-            role: "system".to_owned(),
+            role: Cow::Borrowed("system"),
             content: content.into(),
         }
     }
 
     /// A user message.
-    pub fn user(content: impl Into<String>) -> Self {
+    pub fn user(content: impl Into<Arc<str>>) -> Self {
         Self {
-            role: "user".to_owned(),
+            role: Cow::Borrowed("user"),
             content: content.into(),
         }
     }
 
     /// A message the model wrote: an earlier answer, kept in a conversation.
-    pub fn assistant(content: impl Into<String>) -> Self {
+    pub fn assistant(content: impl Into<Arc<str>>) -> Self {
         Self {
-            role: "assistant".to_owned(),
+            role: Cow::Borrowed("assistant"),
             content: content.into(),
         }
     }
@@ -69,15 +75,36 @@ pub struct SamplingOptions {
     pub stop: Vec<String>,
 }
 
-/// A choice offered in a decision request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OfferedChoice {
+/// A choice offered in a decision request, as its requester keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OfferedChoice<'a> {
     /// Its index in the prompt.
     pub index: usize,
     /// The action's `mod:action` id.
-    pub action_id: std::sync::Arc<str>,
+    pub action_id: &'a str,
     /// The rendered command.
-    pub command: String,
+    pub command: &'a str,
+}
+
+/// The choices of a decision request, however its requester keeps them: the request
+/// shares them instead of copying each one.
+pub trait OfferedChoices: std::fmt::Debug + Send + Sync {
+    /// How many choices there are.
+    fn len(&self) -> usize;
+
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The choice at `position`, from 0.
+    fn choice(&self, position: usize) -> Option<OfferedChoice<'_>>;
+}
+
+impl PartialEq for dyn OfferedChoices + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && (0..self.len()).all(|i| self.choice(i) == other.choice(i))
+    }
 }
 
 /// What a request is for. Language models read only the messages; the offline
@@ -91,9 +118,9 @@ pub enum RequestIntent {
     /// A smart actor's decision among offered actions.
     Decision {
         /// The actor's name.
-        actor: String,
+        actor: Arc<str>,
         /// What was offered.
-        offered: Vec<OfferedChoice>,
+        offered: Arc<dyn OfferedChoices>,
     },
     /// Narration of one report, with the line written without a model.
     Narration {
@@ -109,7 +136,8 @@ pub struct LlmRequest {
     pub messages: Vec<ChatMessage>,
     /// A JSON Schema the answer must follow. The OpenAI-compatible backend sends it as
     /// `response_format` (`json_schema`, strict); answers are validated regardless.
-    pub schema: Option<Value>,
+    /// Shared, since many requests (every decision offering as many actions) take the same.
+    pub schema: Option<Arc<Value>>,
     /// Sampling options; unset fields take the bridge's defaults.
     pub sampling: SamplingOptions,
     /// How long to wait before giving up; the bridge's default when `None`.

@@ -1,6 +1,8 @@
 //! The `<available_actions>` block: the offered actions, grouped by mod with each
 //! mod's Purpose and Consider-when lines, or a flat list when there are few.
 
+use smallvec::SmallVec;
+
 use crate::content::{ContentRegistry, ModActionMetadata, action_namespace};
 
 /// An offered action as the block shows it.
@@ -13,6 +15,74 @@ pub trait ActionLine {
     fn command(&self) -> &str;
     /// What the action does.
     fn description(&self) -> &str;
+}
+
+/// The offered actions in prompt order, as the block reads them: by position, from 0.
+///
+/// Slices, arrays and vectors of [`ActionLine`]s are lists, and so is a smart actor's
+/// [`OfferedActions`](crate::world::OfferedActions).
+pub trait ActionList {
+    /// How many actions there are.
+    fn len(&self) -> usize;
+
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The action at `position`.
+    fn line(&self, position: usize) -> BlockLine<'_>;
+}
+
+/// One offered action, as its line in the block shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockLine<'a> {
+    /// Its number, from 1.
+    pub index: usize,
+    /// Its `mod:action` id; the namespace picks the group.
+    pub action_id: &'a str,
+    /// The rendered command.
+    pub command: &'a str,
+    /// What the action does.
+    pub description: &'a str,
+}
+
+impl<'a, A: ActionLine> From<&'a A> for BlockLine<'a> {
+    fn from(action: &'a A) -> Self {
+        Self {
+            index: action.index(),
+            action_id: action.action_id(),
+            command: action.command(),
+            description: action.description(),
+        }
+    }
+}
+
+impl<A: ActionLine> ActionList for [A] {
+    fn len(&self) -> usize {
+        <[A]>::len(self)
+    }
+    fn line(&self, position: usize) -> BlockLine<'_> {
+        BlockLine::from(&self[position])
+    }
+}
+
+impl<A: ActionLine, const N: usize> ActionList for [A; N] {
+    fn len(&self) -> usize {
+        N
+    }
+    fn line(&self, position: usize) -> BlockLine<'_> {
+        BlockLine::from(&self[position])
+    }
+}
+
+impl<A: ActionLine> ActionList for Vec<A> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    fn line(&self, position: usize) -> BlockLine<'_> {
+        BlockLine::from(&self[position])
+    }
 }
 
 /// Where groups come from: each mod's metadata and its place in the group order.
@@ -83,16 +153,18 @@ const FLAT_GUIDANCE: &str = "<selection_guidance>
 /// );
 /// assert!(block.contains("[Index: 1] Command: \"wait\" - Let time pass"));
 /// ```
-pub fn render_available_actions<A: ActionLine>(
-    actions: &[A],
+pub fn render_available_actions<L: ActionList + ?Sized>(
+    actions: &L,
     catalog: &impl ActionCatalog,
     options: &BlockOptions,
 ) -> String {
     // Room for the lines, plus headers, metadata and guidance.
     let mut out = String::with_capacity(
-        8192 + actions
-            .iter()
-            .map(|a| a.command().len() + a.description().len() + 32)
+        8192 + (0..actions.len())
+            .map(|i| {
+                let line = actions.line(i);
+                line.command.len() + line.description.len() + 32
+            })
             .sum::<usize>(),
     );
     write_available_actions(&mut out, actions, catalog, options);
@@ -100,77 +172,91 @@ pub fn render_available_actions<A: ActionLine>(
 }
 
 /// Like [`render_available_actions`], appending to `out`.
-pub fn write_available_actions<A: ActionLine>(
+pub fn write_available_actions<L: ActionList + ?Sized>(
     out: &mut String,
-    actions: &[A],
+    actions: &L,
     catalog: &impl ActionCatalog,
     options: &BlockOptions,
 ) {
     out.push_str("<available_actions>\n");
-    // Distinct namespaces in order of first appearance, with each action's group.
-    let mut groups: Vec<(&str, usize)> = Vec::new();
-    let mut group_of: Vec<usize> = Vec::with_capacity(actions.len());
-    let mut last = usize::MAX;
-    for action in actions {
-        // Actions usually come grouped already: check the current group before searching.
-        if last != usize::MAX && in_namespace(action.action_id(), groups[last].0) {
-            groups[last].1 += 1;
-            group_of.push(last);
+    let len = actions.len();
+    // Distinct namespaces in order of first appearance: each one's actions and where
+    // the first of them is. Actions usually come grouped already: each group is then
+    // one run of the list.
+    let mut groups: SmallVec<[Group<'_>; 8]> = SmallVec::new();
+    let mut grouped = true;
+    for position in 0..len {
+        let id = actions.line(position).action_id;
+        // Check the current group before searching.
+        if let Some(last) = groups.last_mut()
+            && in_namespace(id, last.namespace)
+        {
+            last.count += 1;
             continue;
         }
-        let namespace = action_namespace(action.action_id());
-        last = match groups.iter().position(|(seen, _)| *seen == namespace) {
-            Some(found) => found,
-            None => {
-                groups.push((namespace, 0));
-                groups.len() - 1
+        let namespace = action_namespace(id);
+        match groups.iter_mut().find(|group| group.namespace == namespace) {
+            Some(group) => {
+                group.count += 1;
+                grouped = false;
             }
-        };
-        groups[last].1 += 1;
-        group_of.push(last);
+            None => groups.push(Group {
+                namespace,
+                count: 1,
+                first: position,
+            }),
+        }
     }
 
-    if actions.is_empty() {
+    if len == 0 {
         out.push_str("(nothing to do right now: answer with null)\n\n");
         out.push_str(FLAT_GUIDANCE);
         return;
     }
-    if actions.len() < options.min_actions || groups.len() < options.min_namespaces {
-        for action in actions {
-            write_line(out, action);
+    if len < options.min_actions || groups.len() < options.min_namespaces {
+        for position in 0..len {
+            write_line(out, &actions.line(position));
         }
         out.push('\n');
         out.push_str(FLAT_GUIDANCE);
         return;
     }
 
-    let mut ordered: Vec<(usize, &str, Option<&ModActionMetadata>, usize)> = groups
+    let mut ordered: SmallVec<[GroupOrder<'_>; 8]> = groups
         .iter()
         .enumerate()
-        .map(|(group, &(namespace, _))| {
+        .map(|(group, &Group { namespace, .. })| {
             let (rank, metadata) = catalog.action_group(namespace);
             (rank, namespace, metadata, group)
         })
         .collect();
     ordered.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
 
-    // Action positions bucketed by group (a counting sort), so each group is one slice.
-    let mut starts: Vec<usize> = Vec::with_capacity(groups.len() + 1);
+    // When a group's actions are not one run, its members are gathered by a counting
+    // sort, so each group is one slice of positions.
+    let mut starts: SmallVec<[usize; 8]> = SmallVec::new();
     let mut total = 0;
-    for &(_, count) in &groups {
+    for group in &groups {
         starts.push(total);
-        total += count;
+        total += group.count;
     }
-    starts.push(total);
-    let mut next = starts.clone();
-    let mut members = vec![0; actions.len()];
-    for (position, &group) in group_of.iter().enumerate() {
-        members[next[group]] = position;
-        next[group] += 1;
-    }
+    let members: Vec<usize> = if grouped {
+        Vec::new()
+    } else {
+        let mut next = starts.clone();
+        let mut members = vec![0; len];
+        for position in 0..len {
+            let namespace = action_namespace(actions.line(position).action_id);
+            if let Some(group) = groups.iter().position(|group| group.namespace == namespace) {
+                members[next[group]] = position;
+                next[group] += 1;
+            }
+        }
+        members
+    };
 
     for (_, namespace, metadata, group) in ordered {
-        let count = groups[group].1;
+        let Group { count, first, .. } = groups[group];
         out.push_str("## ");
         out.extend(namespace.chars().map(|c| c.to_ascii_uppercase()));
         out.push_str(" ACTIONS (");
@@ -191,21 +277,38 @@ pub fn write_available_actions<A: ActionLine>(
         if purpose.is_some() || consider_when.is_some() {
             out.push('\n');
         }
-        for &position in &members[starts[group]..starts[group + 1]] {
-            write_line(out, &actions[position]);
+        if grouped {
+            for position in first..first + count {
+                write_line(out, &actions.line(position));
+            }
+        } else {
+            for &position in &members[starts[group]..starts[group] + count] {
+                write_line(out, &actions.line(position));
+            }
         }
         out.push('\n');
     }
     out.push_str(GROUPED_GUIDANCE);
 }
 
-fn write_line(out: &mut String, action: &impl ActionLine) {
+/// A namespace's actions: how many, and the position of the first.
+#[derive(Clone, Copy)]
+struct Group<'a> {
+    namespace: &'a str,
+    count: usize,
+    first: usize,
+}
+
+/// A group's rank, namespace, mod metadata and position among the groups found.
+type GroupOrder<'a> = (usize, &'a str, Option<&'a ModActionMetadata>, usize);
+
+fn write_line(out: &mut String, line: &BlockLine<'_>) {
     out.push_str("[Index: ");
-    push_number(out, action.index());
+    push_number(out, line.index);
     out.push_str("] Command: \"");
-    out.push_str(action.command());
+    out.push_str(line.command);
     out.push_str("\" - ");
-    out.push_str(action.description());
+    out.push_str(line.description);
     out.push('\n');
 }
 
@@ -452,6 +555,41 @@ mod tests {
     }
 
     #[test]
+    fn a_group_split_in_the_list_is_shown_whole() {
+        let mut split = actions();
+        // `core:wait` after the items, not before the positioning actions.
+        split.rotate_left(1);
+        let block = render_available_actions(
+            &split,
+            &ContentRegistry::default(),
+            &BlockOptions::default(),
+        );
+        let grouped = render_available_actions(
+            &actions(),
+            &ContentRegistry::default(),
+            &BlockOptions::default(),
+        );
+        assert_eq!(block, grouped, "groups sort the same whatever the order");
+        let mut interleaved = actions();
+        interleaved.swap(3, 4);
+        assert!(
+            render_available_actions(
+                &interleaved,
+                &ContentRegistry::default(),
+                &BlockOptions::default()
+            )
+            .contains(
+                "## POSITIONING ACTIONS (3 actions)
+[Index: 2] Command: \"get close to Registrar Copperplate\" - Move closer to someone
+[Index: 3] Command: \"step back from Registrar Copperplate\" - Create distance from someone
+[Index: 4] Command: \"sit down on bench\" - Take a seat on available furniture
+"
+            ),
+            "a group's actions keep their order within it"
+        );
+    }
+
+    #[test]
     fn flat_below_either_threshold() {
         let registry = registry(
             &[
@@ -501,8 +639,8 @@ mod tests {
 
     #[test]
     fn nothing_to_offer_says_so() {
-        let block = render_available_actions::<Line>(
-            &[],
+        let block = render_available_actions(
+            &Vec::<Line>::new(),
             &ContentRegistry::default(),
             &BlockOptions::default(),
         );

@@ -116,34 +116,60 @@ impl Default for PromptTemplate {
 /// What changes from turn to turn in a decision prompt.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DecisionContext<'a> {
-    /// What the actor perceives.
+    /// What the actor perceives; empty leaves the section out.
     pub perception: &'a str,
     /// What it recalls.
     pub memories: &'a [&'a str],
     /// What the player just said to it, in a conversation: it replies instead of acting.
     pub player_says: Option<&'a str>,
-    /// The available-actions block.
+    /// The available-actions block; empty leaves the section out.
     pub actions_block: &'a str,
+    /// A line for the actor before everything else: why its last answer was not used.
+    pub note: Option<&'a str>,
+}
+
+/// One message of a prompt and its sections.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PromptPart {
+    /// The message's text.
+    pub text: String,
+    /// Each part of it and its estimated tokens, in order.
+    pub sections: Vec<PromptSection>,
 }
 
 /// The decision prompt for one actor: the stable part (rules, persona, goals) first,
 /// then the available actions, what it perceives, what it remembers and what the
 /// player said to it: the parts that change most often last. The fixed text comes
 /// from `template` (the spec's `promptId`, or [`PromptTemplate::default`]).
+///
+/// It is [`decision_system_prompt`] and [`decision_user_prompt`] together; an app
+/// prompting many actors of one spec can build the system message once and share it.
 pub fn decision_prompt(
     spec: &ActorSpec,
     template: &PromptTemplate,
     context: &DecisionContext<'_>,
     limits: &DecisionLimits,
 ) -> DecisionPrompt {
-    let DecisionContext {
-        perception,
-        memories,
-        player_says,
-        actions_block,
-    } = *context;
+    let system = decision_system_prompt(spec, template, limits);
+    let user = decision_user_prompt(template, context);
+    let mut sections = system.sections;
+    sections.extend(user.sections);
+    DecisionPrompt {
+        system: system.text,
+        user: user.text,
+        sections,
+    }
+}
+
+/// A decision prompt's system message: the rules and the persona, the same turn after
+/// turn for one spec, template and limits.
+pub fn decision_system_prompt(
+    spec: &ActorSpec,
+    template: &PromptTemplate,
+    limits: &DecisionLimits,
+) -> PromptPart {
     let mut sections = Sections {
-        sections: Vec::with_capacity(10),
+        sections: Vec::with_capacity(5),
         start: 0,
     };
     let mut system = String::with_capacity(1024);
@@ -199,23 +225,69 @@ pub fn decision_prompt(
         push_tagged_list(&mut system, "goals", &persona.goals);
     }
     sections.mark("goals", &system);
-    sections.start = 0;
+    PromptPart {
+        text: system.trim_end().to_owned(),
+        sections: sections.sections,
+    }
+}
+
+/// A decision prompt's user message: the available actions, what the actor perceives,
+/// what it remembers and what the player said to it.
+pub fn decision_user_prompt(
+    template: &PromptTemplate,
+    context: &DecisionContext<'_>,
+) -> PromptPart {
+    let mut part = PromptPart {
+        text: String::with_capacity(context.perception.len() + context.actions_block.len() + 256),
+        sections: Vec::with_capacity(6),
+    };
+    write_decision_user_prompt(&mut part, template, context);
+    part
+}
+
+/// Like [`decision_user_prompt`], appending to `part`: a caller prompting many actors
+/// reuses one buffer.
+pub fn write_decision_user_prompt(
+    part: &mut PromptPart,
+    template: &PromptTemplate,
+    context: &DecisionContext<'_>,
+) {
+    let DecisionContext {
+        perception,
+        memories,
+        player_says,
+        actions_block,
+        note,
+    } = *context;
+    let user = &mut part.text;
+    let mut sections = Sections {
+        sections: std::mem::take(&mut part.sections),
+        start: user.len(),
+    };
+    if let Some(note) = note {
+        user.push_str(note);
+        user.push_str("\n\n");
+    }
+    sections.mark("note", user);
     // What changes least comes first, so a server reuses as much of the last turn's
     // prompt as it can: the actions on offer change with the world, memories every
     // turn, the player's words every line.
-    let mut user = String::with_capacity(perception.len() + actions_block.len() + 256);
-    user.push_str(actions_block);
-    user.push_str("\n\n");
-    sections.mark("actions", &user);
-    user.push_str("<perception>\n");
-    user.push_str(perception);
-    user.push_str("\n</perception>\n\n");
-    sections.mark("perception", &user);
+    if !actions_block.is_empty() {
+        user.push_str(actions_block);
+        user.push_str("\n\n");
+    }
+    sections.mark("actions", user);
+    if !perception.is_empty() {
+        user.push_str("<perception>\n");
+        user.push_str(perception);
+        user.push_str("\n</perception>\n\n");
+    }
+    sections.mark("perception", user);
     if !memories.is_empty() {
-        push_tagged_list(&mut user, "memories", memories);
+        push_tagged_list(user, "memories", memories);
         user.push('\n');
     }
-    sections.mark("memories", &user);
+    sections.mark("memories", user);
     if let Some(words) = player_says {
         user.push_str("<player_says>\n");
         user.push_str(words);
@@ -223,14 +295,10 @@ pub fn decision_prompt(
         user.push_str(template.reply.trim());
         user.push_str("\n\n");
     }
-    sections.mark("player_says", &user);
+    sections.mark("player_says", user);
     user.push_str(template.question.trim());
-    sections.mark("question", &user);
-    DecisionPrompt {
-        system: system.trim_end().to_owned(),
-        user,
-        sections: sections.sections,
-    }
+    sections.mark("question", user);
+    part.sections = sections.sections;
 }
 
 /// `- item` lines.
@@ -429,6 +497,7 @@ What do you do? Answer with the JSON object only."
                 memories: &["Brom said: \"Trouble tonight.\""],
                 player_says: Some("any rooms free"),
                 actions_block: "<available_actions>\n...\n</available_actions>",
+                note: None,
             },
             &DecisionLimits::default(),
         );

@@ -7,11 +7,13 @@ mod narration;
 mod tokens;
 
 pub use actions_block::{
-    ActionCatalog, ActionLine, BlockOptions, render_available_actions, write_available_actions,
+    ActionCatalog, ActionLine, ActionList, BlockLine, BlockOptions, render_available_actions,
+    write_available_actions,
 };
 pub use decision::{
     DECISION_QUESTION, DECISION_REPLY, DECISION_RULES, DecisionContext, DecisionLimits,
-    DecisionPrompt, PromptSection, decision_prompt, decision_schema,
+    DecisionPrompt, PromptPart, PromptSection, decision_prompt, decision_schema,
+    decision_system_prompt, decision_user_prompt, write_decision_user_prompt,
 };
 pub use narration::{NARRATOR_RULES, narration_user_message};
 pub use tokens::estimate_tokens;

@@ -3,24 +3,174 @@
 use std::sync::Arc;
 
 use bevy::prelude::*;
+use smallvec::SmallVec;
 
 use super::{TargetScopes, WorldView};
 use crate::content::{ActionDefinition, ContentRegistry};
 
-/// One action an actor may take, with its targets chosen and its command rendered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AvailableAction {
+/// One action an actor may take, with its targets chosen and its command rendered:
+/// one of [`OfferedActions`], borrowed from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AvailableAction<'a> {
     /// Its number in the prompt, from 1.
     pub index: usize,
-    /// The definition's `mod:action` id, shared by every combination of its targets.
-    pub action_id: Arc<str>,
+    /// The definition's `mod:action` id.
+    pub action_id: &'a str,
     /// The chosen targets in slot order: primary, secondary, tertiary.
-    pub targets: Vec<Entity>,
+    pub targets: &'a [Entity],
     /// The rendered command: "give mug of ale to Marta".
-    pub command: String,
-    /// The definition's description, shared like the id.
-    pub description: Arc<str>,
+    pub command: &'a str,
+    /// The definition's description.
+    pub description: &'a str,
 }
+
+/// The actions one actor is offered, numbered from 1 in a stable order: the
+/// registry's action order (by group, then id), then targets by name. Its prompt lists
+/// them and its answer is checked against them.
+///
+/// Iterate it, or [`get`](Self::get) an action by its number. Cloning it shares it.
+#[derive(Clone, Default)]
+pub struct OfferedActions(Option<Arc<OfferedList>>);
+
+/// What [`OfferedActions`] shares: the menu the actions come from, each offered
+/// action, and every command's text one after the other.
+#[derive(Clone)]
+struct OfferedList {
+    menu: Arc<[Arc<MenuAction>]>,
+    offered: Vec<Offered>,
+    commands: String,
+}
+
+/// One offered action: its menu action, targets and where its command is in the text.
+#[derive(Debug, Clone, Copy)]
+struct Offered {
+    action: u32,
+    targets: [Entity; 3],
+    slots: u8,
+    command: (u32, u32),
+}
+
+impl OfferedList {
+    fn view<'a>(&'a self, position: usize, offered: &'a Offered) -> AvailableAction<'a> {
+        let action = &self.menu[offered.action as usize].definition;
+        let (start, end) = offered.command;
+        AvailableAction {
+            index: position + 1,
+            action_id: &action.id,
+            targets: &offered.targets[..usize::from(offered.slots)],
+            command: &self.commands[start as usize..end as usize],
+            description: &action.description,
+        }
+    }
+}
+
+impl OfferedActions {
+    /// How many actions are offered.
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |list| list.offered.len())
+    }
+
+    /// Whether nothing is offered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The action numbered `index` (from 1), as the prompt lists it.
+    pub fn get(&self, index: usize) -> Option<AvailableAction<'_>> {
+        let list = self.0.as_deref()?;
+        let position = index.checked_sub(1)?;
+        list.offered
+            .get(position)
+            .map(|offered| list.view(position, offered))
+    }
+
+    /// Keeps the actions `keep` says yes to, numbered again from 1 in the same order.
+    pub fn retain(&mut self, mut keep: impl FnMut(AvailableAction<'_>) -> bool) {
+        let kept: Vec<bool> = self.iter().map(&mut keep).collect();
+        if kept.iter().all(|&k| k) {
+            return;
+        }
+        let Some(shared) = self.0.as_mut() else {
+            return;
+        };
+        let list = Arc::make_mut(shared);
+        let mut position = 0;
+        list.offered.retain(|_| {
+            position += 1;
+            kept[position - 1]
+        });
+    }
+
+    /// Every offered action, by number.
+    pub fn iter(&self) -> OfferedIter<'_> {
+        OfferedIter {
+            list: self.0.as_deref(),
+            offered: self
+                .0
+                .as_deref()
+                .map_or(&[][..], |list| &list.offered)
+                .iter()
+                .enumerate(),
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a OfferedActions {
+    type Item = AvailableAction<'a>;
+    type IntoIter = OfferedIter<'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl std::fmt::Debug for OfferedActions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for OfferedActions {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for OfferedActions {}
+
+/// The actions of an [`OfferedActions`], by number.
+#[derive(Clone)]
+pub struct OfferedIter<'a> {
+    list: Option<&'a OfferedList>,
+    offered: std::iter::Enumerate<std::slice::Iter<'a, Offered>>,
+}
+
+impl<'a> Iterator for OfferedIter<'a> {
+    type Item = AvailableAction<'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (position, offered) = self.offered.next()?;
+        Some(self.list?.view(position, offered))
+    }
+
+    fn nth(&mut self, n: usize) -> Option<Self::Item> {
+        let (position, offered) = self.offered.nth(n)?;
+        Some(self.list?.view(position, offered))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.offered.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for OfferedIter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let (position, offered) = self.offered.next_back()?;
+        Some(self.list?.view(position, offered))
+    }
+}
+
+impl ExactSizeIterator for OfferedIter<'_> {}
 
 /// Every action `actor` may take, numbered from 1 in a stable order: the
 /// registry's action order (by group, then id), then targets by name.
@@ -28,73 +178,263 @@ pub struct AvailableAction {
 /// `allowed` filters action ids (an actor's policy). A combination is offered only
 /// when the actor passes the action's tag rule, every target passes its slot's,
 /// and no entity fills two slots. Unknown scopes offer nothing.
+///
+/// To offer actions to many actors, build an [`ActionMenu`] once and offer from it
+/// through one [`ActionOffers`] per world view.
 pub fn available_actions(
     registry: &ContentRegistry,
     view: &WorldView,
     scopes: &TargetScopes,
     actor: Entity,
     allowed: impl Fn(&str) -> bool,
-) -> Vec<AvailableAction> {
-    let mut offered = Vec::new();
-    let mut scope_cache: Vec<(&str, Vec<Entity>)> = Vec::new();
-    for action in registry.actions() {
-        if !allowed(&action.id) || !action.actor.accepts(|tag| view.has_tag(actor, tag)) {
-            continue;
+) -> OfferedActions {
+    ActionMenu::new(registry)
+        .filtered(|action| allowed(&action.id))
+        .offer(view, scopes, actor)
+}
+
+/// Some of a registry's actions, ready to offer to many actors: each template parsed
+/// once, instead of once per actor.
+///
+/// It holds copies of what it needs, so it stays valid when the registry changes;
+/// build a new one when [`ContentRegistry::generation`] moves on to offer the new
+/// content. Cloning or [filtering](Self::filtered) one shares its actions.
+#[derive(Debug, Clone, Default)]
+pub struct ActionMenu {
+    actions: Arc<[Arc<MenuAction>]>,
+    /// Every scope the actions' slots name, each once.
+    scopes: Arc<[String]>,
+}
+
+#[derive(Debug)]
+struct MenuAction {
+    definition: ActionDefinition,
+    template: CommandTemplate,
+    /// Each slot's scope, by its position in the menu's `scopes`.
+    slot_scopes: SmallVec<[usize; 3]>,
+}
+
+impl ActionMenu {
+    /// Every action of the registry, in its order.
+    pub fn new(registry: &ContentRegistry) -> Self {
+        let mut scopes: Vec<String> = Vec::new();
+        let actions = registry
+            .actions()
+            .iter()
+            .map(|action| {
+                let slot_scopes = action
+                    .target_slots()
+                    .map(|(_, slot)| {
+                        scopes
+                            .iter()
+                            .position(|scope| *scope == slot.scope)
+                            .unwrap_or_else(|| {
+                                scopes.push(slot.scope.clone());
+                                scopes.len() - 1
+                            })
+                    })
+                    .collect();
+                Arc::new(MenuAction {
+                    definition: action.clone(),
+                    template: CommandTemplate::parse(action),
+                    slot_scopes,
+                })
+            })
+            .collect();
+        Self {
+            actions,
+            scopes: scopes.into(),
         }
-        let slots = action.target_slots().count();
-        let mut candidates: Vec<Vec<(Entity, &str)>> = Vec::with_capacity(slots);
-        for (_, slot) in action.target_slots() {
-            let position = match scope_cache.iter().position(|(name, _)| *name == slot.scope) {
-                Some(position) => position,
-                None => {
-                    let Some(scope) = scopes.get(&slot.scope) else {
-                        break;
-                    };
-                    scope_cache.push((&slot.scope, scope(view, actor)));
-                    scope_cache.len() - 1
-                }
-            };
-            candidates.push(
-                scope_cache[position]
-                    .1
-                    .iter()
-                    .filter(|&&e| slot.accepts(|tag| view.has_tag(e, tag)))
-                    .map(|&e| (e, view.name(e)))
-                    .collect(),
-            );
-        }
-        if candidates.len() != slots {
-            continue;
-        }
-        let template = CommandTemplate::parse(action);
-        let (id, description): (Arc<str>, Arc<str>) = (
-            action.id.as_str().into(),
-            action.description.as_str().into(),
-        );
-        let mut chosen = Vec::with_capacity(slots);
-        for_each_combination(&candidates, &mut chosen, &mut |targets| {
-            offered.push(AvailableAction {
-                index: offered.len() + 1,
-                action_id: Arc::clone(&id),
-                targets: targets.iter().map(|&(entity, _)| entity).collect(),
-                command: template.render(targets),
-                description: Arc::clone(&description),
-            });
-        });
     }
-    offered
+
+    /// The actions `keep` accepts (an actor's policy), in the same order, shared with this menu.
+    #[must_use]
+    pub fn filtered(&self, keep: impl Fn(&ActionDefinition) -> bool) -> Self {
+        Self {
+            actions: self
+                .actions
+                .iter()
+                .filter(|action| keep(&action.definition))
+                .cloned()
+                .collect(),
+            scopes: Arc::clone(&self.scopes),
+        }
+    }
+
+    /// How many action definitions it holds.
+    pub fn len(&self) -> usize {
+        self.actions.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.actions.is_empty()
+    }
+
+    /// Every action `actor` may take, as [`available_actions`] describes.
+    pub fn offer(&self, view: &WorldView, scopes: &TargetScopes, actor: Entity) -> OfferedActions {
+        ActionOffers::new(view, scopes).offer(self, actor)
+    }
+}
+
+/// Offers actions from one world view to many actors, as [`available_actions`]
+/// describes, reusing its working space from one actor to the next.
+pub struct ActionOffers<'v> {
+    view: &'v WorldView<'v>,
+    scopes: &'v TargetScopes,
+    /// The scope names of the menu last offered from; `scoped` follows them.
+    names: Arc<[String]>,
+    /// Each scope's candidates, named, for the actor being offered.
+    scoped: Vec<Scoped<'v>>,
+    /// Slot candidates narrowed by their slot's tag rules, one slot after the other.
+    narrowed: Vec<(Entity, &'v str)>,
+    /// The largest offer so far (actions, command bytes), to size the next one's.
+    largest: (usize, usize),
+}
+
+/// A scope's candidates for one actor, with their names.
+#[derive(Default)]
+struct Scoped<'v> {
+    /// The actor they are for; `None` before any.
+    actor: Option<Entity>,
+    /// Whether the scope exists.
+    known: bool,
+    candidates: Vec<(Entity, &'v str)>,
+}
+
+/// Where a slot's candidates are: all of a scope's, or a range of the narrowed ones.
+#[derive(Clone, Copy)]
+enum SlotCandidates {
+    Scope(usize),
+    Narrowed(usize, usize),
+}
+
+impl<'v> ActionOffers<'v> {
+    /// Offers from this view, with these scopes.
+    pub fn new(view: &'v WorldView<'v>, scopes: &'v TargetScopes) -> Self {
+        Self {
+            view,
+            scopes,
+            names: Arc::new([]),
+            scoped: Vec::new(),
+            narrowed: Vec::new(),
+            largest: (0, 0),
+        }
+    }
+
+    /// Every action of `menu` that `actor` may take.
+    pub fn offer(&mut self, menu: &ActionMenu, actor: Entity) -> OfferedActions {
+        let view = self.view;
+        if !Arc::ptr_eq(&self.names, &menu.scopes) {
+            self.names = Arc::clone(&menu.scopes);
+            self.scoped.clear();
+            self.scoped.resize_with(menu.scopes.len(), Scoped::default);
+        }
+        let mut offered: Vec<Offered> = Vec::with_capacity(self.largest.0);
+        let mut commands = String::with_capacity(self.largest.1);
+        'actions: for (position, action) in menu.actions.iter().enumerate() {
+            let definition = &action.definition;
+            if !definition.actor.accepts(|tag| view.has_tag(actor, tag)) {
+                continue;
+            }
+            self.narrowed.clear();
+            let mut slots: SmallVec<[SlotCandidates; 3]> = SmallVec::new();
+            for ((_, slot), &scope) in definition.target_slots().zip(&action.slot_scopes) {
+                if !self.resolve(scope, actor) {
+                    continue 'actions;
+                }
+                if slot.required_tags.is_empty() && slot.forbidden_tags.is_empty() {
+                    slots.push(SlotCandidates::Scope(scope));
+                    continue;
+                }
+                let start = self.narrowed.len();
+                self.narrowed.extend(
+                    self.scoped[scope]
+                        .candidates
+                        .iter()
+                        .filter(|&&(e, _)| slot.accepts(|tag| view.has_tag(e, tag))),
+                );
+                slots.push(SlotCandidates::Narrowed(start, self.narrowed.len()));
+            }
+            let lists: SmallVec<[&[(Entity, &str)]; 3]> = slots
+                .iter()
+                .map(|&slot| match slot {
+                    SlotCandidates::Scope(scope) => self.scoped[scope].candidates.as_slice(),
+                    SlotCandidates::Narrowed(start, end) => &self.narrowed[start..end],
+                })
+                .collect();
+            let mut chosen = SmallVec::new();
+            for_each_combination(&lists, &mut chosen, &mut |targets| {
+                let start = commands.len();
+                action.template.render_into(&mut commands, targets);
+                let mut entities = [Entity::PLACEHOLDER; 3];
+                for (entity, &(target, _)) in entities.iter_mut().zip(targets) {
+                    *entity = target;
+                }
+                offered.push(Offered {
+                    action: position as u32,
+                    targets: entities,
+                    slots: targets.len() as u8,
+                    command: (start as u32, commands.len() as u32),
+                });
+            });
+        }
+        self.largest = (
+            self.largest.0.max(offered.len()),
+            self.largest.1.max(commands.len()),
+        );
+        if offered.is_empty() {
+            return OfferedActions::default();
+        }
+        OfferedActions(Some(Arc::new(OfferedList {
+            menu: Arc::clone(&menu.actions),
+            offered,
+            commands,
+        })))
+    }
+
+    /// Finds the candidates of the menu's scope `scope` for `actor`, once per actor;
+    /// `false` when no scope has its name.
+    fn resolve(&mut self, scope: usize, actor: Entity) -> bool {
+        let view = self.view;
+        let Some(scoped) = self.scoped.get_mut(scope) else {
+            return false;
+        };
+        if scoped.actor == Some(actor) {
+            return scoped.known;
+        }
+        scoped.actor = Some(actor);
+        scoped.candidates.clear();
+        let function = self.names.get(scope).and_then(|name| self.scopes.get(name));
+        scoped.known = function.is_some();
+        if let Some(function) = function {
+            scoped
+                .candidates
+                .extend(function(view, actor).into_iter().map(|e| (e, view.name(e))));
+        }
+        scoped.known
+    }
 }
 
 fn for_each_combination<'a>(
-    candidates: &[Vec<(Entity, &'a str)>],
-    chosen: &mut Vec<(Entity, &'a str)>,
+    candidates: &[&[(Entity, &'a str)]],
+    chosen: &mut SmallVec<[(Entity, &'a str); 3]>,
     emit: &mut impl FnMut(&[(Entity, &'a str)]),
 ) {
+    // Most actions have one slot, or none.
+    if chosen.is_empty()
+        && let [only] = candidates
+    {
+        for &candidate in *only {
+            emit(&[candidate]);
+        }
+        return;
+    }
     let Some((first, rest)) = candidates.split_first() else {
         emit(chosen);
         return;
     };
-    for &candidate in first {
+    for &candidate in *first {
         if chosen.iter().any(|&(entity, _)| entity == candidate.0) {
             continue;
         }
@@ -105,18 +445,19 @@ fn for_each_combination<'a>(
 }
 
 /// A template split once into text and target references, rendered per combination.
-struct CommandTemplate<'a> {
-    pieces: Vec<Piece<'a>>,
-    length: usize,
+#[derive(Debug, Clone)]
+struct CommandTemplate {
+    pieces: Vec<Piece>,
 }
 
-enum Piece<'a> {
-    Text(std::borrow::Cow<'a, str>),
+#[derive(Debug, Clone)]
+enum Piece {
+    Text(Box<str>),
     Target(usize),
 }
 
-impl<'a> CommandTemplate<'a> {
-    fn parse(action: &'a ActionDefinition) -> Self {
+impl CommandTemplate {
+    fn parse(action: &ActionDefinition) -> Self {
         let mut pieces = Vec::new();
         let mut rest = action.template.as_str();
         while let Some(open) = rest.find('{') {
@@ -135,34 +476,28 @@ impl<'a> CommandTemplate<'a> {
             rest = &after[close + 1..];
         }
         pieces.push(Piece::Text(rest.into()));
-        let length = pieces
-            .iter()
-            .map(|piece| match piece {
-                Piece::Text(text) => text.len(),
-                Piece::Target(_) => 16,
-            })
-            .sum();
-        Self { pieces, length }
+        pieces.retain(|piece| !matches!(piece, Piece::Text(text) if text.is_empty()));
+        Self { pieces }
     }
 
-    fn render(&self, targets: &[(Entity, &str)]) -> String {
-        let mut command = String::with_capacity(self.length);
+    fn render_into(&self, command: &mut String, targets: &[(Entity, &str)]) {
         for piece in &self.pieces {
             match piece {
                 Piece::Text(text) => command.push_str(text),
                 Piece::Target(slot) => {
-                    command.push_str(targets.get(*slot).map_or("something", |&(_, name)| name))
+                    command.push_str(targets.get(*slot).map_or("something", |&(_, name)| name));
                 }
             }
         }
-        command
     }
 }
 
 /// Fills a template: target placeholders with display names, parameters with their defaults.
 pub fn render_command(action: &ActionDefinition, targets: &[Entity], view: &WorldView) -> String {
     let named: Vec<(Entity, &str)> = targets.iter().map(|&e| (e, view.name(e))).collect();
-    CommandTemplate::parse(action).render(&named)
+    let mut command = String::new();
+    CommandTemplate::parse(action).render_into(&mut command, &named);
+    command
 }
 
 #[cfg(test)]
@@ -179,17 +514,18 @@ mod tests {
         Entity::from_raw_u32(n).expect("a valid index")
     }
 
-    fn view() -> WorldView {
+    fn view() -> WorldView<'static> {
         let record = |name: &str,
                       tags: &[&str],
                       place: Option<u32>,
                       carried_by: Option<u32>,
                       character: bool| EntityView {
-            name: name.to_owned(),
-            tags: tags
-                .iter()
-                .map(|t| (*t).to_owned())
-                .collect::<BTreeSet<_>>(),
+            name: name.to_owned().into(),
+            tags: std::borrow::Cow::Owned(
+                tags.iter()
+                    .map(|t| (*t).to_owned())
+                    .collect::<BTreeSet<_>>(),
+            ),
             place: place.map(entity),
             carried_by: carried_by.map(entity),
             character,
@@ -197,7 +533,7 @@ mod tests {
         };
         let mut hall = record("the hall", &[], None, None, false);
         hall.is_place = true;
-        hall.exits = vec![entity(2)];
+        hall.exits = vec![entity(2)].into();
         let mut yard = record("the yard", &[], None, None, false);
         yard.is_place = true;
         WorldView::new([
@@ -272,11 +608,8 @@ mod tests {
         })
     }
 
-    fn commands(offered: &[AvailableAction]) -> Vec<(usize, &str)> {
-        offered
-            .iter()
-            .map(|a| (a.index, a.command.as_str()))
-            .collect()
+    fn commands(offered: &OfferedActions) -> Vec<(usize, &str)> {
+        offered.iter().map(|a| (a.index, a.command)).collect()
     }
 
     #[test]
@@ -308,8 +641,16 @@ mod tests {
             ],
             "core before items (alphabetical), the guard and the tired-only action left out"
         );
-        assert_eq!(offered[1].targets, [entity(22), entity(12)]);
-        assert_eq!(&*offered[1].action_id, "items:give");
+        let give = offered.get(2).expect("a second action");
+        assert_eq!(give.targets, [entity(22), entity(12)]);
+        assert_eq!(give.action_id, "items:give");
+        assert_eq!(give.description, "Hand over");
+        assert_eq!(offered.get(0), None, "numbered from 1");
+        assert_eq!(offered.get(4), None);
+        assert_eq!(
+            offered.iter().rev().map(|a| a.index).collect::<Vec<_>>(),
+            [3, 2, 1]
+        );
     }
 
     #[test]

@@ -13,11 +13,14 @@ mod view;
 
 use bevy::prelude::*;
 
-pub use available::{AvailableAction, available_actions, render_command};
+pub use available::{
+    ActionMenu, ActionOffers, AvailableAction, OfferedActions, OfferedIter, available_actions,
+    render_command,
+};
 pub use components::{
     CarriedBy, Character, DisplayName, Exits, InPlace, NarrativeKey, Place, Player, Tags,
 };
-pub use perception::describe_surroundings;
+pub use perception::{describe_surroundings, write_surroundings};
 pub use scope::{ScopeFn, TargetScopeAppExt, TargetScopes};
 pub use view::{EntityView, WorldView, WorldViewQuery};
 

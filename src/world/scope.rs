@@ -54,15 +54,13 @@ impl Default for TargetScopes {
 }
 
 fn here(view: &WorldView, actor: Entity, keep: impl Fn(Entity) -> bool) -> Vec<Entity> {
-    view.place_of(actor)
-        .map(|place| {
-            view.occupants(place)
-                .iter()
-                .copied()
-                .filter(|&e| keep(e))
-                .collect()
-        })
-        .unwrap_or_default()
+    let Some(place) = view.place_of(actor) else {
+        return Vec::new();
+    };
+    let occupants = view.occupants(place);
+    let mut here = Vec::with_capacity(occupants.len());
+    here.extend(occupants.iter().copied().filter(|&e| keep(e)));
+    here
 }
 
 impl TargetScopes {

@@ -1,5 +1,6 @@
 //! A plain-data snapshot of what the place model says, built once per frame that needs it.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use bevy::ecs::entity::EntityHashMap;
@@ -8,13 +9,15 @@ use bevy::prelude::*;
 
 use super::{CarriedBy, Character, DisplayName, Exits, InPlace, Place, Tags};
 
-/// One entity as the world view sees it.
+/// One entity as the world view sees it: its name, tags and exits borrowed from the
+/// world when the view is built [from a query](WorldView::from_query), owned when built
+/// by hand.
 #[derive(Debug, Clone, Default)]
-pub struct EntityView {
+pub struct EntityView<'a> {
     /// Its [`DisplayName`]; empty when it has none.
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// Its [`Tags`].
-    pub tags: BTreeSet<String>,
+    pub tags: Cow<'a, BTreeSet<String>>,
     /// The place it is in.
     pub place: Option<Entity>,
     /// Who carries it.
@@ -24,16 +27,17 @@ pub struct EntityView {
     /// Whether it is a [`Place`].
     pub is_place: bool,
     /// Places reachable from it, when it is a place.
-    pub exits: Vec<Entity>,
+    pub exits: Cow<'a, [Entity]>,
 }
 
 /// What the place model holds, as plain data that scope functions read.
 ///
 /// Lists come sorted by display name (then entity), so everything built from a view
-/// has a stable order.
+/// has a stable order. A view built from a query borrows the world's names and tags
+/// for the frame instead of copying them.
 #[derive(Debug, Clone, Default)]
-pub struct WorldView {
-    entities: EntityHashMap<EntityView>,
+pub struct WorldView<'a> {
+    entities: EntityHashMap<EntityView<'a>>,
     occupants: EntityHashMap<Vec<Entity>>,
     carried: EntityHashMap<Vec<Entity>>,
 }
@@ -60,14 +64,14 @@ pub type WorldViewQuery<'w, 's> = Query<
     )>,
 >;
 
-impl WorldView {
+impl<'a> WorldView<'a> {
     /// Builds a view from entity records.
-    pub fn new(records: impl IntoIterator<Item = (Entity, EntityView)>) -> Self {
-        let entities: EntityHashMap<EntityView> = records.into_iter().collect();
+    pub fn new(records: impl IntoIterator<Item = (Entity, EntityView<'a>)>) -> Self {
+        let entities: EntityHashMap<EntityView<'a>> = records.into_iter().collect();
         let mut occupants: EntityHashMap<Vec<(&str, Entity)>> = EntityHashMap::default();
         let mut carried: EntityHashMap<Vec<(&str, Entity)>> = EntityHashMap::default();
         for (&entity, view) in entities.iter() {
-            let key = (view.name.as_str(), entity);
+            let key = (&*view.name, entity);
             if let Some(carrier) = view.carried_by {
                 carried.entry(carrier).or_default().push(key);
             } else if let Some(place) = view.place {
@@ -92,20 +96,20 @@ impl WorldView {
         }
     }
 
-    /// Builds a view from the world's place-model components.
-    pub fn from_query(query: &WorldViewQuery) -> Self {
+    /// Builds a view from the world's place-model components, borrowing them.
+    pub fn from_query(query: &'a WorldViewQuery) -> Self {
         Self::new(query.iter().map(
             |(entity, name, tags, place, carrier, character, is_place, exits)| {
                 (
                     entity,
                     EntityView {
-                        name: name.map(|n| n.0.clone()).unwrap_or_default(),
-                        tags: tags.map(|t| t.0.clone()).unwrap_or_default(),
+                        name: name.map_or(Cow::Borrowed(""), |n| Cow::Borrowed(&n.0)),
+                        tags: tags.map_or_else(Cow::default, |t| Cow::Borrowed(&t.0)),
                         place: place.map(|p| p.0),
                         carried_by: carrier.map(|c| c.0),
                         character,
                         is_place,
-                        exits: exits.map(|e| e.0.clone()).unwrap_or_default(),
+                        exits: exits.map_or(Cow::Borrowed(&[]), |e| Cow::Borrowed(&e.0)),
                     },
                 )
             },
@@ -113,7 +117,7 @@ impl WorldView {
     }
 
     /// One entity, if the view has it.
-    pub fn get(&self, entity: Entity) -> Option<&EntityView> {
+    pub fn get(&self, entity: Entity) -> Option<&EntityView<'a>> {
         self.entities.get(&entity)
     }
 
@@ -121,7 +125,7 @@ impl WorldView {
     pub fn name(&self, entity: Entity) -> &str {
         self.entities
             .get(&entity)
-            .map(|v| v.name.as_str())
+            .map(|v| &*v.name)
             .filter(|n| !n.is_empty())
             .unwrap_or("something")
     }
@@ -158,8 +162,6 @@ impl WorldView {
 
     /// Places reachable from a place.
     pub fn exits(&self, place: Entity) -> &[Entity] {
-        self.entities
-            .get(&place)
-            .map_or(&[], |v| v.exits.as_slice())
+        self.entities.get(&place).map_or(&[], |v| &v.exits)
     }
 }

@@ -54,6 +54,7 @@ fn each_actor_thinks_with_the_template_its_spec_names() {
     let dir = content_dir(&templated());
     let mut app = loom_app(
         dir.path(),
+        false,
         LlmSettings {
             backend: BackendChoice::Offline { seed: 1 },
             ..default()
@@ -83,10 +84,7 @@ fn each_actor_thinks_with_the_template_its_spec_names() {
             .iter()
             .find(|p| p.actor == actor)
             .expect("asked");
-        (
-            prompt.messages[0].content.as_str(),
-            prompt.messages[1].content.as_str(),
-        )
+        (&*prompt.messages[0].content, &*prompt.messages[1].content)
     };
     let (system, user) = prompt_of(tess);
     assert!(
@@ -178,7 +176,7 @@ impl LlmBackend for AskedBackend {
 
     fn complete(&self, request: &LlmRequest, _deltas: DeltaSink) -> LlmFuture {
         if let RequestIntent::Decision { actor, .. } = &request.intent {
-            self.0.lock().expect("not poisoned").push(actor.clone());
+            self.0.lock().expect("not poisoned").push(actor.to_string());
         }
         let answer = r#"{"action": null, "speech": "", "thought": ""}"#;
         Box::pin(async move { Ok(LlmReply::text(answer)) })
@@ -190,6 +188,7 @@ fn a_scene_character_without_an_actor_key_is_a_plain_npc_and_never_asks_a_model(
     let asked = Arc::new(Mutex::new(Vec::new()));
     let mut app = loom_app(
         &repo_assets(),
+        false,
         LlmSettings {
             backend: BackendChoice::Custom(Arc::new(AskedBackend(Arc::clone(&asked)))),
             ..default()

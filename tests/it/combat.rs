@@ -48,7 +48,7 @@ fn in_combat_only_attack_and_flee_are_offered_and_chosen() {
     assert_eq!(log.prompts.len(), 3);
     for prompt in &log.prompts {
         assert!(
-            prompt.offered.iter().all(|a| combat_verb(&a.action_id)),
+            prompt.offered.iter().all(|a| combat_verb(a.action_id)),
             "{:?}",
             prompt.offered
         );
@@ -108,7 +108,7 @@ fn out_of_combat_every_allowed_action_is_offered() {
     assert!(
         log.prompts
             .iter()
-            .all(|p| p.offered.iter().any(|a| !combat_verb(&a.action_id))),
+            .all(|p| p.offered.iter().any(|a| !combat_verb(a.action_id))),
         "{:?}",
         log.prompts.iter().map(|p| &p.offered).collect::<Vec<_>>()
     );

@@ -101,7 +101,8 @@ fn a_valid_index_becomes_the_offered_request() {
             .iter()
             .find(|p| p.actor == request.actor)
             .expect("a prompt");
-        assert_eq!(prompt.offered[0].command, request.command);
+        let first = prompt.offered.get(1).expect("an action offered");
+        assert_eq!(first.command, request.command);
     }
 }
 
@@ -207,8 +208,19 @@ fn an_utterance_becomes_the_offered_command_it_names() {
 
 #[test]
 fn an_utterance_may_use_the_mods_verb_aliases_and_articles() {
-    // `items` aliases "look at" to "examine"; articles are not compared.
-    let log = turn_with_answer(r#"{"type": "UTTERANCE", "utterance": "look at the oak bench"}"#);
+    // `items` aliases "look at" to "examine"; articles are not compared. The budget
+    // leaves every offered action in.
+    let settings = SmartActorSettings {
+        budgets: bevy_loom::actors::PromptBudgets {
+            total: 10_000,
+            ..Default::default()
+        },
+        ..SmartActorSettings::default()
+    };
+    let log = turn_with(
+        r#"{"type": "UTTERANCE", "utterance": "look at the oak bench"}"#,
+        settings,
+    );
     let marta_and_silas: Vec<&ActionRequest> = log
         .requests
         .iter()

@@ -384,7 +384,7 @@ fn tavern_actors_act_on_server_decisions() {
         assert_eq!(requested.len(), 1, "actor {actor} asked once");
         let first = requested[0]
             .offered
-            .first()
+            .get(1)
             .expect("at least one action offered");
         assert_eq!(first.index, 1);
         let chosen = actions.get(&actor).map(Vec::as_slice).unwrap_or_default();
@@ -394,7 +394,7 @@ fn tavern_actors_act_on_server_decisions() {
             "actor {actor} requests exactly one action: {chosen:?}"
         );
         assert_eq!(chosen[0].command, first.command);
-        assert_eq!(chosen[0].action_id.as_str(), &*first.action_id);
+        assert_eq!(chosen[0].action_id, first.action_id);
         assert_eq!(chosen[0].targets, first.targets);
         assert!(
             seen.spoke

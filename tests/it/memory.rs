@@ -51,7 +51,9 @@ fn actors_remember_what_others_said_and_recall_it_next_turn() {
         .iter()
         .find(|p| p.messages[0].content.contains("You are Marta"))
         .expect("Marta thinks again");
-    let user = &marta.messages[1].content;
+    // The turn appends to Marta's conversation with the model, with what she had not
+    // recalled before.
+    let user = &marta.messages[marta.messages.len() - 1].content;
     assert!(
         user.contains(&format!(
             "\n- Brom said: \"{LINE}\"\n- Silas said: \"{LINE}\"\n</memories>"
@@ -163,6 +165,7 @@ fn a_spec_s_store_key_holds_its_seeds_what_it_hears_and_what_it_recalls() {
     let answer = r#"{"action": null, "speech": "Squawk.", "thought": ""}"#;
     let mut app = loom_app(
         dir.path(),
+        false,
         LlmSettings {
             backend: BackendChoice::Custom(Arc::new(FixedBackend(answer.to_owned()))),
             ..default()
@@ -218,11 +221,17 @@ fn a_spec_s_store_key_holds_its_seeds_what_it_hears_and_what_it_recalls() {
         .iter()
         .find(|p| p.actor == troop)
         .expect("the troop thinks again");
+    // The seeds were recalled in the first turn; this turn adds what was heard since.
     assert!(
         prompt.messages[1].content.contains(
-            "<memories>\n- The grove is sacred.\n- A lantern was stolen from the campfire.\n- Polly said: \"Squawk.\"\n</memories>"
+            "<memories>\n- The grove is sacred.\n- A lantern was stolen from the campfire.\n</memories>"
         ),
         "{}",
         prompt.messages[1].content
+    );
+    let last = &prompt.messages[prompt.messages.len() - 1].content;
+    assert!(
+        last.contains("<memories>\n- Polly said: \"Squawk.\"\n</memories>"),
+        "{last}"
     );
 }

@@ -116,7 +116,7 @@ fn allowed_verbs_narrow_the_offer_and_the_utterance_limit_is_enforced() {
         !app.world().resource::<Seen>().1.is_empty()
     });
     let seen = app.world().resource::<Seen>();
-    let offered: Vec<&str> = seen.0[0].offered.iter().map(|a| &*a.action_id).collect();
+    let offered: Vec<&str> = seen.0[0].offered.iter().map(|a| a.action_id).collect();
     assert_eq!(
         offered,
         ["core:attack", "core:wait"],

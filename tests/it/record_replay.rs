@@ -134,7 +134,7 @@ fn the_key_covers_what_the_model_sees_and_nothing_else() {
     };
     assert_ne!(key, request_key("tiny", &hotter));
     let with_schema = LlmRequest {
-        schema: Some(serde_json::json!({ "type": "object" })),
+        schema: Some(serde_json::json!({ "type": "object" }).into()),
         ..request
     };
     assert_ne!(key, request_key("tiny", &with_schema));

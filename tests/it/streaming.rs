@@ -68,7 +68,9 @@ fn ollama_line(text: &str) -> Value {
 fn request(stream: bool) -> LlmRequest {
     LlmRequest {
         messages: vec![ChatMessage::user("Greet the traveler.")],
-        schema: Some(json!({ "type": "object", "properties": { "speech": { "type": "string" } } })),
+        schema: Some(
+            json!({ "type": "object", "properties": { "speech": { "type": "string" } } }).into(),
+        ),
         sampling: SamplingOptions {
             max_tokens: Some(64),
             stop: vec!["\n\n".into()],

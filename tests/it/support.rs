@@ -198,13 +198,41 @@ pub fn tavern_app_with(
     )
 }
 
+/// A headless app with every plugin on the content in `root` (watched for edits when
+/// `watch`), with these bridge and smart-actor settings, updated until the content has
+/// loaded; [`run_turn`] logs what each turn writes.
+pub fn loom_app(root: &Path, watch: bool, llm: LlmSettings, actors: SmartActorSettings) -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: root.to_string_lossy().into_owned(),
+            watch_for_changes_override: Some(watch),
+            ..default()
+        },
+        LoomPlugins
+            .set(LlmPlugin { settings: llm })
+            .set(SmartActorPlugin { settings: actors }),
+    ))
+    .init_resource::<TurnLog>()
+    .init_resource::<SeenErrors>()
+    .add_systems(Update, record_turn.after(LoomSystems::Decide))
+    .add_systems(Last, record_errors);
+    app.finish();
+    app.cleanup();
+    update_until(&mut app, "content to load", |app| {
+        app.world().resource::<ContentRegistry>().generation() > 0
+    });
+    app
+}
+
 /// Like [`tavern_app`], with these bridge and smart-actor settings.
 pub fn tavern_app_configured(
     llm: LlmSettings,
     actors: SmartActorSettings,
 ) -> (App, bevy_loom::actors::SpawnedScene) {
     let root = repo_assets();
-    let mut app = loom_app(&root, llm, actors);
+    let mut app = loom_app(&root, false, llm, actors);
     let path = root.join("scenes/tavern.scene.json");
     let bytes = std::fs::read(&path).expect("the tavern scene");
     let scene: SceneDefinition =
@@ -223,34 +251,6 @@ pub fn tavern_app_configured(
         spawned
     };
     (app, spawned)
-}
-
-/// A headless app with every plugin on the content in `root`, recording what each
-/// turn wrote ([`TurnLog`]) and content errors ([`SeenErrors`]); updated until the
-/// content has loaded.
-pub fn loom_app(root: &Path, llm: LlmSettings, actors: SmartActorSettings) -> App {
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin {
-            file_path: root.to_string_lossy().into_owned(),
-            watch_for_changes_override: Some(false),
-            ..default()
-        },
-        LoomPlugins
-            .set(LlmPlugin { settings: llm })
-            .set(SmartActorPlugin { settings: actors }),
-    ))
-    .init_resource::<TurnLog>()
-    .init_resource::<SeenErrors>()
-    .add_systems(Update, record_turn.after(LoomSystems::Decide))
-    .add_systems(Last, record_errors);
-    app.finish();
-    app.cleanup();
-    update_until(&mut app, "content to load", |app| {
-        app.world().resource::<ContentRegistry>().generation() > 0
-    });
-    app
 }
 
 /// Ends a turn and updates until no smart actor is thinking; returns what the turn wrote.

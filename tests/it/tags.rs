@@ -109,6 +109,7 @@ fn keeper_recalls(tagged: bool) -> String {
     let answer = r#"{"action": null, "speech": "", "thought": ""}"#;
     let mut app = loom_app(
         dir.path(),
+        false,
         LlmSettings {
             backend: BackendChoice::Custom(Arc::new(FixedBackend(answer.to_owned()))),
             ..default()

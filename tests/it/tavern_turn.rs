@@ -51,8 +51,8 @@ fn an_offline_turn_ends_in_action_requests_for_offered_actions() {
             .find(|a| a.command == request.command)
             .expect("the command was offered");
         assert_eq!(
-            (&*offered.action_id, &offered.targets),
-            (request.action_id.as_str(), &request.targets)
+            (offered.action_id, offered.targets),
+            (request.action_id.as_str(), &*request.targets)
         );
     }
     let player = scene.entities["player"];

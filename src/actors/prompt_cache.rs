@@ -1,0 +1,99 @@
+//! What smart actors' prompts share, kept from frame to frame: each spec's system
+//! message and the actions its policy lets it be offered. A frame in which many actors
+//! think builds each of these once instead of once per actor.
+
+use std::sync::Arc;
+
+use bevy::platform::collections::HashMap;
+use bevy::prelude::*;
+
+use super::SmartActorSettings;
+use crate::content::{ActorSpec, ContentRegistry, PromptTemplate};
+use crate::llm::ChatMessage;
+use crate::prompt::{DecisionLimits, PromptSection, decision_system_prompt};
+use crate::world::ActionMenu;
+
+/// The shared parts of decision prompts. Everything in it follows from the content,
+/// the [`SmartActorSettings`] and an actor's limits, so it is dropped whenever the
+/// content or the settings change.
+#[derive(Default)]
+pub(super) struct PromptCache {
+    /// The content generation the entries were built from; `None` before any.
+    generation: Option<u64>,
+    /// By spec id: its system message for each limits it was asked with.
+    systems: HashMap<String, Vec<(DecisionLimits, SharedSystem)>>,
+    /// Every action of the content.
+    actions: Option<ActionMenu>,
+    /// By spec id: the actions its policy allows, out of combat and in it, shared
+    /// with `actions`.
+    menus: HashMap<String, [Option<ActionMenu>; 2]>,
+}
+
+/// A spec's system message and its sections, shared by every actor of the spec.
+pub(super) struct SharedSystem {
+    /// The spec's name, as requests give it.
+    pub name: Arc<str>,
+    /// The message; cloning it shares its text.
+    pub message: ChatMessage,
+    /// Its sections and their estimated tokens.
+    pub sections: Vec<PromptSection>,
+}
+
+impl PromptCache {
+    /// Forgets everything when the content (hot reload bumps its generation) or the
+    /// settings (limits, combat verbs) changed since the last frame.
+    pub fn refresh(&mut self, registry: &Res<ContentRegistry>, settings: &Res<SmartActorSettings>) {
+        let generation = registry.generation();
+        if self.generation != Some(generation) || registry.is_changed() || settings.is_changed() {
+            self.systems.clear();
+            self.actions = None;
+            self.menus.clear();
+            self.generation = Some(generation);
+        }
+    }
+
+    /// The system message for an actor of `spec` answering within `limits`, from the
+    /// spec's prompt template.
+    pub fn system(
+        &mut self,
+        spec: &ActorSpec,
+        template: &PromptTemplate,
+        limits: &DecisionLimits,
+    ) -> &SharedSystem {
+        let built = self.systems.entry_ref(spec.id.as_str()).or_default();
+        let position = match built.iter().position(|(seen, _)| seen == limits) {
+            Some(position) => position,
+            None => {
+                let part = decision_system_prompt(spec, template, limits);
+                built.push((
+                    limits.clone(),
+                    SharedSystem {
+                        name: spec.persona.name.as_str().into(),
+                        message: ChatMessage::system(part.text),
+                        sections: part.sections,
+                    },
+                ));
+                built.len() - 1
+            }
+        };
+        &built[position].1
+    }
+
+    /// The actions an actor of `spec` may be offered, in combat (only those whose verb
+    /// is one of `combat_verbs`) or not.
+    pub fn menu(
+        &mut self,
+        registry: &ContentRegistry,
+        spec: &ActorSpec,
+        fighting: bool,
+        combat_verbs: &[String],
+    ) -> &ActionMenu {
+        let actions = self
+            .actions
+            .get_or_insert_with(|| ActionMenu::new(registry));
+        let menus = self.menus.entry_ref(spec.id.as_str()).or_default();
+        menus[usize::from(fighting)].get_or_insert_with(|| {
+            actions.filtered(|action| super::permits(spec, combat_verbs, fighting, action))
+        })
+    }
+}

@@ -1,0 +1,179 @@
+//! What smart actors' prompts share from frame to frame (each spec's system message,
+//! the actions its policy allows, the commands rendered for a frame) follows content
+//! edits, settings changes and renames: nothing stale reaches a prompt.
+
+use bevy::prelude::*;
+use bevy_loom::prelude::*;
+use serde_json::json;
+
+use crate::support::{
+    action, content_dir, game, loom_app, manifest, run_turn, update_until, write,
+};
+
+const KEEPER: &str = "mods/core/actors/keeper.actor.json";
+const GREET: &str = "mods/core/actions/greet.action.json";
+
+fn keeper(persona: &str) -> String {
+    json!({ "id": "core:keeper",
+            "persona": { "name": "Marta", "role": "the innkeeper", "lines": [persona],
+                         "goals": ["Keep the peace."] } })
+    .to_string()
+}
+
+fn greet(template: &str) -> String {
+    action(
+        "core:greet",
+        json!({ "name": "Greet", "description": "say hello", "template": template, "verb": "greet",
+                "targets": { "primary": { "scope": "characters_here", "placeholder": "target" } } }),
+    )
+}
+
+/// A `core` mod with `wait` and `greet` and the innkeeper's spec, in a folder.
+fn files() -> Vec<(&'static str, String)> {
+    vec![
+        game(&["core"]),
+        (
+            "mods/core/mod.json",
+            manifest(
+                "core",
+                json!({ "content": {
+                    "actions": ["actions/wait.action.json", "actions/greet.action.json"],
+                    "actors": ["actors/keeper.actor.json"]
+                } }),
+            ),
+        ),
+        (
+            "mods/core/actions/wait.action.json",
+            action("core:wait", json!({ "verb": "wait" })),
+        ),
+        (GREET, greet("greet {target}")),
+        (KEEPER, keeper("Warm.")),
+    ]
+}
+
+/// The app on `root` (watched), with two innkeepers and a guest in one room.
+fn inn(root: &std::path::Path, actors: SmartActorSettings) -> (App, [Entity; 3]) {
+    let llm = LlmSettings {
+        backend: BackendChoice::Offline { seed: 1 },
+        ..default()
+    };
+    let mut app = loom_app(root, true, llm, actors);
+    let world = app.world_mut();
+    let room = world.spawn((Place, DisplayName("the inn".into()))).id();
+    let mut keeper = |name: &str| {
+        world
+            .spawn((
+                SmartActor::new("core:keeper"),
+                DisplayName(name.into()),
+                InPlace(room),
+            ))
+            .id()
+    };
+    let (marta, greta) = (keeper("Marta"), keeper("Greta"));
+    let guest = world
+        .spawn((Character, DisplayName("Brom".into()), InPlace(room)))
+        .id();
+    (app, [marta, greta, guest])
+}
+
+/// Each actor's system and user messages in a turn.
+fn prompts(app: &mut App, actors: &[Entity]) -> Vec<(String, String)> {
+    let log = run_turn(app);
+    actors
+        .iter()
+        .map(|&actor| {
+            let prompt = log
+                .prompts
+                .iter()
+                .find(|p| p.actor == actor)
+                .expect("each actor is asked");
+            (
+                prompt.messages[0].content.to_string(),
+                // This turn's part: the last message of the actor's conversation.
+                prompt.messages[prompt.messages.len() - 1]
+                    .content
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn edited_content_and_renames_reach_the_next_prompts() {
+    let dir = content_dir(&files());
+    let (mut app, [marta, greta, guest]) = inn(dir.path(), SmartActorSettings::default());
+    let before = prompts(&mut app, &[marta, greta]);
+    for (system, user) in &before {
+        assert!(system.contains("- Warm."), "{system}");
+        assert!(user.contains("Command: \"greet Brom\""), "{user}");
+    }
+    assert!(before[0].1.contains("Command: \"greet Greta\""));
+    assert!(before[1].1.contains("Command: \"greet Marta\""));
+
+    write(dir.path(), KEEPER, &keeper("Cold."));
+    write(dir.path(), GREET, &greet("hail {target}"));
+    update_until(&mut app, "both edits to apply", |app| {
+        let registry = app.world().resource::<ContentRegistry>();
+        registry
+            .actor("core:keeper")
+            .is_some_and(|spec| spec.persona.lines == ["Cold."])
+            && registry
+                .action("core:greet")
+                .is_some_and(|greet| greet.template == "hail {target}")
+    });
+    app.world_mut()
+        .entity_mut(guest)
+        .insert(DisplayName("Bram".into()));
+    let after = prompts(&mut app, &[marta, greta]);
+    for (system, user) in &after {
+        assert!(
+            system.contains("- Cold.") && !system.contains("Warm"),
+            "{system}"
+        );
+        assert!(user.contains("Command: \"hail Bram\""), "{user}");
+        assert!(!user.contains("greet") && !user.contains("Brom"), "{user}");
+    }
+}
+
+#[test]
+fn changed_settings_reach_the_next_prompts() {
+    let dir = content_dir(&files());
+    let settings = SmartActorSettings {
+        combat_verbs: vec!["wait".to_owned()],
+        ..default()
+    };
+    let (mut app, [marta, greta, _]) = inn(dir.path(), settings);
+    for actor in [marta, greta] {
+        app.world_mut().entity_mut(actor).insert(InCombat);
+    }
+    let commands = |prompts: &[(String, String)]| -> Vec<bool> {
+        prompts
+            .iter()
+            .map(|(_, user)| user.contains("Command: \"wait\"") && !user.contains("greet"))
+            .collect()
+    };
+    let before = prompts(&mut app, &[marta, greta]);
+    assert_eq!(commands(&before), [true, true], "{before:?}");
+    assert!(
+        before[0]
+            .0
+            .contains("Keep what you say under 300 characters")
+    );
+
+    {
+        let mut settings = app.world_mut().resource_mut::<SmartActorSettings>();
+        settings.combat_verbs = vec!["greet".to_owned()];
+        settings.limits.max_speech_chars = 120;
+    }
+    let after = prompts(&mut app, &[marta, greta]);
+    for (system, user) in &after {
+        assert!(
+            system.contains("Keep what you say under 120 characters"),
+            "{system}"
+        );
+        assert!(
+            user.contains("Command: \"greet Brom\"") && !user.contains("Command: \"wait\""),
+            "{user}"
+        );
+    }
+}
