@@ -26,8 +26,9 @@
 //! Printed once (under `cargo bench`, not under `--profile-time` nor as a test):
 //! - before the benchmark, the real tavern scene (`assets/scenes/tavern.scene.json`)
 //!   runs two turns on the offline backend, and for Marta's decision prompt of each
-//!   turn the estimated tokens (`bevy_loom::prompt::estimate_tokens`) of its system
-//!   and user messages and their total (target: ≤ 1,000), and for the second turn
+//!   turn the estimated tokens (`bevy_loom::prompt::estimate_tokens`) of each of its
+//!   messages and their total (target for the first, fresh prompt: ≤ 1,000; the
+//!   second appends to it: the first turn's messages, the answer, what changed), and for the second turn
 //!   the share of its characters (the message contents concatenated) that is an
 //!   unchanged prefix of the first turn's prompt, what a server's prompt cache can
 //!   reuse (target: ≥ 85 %);
@@ -247,8 +248,9 @@ fn common_prefix_chars(a: &str, b: &str) -> usize {
     a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
 }
 
-/// Marta's prompt over two turns of the tavern: its estimated tokens each turn and the
-/// share of the second that is an unchanged prefix of the first.
+/// Marta's prompt over two turns of the tavern: its messages' estimated tokens each
+/// turn (the second appends to the first) and the share of the second that is an
+/// unchanged prefix of the first.
 fn print_prompt_figures(_: &mut Criterion) {
     if !print_figures() {
         return;
@@ -274,17 +276,23 @@ fn print_prompt_figures(_: &mut Criterion) {
         "\nactors/tavern prompt figures (Marta's decision prompt, offline seed {SEED}, {cores} cores):"
     );
     for (turn, messages) in prompts.iter().enumerate() {
-        let [system, user] = messages.as_slice() else {
-            panic!("a decision prompt is a system and a user message");
-        };
-        let (system, user) = (
-            estimate_tokens(&system.content),
-            estimate_tokens(&user.content),
-        );
+        let tokens: Vec<usize> = messages
+            .iter()
+            .map(|m| estimate_tokens(&m.content))
+            .collect();
+        let roles: Vec<&str> = messages.iter().map(|m| &*m.role).collect();
         println!(
-            "  turn {}: system {system:4} + user {user:4} = {:4} estimated tokens   (target ≤ 1,000)",
+            "  turn {}: {} messages ({}), {:?} = {:4} estimated tokens{}",
             turn + 1,
-            system + user,
+            messages.len(),
+            roles.join(", "),
+            tokens,
+            tokens.iter().sum::<usize>(),
+            if turn == 0 {
+                "   (target ≤ 1,000)"
+            } else {
+                ""
+            },
         );
     }
     let (first, second) = (concatenated(&prompts[0]), concatenated(&prompts[1]));

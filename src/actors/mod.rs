@@ -46,8 +46,7 @@ use crate::llm::{
 };
 use crate::prompt::{
     ActionLine, ActionList, BlockLine, BlockOptions, DecisionContext, DecisionLimits, PromptPart,
-    PromptSection, decision_schema, estimate_tokens, write_available_actions,
-    write_decision_user_prompt,
+    PromptSection, estimate_tokens, write_available_actions, write_decision_user_prompt,
 };
 use crate::world::{
     ActionOffers, AvailableAction, CarriedBy, Character, DisplayName, InPlace, NarrativeKey,
@@ -822,14 +821,12 @@ fn submit_decisions(
                     write_decision_user_prompt(&mut user, template, &context);
                     (user.text.clone(), std::mem::take(&mut user.sections))
                 });
+        let name = Arc::clone(&system.name);
         let request = LlmRequest {
             messages: turn.messages.clone(),
-            schema: Some(Arc::new(decision_schema(
-                offered.iter().map(|a| (a.index, a.command)),
-                &limits,
-            ))),
+            schema: Some(cache.schema(&offered, &limits)),
             intent: RequestIntent::Decision {
-                actor: Arc::clone(&system.name),
+                actor: name,
                 offered: Arc::new(offered.clone()),
             },
             sampling: SamplingOptions {

@@ -1,17 +1,19 @@
 //! What smart actors' prompts share, kept from frame to frame: each spec's system
-//! message and the actions its policy lets it be offered. A frame in which many actors
-//! think builds each of these once instead of once per actor.
+//! message, the actions its policy lets it be offered, and the answer schema for each
+//! number of offered actions. A frame in which many actors think builds each of these
+//! once instead of once per actor.
 
 use std::sync::Arc;
 
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
+use serde_json::Value;
 
 use super::SmartActorSettings;
 use crate::content::{ActorSpec, ContentRegistry, PromptTemplate};
 use crate::llm::ChatMessage;
-use crate::prompt::{DecisionLimits, PromptSection, decision_system_prompt};
-use crate::world::ActionMenu;
+use crate::prompt::{DecisionLimits, PromptSection, decision_schema, decision_system_prompt};
+use crate::world::{ActionMenu, OfferedActions};
 
 /// The shared parts of decision prompts. Everything in it follows from the content,
 /// the [`SmartActorSettings`] and an actor's limits, so it is dropped whenever the
@@ -27,6 +29,8 @@ pub(super) struct PromptCache {
     /// By spec id: the actions its policy allows, out of combat and in it, shared
     /// with `actions`.
     menus: HashMap<String, [Option<ActionMenu>; 2]>,
+    /// By limits: the answer schema for each number of offered actions.
+    schemas: Vec<(DecisionLimits, Vec<Option<Arc<Value>>>)>,
 }
 
 /// A spec's system message and its sections, shared by every actor of the spec.
@@ -48,6 +52,7 @@ impl PromptCache {
             self.systems.clear();
             self.actions = None;
             self.menus.clear();
+            self.schemas.clear();
             self.generation = Some(generation);
         }
     }
@@ -95,5 +100,22 @@ impl PromptCache {
         menus[usize::from(fighting)].get_or_insert_with(|| {
             actions.filtered(|action| super::permits(spec, combat_verbs, fighting, action))
         })
+    }
+
+    /// The answer schema for these offered actions (numbered from 1) within `limits`.
+    pub fn schema(&mut self, offered: &OfferedActions, limits: &DecisionLimits) -> Arc<Value> {
+        let position = match self.schemas.iter().position(|(seen, _)| seen == limits) {
+            Some(position) => position,
+            None => {
+                self.schemas.push((limits.clone(), Vec::new()));
+                self.schemas.len() - 1
+            }
+        };
+        let count = offered.len();
+        let by_count = &mut self.schemas[position].1;
+        if by_count.len() <= count {
+            by_count.resize(count + 1, None);
+        }
+        Arc::clone(by_count[count].get_or_insert_with(|| Arc::new(decision_schema(count, limits))))
     }
 }

@@ -321,19 +321,16 @@ fn push_tagged_list(text: &mut String, tag: &str, items: &[impl AsRef<str>]) {
     text.push_str(">\n");
 }
 
-/// The JSON schema of a decision answer, one object of four kinds: `ACTION` with one
-/// of the offered indices, `UTTERANCE` with one of the offered commands word for word,
-/// `COLOR` with a line within the speech limit, or `NONE`. With nothing offered, only
+/// The JSON schema of a decision answer when `offered` actions (numbered from 1) were
+/// offered: one object of three kinds, `ACTION` with one of the offered indices,
+/// `COLOR` with a line within the speech limit, or `NONE`; with nothing offered, only
 /// `COLOR` and `NONE`. A server that honours it cannot answer with an action, a verb or
 /// a target that was not offered.
-pub fn decision_schema<'a>(
-    offered: impl IntoIterator<Item = (usize, &'a str)>,
-    limits: &DecisionLimits,
-) -> Value {
-    let (indices, commands): (Vec<Value>, Vec<Value>) = offered
-        .into_iter()
-        .map(|(index, command)| (Value::from(index), Value::from(command)))
-        .unzip();
+///
+/// `UTTERANCE` is left out: it is for models that write free text, and under a schema
+/// the index says the same in fewer tokens. It depends only on the number offered and
+/// the limits, so one schema serves every actor offered as many actions.
+pub fn decision_schema(offered: usize, limits: &DecisionLimits) -> Value {
     // An actor that may say no line may only say nothing along with its action.
     let longest = match limits.max_color_lines {
         Some(0) => 0,
@@ -355,18 +352,15 @@ pub fn decision_schema<'a>(
             "additionalProperties": false
         })
     };
-    let mut kinds = Vec::with_capacity(4);
-    if !indices.is_empty() {
+    let mut kinds = Vec::with_capacity(3);
+    if offered > 0 {
+        let indices: Vec<Value> = (1..=offered).map(Value::from).collect();
         kinds.push(answer(
             "ACTION",
             vec![
                 ("action", json!({ "enum": indices })),
                 ("speech", line.clone()),
             ],
-        ));
-        kinds.push(answer(
-            "UTTERANCE",
-            vec![("utterance", json!({ "enum": commands }))],
         ));
     }
     if limits.max_color_lines != Some(0) {
@@ -572,21 +566,17 @@ What do you do? Answer with the JSON object only."
     }
 
     #[test]
-    fn the_schema_offers_only_the_indices_and_commands_offered() {
-        let schema = decision_schema([(1, "wait"), (2, "greet Brom")], &DecisionLimits::default());
+    fn the_schema_offers_only_the_indices_offered() {
+        let schema = decision_schema(2, &DecisionLimits::default());
         let kinds = schema["anyOf"].as_array().expect("answer kinds");
         let types: Vec<&Value> = kinds
             .iter()
             .map(|k| &k["properties"]["type"]["const"])
             .collect();
-        assert_eq!(types, ["ACTION", "UTTERANCE", "COLOR", "NONE"]);
+        assert_eq!(types, ["ACTION", "COLOR", "NONE"]);
         assert_eq!(kinds[0]["properties"]["action"]["enum"], json!([1, 2]));
         assert_eq!(kinds[0]["required"], json!(["type", "action", "speech"]));
-        assert_eq!(
-            kinds[1]["properties"]["utterance"]["enum"],
-            json!(["wait", "greet Brom"])
-        );
-        assert_eq!(kinds[2]["properties"]["color"]["maxLength"], 300);
+        assert_eq!(kinds[1]["properties"]["color"]["maxLength"], 300);
         assert!(kinds.iter().all(|k| k["additionalProperties"] == false));
     }
 
@@ -601,16 +591,18 @@ What do you do? Answer with the JSON object only."
                 .collect()
         };
         assert_eq!(
-            kinds(decision_schema([], &DecisionLimits::default())),
+            kinds(decision_schema(0, &DecisionLimits::default())),
             ["COLOR", "NONE"]
         );
         let mute = DecisionLimits {
             max_color_lines: Some(0),
             ..DecisionLimits::default()
         };
+        let schema = decision_schema(1, &mute);
+        assert_eq!(kinds(schema.clone()), ["ACTION", "NONE"]);
         assert_eq!(
-            kinds(decision_schema([(1, "wait")], &mute)),
-            ["ACTION", "UTTERANCE", "NONE"]
+            schema["anyOf"][0]["properties"]["speech"]["maxLength"], 0,
+            "nothing may be said along with the action"
         );
     }
 }

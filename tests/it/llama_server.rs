@@ -152,13 +152,7 @@ fn the_server_answers_a_decision_that_passes_validation_and_streams() {
             ChatMessage::system("Choose an action."),
             ChatMessage::user("[Index: 1] wait\n[Index: 2] greet Brom\n[Index: 3] look around"),
         ],
-        schema: Some(
-            decision_schema(
-                [(1, "wait"), (2, "greet Brom"), (3, "look around")],
-                &limits(),
-            )
-            .into(),
-        ),
+        schema: Some(decision_schema(3, &limits()).into()),
         sampling: SamplingOptions {
             max_tokens: Some(400),
             temperature: Some(0.8),
