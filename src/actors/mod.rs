@@ -726,8 +726,6 @@ fn submit_decisions(
             )
         };
         let system = cache.system(spec, template, &limits);
-        block.clear();
-        write_available_actions(&mut block, &offered, &*registry, &settings.block);
         // The offer gets what the rest of a fresh prompt leaves of the budget, fixed
         // for the life of the transcript.
         if !mind.transcript.continues(&system.message.content) {
@@ -747,41 +745,43 @@ fn submit_decisions(
             mind.actions_budget = budgets.total.saturating_sub(rest);
         }
         let for_actions = mind.actions_budget;
-        if estimate_tokens(&block) > for_actions {
-            // The same offer and budget as last time trim the same way.
-            let fingerprint = offer_fingerprint(&offered);
-            let known = mind
-                .trimmed
-                .as_ref()
-                .filter(|(seen, budget, _)| *seen == fingerprint && *budget == for_actions);
-            let mask = match known {
-                Some((.., mask)) => mask.clone(),
-                None => {
-                    let relevant = |action: &AvailableAction<'_>| {
-                        let player = action
-                            .targets
-                            .iter()
-                            .any(|target| players.contains(*target));
-                        let remembered = action.targets.iter().any(|&target| {
-                            keyed.get(target).is_ok_and(|(key, ..)| {
-                                recalled.iter().any(|m| m.tags.contains(&key.0))
-                            })
-                        });
-                        2 * u32::from(player) + u32::from(remembered)
-                    };
-                    let render = |offer: &OfferedActions| {
-                        let mut text = String::with_capacity(block.len());
-                        write_available_actions(&mut text, offer, &*registry, &settings.block);
-                        estimate_tokens(&text)
-                    };
+        // The same offer and budget as last time are trimmed the same way.
+        let fingerprint = offer_fingerprint(&offered);
+        let known = mind
+            .trimmed
+            .take()
+            .filter(|(seen, budget, _)| *seen == fingerprint && *budget == for_actions);
+        let mask = match known {
+            Some((.., mask)) => mask,
+            None => {
+                let render = |offer: &OfferedActions| {
+                    let mut text = String::with_capacity(block.capacity());
+                    write_available_actions(&mut text, offer, &*registry, &settings.block);
+                    estimate_tokens(&text)
+                };
+                let relevant = |action: &AvailableAction<'_>| {
+                    let player = action
+                        .targets
+                        .iter()
+                        .any(|target| players.contains(*target));
+                    let remembered = action.targets.iter().any(|&target| {
+                        keyed
+                            .get(target)
+                            .is_ok_and(|(key, ..)| recalled.iter().any(|m| m.tags.contains(&key.0)))
+                    });
+                    2 * u32::from(player) + u32::from(remembered)
+                };
+                if render(&offered) <= for_actions {
+                    vec![false; offered.len()]
+                } else {
                     trim_mask(&offered, for_actions, relevant, render)
                 }
-            };
-            trim_offer(&mut offered, &mask);
-            mind.trimmed = Some((fingerprint, for_actions, mask));
-            block.clear();
-            write_available_actions(&mut block, &offered, &*registry, &settings.block);
-        }
+            }
+        };
+        trim_offer(&mut offered, &mask);
+        mind.trimmed = Some((fingerprint, for_actions, mask));
+        block.clear();
+        write_available_actions(&mut block, &offered, &*registry, &settings.block);
         let shown = Shown {
             system: &system.message.content,
             actions: &block,
