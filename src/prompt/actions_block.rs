@@ -259,7 +259,9 @@ pub fn write_available_actions<L: ActionList + ?Sized>(
     for (_, namespace, metadata, group) in ordered {
         let Group { count, first, .. } = groups[group];
         out.push_str("## ");
-        out.extend(namespace.chars().map(|c| c.to_ascii_uppercase()));
+        let start = out.len();
+        out.push_str(namespace);
+        out[start..].make_ascii_uppercase();
         out.push_str(" ACTIONS (");
         push_number(out, count);
         out.push_str(" actions)\n");
