@@ -648,6 +648,8 @@ fn submit_decisions(
     mut out: DecisionWriters,
     mut cache: Local<PromptCache>,
 ) {
+    // Every frame: a change seen only in a frame in which nobody thinks still counts.
+    cache.refresh(&surroundings.registry, &settings);
     if queue.waiting.is_empty() {
         return;
     }
@@ -660,7 +662,6 @@ fn submit_decisions(
         players,
         builtin,
     } = surroundings;
-    cache.refresh(&registry, &settings);
     let view = WorldView::from_query(&world);
     let mut offers = ActionOffers::new(&view, &scopes);
     let plots: Vec<&str> = settings.recall.plots.iter().map(String::as_str).collect();

@@ -45,7 +45,8 @@ pub(super) struct SharedSystem {
 
 impl PromptCache {
     /// Forgets everything when the content (hot reload bumps its generation) or the
-    /// settings (limits, combat verbs) changed since the last frame.
+    /// settings (limits, combat verbs) changed since the last frame: call it every
+    /// frame, or a change made in a frame that builds no prompt goes unseen.
     pub fn refresh(&mut self, registry: &Res<ContentRegistry>, settings: &Res<SmartActorSettings>) {
         let generation = registry.generation();
         if self.generation != Some(generation) || registry.is_changed() || settings.is_changed() {

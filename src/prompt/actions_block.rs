@@ -179,22 +179,23 @@ pub fn write_available_actions<L: ActionList + ?Sized>(
     options: &BlockOptions,
 ) {
     out.push_str("<available_actions>\n");
-    let len = actions.len();
+    // Each line looked up once.
+    let lines: SmallVec<[BlockLine<'_>; 64]> =
+        (0..actions.len()).map(|i| actions.line(i)).collect();
     // Distinct namespaces in order of first appearance: each one's actions and where
     // the first of them is. Actions usually come grouped already: each group is then
     // one run of the list.
     let mut groups: SmallVec<[Group<'_>; 8]> = SmallVec::new();
     let mut grouped = true;
-    for position in 0..len {
-        let id = actions.line(position).action_id;
+    for (position, line) in lines.iter().enumerate() {
         // Check the current group before searching.
         if let Some(last) = groups.last_mut()
-            && in_namespace(id, last.namespace)
+            && in_namespace(line.action_id, last.namespace)
         {
             last.count += 1;
             continue;
         }
-        let namespace = action_namespace(id);
+        let namespace = action_namespace(line.action_id);
         match groups.iter_mut().find(|group| group.namespace == namespace) {
             Some(group) => {
                 group.count += 1;
@@ -208,14 +209,14 @@ pub fn write_available_actions<L: ActionList + ?Sized>(
         }
     }
 
-    if len == 0 {
+    if lines.is_empty() {
         out.push_str("(nothing to do right now: answer with null)\n\n");
         out.push_str(FLAT_GUIDANCE);
         return;
     }
-    if len < options.min_actions || groups.len() < options.min_namespaces {
-        for position in 0..len {
-            write_line(out, &actions.line(position));
+    if lines.len() < options.min_actions || groups.len() < options.min_namespaces {
+        for line in &lines {
+            write_line(out, line);
         }
         out.push('\n');
         out.push_str(FLAT_GUIDANCE);
@@ -244,9 +245,9 @@ pub fn write_available_actions<L: ActionList + ?Sized>(
         Vec::new()
     } else {
         let mut next = starts.clone();
-        let mut members = vec![0; len];
-        for position in 0..len {
-            let namespace = action_namespace(actions.line(position).action_id);
+        let mut members = vec![0; lines.len()];
+        for (position, line) in lines.iter().enumerate() {
+            let namespace = action_namespace(line.action_id);
             if let Some(group) = groups.iter().position(|group| group.namespace == namespace) {
                 members[next[group]] = position;
                 next[group] += 1;
@@ -258,7 +259,9 @@ pub fn write_available_actions<L: ActionList + ?Sized>(
     for (_, namespace, metadata, group) in ordered {
         let Group { count, first, .. } = groups[group];
         out.push_str("## ");
-        out.extend(namespace.chars().map(|c| c.to_ascii_uppercase()));
+        let start = out.len();
+        out.push_str(namespace);
+        out[start..].make_ascii_uppercase();
         out.push_str(" ACTIONS (");
         push_number(out, count);
         out.push_str(" actions)\n");
@@ -278,12 +281,12 @@ pub fn write_available_actions<L: ActionList + ?Sized>(
             out.push('\n');
         }
         if grouped {
-            for position in first..first + count {
-                write_line(out, &actions.line(position));
+            for line in &lines[first..first + count] {
+                write_line(out, line);
             }
         } else {
             for &position in &members[starts[group]..starts[group] + count] {
-                write_line(out, &actions.line(position));
+                write_line(out, &lines[position]);
             }
         }
         out.push('\n');

@@ -51,6 +51,7 @@ struct Offered {
 }
 
 impl OfferedList {
+    #[inline]
     fn view<'a>(&'a self, position: usize, offered: &'a Offered) -> AvailableAction<'a> {
         let action = &self.menu[offered.action as usize].definition;
         let (start, end) = offered.command;
@@ -76,6 +77,7 @@ impl OfferedActions {
     }
 
     /// The action numbered `index` (from 1), as the prompt lists it.
+    #[inline]
     pub fn get(&self, index: usize) -> Option<AvailableAction<'_>> {
         let list = self.0.as_deref()?;
         let position = index.checked_sub(1)?;

@@ -3,7 +3,9 @@
 //! A minimal place model ([`Place`], [`InPlace`], [`CarriedBy`], [`DisplayName`],
 //! [`Character`], [`Tags`], [`Exits`]) is snapshotted into a [`WorldView`]; named
 //! [`TargetScopes`] turn it into candidates for action targets, and
-//! [`available_actions`] combines definitions, scopes and tag rules into numbered commands.
+//! [`available_actions`] combines definitions, scopes and tag rules into numbered
+//! commands, an actor's [`OfferedActions`]. To offer to many actors in a frame, an
+//! [`ActionMenu`] (built once per content generation) offers through [`ActionOffers`].
 
 mod available;
 mod components;

@@ -51,13 +51,27 @@ fn files() -> Vec<(&'static str, String)> {
     ]
 }
 
-/// The app on `root` (watched), with two innkeepers and a guest in one room.
-fn inn(root: &std::path::Path, actors: SmartActorSettings) -> (App, [Entity; 3]) {
+/// The app on `root` (watched for edits when `watch`), with two innkeepers and a
+/// guest in one room.
+fn inn(root: &std::path::Path, watch: bool, actors: SmartActorSettings) -> (App, [Entity; 3]) {
     let llm = LlmSettings {
         backend: BackendChoice::Offline { seed: 1 },
         ..default()
     };
-    let mut app = loom_app(root, true, llm, actors);
+    let mut app = loom_app(root, watch, llm, actors);
+    // Until every file has loaded and no rebuild follows for a while.
+    let (mut generation, mut steady) = (0, 0);
+    update_until(&mut app, "the content to settle", |app| {
+        let now = app.world().resource::<ContentRegistry>().generation();
+        steady = if now == generation { steady + 1 } else { 0 };
+        generation = now;
+        steady >= 20
+            && app
+                .world()
+                .resource::<ContentRegistry>()
+                .actor("core:keeper")
+                .is_some()
+    });
     let world = app.world_mut();
     let room = world.spawn((Place, DisplayName("the inn".into()))).id();
     let mut keeper = |name: &str| {
@@ -101,7 +115,7 @@ fn prompts(app: &mut App, actors: &[Entity]) -> Vec<(String, String)> {
 #[test]
 fn edited_content_and_renames_reach_the_next_prompts() {
     let dir = content_dir(&files());
-    let (mut app, [marta, greta, guest]) = inn(dir.path(), SmartActorSettings::default());
+    let (mut app, [marta, greta, guest]) = inn(dir.path(), true, SmartActorSettings::default());
     let before = prompts(&mut app, &[marta, greta]);
     for (system, user) in &before {
         assert!(system.contains("- Warm."), "{system}");
@@ -142,7 +156,8 @@ fn changed_settings_reach_the_next_prompts() {
         combat_verbs: vec!["wait".to_owned()],
         ..default()
     };
-    let (mut app, [marta, greta, _]) = inn(dir.path(), settings);
+    // Not watched: no reload may hide a change of settings.
+    let (mut app, [marta, greta, _]) = inn(dir.path(), false, settings);
     for actor in [marta, greta] {
         app.world_mut().entity_mut(actor).insert(InCombat);
     }
@@ -165,6 +180,8 @@ fn changed_settings_reach_the_next_prompts() {
         settings.combat_verbs = vec!["greet".to_owned()];
         settings.limits.max_speech_chars = 120;
     }
+    // A frame in which nobody thinks comes between the change and the next turn.
+    app.update();
     let after = prompts(&mut app, &[marta, greta]);
     for (system, user) in &after {
         assert!(
