@@ -865,8 +865,9 @@ fn submit_decisions(
 
 /// A fingerprint of an offer: its actions, targets and commands in order.
 fn offer_fingerprint(offered: &OfferedActions) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    use std::hash::{BuildHasher, Hash, Hasher};
+    // A fast fixed hash: the fingerprint only ever meets this actor's own last one.
+    let mut hasher = bevy::platform::hash::FixedHasher.build_hasher();
     for action in offered {
         action.action_id.hash(&mut hasher);
         action.targets.hash(&mut hasher);
