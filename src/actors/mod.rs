@@ -820,7 +820,10 @@ fn submit_decisions(
                     user.text.clear();
                     user.sections.clear();
                     write_decision_user_prompt(&mut user, template, &context);
-                    (user.text.clone(), std::mem::take(&mut user.sections))
+                    (
+                        Arc::from(user.text.as_str()),
+                        std::mem::take(&mut user.sections),
+                    )
                 });
         let name = Arc::clone(&system.name);
         let request = LlmRequest {

@@ -7,6 +7,7 @@
 //! answer, or when the next turn would take it past its token budget.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use crate::llm::ChatMessage;
 use crate::prompt::{PromptSection, estimate_tokens};
@@ -110,7 +111,7 @@ impl Transcript {
         shown: &Shown<'_>,
         system_sections: &[PromptSection],
         budget: usize,
-        mut user: impl FnMut(&TurnPlan) -> (String, Vec<PromptSection>),
+        mut user: impl FnMut(&TurnPlan) -> (Arc<str>, Vec<PromptSection>),
     ) -> TurnPrompt {
         let plan = self.plan(shown);
         if !plan.is_fresh() {
@@ -169,7 +170,7 @@ impl Transcript {
     }
 
     /// Starts again from a fresh prompt.
-    pub fn restart(&mut self, shown: &Shown<'_>, user: String) {
+    pub fn restart(&mut self, shown: &Shown<'_>, user: impl Into<Arc<str>>) {
         self.messages.clear();
         self.memories.clear();
         self.tokens = 0;
@@ -179,7 +180,7 @@ impl Transcript {
     }
 
     /// Appends a turn's user message.
-    pub fn append(&mut self, shown: &Shown<'_>, user: String) {
+    pub fn append(&mut self, shown: &Shown<'_>, user: impl Into<Arc<str>>) {
         self.show(shown, user);
     }
 
@@ -191,7 +192,7 @@ impl Transcript {
         }
     }
 
-    fn show(&mut self, shown: &Shown<'_>, user: String) {
+    fn show(&mut self, shown: &Shown<'_>, user: impl Into<Arc<str>>) {
         shown.actions.clone_into(&mut self.actions);
         shown.perception.clone_into(&mut self.perception);
         self.memories.extend(shown.memories.iter().copied());
@@ -238,7 +239,7 @@ mod tests {
     fn a_new_transcript_starts_fresh_then_appends_what_changed() {
         let mut transcript = Transcript::default();
         assert_eq!(transcript.plan(&shown("wait", &[1])), TurnPlan::Fresh);
-        transcript.restart(&shown("wait", &[1]), "turn 1".into());
+        transcript.restart(&shown("wait", &[1]), "turn 1");
         transcript.answered(r#"{"type": "NONE"}"#);
         assert_eq!(
             transcript.plan(&shown("wait", &[1, 2])),
@@ -248,7 +249,7 @@ mod tests {
                 memories: vec![1]
             }
         );
-        transcript.append(&shown("wait\nlook around", &[1, 2]), "turn 2".into());
+        transcript.append(&shown("wait\nlook around", &[1, 2]), "turn 2");
         let roles: Vec<_> = transcript
             .messages()
             .iter()
@@ -262,8 +263,8 @@ mod tests {
     fn next_turn_appends_within_budget_and_measures_the_reused_prefix() {
         let mut transcript = Transcript::default();
         let write = |plan: &TurnPlan| match plan {
-            TurnPlan::Fresh => ("the whole turn".to_owned(), Vec::new()),
-            TurnPlan::Append { .. } => ("what changed".to_owned(), Vec::new()),
+            TurnPlan::Fresh => ("the whole turn".into(), Vec::new()),
+            TurnPlan::Append { .. } => ("what changed".into(), Vec::new()),
         };
         let first = transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
         assert_eq!(first.messages.len(), 2);
@@ -286,7 +287,7 @@ mod tests {
     #[test]
     fn an_unanswered_turn_or_a_changed_system_starts_again() {
         let mut transcript = Transcript::default();
-        transcript.restart(&shown("wait", &[]), "turn 1".into());
+        transcript.restart(&shown("wait", &[]), "turn 1");
         assert_eq!(
             transcript.plan(&shown("wait", &[])),
             TurnPlan::Fresh,
