@@ -89,7 +89,7 @@ impl Transcript {
     }
 
     /// How this turn should go in: appended when the transcript can take it.
-    pub fn plan(&self, shown: &Shown<'_>) -> TurnPlan {
+    fn plan(&self, shown: &Shown<'_>) -> TurnPlan {
         if !self.continues(shown.system) {
             return TurnPlan::Fresh;
         }
@@ -165,12 +165,12 @@ impl Transcript {
     }
 
     /// Whether a user message of `tokens` more fits in `budget`.
-    pub fn fits(&self, tokens: usize, budget: usize) -> bool {
+    fn fits(&self, tokens: usize, budget: usize) -> bool {
         self.tokens + tokens <= budget
     }
 
     /// Starts again from a fresh prompt.
-    pub fn restart(&mut self, shown: &Shown<'_>, user: impl Into<Arc<str>>) {
+    fn restart(&mut self, shown: &Shown<'_>, user: impl Into<Arc<str>>) {
         self.messages.clear();
         self.memories.clear();
         self.tokens = 0;
@@ -180,7 +180,7 @@ impl Transcript {
     }
 
     /// Appends a turn's user message.
-    pub fn append(&mut self, shown: &Shown<'_>, user: impl Into<Arc<str>>) {
+    fn append(&mut self, shown: &Shown<'_>, user: impl Into<Arc<str>>) {
         self.show(shown, user);
     }
 
