@@ -189,10 +189,7 @@ fn an_actor_that_leaves_has_its_request_cancelled() {
 
 /// A tavern turn in which every actor answers `answer`, with these settings.
 fn turn_with(answer: &str, settings: SmartActorSettings) -> crate::support::TurnLog {
-    let (mut app, _) = crate::support::tavern_app_with(
-        BackendChoice::Custom(Arc::new(FixedBackend(answer.to_owned()))),
-        settings,
-    );
+    let (mut app, _) = crate::support::tavern_app_with(FixedBackend::choice(answer), settings);
     run_turn(&mut app)
 }
 

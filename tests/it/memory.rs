@@ -8,7 +8,7 @@ use bevy_loom::prelude::*;
 use serde_json::json;
 
 use crate::support::{
-    FixedBackend, content_dir, core_mod, game, loom_app, manifest, run_turn, tavern_app,
+    FixedBackend, answering_app, content_dir, core_mod, game, manifest, run_turn, tavern_app,
     update_until,
 };
 
@@ -163,15 +163,7 @@ fn island() -> Vec<(&'static str, String)> {
 fn a_spec_s_store_key_holds_its_seeds_what_it_hears_and_what_it_recalls() {
     let dir = content_dir(&island());
     let answer = r#"{"action": null, "speech": "Squawk.", "thought": ""}"#;
-    let mut app = loom_app(
-        dir.path(),
-        false,
-        LlmSettings {
-            backend: BackendChoice::Custom(Arc::new(FixedBackend(answer.to_owned()))),
-            ..default()
-        },
-        SmartActorSettings::default(),
-    );
+    let mut app = answering_app(dir.path(), answer);
     let world = app.world_mut();
     let grove = world.spawn((Place, DisplayName("the grove".into()))).id();
     let troop = world

@@ -1,6 +1,5 @@
 //! An actor's policy narrows what it is offered and how much it may say.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use bevy::asset::AssetPlugin;
@@ -69,7 +68,7 @@ fn allowed_verbs_narrow_the_offer_and_the_utterance_limit_is_enforced() {
         },
         LoomPlugins.set(LlmPlugin {
             settings: LlmSettings {
-                backend: BackendChoice::Custom(Arc::new(FixedBackend(answer.to_owned()))),
+                backend: FixedBackend::choice(answer),
                 deadline: Duration::from_secs(5),
                 ..default()
             },

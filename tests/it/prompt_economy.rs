@@ -1,8 +1,6 @@
 //! Prompts that stay small: budgets per section, an append-only transcript per actor,
 //! and a fresh start when it outgrows its budget.
 
-use std::sync::Arc;
-
 use bevy::prelude::*;
 
 use bevy_loom::actors::PromptBudgets;
@@ -15,7 +13,7 @@ use crate::support::{FixedBackend, TurnLog, run_turn, tavern_app_with};
 /// The tavern with every actor answering `answer`, with these budgets.
 fn tavern(answer: &str, budgets: PromptBudgets) -> (App, Entity) {
     let (app, scene) = tavern_app_with(
-        BackendChoice::Custom(Arc::new(FixedBackend(answer.to_owned()))),
+        FixedBackend::choice(answer),
         SmartActorSettings {
             budgets,
             ..SmartActorSettings::default()

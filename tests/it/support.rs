@@ -157,6 +157,27 @@ impl bevy_loom::llm::LlmBackend for FixedBackend {
     }
 }
 
+impl FixedBackend {
+    /// The backend choice of a model that answers every request with `answer`.
+    pub fn choice(answer: &str) -> BackendChoice {
+        BackendChoice::Custom(std::sync::Arc::new(Self(answer.to_owned())))
+    }
+}
+
+/// A headless app on the content in `root` (not watched) whose model answers every
+/// request with `answer`, with the default smart-actor settings.
+pub fn answering_app(root: &Path, answer: &str) -> App {
+    loom_app(
+        root,
+        false,
+        LlmSettings {
+            backend: FixedBackend::choice(answer),
+            ..default()
+        },
+        SmartActorSettings::default(),
+    )
+}
+
 /// Everything the plugin wrote during a turn.
 #[derive(Resource, Default, Debug, Clone)]
 pub struct TurnLog {

@@ -1,15 +1,13 @@
 //! Tag files: tags for narrative keys, merged across mods, widen what an actor's
 //! memories are recalled by.
 
-use std::sync::Arc;
-
 use bevy::prelude::*;
 use bevy_loom::actors::{HistoryStore, MemoryScope, NewMemory};
 use bevy_loom::prelude::*;
 use serde_json::json;
 
 use crate::support::{
-    FixedBackend, content_dir, core_mod, game, load, loom_app, manifest, run_turn, tavern_app,
+    answering_app, content_dir, core_mod, game, load, manifest, run_turn, tavern_app,
 };
 
 #[test]
@@ -107,15 +105,7 @@ fn keeper_content(tagged: bool) -> Vec<(&'static str, String)> {
 fn keeper_recalls(tagged: bool) -> String {
     let dir = content_dir(&keeper_content(tagged));
     let answer = r#"{"action": null, "speech": "", "thought": ""}"#;
-    let mut app = loom_app(
-        dir.path(),
-        false,
-        LlmSettings {
-            backend: BackendChoice::Custom(Arc::new(FixedBackend(answer.to_owned()))),
-            ..default()
-        },
-        SmartActorSettings::default(),
-    );
+    let mut app = answering_app(dir.path(), answer);
     let world = app.world_mut();
     let hall = world.spawn((Place, DisplayName("the hall".into()))).id();
     let keeper = world
