@@ -1088,8 +1088,9 @@ fn apply_decisions(
             .ok()
             .and_then(Decision::action)
             .and_then(|index| offered.get(index));
-        if mind.fighting && chosen.is_none() {
-            // Combat always advances: anything but a combat action is a pass.
+        // Combat always advances: anything but a combat action is a pass.
+        let hesitates = mind.fighting && chosen.is_none();
+        if hesitates {
             out.hesitated.write(ActorHesitated {
                 actor: entity,
                 line: format!("{} hesitates.", name.map_or("Someone", |n| n.0.as_str())),
@@ -1121,7 +1122,7 @@ fn apply_decisions(
                 continue;
             }
         };
-        if mind.fighting && chosen.is_none() {
+        if hesitates {
             continue;
         }
         if let Some(chosen) = chosen {
