@@ -8,14 +8,14 @@
 //!
 //! How the game thread waits between empty drains matters on two cores, where the
 //! stub server, the bridge's thread and the draining thread compete for them:
-//! - `bridge_200` drains spinning on `yield_now`, like the latency benchmarks;
-//! - `bridge_200_frame_drain` drains once a 60 fps frame (16.7 ms), as a game does,
+//! - `bridge_1000` drains spinning on `yield_now`, like the latency benchmarks;
+//! - `bridge_1000_frame_drain` drains once a 60 fps frame (16.7 ms), as a game does,
 //!   and times each batch to its last outcome's arrival, so the frame's length does
 //!   not count;
-//! - `bridge_200_instant_backend` has no HTTP at all: what the bridge itself costs;
-//! - `reqwest_200x4_own_thread` is plain `reqwest` on a thread of its own, drained
-//!   like `bridge_200_frame_drain`: the same hand-over between threads, no bridge;
-//! - `openai_backend_200x4` calls the backend directly, like `reqwest_200x4`.
+//! - `bridge_1000_instant_backend` has no HTTP at all: what the bridge itself costs;
+//! - `reqwest_1000x4_own_thread` is plain `reqwest` on a thread of its own, drained
+//!   like `bridge_1000_frame_drain`: the same hand-over between threads, no bridge;
+//! - `openai_backend_1000x4` calls the backend directly, like `reqwest_1000x4`.
 //!
 //! The stub server runs on the first core and everything else on the second (Linux and
 //! Windows; set `LOOM_BENCH_UNPINNED=1` to let the kernel place the threads). Left
@@ -53,8 +53,11 @@ use bevy_loom::llm::{
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
-/// Requests per throughput iteration.
-const BATCH: usize = 200;
+/// Requests per throughput iteration: at about 30,000 a second, a batch lasts longer
+/// than a 60 fps frame, so the few requests slowed at its start (the server's core
+/// waking from the idle end of the last frame) weigh little. With batches of 200, the
+/// ways that drain once a frame measured 0.80-0.88 of plain `reqwest` run back to back.
+const BATCH: usize = 1000;
 /// Requests at a time for plain `reqwest`: the bridge's default `concurrency_per_endpoint`.
 const CONCURRENCY: usize = 4;
 /// Sequential requests each way for the printed percentiles.
@@ -693,23 +696,23 @@ fn throughput_vs_reqwest(c: &mut Criterion) {
         .sample_size(20)
         .warm_up_time(Duration::from_secs(2))
         .measurement_time(Duration::from_secs(8));
-    group.bench_function("reqwest_200x4", |b| {
+    group.bench_function("reqwest_1000x4", |b| {
         b.iter(|| runtime.block_on(plain_batch(&client, &url, &body, BATCH)));
     });
-    // Plain `reqwest` on a thread of its own, drained like `bridge_200_frame_drain`.
-    group.bench_function("reqwest_200x4_own_thread", |b| {
+    // Plain `reqwest` on a thread of its own, drained like `bridge_1000_frame_drain`.
+    group.bench_function("reqwest_1000x4_own_thread", |b| {
         b.iter_custom(|iterations| {
             (0..iterations)
                 .map(|_| threaded.batch(BATCH, FRAME_SLEEP))
                 .sum()
         });
     });
-    // The backend without the bridge, on the benchmark's thread like `reqwest_200x4`.
-    group.bench_function("openai_backend_200x4", |b| {
+    // The backend without the bridge, on the benchmark's thread like `reqwest_1000x4`.
+    group.bench_function("openai_backend_1000x4", |b| {
         b.iter(|| runtime.block_on(backend_batch(&backend, &request, BATCH)));
     });
     // Submit to last outcome drained, the drainer spinning on `yield_now`.
-    group.bench_function("bridge_200", |b| {
+    group.bench_function("bridge_1000", |b| {
         b.iter_custom(|iterations| {
             timed_batches(
                 iterations,
@@ -719,7 +722,7 @@ fn throughput_vs_reqwest(c: &mut Criterion) {
         });
     });
     // Submit to last outcome arrived, the drainer draining once a 60 fps frame.
-    group.bench_function("bridge_200_frame_drain", |b| {
+    group.bench_function("bridge_1000_frame_drain", |b| {
         b.iter_custom(|iterations| {
             timed_batches(
                 iterations,
@@ -729,7 +732,7 @@ fn throughput_vs_reqwest(c: &mut Criterion) {
         });
     });
     // No HTTP at all: the bridge's own cost per request.
-    group.bench_function("bridge_200_instant_backend", |b| {
+    group.bench_function("bridge_1000_instant_backend", |b| {
         b.iter_custom(|iterations| {
             timed_batches(
                 iterations,
