@@ -166,6 +166,9 @@ pub fn trim_mask(
 
 /// Trims `offered` to `mask` ([`trim_mask`]); what is left is numbered again from 1.
 pub fn trim_offer(offered: &mut OfferedActions, mask: &[bool]) {
+    if !mask.contains(&true) {
+        return;
+    }
     let mut position = 0;
     offered.retain(|_| {
         position += 1;

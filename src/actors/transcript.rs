@@ -6,8 +6,9 @@
 //! message changed (the spec or template was edited), when the last request got no
 //! answer, or when the next turn would take it past its token budget.
 
-use std::collections::HashSet;
 use std::sync::Arc;
+
+use bevy::platform::collections::HashSet;
 
 use crate::llm::ChatMessage;
 use crate::prompt::{PromptSection, estimate_tokens};
@@ -15,8 +16,8 @@ use crate::prompt::{PromptSection, estimate_tokens};
 /// What an actor is shown on a turn, for the transcript to compare with what it showed.
 #[derive(Debug, Clone, Copy)]
 pub struct Shown<'a> {
-    /// The system message.
-    pub system: &'a str,
+    /// The system message; one shared by many actors is compared by address first.
+    pub system: &'a Arc<str>,
     /// The available-actions block.
     pub actions: &'a str,
     /// What the actor perceives.
@@ -133,7 +134,7 @@ impl Transcript {
         // What a fresh start shares with the last request: the system message when it
         // is the same, and the start of the first user message.
         let reused = match self.messages.as_slice() {
-            [system, first, ..] if *system.content == *shown.system => {
+            [system, first, ..] if *system.content == **shown.system => {
                 system.content.len() + common_prefix(text.as_bytes(), first.content.as_bytes())
             }
             _ => 0,
@@ -156,12 +157,11 @@ impl Transcript {
     /// Whether the next turn can be appended under this system message (it may still
     /// start again if it outgrows its budget): the system message is the one it
     /// started with, and the last turn was answered.
-    pub fn continues(&self, system: &str) -> bool {
+    pub fn continues(&self, system: &Arc<str>) -> bool {
         !self.awaiting
-            && self
-                .messages
-                .first()
-                .is_some_and(|first| *first.content == *system)
+            && self.messages.first().is_some_and(|first| {
+                Arc::ptr_eq(&first.content, system) || *first.content == **system
+            })
     }
 
     /// Whether a user message of `tokens` more fits in `budget`.
@@ -175,7 +175,7 @@ impl Transcript {
         self.memories.clear();
         self.tokens = 0;
         self.chars = 0;
-        self.push(ChatMessage::system(shown.system.to_owned()));
+        self.push(ChatMessage::system(Arc::clone(shown.system)));
         self.show(shown, user);
     }
 
@@ -226,9 +226,14 @@ pub(crate) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 mod tests {
     use super::*;
 
+    fn rules() -> &'static Arc<str> {
+        static RULES: std::sync::OnceLock<Arc<str>> = std::sync::OnceLock::new();
+        RULES.get_or_init(|| "rules".into())
+    }
+
     fn shown<'a>(actions: &'a str, memories: &'a [u64]) -> Shown<'a> {
         Shown {
-            system: "rules",
+            system: rules(),
             actions,
             perception: "You are in the common room.",
             memories,
@@ -294,8 +299,9 @@ mod tests {
             "no answer came"
         );
         transcript.answered("{}");
+        let new_rules: Arc<str> = "new rules".into();
         let edited = Shown {
-            system: "new rules",
+            system: &new_rules,
             ..shown("wait", &[])
         };
         assert_eq!(transcript.plan(&edited), TurnPlan::Fresh);
