@@ -747,16 +747,22 @@ fn submit_decisions(
         }
         let for_actions = mind.actions_budget;
         // The same offer and budget as last time are trimmed the same way.
-        let fingerprint = offer_fingerprint(&offered);
+        let fingerprint = offered.fingerprint();
         let known = mind
             .trimmed
             .take()
             .filter(|(seen, budget, _)| *seen == fingerprint && *budget == for_actions);
+        // An offer seen for the first time is written once to measure it; when it fits
+        // whole, that is its block.
+        let mut written = false;
         let mask = match known {
             Some((.., mask)) => mask,
             None => {
+                block.clear();
+                write_available_actions(&mut block, &offered, &*registry, &settings.block);
+                let capacity = block.capacity();
                 let render = |offer: &OfferedActions| {
-                    let mut text = String::with_capacity(block.capacity());
+                    let mut text = String::with_capacity(capacity);
                     write_available_actions(&mut text, offer, &*registry, &settings.block);
                     estimate_tokens(&text)
                 };
@@ -772,7 +778,8 @@ fn submit_decisions(
                     });
                     2 * u32::from(player) + u32::from(remembered)
                 };
-                if render(&offered) <= for_actions {
+                if estimate_tokens(&block) <= for_actions {
+                    written = true;
                     vec![false; offered.len()]
                 } else {
                     trim_mask(&offered, for_actions, relevant, render)
@@ -781,8 +788,10 @@ fn submit_decisions(
         };
         trim_offer(&mut offered, &mask);
         mind.trimmed = Some((fingerprint, for_actions, mask));
-        block.clear();
-        write_available_actions(&mut block, &offered, &*registry, &settings.block);
+        if !written {
+            block.clear();
+            write_available_actions(&mut block, &offered, &*registry, &settings.block);
+        }
         let shown = Shown {
             system: &system.message.content,
             actions: &block,
@@ -864,19 +873,6 @@ fn submit_decisions(
             reused_prefix: turn.reused_prefix,
         });
     }
-}
-
-/// A fingerprint of an offer: its actions, targets and commands in order.
-fn offer_fingerprint(offered: &OfferedActions) -> u64 {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    // A fast fixed hash: the fingerprint only ever meets this actor's own last one.
-    let mut hasher = bevy::platform::hash::FixedHasher.build_hasher();
-    for action in offered {
-        action.action_id.hash(&mut hasher);
-        action.targets.hash(&mut hasher);
-        action.command.hash(&mut hasher);
-    }
-    hasher.finish()
 }
 
 /// What an appended turn says in place of an offer that did not change.

@@ -1,5 +1,6 @@
 //! The actions an actor can take right now: definitions × scope-resolved targets × tag rules.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use bevy::prelude::*;
@@ -101,6 +102,29 @@ impl OfferedActions {
             position += 1;
             kept[position - 1]
         });
+    }
+
+    /// A fingerprint of the offer: its actions, targets and commands in order. Two
+    /// offers with the same fingerprint are, but for a 64-bit hash collision, the same
+    /// offer. Cheap: it hashes the offer's buffers whole, not action by action.
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{BuildHasher, Hash, Hasher};
+        let mut hasher = bevy::platform::hash::FixedHasher.build_hasher();
+        if let Some(list) = self.0.as_deref() {
+            for offered in &list.offered {
+                hasher.write_u32(offered.action);
+                hasher.write_u8(offered.slots);
+                for target in &offered.targets[..usize::from(offered.slots)] {
+                    hasher.write_u64(target.to_bits());
+                }
+                hasher.write_u32(offered.command.1);
+            }
+            // The menu the action positions refer to: the same positions in another
+            // menu are other actions.
+            std::ptr::hash(Arc::as_ptr(&list.menu), &mut hasher);
+            list.commands.hash(&mut hasher);
+        }
+        hasher.finish()
     }
 
     /// Every offered action, by number.
@@ -290,8 +314,10 @@ pub struct ActionOffers<'v> {
     scoped: Vec<Scoped<'v>>,
     /// Slot candidates narrowed by their slot's tag rules, one slot after the other.
     narrowed: Vec<(Entity, &'v str)>,
-    /// The largest offer so far (actions, command bytes), to size the next one's.
-    largest: (usize, usize),
+    /// The offer being built, and its commands' text: copied out at their exact size,
+    /// so an offer holds no spare room and the buffers serve every actor.
+    offered: Vec<Offered>,
+    commands: String,
 }
 
 /// A scope's candidates for one actor, with their names.
@@ -320,7 +346,8 @@ impl<'v> ActionOffers<'v> {
             names: Arc::new([]),
             scoped: Vec::new(),
             narrowed: Vec::new(),
-            largest: (0, 0),
+            offered: Vec::new(),
+            commands: String::new(),
         }
     }
 
@@ -332,11 +359,17 @@ impl<'v> ActionOffers<'v> {
             self.scoped.clear();
             self.scoped.resize_with(menu.scopes.len(), Scoped::default);
         }
-        let mut offered: Vec<Offered> = Vec::with_capacity(self.largest.0);
-        let mut commands = String::with_capacity(self.largest.1);
+        let mut offered = std::mem::take(&mut self.offered);
+        let mut commands = std::mem::take(&mut self.commands);
+        offered.clear();
+        commands.clear();
+        // Looked up once, not once for each tag of each action's rule.
+        let actor_tags = view.get(actor).map(|v| &*v.tags);
+        let has =
+            |tags: Option<&BTreeSet<String>>, tag: &str| tags.is_some_and(|t| t.contains(tag));
         'actions: for (position, action) in menu.actions.iter().enumerate() {
             let definition = &action.definition;
-            if !definition.actor.accepts(|tag| view.has_tag(actor, tag)) {
+            if !definition.actor.accepts(|tag| has(actor_tags, tag)) {
                 continue;
             }
             self.narrowed.clear();
@@ -350,12 +383,11 @@ impl<'v> ActionOffers<'v> {
                     continue;
                 }
                 let start = self.narrowed.len();
-                self.narrowed.extend(
-                    self.scoped[scope]
-                        .candidates
-                        .iter()
-                        .filter(|&&(e, _)| slot.accepts(|tag| view.has_tag(e, tag))),
-                );
+                self.narrowed
+                    .extend(self.scoped[scope].candidates.iter().filter(|&&(e, _)| {
+                        let tags = view.get(e).map(|v| &*v.tags);
+                        slot.accepts(|tag| has(tags, tag))
+                    }));
                 slots.push(SlotCandidates::Narrowed(start, self.narrowed.len()));
             }
             let lists: SmallVec<[&[(Entity, &str)]; 3]> = slots
@@ -381,18 +413,16 @@ impl<'v> ActionOffers<'v> {
                 });
             });
         }
-        self.largest = (
-            self.largest.0.max(offered.len()),
-            self.largest.1.max(commands.len()),
-        );
-        if offered.is_empty() {
-            return OfferedActions::default();
-        }
-        OfferedActions(Some(Arc::new(OfferedList {
-            menu: Arc::clone(&menu.actions),
-            offered,
-            commands,
-        })))
+        let list = (!offered.is_empty()).then(|| {
+            Arc::new(OfferedList {
+                menu: Arc::clone(&menu.actions),
+                offered: offered.as_slice().to_vec(),
+                commands: commands.as_str().to_owned(),
+            })
+        });
+        self.offered = offered;
+        self.commands = commands;
+        OfferedActions(list)
     }
 
     /// Finds the candidates of the menu's scope `scope` for `actor`, once per actor;
@@ -653,6 +683,38 @@ mod tests {
             offered.iter().rev().map(|a| a.index).collect::<Vec<_>>(),
             [3, 2, 1]
         );
+    }
+
+    #[test]
+    fn an_offer_made_again_has_the_same_fingerprint_and_another_offer_another() {
+        let registry = registry(&[
+            json!({ "id": "items:take", "name": "Take", "description": "Pick up", "template": "pick up {item}",
+                    "targets": { "primary": { "scope": "things_here", "placeholder": "item" } } }),
+            json!({ "id": "core:go", "name": "Go", "description": "Leave", "template": "go to {place}",
+                    "targets": { "primary": { "scope": "exits", "placeholder": "place" } } }),
+        ]);
+        let menu = ActionMenu::new(&registry);
+        let view = view();
+        let scopes = TargetScopes::default();
+        let mut offers = ActionOffers::new(&view, &scopes);
+        let marta = offers.offer(&menu, entity(10));
+        let again = offers.offer(&menu, entity(10));
+        assert_eq!(marta, again);
+        assert_eq!(marta.fingerprint(), again.fingerprint());
+        // Ada, in the same hall, is offered the same actions on the same targets.
+        let ada = offers.offer(&menu, entity(12));
+        assert_eq!(commands(&ada), commands(&marta));
+        assert_eq!(marta.fingerprint(), ada.fingerprint());
+        let mut fewer = marta.clone();
+        fewer.retain(|action| action.action_id != "core:go");
+        assert_ne!(marta.fingerprint(), fewer.fingerprint());
+        // The same commands from another menu are other actions.
+        let reordered = menu.filtered(|_| true);
+        assert_ne!(
+            offers.offer(&reordered, entity(10)).fingerprint(),
+            marta.fingerprint()
+        );
+        assert_ne!(OfferedActions::default().fingerprint(), marta.fingerprint());
     }
 
     #[test]
