@@ -10,9 +10,9 @@ pub enum LoomSystems {
     Sense,
     /// Prompt assembly and submission.
     Think,
-    /// Drain the bridge into [`LlmResponse`](llm::LlmResponse) messages.
+    /// Drain the bridge into [`LlmResponse`](crate::llm::LlmResponse) messages.
     Receive,
-    /// Parse and validate answers; write [`ActionRequest`](actors::ActionRequest)s.
+    /// Parse and validate answers; write [`ActionRequest`](crate::actors::ActionRequest)s.
     Decide,
     /// Turn reports into text.
     Narrate,

@@ -101,7 +101,7 @@ impl<'a> OfferLine<'a> {
     }
 }
 
-/// The order in which lines are left out, as the [module docs](self) say: extra
+/// The order in which an offer's lines are left out: extra
 /// combinations before an action's most relevant one (the first among equals), least
 /// relevant first, the last offered first.
 pub fn drop_order(lines: &[OfferLine<'_>]) -> Vec<usize> {

@@ -1,6 +1,6 @@
 //! Smart actors: characters driven by a model, one decision per turn.
 //!
-//! A [`SmartActor`] names an [`ActorSpec`](crate::content::ActorSpec). When a turn
+//! A [`SmartActor`] names an [`ActorSpec`]. When a turn
 //! begins (a [`TurnEnded`] message, or the real-time cadence in
 //! [`SmartActorSettings`]), each eligible actor is queued; in
 //! [`LoomSystems::Think`] its prompt is assembled from its spec, what it perceives
@@ -111,7 +111,7 @@ impl OfferedChoices for OfferedActions {
 #[reflect(Component)]
 #[require(Character, ActorMind)]
 pub struct SmartActor {
-    /// The `mod:name` id of its [`ActorSpec`](crate::content::ActorSpec).
+    /// The `mod:name` id of its [`ActorSpec`].
     pub spec: String,
 }
 

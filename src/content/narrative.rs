@@ -114,7 +114,7 @@ pub struct FragmentPool {
 
 /// Everything narration knows about one entity key (`mods/<mod>/narrative/<name>.narrative.json`).
 ///
-/// An entity uses it through a [`NarrativeKey`](crate::narration::NarrativeKey) component.
+/// An entity uses it through a [`NarrativeKey`](crate::world::NarrativeKey) component.
 #[derive(Asset, TypePath, Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NarrativeContext {
