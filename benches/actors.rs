@@ -10,7 +10,8 @@
 //!   smart actors (specs `tavern:marta`, `tavern:silas`, `tavern:brom` in turn) and 3
 //!   portable items; `max_new_thinkers_per_frame` is 1,000, so that one frame queues
 //!   and submits them all. Between timed frames (untimed) the app updates until no
-//!   actor is thinking any more, then every actor's cooldown is cleared (Brom's spec
+//!   actor is thinking any more and the turn's messages are dropped (as a game's
+//!   frames between turns drop them), then every actor's cooldown is cleared (Brom's spec
 //!   has one turn) and the memory store is put back to what it held after the first
 //!   turn (each actor heard what the 9 others in its place said), so every frame does
 //!   the same work and the store does not grow from one iteration to the next.
@@ -21,7 +22,12 @@
 //!   once the requests are flushed to it (in `LoomSystems::Receive`, later in the
 //!   same frame); the submitting system itself (`submit_decisions`, in
 //!   `LoomSystems::Think`) runs on one thread. On two cores those threads compete
-//!   for the CPU with the frame. Target: ≤ 5 ms a frame.
+//!   for the CPU with the frame.
+//! - `actors/turn_1000_smart_actors_one_core`: the same turn with every schedule on
+//!   Bevy's single-threaded executor, so every system runs on the main thread, timed
+//!   by the main thread's CPU time (`cpu_time::ThreadTime`): the main-thread time of
+//!   the turn on one core, leaving out the bridge's thread answering and the time
+//!   the main thread waits for a core it took. Target: ≤ 5 ms a frame.
 //!
 //! Printed once (under `cargo bench`, not under `--profile-time` nor as a test):
 //! - before the benchmark, the real tavern scene (`assets/scenes/tavern.scene.json`)
@@ -32,8 +38,9 @@
 //!   the share of its characters (the message contents concatenated) that is an
 //!   unchanged prefix of the first turn's prompt, what a server's prompt cache can
 //!   reuse (target: ≥ 85 %);
-//! - around the benchmark, the first (cold) frame's time, how many actions and prompt
-//!   bytes an actor gets, and the timed frames' mean and median time split in three:
+//! - around the benchmarks, the first (cold) frame's time, how many actions and prompt
+//!   bytes an actor gets, and the timed frames' mean and median wall time and
+//!   main-thread CPU time, and their wall time split in three:
 //!   before `LoomSystems::Think` (from the frame's start to just after `Sense`), in it
 //!   (to just after `Think`: the part `submit_decisions` takes, also shown per actor)
 //!   and after it (to the end of the frame's `Last` schedule). After `Think` the
@@ -48,6 +55,7 @@ use std::time::{Duration, Instant};
 
 use bevy::asset::AssetPlugin;
 use bevy::ecs::query::QueryState;
+use bevy::ecs::schedule::SingleThreadedExecutor;
 use bevy::prelude::*;
 use bevy_loom::actors::SpawnedScene;
 use bevy_loom::llm::ChatMessage;
@@ -214,6 +222,32 @@ fn finish_turn(app: &mut App, minds: &mut QueryState<&ActorMind>) {
     });
 }
 
+/// Updates until no smart actor is thinking and every message of the turn is dropped
+/// (messages live two frames), as the frames a game runs between turns drop them:
+/// otherwise dropping the last turn's 1,000 prompts, answers and reports (about 2 ms)
+/// falls in the next timed frame.
+fn settle(app: &mut App, minds: &mut QueryState<&ActorMind>) {
+    let started = Instant::now();
+    loop {
+        finish_turn(app, minds);
+        for _ in 0..2 {
+            app.update();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let dropped = app
+            .world()
+            .resource::<Messages<DecisionRequested>>()
+            .is_empty();
+        if dropped && !anyone_thinking(app, minds) {
+            return;
+        }
+        assert!(
+            started.elapsed() < GIVE_UP,
+            "gave up waiting for the turn to settle"
+        );
+    }
+}
+
 /// Whether to print the figures taken once: under `cargo bench` (`--bench`), but not
 /// under `--profile-time`, so a profile holds only the benchmark asked for, nor as a
 /// test (`cargo test --benches`).
@@ -349,9 +383,18 @@ fn spawn_world(world: &mut World) {
     }
 }
 
-/// Writes `TurnEnded` and runs one frame; returns the frame's wall time and what it
+/// How long a frame took.
+#[derive(Clone, Copy)]
+struct FrameTime {
+    /// From calling `app.update()` to its return.
+    wall: Duration,
+    /// The main thread's time on a CPU meanwhile.
+    main_thread: Duration,
+}
+
+/// Writes `TurnEnded` and runs one frame; returns how long it took and what it
 /// requested (what its prompts offered and hold only when `detailed`).
-fn start_turn(app: &mut App, detailed: bool) -> (Duration, &Requested) {
+fn start_turn(app: &mut App, detailed: bool) -> (FrameTime, &Requested) {
     app.world_mut().write_message(TurnEnded);
     let start = Instant::now();
     *app.world_mut().resource_mut::<Requested>() = Requested {
@@ -359,8 +402,12 @@ fn start_turn(app: &mut App, detailed: bool) -> (Duration, &Requested) {
         detailed,
         ..default()
     };
+    let cpu = cpu_time::ThreadTime::now();
     app.update();
-    let took = start.elapsed();
+    let took = FrameTime {
+        main_thread: cpu.elapsed(),
+        wall: start.elapsed(),
+    };
     (took, app.world().resource::<Requested>())
 }
 
@@ -373,11 +420,39 @@ fn clear_cooldowns(app: &mut App) {
     }
 }
 
+/// Runs every schedule of the app on the thread that updates it, one system after
+/// another: the app on one core.
+fn run_on_one_core(app: &mut App) {
+    let mut schedules = app.world_mut().resource_mut::<Schedules>();
+    for (_, schedule) in schedules.iter_mut() {
+        schedule.set_executor(SingleThreadedExecutor::new());
+    }
+}
+
+/// How a timed turn is run and what criterion is given.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Turns {
+    /// Bevy's default executor, systems on the main thread and the compute pool's;
+    /// criterion gets the frame's wall time.
+    Default,
+    /// Every system on the main thread ([`run_on_one_core`]); criterion gets the main
+    /// thread's CPU time, which leaves out waiting for a core the bridge's thread took.
+    OneCore,
+}
+
 fn turn_1000_smart_actors(c: &mut Criterion) {
+    time_turns(c, "turn_1000_smart_actors", Turns::Default);
+    time_turns(c, "turn_1000_smart_actors_one_core", Turns::OneCore);
+}
+
+fn time_turns(c: &mut Criterion, name: &str, turns: Turns) {
     let mut app = loaded_app(SmartActorSettings {
         max_new_thinkers_per_frame: ACTORS,
         ..default()
     });
+    if turns == Turns::OneCore {
+        run_on_one_core(&mut app);
+    }
     spawn_world(app.world_mut());
     let mut minds = app.world_mut().query::<&ActorMind>();
 
@@ -388,12 +463,12 @@ fn turn_1000_smart_actors(c: &mut Criterion) {
         requested.decisions, ACTORS,
         "one frame submits every actor's decision"
     );
-    if print_figures() {
+    if print_figures() && turns == Turns::Default {
         println!(
-            "actors/turn_1000_smart_actors: the first (cold) frame took {:.2} ms, {:.2} ms of \
-             it in LoomSystems::Think; it requested {} decisions, offering {:.1} actions and \
+            "actors/{name}: the first (cold) frame took {:.2} ms, {:.2} ms of it in \
+             LoomSystems::Think; it requested {} decisions, offering {:.1} actions and \
              {:.0} bytes of prompt each on average",
-            millis(took),
+            millis(took.wall),
             millis(requested.think),
             requested.decisions,
             requested.offered as f64 / ACTORS as f64,
@@ -404,20 +479,19 @@ fn turn_1000_smart_actors(c: &mut Criterion) {
         anyone_thinking(&mut app, &mut minds),
         "the actors wait for their answers"
     );
-    finish_turn(&mut app, &mut minds);
+    settle(&mut app, &mut minds);
     clear_cooldowns(&mut app);
     let memories = app.world().resource::<HistoryStore>().clone();
 
-    // Every timed frame: its count, its time in all and its time before, in and after
-    // `LoomSystems::Think`, in all.
-    // Every timed frame's time in all, before, in and after `LoomSystems::Think`.
-    let mut timed: Vec<[Duration; 4]> = Vec::new();
+    // Every timed frame's wall time, main-thread time, and time before, in and after
+    // `LoomSystems::Think`.
+    let mut timed: Vec<[Duration; 5]> = Vec::new();
     let mut group = c.benchmark_group("actors");
     group
         .sample_size(20)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(5));
-    group.bench_function("turn_1000_smart_actors", |b| {
+    group.bench_function(name, |b| {
         b.iter_custom(|iterations| {
             let mut total = Duration::ZERO;
             for _ in 0..iterations {
@@ -426,14 +500,18 @@ fn turn_1000_smart_actors(c: &mut Criterion) {
                     requested.decisions, ACTORS,
                     "the frame submits every decision"
                 );
-                total += took;
+                total += match turns {
+                    Turns::Default => took.wall,
+                    Turns::OneCore => took.main_thread,
+                };
                 timed.push([
-                    took,
+                    took.wall,
+                    took.main_thread,
                     requested.before_think,
                     requested.think,
                     requested.after_think,
                 ]);
-                finish_turn(&mut app, &mut minds);
+                settle(&mut app, &mut minds);
                 clear_cooldowns(&mut app);
                 *app.world_mut().resource_mut::<HistoryStore>() = memories.clone();
             }
@@ -452,14 +530,21 @@ fn turn_1000_smart_actors(c: &mut Criterion) {
             let mean = times.iter().sum::<Duration>() / frames as u32;
             (millis(mean), millis(times[frames / 2]))
         };
-        let [whole, before, think, after] = [0, 1, 2, 3].map(part);
+        let [wall, main_thread, before, think, after] = [0, 1, 2, 3, 4].map(part);
+        let executor = match turns {
+            Turns::Default => "default executor",
+            Turns::OneCore => "every system on the main thread",
+        };
         println!(
-            "actors/turn_1000_smart_actors: over {frames} timed frames ({cores} cores), mean / \
-             median: a frame took {:.2} / {:.2} ms (target: ≤ 5 ms): {:.2} / {:.2} ms before \
+            "actors/{name}: over {frames} timed frames ({cores} cores, {executor}), mean / \
+             median: a frame took {:.2} / {:.2} ms of wall time and {:.2} / {:.2} ms of the \
+             main thread's CPU time (target: ≤ 5 ms); {:.2} / {:.2} ms before \
              LoomSystems::Think, {:.2} / {:.2} ms in it ({:.2} / {:.2} µs an actor), {:.2} / \
              {:.2} ms after it\n",
-            whole.0,
-            whole.1,
+            wall.0,
+            wall.1,
+            main_thread.0,
+            main_thread.1,
             before.0,
             before.1,
             think.0,
