@@ -143,13 +143,8 @@ pub fn trim_mask(
         dropped
     };
     let fits = |count: usize| {
-        let dropped = mask(count);
-        let mut position = 0;
         let mut trimmed = offered.clone();
-        trimmed.retain(|_| {
-            position += 1;
-            !dropped[position - 1]
-        });
+        trimmed.leave_out(&mask(count));
         block_tokens(&trimmed) <= budget
     };
     let (mut low, mut high) = (0, lines.len());
@@ -166,14 +161,7 @@ pub fn trim_mask(
 
 /// Trims `offered` to `mask` ([`trim_mask`]); what is left is numbered again from 1.
 pub fn trim_offer(offered: &mut OfferedActions, mask: &[bool]) {
-    if !mask.contains(&true) {
-        return;
-    }
-    let mut position = 0;
-    offered.retain(|_| {
-        position += 1;
-        !mask.get(position - 1).copied().unwrap_or(false)
-    });
+    offered.leave_out(mask);
 }
 
 #[cfg(test)]

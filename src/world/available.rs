@@ -89,8 +89,14 @@ impl OfferedActions {
 
     /// Keeps the actions `keep` says yes to, numbered again from 1 in the same order.
     pub fn retain(&mut self, mut keep: impl FnMut(AvailableAction<'_>) -> bool) {
-        let kept: Vec<bool> = self.iter().map(&mut keep).collect();
-        if kept.iter().all(|&k| k) {
+        let left_out: Vec<bool> = self.iter().map(|action| !keep(action)).collect();
+        self.leave_out(&left_out);
+    }
+
+    /// Leaves out the actions at the positions `left_out` marks (the action numbered
+    /// `n` at `n - 1`); the rest are numbered again from 1 in the same order.
+    pub fn leave_out(&mut self, left_out: &[bool]) {
+        if !left_out.contains(&true) {
             return;
         }
         let Some(shared) = self.0.as_mut() else {
@@ -100,7 +106,7 @@ impl OfferedActions {
         let mut position = 0;
         list.offered.retain(|_| {
             position += 1;
-            kept[position - 1]
+            !left_out.get(position - 1).copied().unwrap_or(false)
         });
     }
 
@@ -683,6 +689,14 @@ mod tests {
             offered.iter().rev().map(|a| a.index).collect::<Vec<_>>(),
             [3, 2, 1]
         );
+        let mut fewer = offered.clone();
+        fewer.leave_out(&[true, false]);
+        assert_eq!(
+            commands(&fewer),
+            [(1, "give key to Ada"), (2, "pick up mug quietly")],
+            "numbered again; a short mask keeps the rest"
+        );
+        assert_eq!(offered.len(), 3, "the offer it was cloned from keeps all");
     }
 
     #[test]

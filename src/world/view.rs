@@ -67,7 +67,12 @@ pub type WorldViewQuery<'w, 's> = Query<
 impl<'a> WorldView<'a> {
     /// Builds a view from entity records.
     pub fn new(records: impl IntoIterator<Item = (Entity, EntityView<'a>)>) -> Self {
-        let entities: EntityHashMap<EntityView<'a>> = records.into_iter().collect();
+        let records = records.into_iter();
+        // A query's upper bound is its matching entities: sized once, never regrown.
+        let (lower, upper) = records.size_hint();
+        let mut entities: EntityHashMap<EntityView<'a>> =
+            EntityHashMap::with_capacity(upper.unwrap_or(lower));
+        entities.extend(records);
         let mut occupants: EntityHashMap<Vec<(&str, Entity)>> = EntityHashMap::default();
         let mut carried: EntityHashMap<Vec<(&str, Entity)>> = EntityHashMap::default();
         for (&entity, view) in entities.iter() {
