@@ -163,7 +163,7 @@ fn messages() -> Vec<ChatMessage> {
 /// What the bridge submits.
 fn llm_request() -> LlmRequest {
     LlmRequest {
-        messages: messages(),
+        messages: messages().into(),
         ..LlmRequest::default()
     }
 }

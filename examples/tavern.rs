@@ -340,7 +340,7 @@ fn resolve_turn(world: &mut World) {
     if world.resource::<Options>().show_prompt {
         for prompt in &turn.prompts {
             let mut text = format!("~~ prompt for {} ~~", name(world, prompt.actor));
-            for message in &prompt.messages {
+            for message in prompt.messages.iter() {
                 text.push_str(&format!("\n[{}]\n{}\n", message.role, message.content));
             }
             lines.push(Line::plain(text));

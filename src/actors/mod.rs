@@ -273,8 +273,8 @@ pub struct DecisionRequested {
     pub actor: Entity,
     /// The request's id; its [`LlmResponse`] carries the same.
     pub request: RequestId,
-    /// The prompt.
-    pub messages: Vec<ChatMessage>,
+    /// The prompt, shared with the request.
+    pub messages: Arc<Vec<ChatMessage>>,
     /// What was offered, by index.
     pub offered: OfferedActions,
     /// Each part of the prompt and its estimated tokens, in order.
@@ -836,7 +836,7 @@ fn submit_decisions(
                 });
         let name = Arc::clone(&system.name);
         let request = LlmRequest {
-            messages: turn.messages.clone(),
+            messages: Arc::clone(&turn.messages),
             schema: Some(cache.schema(&offered, &limits)),
             intent: RequestIntent::Decision {
                 actor: name,

@@ -54,8 +54,9 @@ impl TurnPlan {
 /// One turn's request as the transcript sends it.
 #[derive(Debug, Clone)]
 pub struct TurnPrompt {
-    /// Every message: earlier turns, their answers, and this turn's.
-    pub messages: Vec<ChatMessage>,
+    /// Every message: earlier turns, their answers, and this turn's; shared with the
+    /// transcript.
+    pub messages: Arc<Vec<ChatMessage>>,
     /// Each part and its estimated tokens, in order; earlier turns are one
     /// `earlier_turns` section.
     pub sections: Vec<PromptSection>,
@@ -67,7 +68,9 @@ pub struct TurnPrompt {
 /// An actor's running conversation with the model.
 #[derive(Debug, Clone, Default)]
 pub struct Transcript {
-    messages: Vec<ChatMessage>,
+    /// Shared with the last requests made from it; appended to in place once they
+    /// are gone, copied first when one is still held.
+    messages: Arc<Vec<ChatMessage>>,
     tokens: usize,
     /// The characters of all messages.
     chars: usize,
@@ -152,7 +155,7 @@ impl Transcript {
     fn prompt(&mut self, sections: Vec<PromptSection>, reused: usize) -> TurnPrompt {
         self.requested_chars = self.chars;
         TurnPrompt {
-            messages: self.messages.clone(),
+            messages: Arc::clone(&self.messages),
             sections,
             reused_prefix: reused as f32 / self.chars.max(1) as f32,
         }
@@ -175,7 +178,10 @@ impl Transcript {
 
     /// Starts again from a fresh prompt.
     fn restart(&mut self, shown: &Shown<'_>, user: impl Into<Arc<str>>) {
-        self.messages.clear();
+        match Arc::get_mut(&mut self.messages) {
+            Some(messages) => messages.clear(),
+            None => self.messages = Arc::default(),
+        }
         self.memories.clear();
         self.tokens = 0;
         self.chars = 0;
@@ -207,7 +213,7 @@ impl Transcript {
     fn push(&mut self, message: ChatMessage) {
         self.tokens += estimate_tokens(&message.content);
         self.chars += message.content.len();
-        self.messages.push(message);
+        Arc::make_mut(&mut self.messages).push(message);
     }
 }
 
@@ -297,6 +303,34 @@ mod tests {
         let third = transcript.next_turn(&shown("wait", &[]), &[], transcript.tokens(), write);
         assert_eq!(third.messages.len(), 2);
         assert_eq!(third.reused_prefix, 1.0);
+    }
+
+    #[test]
+    fn a_prompt_still_held_keeps_its_messages_and_a_dropped_one_is_appended_in_place() {
+        let mut transcript = Transcript::default();
+        let write = |plan: &TurnPlan| match plan {
+            TurnPlan::Fresh => ("the whole turn".into(), Vec::new()),
+            TurnPlan::Append { .. } => ("what changed".into(), Vec::new()),
+        };
+        let first = transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
+        transcript.answered("{}");
+        let second = transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
+        assert_eq!(
+            first.messages.len(),
+            2,
+            "the first prompt, still held, is as sent"
+        );
+        assert_eq!(second.messages.len(), 4);
+        let list = Arc::as_ptr(&second.messages);
+        drop((first, second));
+        transcript.answered("{}");
+        let third = transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
+        assert_eq!(third.messages.len(), 6);
+        assert_eq!(
+            Arc::as_ptr(&third.messages),
+            list,
+            "nobody held the last prompt: appended in place"
+        );
     }
 
     #[test]

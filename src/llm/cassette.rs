@@ -105,7 +105,7 @@ impl LlmBackend for RecordingBackend {
         let model = self.inner.model().to_owned();
         let key = request_key(&model, request);
         let (messages, schema, sampling) = (
-            request.messages.clone(),
+            Vec::clone(&request.messages),
             request.schema.clone(),
             request.sampling.clone(),
         );

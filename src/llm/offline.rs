@@ -139,7 +139,7 @@ impl LlmBackend for OfflineBackend {
 /// A stable 64-bit FNV-1a hash of the request's messages.
 fn request_fingerprint(request: &LlmRequest) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for message in &request.messages {
+    for message in request.messages.iter() {
         for byte in message
             .role
             .bytes()

@@ -132,8 +132,10 @@ pub enum RequestIntent {
 /// One chat request to a model.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LlmRequest {
-    /// The conversation, system message first.
-    pub messages: Vec<ChatMessage>,
+    /// The conversation, system message first. Shared: a smart actor's transcript,
+    /// its request and its [`DecisionRequested`](crate::actors::DecisionRequested)
+    /// hold one list, and the next turn appends to it in place once they are gone.
+    pub messages: Arc<Vec<ChatMessage>>,
     /// A JSON Schema the answer must follow. The OpenAI-compatible backend sends it as
     /// `response_format` (`json_schema`, strict); answers are validated regardless.
     /// Shared, since many requests (every decision offering as many actions) take the same.

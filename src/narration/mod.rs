@@ -292,10 +292,10 @@ fn narrate_reports(
             }
         };
         let id = bridge.submit(LlmRequest {
-            messages: vec![
+            messages: Arc::new(vec![
                 ChatMessage::system(NARRATOR_RULES),
                 ChatMessage::user(narration_user_message(&plan_json)),
-            ],
+            ]),
             sampling: SamplingOptions {
                 max_tokens: Some(settings.max_tokens),
                 ..SamplingOptions::default()

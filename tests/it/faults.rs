@@ -62,7 +62,7 @@ fn fast_retries() -> RetryPolicy {
 
 fn request(text: &str) -> LlmRequest {
     LlmRequest {
-        messages: vec![ChatMessage::user(text)],
+        messages: vec![ChatMessage::user(text)].into(),
         ..default()
     }
 }

@@ -135,7 +135,8 @@ fn greeting() -> LlmRequest {
         messages: vec![
             ChatMessage::system("You are a terse innkeeper."),
             ChatMessage::user("Greet the traveler."),
-        ],
+        ]
+        .into(),
         ..default()
     }
 }

@@ -151,7 +151,8 @@ fn the_server_answers_a_decision_that_passes_validation_and_streams() {
         messages: vec![
             ChatMessage::system("Choose an action."),
             ChatMessage::user("[Index: 1] wait\n[Index: 2] greet Brom\n[Index: 3] look around"),
-        ],
+        ]
+        .into(),
         schema: Some(decision_schema(3, &limits()).into()),
         sampling: SamplingOptions {
             max_tokens: Some(400),

@@ -104,7 +104,7 @@ fn an_unreadable_cassette_fails_every_request_and_names_the_line() {
 #[test]
 fn the_key_covers_what_the_model_sees_and_nothing_else() {
     let request = LlmRequest {
-        messages: vec![ChatMessage::user("Greet the traveler.")],
+        messages: vec![ChatMessage::user("Greet the traveler.")].into(),
         sampling: SamplingOptions {
             temperature: Some(0.5),
             ..Default::default()

@@ -67,7 +67,7 @@ fn ollama_line(text: &str) -> Value {
 
 fn request(stream: bool) -> LlmRequest {
     LlmRequest {
-        messages: vec![ChatMessage::user("Greet the traveler.")],
+        messages: vec![ChatMessage::user("Greet the traveler.")].into(),
         schema: Some(
             json!({ "type": "object", "properties": { "speech": { "type": "string" } } }).into(),
         ),
