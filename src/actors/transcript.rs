@@ -256,6 +256,14 @@ mod tests {
         }
     }
 
+    /// A user message for a plan: the whole turn, or what changed.
+    fn write(plan: &TurnPlan) -> (Arc<str>, Vec<PromptSection>) {
+        match plan {
+            TurnPlan::Fresh => ("the whole turn".into(), Vec::new()),
+            TurnPlan::Append { .. } => ("what changed".into(), Vec::new()),
+        }
+    }
+
     #[test]
     fn a_new_transcript_starts_fresh_then_appends_what_changed() {
         let mut transcript = Transcript::default();
@@ -283,10 +291,6 @@ mod tests {
     #[test]
     fn next_turn_appends_within_budget_and_measures_the_reused_prefix() {
         let mut transcript = Transcript::default();
-        let write = |plan: &TurnPlan| match plan {
-            TurnPlan::Fresh => ("the whole turn".into(), Vec::new()),
-            TurnPlan::Append { .. } => ("what changed".into(), Vec::new()),
-        };
         let first = transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
         assert_eq!(first.messages.len(), 2);
         assert_eq!(first.reused_prefix, 0.0);
@@ -308,10 +312,6 @@ mod tests {
     #[test]
     fn a_prompt_still_held_keeps_its_messages_and_a_dropped_one_is_appended_in_place() {
         let mut transcript = Transcript::default();
-        let write = |plan: &TurnPlan| match plan {
-            TurnPlan::Fresh => ("the whole turn".into(), Vec::new()),
-            TurnPlan::Append { .. } => ("what changed".into(), Vec::new()),
-        };
         let first = transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
         transcript.answered("{}");
         let second = transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
