@@ -6,6 +6,7 @@ use std::sync::Arc;
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
+use super::scope::Scope;
 use super::{TargetScopes, WorldView};
 use crate::content::{ActionDefinition, ContentRegistry};
 
@@ -314,8 +315,13 @@ impl ActionMenu {
 pub struct ActionOffers<'v> {
     view: &'v WorldView<'v>,
     scopes: &'v TargetScopes,
-    /// The scope names of the menu last offered from; `scoped` follows them.
+    /// The scope names of the menu last offered from; `functions` and `scoped`
+    /// follow them.
     names: Arc<[String]>,
+    /// Each of those scopes, looked up once per menu; `None` for an unknown name.
+    functions: Vec<Option<Scope<'v>>>,
+    /// What a built-in scope adds candidates to.
+    found: Vec<Entity>,
     /// Each scope's candidates, named, for the actor being offered.
     scoped: Vec<Scoped<'v>>,
     /// Slot candidates narrowed by their slot's tag rules, one slot after the other.
@@ -350,6 +356,8 @@ impl<'v> ActionOffers<'v> {
             view,
             scopes,
             names: Arc::new([]),
+            functions: Vec::new(),
+            found: Vec::new(),
             scoped: Vec::new(),
             narrowed: Vec::new(),
             offered: Vec::new(),
@@ -362,6 +370,8 @@ impl<'v> ActionOffers<'v> {
         let view = self.view;
         if !Arc::ptr_eq(&self.names, &menu.scopes) {
             self.names = Arc::clone(&menu.scopes);
+            let scopes = self.scopes;
+            self.functions = menu.scopes.iter().map(|name| scopes.scope(name)).collect();
             self.scoped.clear();
             self.scoped.resize_with(menu.scopes.len(), Scoped::default);
         }
@@ -443,12 +453,21 @@ impl<'v> ActionOffers<'v> {
         }
         scoped.actor = Some(actor);
         scoped.candidates.clear();
-        let function = self.names.get(scope).and_then(|name| self.scopes.get(name));
+        let function = self.functions.get(scope).copied().flatten();
         scoped.known = function.is_some();
-        if let Some(function) = function {
-            scoped
-                .candidates
-                .extend(function(view, actor).into_iter().map(|e| (e, view.name(e))));
+        let named = |e: &Entity| (*e, view.name(*e));
+        match function {
+            Some(Scope::Builtin(fill)) => {
+                self.found.clear();
+                fill(view, actor, &mut self.found);
+                scoped.candidates.extend(self.found.iter().map(named));
+            }
+            Some(Scope::Registered(function)) => {
+                scoped
+                    .candidates
+                    .extend(function(view, actor).iter().map(named));
+            }
+            None => {}
         }
         scoped.known
     }
@@ -775,6 +794,30 @@ mod tests {
         });
         let offered = available_actions(&registry, &view(), &scopes, entity(10), |_| true);
         assert_eq!(commands(&offered), [(1, "salute Brom")]);
+    }
+
+    #[test]
+    fn a_game_scope_replaces_a_built_in_one_of_the_same_name() {
+        let registry = registry(&[
+            json!({ "id": "core:go", "name": "Go", "description": "Leave", "template": "go to {place}",
+                    "targets": { "primary": { "scope": "exits", "placeholder": "place" } } }),
+        ]);
+        let mut scopes = TargetScopes::default();
+        let built_in = available_actions(&registry, &view(), &scopes, entity(10), |_| true);
+        assert_eq!(commands(&built_in), [(1, "go to the yard")]);
+        // Every place, not only the ones next door.
+        scopes.insert("exits", |_: &WorldView, _| vec![entity(1), entity(2)]);
+        let offered = available_actions(&registry, &view(), &scopes, entity(10), |_| true);
+        assert_eq!(
+            commands(&offered),
+            [(1, "go to the hall"), (2, "go to the yard")]
+        );
+        assert_eq!(
+            scopes
+                .get("exits")
+                .map(|exits| exits(&view(), entity(10)).len()),
+            Some(2)
+        );
     }
 
     #[test]

@@ -10,10 +10,23 @@ use super::WorldView;
 /// A scope function: the candidates for an actor, in a stable order.
 pub type ScopeFn = Arc<dyn Fn(&WorldView, Entity) -> Vec<Entity> + Send + Sync>;
 
+/// A built-in scope: adds the candidates for an actor to a list, so offering actions
+/// to many actors reuses one list.
+pub(crate) type BuiltinScope = fn(&WorldView, Entity, &mut Vec<Entity>);
+
+/// A scope as offering actions calls it.
+#[derive(Clone, Copy)]
+pub(crate) enum Scope<'a> {
+    Builtin(BuiltinScope),
+    Registered(&'a ScopeFn),
+}
+
 /// The target scopes actions may name, built-in and registered by the game.
 #[derive(Resource, Clone)]
 pub struct TargetScopes {
     scopes: BTreeMap<String, ScopeFn>,
+    /// The built-in scopes no registered scope has replaced, by name.
+    builtin: BTreeMap<String, BuiltinScope>,
 }
 
 impl Default for TargetScopes {
@@ -27,40 +40,51 @@ impl Default for TargetScopes {
     /// | `inventory` | what the actor carries |
     /// | `exits` | places reachable from the actor's place |
     fn default() -> Self {
-        let mut scopes = Self {
-            scopes: BTreeMap::new(),
-        };
-        scopes.insert("self", |_: &WorldView, actor| vec![actor]);
-        scopes.insert("characters_here", |view: &WorldView, actor| {
-            here(view, actor, |e| {
-                e != actor && view.get(e).is_some_and(|v| v.character)
-            })
-        });
-        scopes.insert("things_here", |view: &WorldView, actor| {
-            here(view, actor, |e| {
-                view.get(e).is_some_and(|v| !v.character && !v.is_place)
-            })
-        });
-        scopes.insert("inventory", |view: &WorldView, actor| {
-            view.carried_by(actor).to_vec()
-        });
-        scopes.insert("exits", |view: &WorldView, actor| {
-            view.place_of(actor)
-                .map(|place| view.exits(place).to_vec())
-                .unwrap_or_default()
-        });
-        scopes
+        let builtin: [(&str, BuiltinScope); 5] = [
+            ("self", |_, actor, out| out.push(actor)),
+            ("characters_here", |view, actor, out| {
+                here(view, actor, out, |e| {
+                    e != actor && view.get(e).is_some_and(|v| v.character)
+                });
+            }),
+            ("things_here", |view, actor, out| {
+                here(view, actor, out, |e| {
+                    view.get(e).is_some_and(|v| !v.character && !v.is_place)
+                });
+            }),
+            ("inventory", |view, actor, out| {
+                out.extend_from_slice(view.carried_by(actor));
+            }),
+            ("exits", |view, actor, out| {
+                if let Some(place) = view.place_of(actor) {
+                    out.extend_from_slice(view.exits(place));
+                }
+            }),
+        ];
+        Self {
+            scopes: builtin
+                .iter()
+                .map(|&(name, fill)| {
+                    let scope: ScopeFn = Arc::new(move |view: &WorldView, actor| {
+                        let mut candidates = Vec::new();
+                        fill(view, actor, &mut candidates);
+                        candidates
+                    });
+                    (name.to_owned(), scope)
+                })
+                .collect(),
+            builtin: builtin
+                .iter()
+                .map(|&(name, fill)| (name.to_owned(), fill))
+                .collect(),
+        }
     }
 }
 
-fn here(view: &WorldView, actor: Entity, keep: impl Fn(Entity) -> bool) -> Vec<Entity> {
-    let Some(place) = view.place_of(actor) else {
-        return Vec::new();
-    };
-    let occupants = view.occupants(place);
-    let mut here = Vec::with_capacity(occupants.len());
-    here.extend(occupants.iter().copied().filter(|&e| keep(e)));
-    here
+fn here(view: &WorldView, actor: Entity, out: &mut Vec<Entity>, keep: impl Fn(Entity) -> bool) {
+    if let Some(place) = view.place_of(actor) {
+        out.extend(view.occupants(place).iter().copied().filter(|&e| keep(e)));
+    }
 }
 
 impl TargetScopes {
@@ -70,12 +94,22 @@ impl TargetScopes {
         name: impl Into<String>,
         scope: impl Fn(&WorldView, Entity) -> Vec<Entity> + Send + Sync + 'static,
     ) {
-        self.scopes.insert(name.into(), Arc::new(scope));
+        let name = name.into();
+        self.builtin.remove(&name);
+        self.scopes.insert(name, Arc::new(scope));
     }
 
     /// A scope by name.
     pub fn get(&self, name: &str) -> Option<&ScopeFn> {
         self.scopes.get(name)
+    }
+
+    /// A scope by name, built-in ones as such.
+    pub(crate) fn scope(&self, name: &str) -> Option<Scope<'_>> {
+        match self.builtin.get(name) {
+            Some(&fill) => Some(Scope::Builtin(fill)),
+            None => self.scopes.get(name).map(Scope::Registered),
+        }
     }
 
     /// Whether a scope with this name exists.
