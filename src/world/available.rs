@@ -119,16 +119,18 @@ impl OfferedActions {
         let mut hasher = bevy::platform::hash::FixedHasher.build_hasher();
         if let Some(list) = self.0.as_deref() {
             for offered in &list.offered {
-                hasher.write_u32(offered.action);
+                // By id: the same position in another menu is another action, and a
+                // menu built again (content or settings changed) is the same menu.
+                list.menu[offered.action as usize]
+                    .definition
+                    .id
+                    .hash(&mut hasher);
                 hasher.write_u8(offered.slots);
                 for target in &offered.targets[..usize::from(offered.slots)] {
                     hasher.write_u64(target.to_bits());
                 }
                 hasher.write_u32(offered.command.1);
             }
-            // The menu the action positions refer to: the same positions in another
-            // menu are other actions.
-            std::ptr::hash(Arc::as_ptr(&list.menu), &mut hasher);
             list.commands.hash(&mut hasher);
         }
         hasher.finish()
@@ -720,13 +722,13 @@ mod tests {
 
     #[test]
     fn an_offer_made_again_has_the_same_fingerprint_and_another_offer_another() {
-        let registry = registry(&[
+        let content = registry(&[
             json!({ "id": "items:take", "name": "Take", "description": "Pick up", "template": "pick up {item}",
                     "targets": { "primary": { "scope": "things_here", "placeholder": "item" } } }),
             json!({ "id": "core:go", "name": "Go", "description": "Leave", "template": "go to {place}",
                     "targets": { "primary": { "scope": "exits", "placeholder": "place" } } }),
         ]);
-        let menu = ActionMenu::new(&registry);
+        let menu = ActionMenu::new(&content);
         let view = view();
         let scopes = TargetScopes::default();
         let mut offers = ActionOffers::new(&view, &scopes);
@@ -741,12 +743,21 @@ mod tests {
         let mut fewer = marta.clone();
         fewer.retain(|action| action.action_id != "core:go");
         assert_ne!(marta.fingerprint(), fewer.fingerprint());
-        // The same commands from another menu are other actions.
-        let reordered = menu.filtered(|_| true);
-        assert_ne!(
-            offers.offer(&reordered, entity(10)).fingerprint(),
+        // A menu built again offers the same; another menu's actions are others.
+        let rebuilt = ActionMenu::new(&content);
+        assert_eq!(
+            offers.offer(&rebuilt, entity(10)).fingerprint(),
             marta.fingerprint()
         );
+        let renamed = registry(&[
+            json!({ "id": "items:grab", "name": "Grab", "description": "Pick up", "template": "pick up {item}",
+                    "targets": { "primary": { "scope": "things_here", "placeholder": "item" } } }),
+            json!({ "id": "core:go", "name": "Go", "description": "Leave", "template": "go to {place}",
+                    "targets": { "primary": { "scope": "exits", "placeholder": "place" } } }),
+        ]);
+        let grab = offers.offer(&ActionMenu::new(&renamed), entity(10));
+        assert_eq!(commands(&grab), commands(&marta));
+        assert_ne!(grab.fingerprint(), marta.fingerprint());
         assert_ne!(OfferedActions::default().fingerprint(), marta.fingerprint());
     }
 
