@@ -433,51 +433,47 @@ What do you do? Answer with the JSON object only."
         );
     }
 
-    #[test]
-    fn voice_traits_and_taboos_are_part_of_the_character() {
-        let spec: ActorSpec = serde_json::from_value(serde_json::json!({
-            "id": "tavern:marta",
-            "persona": { "name": "Marta", "role": "innkeeper",
-                         "voice": "brisk and warm", "traits": ["shrewd", "motherly"],
-                         "taboos": ["Never lets anyone into the cellar."] }
-        }))
-        .expect("a spec");
-        let prompt = decision_prompt(
+    /// The system message of a spec's decision prompt, with the built-in template.
+    fn system_message(spec: serde_json::Value) -> String {
+        let spec: ActorSpec = serde_json::from_value(spec).expect("a spec");
+        decision_prompt(
             &spec,
             &PromptTemplate::default(),
             &DecisionContext::default(),
             &DecisionLimits::default(),
-        );
+        )
+        .system
+    }
+
+    #[test]
+    fn voice_traits_and_taboos_are_part_of_the_character() {
+        let system = system_message(serde_json::json!({
+            "id": "tavern:marta",
+            "persona": { "name": "Marta", "role": "innkeeper",
+                         "voice": "brisk and warm", "traits": ["shrewd", "motherly"],
+                         "taboos": ["Never lets anyone into the cellar."] }
+        }));
         assert!(
-            prompt.system.ends_with(
+            system.ends_with(
                 "<character>\nYou are Marta, innkeeper.\nVoice: brisk and warm\nTraits: shrewd, motherly\n</character>\n\n<never>\n- Never lets anyone into the cellar.\n</never>"
             ),
-            "{}",
-            prompt.system
+            "{system}"
         );
     }
 
     #[test]
     fn properties_are_one_line_after_the_traits_sorted_by_name() {
-        let spec: ActorSpec = serde_json::from_value(serde_json::json!({
+        let system = system_message(serde_json::json!({
             "id": "island:troop",
             "persona": { "name": "the troop", "role": "a band of monkeys",
                          "traits": ["mischievous"], "lines": ["Chatters."] },
             "properties": { "temperament": "skittish", "aggression": "low", "patience": "low" }
-        }))
-        .expect("a spec");
-        let prompt = decision_prompt(
-            &spec,
-            &PromptTemplate::default(),
-            &DecisionContext::default(),
-            &DecisionLimits::default(),
-        );
+        }));
         assert!(
-            prompt.system.ends_with(
+            system.ends_with(
                 "<character>\nYou are the troop, a band of monkeys.\nTraits: mischievous\nProperties: aggression: low, patience: low, temperament: skittish\n- Chatters.\n</character>"
             ),
-            "{}",
-            prompt.system
+            "{system}"
         );
     }
 
