@@ -113,7 +113,8 @@ impl OfferedActions {
 
     /// A fingerprint of the offer: its actions, targets and commands in order. Two
     /// offers with the same fingerprint are, but for a 64-bit hash collision, the same
-    /// offer. Cheap: it hashes the offer's buffers whole, not action by action.
+    /// offer. Cheap: each action adds its id and targets, and the commands' text is
+    /// hashed whole.
     pub fn fingerprint(&self) -> u64 {
         use std::hash::{BuildHasher, Hash, Hasher};
         let mut hasher = bevy::platform::hash::FixedHasher.build_hasher();
