@@ -184,13 +184,11 @@ fn request_content_files(
     if games.is_changed()
         && let Some(game) = files.game.as_ref().and_then(|h| games.get(h))
     {
-        for id in &game.mods {
-            let path = format!("mods/{id}/{}", settings.manifest_file);
-            files
-                .mods
-                .entry(path.clone())
-                .or_insert_with(|| server.load(path));
-        }
+        let manifests = game
+            .mods
+            .iter()
+            .map(|id| format!("mods/{id}/{}", settings.manifest_file));
+        request(&server, &mut files.mods, manifests);
     }
     if manifests.is_changed() {
         for (path, handle) in &files.mods {
@@ -198,42 +196,47 @@ fn request_content_files(
                 continue;
             };
             let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
-            for file in &manifest.content.actions {
-                let path = format!("{folder}/{file}");
-                files
-                    .actions
-                    .entry(path.clone())
-                    .or_insert_with(|| server.load(path));
-            }
-            for file in &manifest.content.actors {
-                let path = format!("{folder}/{file}");
-                files
-                    .actors
-                    .entry(path.clone())
-                    .or_insert_with(|| server.load(path));
-            }
-            for file in &manifest.content.narrative {
-                let path = format!("{folder}/{file}");
-                files
-                    .narratives
-                    .entry(path.clone())
-                    .or_insert_with(|| server.load(path));
-            }
-            for file in &manifest.content.prompts {
-                let path = format!("{folder}/{file}");
-                files
-                    .prompts
-                    .entry(path.clone())
-                    .or_insert_with(|| server.load(path));
-            }
-            for file in &manifest.content.tags {
-                let path = format!("{folder}/{file}");
-                files
-                    .tags
-                    .entry(path.clone())
-                    .or_insert_with(|| server.load(path));
-            }
+            let content = &manifest.content;
+            request(
+                &server,
+                &mut files.actions,
+                in_folder(folder, &content.actions),
+            );
+            request(
+                &server,
+                &mut files.actors,
+                in_folder(folder, &content.actors),
+            );
+            request(
+                &server,
+                &mut files.narratives,
+                in_folder(folder, &content.narrative),
+            );
+            request(
+                &server,
+                &mut files.prompts,
+                in_folder(folder, &content.prompts),
+            );
+            request(&server, &mut files.tags, in_folder(folder, &content.tags));
         }
+    }
+}
+
+/// The paths of a manifest's listed files, which are relative to its folder.
+fn in_folder<'a>(folder: &'a str, files: &'a [String]) -> impl Iterator<Item = String> + 'a {
+    files.iter().map(move |file| format!("{folder}/{file}"))
+}
+
+/// Loads each of `paths` not requested yet, keeping its handle.
+fn request<A: Asset>(
+    server: &AssetServer,
+    handles: &mut HashMap<String, Handle<A>>,
+    paths: impl Iterator<Item = String>,
+) {
+    for path in paths {
+        handles
+            .entry(path.clone())
+            .or_insert_with(|| server.load(path));
     }
 }
 
