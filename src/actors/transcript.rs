@@ -97,13 +97,13 @@ impl Transcript {
     }
 
     /// How this turn should go in: appended when the transcript can take it.
-    fn plan(&self, shown: &Shown<'_>) -> TurnPlan {
+    fn plan(&self, shown: &Shown<'_>, seen: Seen) -> TurnPlan {
         if !self.continues(shown.system) {
             return TurnPlan::Fresh;
         }
         TurnPlan::Append {
-            actions: self.actions != fingerprint(shown.actions),
-            perception: self.perception != fingerprint(shown.perception),
+            actions: self.actions != seen.actions,
+            perception: self.perception != seen.perception,
             memories: (0..shown.memories.len())
                 .filter(|&i| !self.memories.contains(&shown.memories[i]))
                 .collect(),
@@ -121,13 +121,14 @@ impl Transcript {
         budget: usize,
         mut user: impl FnMut(&TurnPlan) -> (Arc<str>, Vec<PromptSection>),
     ) -> TurnPrompt {
-        let plan = self.plan(shown);
+        let seen = Seen::of(shown);
+        let plan = self.plan(shown, seen);
         if !plan.is_fresh() {
             let (text, sections) = user(&plan);
             if self.fits(estimate_tokens(&text), budget) {
                 let earlier = self.tokens;
                 let reused = self.requested_chars;
-                self.append(shown, text);
+                self.append(shown, seen, text);
                 let mut all = Vec::with_capacity(sections.len() + 1);
                 all.push(PromptSection {
                     name: "earlier_turns",
@@ -146,7 +147,7 @@ impl Transcript {
             }
             _ => 0,
         };
-        self.restart(shown, text);
+        self.restart(shown, seen, text);
         let mut all = system_sections.to_vec();
         all.extend(sections);
         self.prompt(all, reused)
@@ -177,7 +178,7 @@ impl Transcript {
     }
 
     /// Starts again from a fresh prompt.
-    fn restart(&mut self, shown: &Shown<'_>, user: impl Into<Arc<str>>) {
+    fn restart(&mut self, shown: &Shown<'_>, seen: Seen, user: impl Into<Arc<str>>) {
         match Arc::get_mut(&mut self.messages) {
             Some(messages) => messages.clear(),
             None => self.messages = Arc::default(),
@@ -186,12 +187,7 @@ impl Transcript {
         self.tokens = 0;
         self.chars = 0;
         self.push(ChatMessage::system(Arc::clone(shown.system)));
-        self.show(shown, user);
-    }
-
-    /// Appends a turn's user message.
-    fn append(&mut self, shown: &Shown<'_>, user: impl Into<Arc<str>>) {
-        self.show(shown, user);
+        self.append(shown, seen, user);
     }
 
     /// Notes the model's answer to the last turn.
@@ -202,9 +198,10 @@ impl Transcript {
         }
     }
 
-    fn show(&mut self, shown: &Shown<'_>, user: impl Into<Arc<str>>) {
-        self.actions = fingerprint(shown.actions);
-        self.perception = fingerprint(shown.perception);
+    /// Appends a turn's user message, and notes what it showed.
+    fn append(&mut self, shown: &Shown<'_>, seen: Seen, user: impl Into<Arc<str>>) {
+        self.actions = seen.actions;
+        self.perception = seen.perception;
         self.memories.extend(shown.memories.iter().copied());
         self.push(ChatMessage::user(user));
         self.awaiting = true;
@@ -217,10 +214,22 @@ impl Transcript {
     }
 }
 
-/// A text's fingerprint: two texts with the same one are, but for a 64-bit hash
-/// collision, the same text.
-fn fingerprint(text: &str) -> u64 {
-    bevy::platform::hash::FixedHasher.hash_one(text)
+/// Fingerprints of what a turn shows that the transcript compares with the next:
+/// two texts with the same one are, but for a 64-bit hash collision, the same text.
+#[derive(Clone, Copy)]
+struct Seen {
+    actions: u64,
+    perception: u64,
+}
+
+impl Seen {
+    fn of(shown: &Shown<'_>) -> Self {
+        let fingerprint = |text: &str| bevy::platform::hash::FixedHasher.hash_one(text);
+        Self {
+            actions: fingerprint(shown.actions),
+            perception: fingerprint(shown.perception),
+        }
+    }
 }
 
 /// How many leading bytes two texts share, compared a block at a time.
@@ -256,6 +265,14 @@ mod tests {
         }
     }
 
+    fn plan(transcript: &Transcript, shown: &Shown<'_>) -> TurnPlan {
+        transcript.plan(shown, Seen::of(shown))
+    }
+
+    fn restart(transcript: &mut Transcript, shown: &Shown<'_>, user: &str) {
+        transcript.restart(shown, Seen::of(shown), user);
+    }
+
     /// A user message for a plan: the whole turn, or what changed.
     fn write(plan: &TurnPlan) -> (Arc<str>, Vec<PromptSection>) {
         match plan {
@@ -267,18 +284,19 @@ mod tests {
     #[test]
     fn a_new_transcript_starts_fresh_then_appends_what_changed() {
         let mut transcript = Transcript::default();
-        assert_eq!(transcript.plan(&shown("wait", &[1])), TurnPlan::Fresh);
-        transcript.restart(&shown("wait", &[1]), "turn 1");
+        assert_eq!(plan(&transcript, &shown("wait", &[1])), TurnPlan::Fresh);
+        restart(&mut transcript, &shown("wait", &[1]), "turn 1");
         transcript.answered(r#"{"type": "NONE"}"#);
         assert_eq!(
-            transcript.plan(&shown("wait", &[1, 2])),
+            plan(&transcript, &shown("wait", &[1, 2])),
             TurnPlan::Append {
                 actions: false,
                 perception: false,
                 memories: vec![1]
             }
         );
-        transcript.append(&shown("wait\nlook around", &[1, 2]), "turn 2");
+        let turn_2 = shown("wait\nlook around", &[1, 2]);
+        transcript.append(&turn_2, Seen::of(&turn_2), "turn 2");
         let roles: Vec<_> = transcript
             .messages()
             .iter()
@@ -336,9 +354,9 @@ mod tests {
     #[test]
     fn an_unanswered_turn_or_a_changed_system_starts_again() {
         let mut transcript = Transcript::default();
-        transcript.restart(&shown("wait", &[]), "turn 1");
+        restart(&mut transcript, &shown("wait", &[]), "turn 1");
         assert_eq!(
-            transcript.plan(&shown("wait", &[])),
+            plan(&transcript, &shown("wait", &[])),
             TurnPlan::Fresh,
             "no answer came"
         );
@@ -348,7 +366,7 @@ mod tests {
             system: &new_rules,
             ..shown("wait", &[])
         };
-        assert_eq!(transcript.plan(&edited), TurnPlan::Fresh);
+        assert_eq!(plan(&transcript, &edited), TurnPlan::Fresh);
         assert!(transcript.fits(10, transcript.tokens() + 10));
         assert!(!transcript.fits(11, transcript.tokens() + 10));
     }
