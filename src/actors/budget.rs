@@ -123,7 +123,8 @@ pub fn drop_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
 /// Which lines to leave out, in a mask over `offered`, so that `block_tokens` of what
 /// is left is within `budget`: the fewest lines in [`drop_order`], found by bisection
 /// (the block's headers and its flat or grouped form make its size no simple sum of
-/// its lines). All of them when even one line does not fit.
+/// its lines). All of them when even one line does not fit. Apply it with
+/// [`OfferedActions::leave_out`].
 pub fn trim_mask(
     offered: &OfferedActions,
     budget: usize,
@@ -157,11 +158,6 @@ pub fn trim_mask(
         }
     }
     mask(low)
-}
-
-/// Trims `offered` to `mask` ([`trim_mask`]); what is left is numbered again from 1.
-pub fn trim_offer(offered: &mut OfferedActions, mask: &[bool]) {
-    offered.leave_out(mask);
 }
 
 #[cfg(test)]

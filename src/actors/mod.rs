@@ -26,9 +26,7 @@ use std::time::Duration;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
-pub use budget::{
-    OfferLine, PromptBudgets, drop_order, fit_lines, fit_words, trim_mask, trim_offer,
-};
+pub use budget::{OfferLine, PromptBudgets, drop_order, fit_lines, fit_words, trim_mask};
 pub use decision::{ANSWER_TYPES, Answer, Decision, RejectionReason, parse_decision};
 pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
@@ -786,7 +784,7 @@ fn submit_decisions(
                 }
             }
         };
-        trim_offer(&mut offered, &mask);
+        offered.leave_out(&mask);
         mind.trimmed = Some((fingerprint, for_actions, mask));
         if !written {
             block.clear();
