@@ -150,6 +150,10 @@ struct ContentFiles {
     prompts: HashMap<String, Handle<PromptTemplate>>,
     tags: HashMap<String, Handle<TagFile>>,
     changed: bool,
+    /// The files the registry was last built from. Bevy tells of a stored asset a
+    /// frame or more after it is stored, so a build may already hold the file an
+    /// `Added` or `LoadedWithDependencies` event is about: such an event changes nothing.
+    built: HashSet<UntypedAssetId>,
     reported: HashSet<ContentError>,
 }
 
@@ -246,10 +250,14 @@ fn note_changes<T: ContentAsset>(
     mut failures: MessageReader<AssetLoadFailedEvent<T>>,
     mut errors: MessageWriter<ContentError>,
 ) {
-    if events
-        .read()
-        .any(|event| !matches!(event, AssetEvent::Unused { .. }))
-    {
+    let news = |event: &AssetEvent<T>| match event {
+        AssetEvent::Added { id } | AssetEvent::LoadedWithDependencies { id } => {
+            !files.built.contains(&id.untyped())
+        }
+        AssetEvent::Modified { .. } | AssetEvent::Removed { .. } => true,
+        AssetEvent::Unused { .. } => false,
+    };
+    if events.read().any(news) {
         files.changed = true;
     }
     for failure in failures.read() {
@@ -312,6 +320,7 @@ fn rebuild_registry(
         return;
     }
     files.changed = false;
+    files.built = built_from(&files, &assets);
     let game = files
         .game
         .as_ref()
@@ -349,6 +358,30 @@ fn rebuild_registry(
     }
     files.reported = current;
     *registry = built;
+}
+
+/// Every requested file that is stored.
+fn built_from(files: &ContentFiles, assets: &ContentAssets) -> HashSet<UntypedAssetId> {
+    fn stored<T: Asset>(
+        handles: &HashMap<String, Handle<T>>,
+        assets: &Assets<T>,
+    ) -> impl Iterator<Item = UntypedAssetId> {
+        handles
+            .values()
+            .filter(|handle| assets.contains(*handle))
+            .map(|handle| handle.id().untyped())
+    }
+    let game = files.game.as_ref();
+    game.filter(|handle| assets.games.contains(*handle))
+        .map(|handle| handle.id().untyped())
+        .into_iter()
+        .chain(stored(&files.mods, &assets.manifests))
+        .chain(stored(&files.actions, &assets.actions))
+        .chain(stored(&files.actors, &assets.actors))
+        .chain(stored(&files.narratives, &assets.narratives))
+        .chain(stored(&files.prompts, &assets.prompts))
+        .chain(stored(&files.tags, &assets.tags))
+        .collect()
 }
 
 /// The loaded assets among `handles`, sorted by path so builds do not depend on hash order.

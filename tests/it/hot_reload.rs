@@ -152,3 +152,22 @@ fn a_manifest_edit_with_a_missing_dependency_keeps_the_last_valid_manifest() {
     );
     assert_eq!(template(&app).as_deref(), Some("wait"));
 }
+
+#[test]
+fn loaded_content_is_not_built_again_until_a_file_changes() {
+    let (mut app, _) = crate::support::tavern_app_with(
+        BackendChoice::Offline { seed: 1 },
+        SmartActorSettings::default(),
+    );
+    let generation = app.world().resource::<ContentRegistry>().generation();
+    // The frames in which Bevy tells of the files the first build already holds.
+    for _ in 0..50 {
+        app.update();
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(
+        app.world().resource::<ContentRegistry>().generation(),
+        generation,
+        "nothing changed, so the registry (and what is built from it) stays"
+    );
+}
