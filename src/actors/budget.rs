@@ -10,7 +10,9 @@
 //!   one), then whole actions; the least relevant first and, among equals, the last
 //!   offered first. What is left is numbered again from 1.
 
-use crate::prompt::estimate_tokens;
+use bevy::platform::collections::HashMap;
+
+use crate::prompt::{ActionList, BlockLine, estimate_tokens};
 use crate::world::{AvailableAction, OfferedActions};
 
 /// How many estimated tokens ([`estimate_tokens`]) a decision prompt and its parts may take.
@@ -105,50 +107,129 @@ impl<'a> OfferLine<'a> {
 /// combinations before an action's most relevant one (the first among equals), least
 /// relevant first, the last offered first.
 pub fn drop_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
-    let keeper: Vec<bool> = (0..lines.len())
-        .map(|i| {
-            !(0..lines.len()).any(|j| {
-                j != i
-                    && lines[j].action_id == lines[i].action_id
-                    && (lines[j].relevance > lines[i].relevance
-                        || (lines[j].relevance == lines[i].relevance && j < i))
+    // Each action's keeper: its most relevant line, the first among equals.
+    let mut keepers: HashMap<&str, usize> = HashMap::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        keepers
+            .entry(line.action_id)
+            .and_modify(|keeper| {
+                if line.relevance > lines[*keeper].relevance {
+                    *keeper = i;
+                }
             })
+            .or_insert(i);
+    }
+    // Keys are distinct (each holds its line's position), so any sort gives one order.
+    let mut keys: Vec<(bool, u32, std::cmp::Reverse<usize>)> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let keeper = keepers.get(line.action_id) == Some(&i);
+            (keeper, line.relevance, std::cmp::Reverse(i))
         })
         .collect();
-    let mut order: Vec<usize> = (0..lines.len()).collect();
-    order.sort_by_key(|&i| (keeper[i], lines[i].relevance, std::cmp::Reverse(i)));
-    order
+    keys.sort_unstable();
+    keys.into_iter()
+        .map(|(.., std::cmp::Reverse(i))| i)
+        .collect()
 }
 
 /// Which lines to leave out, in a mask over `offered`, so that `block_tokens` of what
-/// is left is within `budget`: the fewest lines in [`drop_order`], found by bisection
-/// (the block's headers and its flat or grouped form make its size no simple sum of
-/// its lines). All of them when even one line does not fit. Apply it with
-/// [`OfferedActions::leave_out`].
+/// is left is within `budget`: the fewest lines in [`drop_order`]. All of them when
+/// even one line does not fit. Apply it with [`OfferedActions::leave_out`].
+///
+/// The block's headers and its flat or grouped form make its size no simple sum of its
+/// lines, so each count tried is measured by `block_tokens`, given what is left in
+/// place. The search starts where the lines' own tokens say the block fits, and
+/// usually measures the whole block and two counts.
 pub fn trim_mask(
     offered: &OfferedActions,
     budget: usize,
     relevance: impl Fn(&AvailableAction<'_>) -> u32,
-    block_tokens: impl Fn(&OfferedActions) -> usize,
+    mut block_tokens: impl FnMut(&KeptActions<'_>) -> usize,
 ) -> Vec<bool> {
     let lines: Vec<OfferLine<'_>> = offered
         .iter()
         .map(|action| OfferLine::of(&action, relevance(&action)))
         .collect();
     let order = drop_order(&lines);
-    let mask = |count: usize| {
-        let mut dropped = vec![false; lines.len()];
+    let mut dropped = vec![false; lines.len()];
+    let mut kept = KeptActions {
+        offered,
+        positions: Vec::with_capacity(lines.len()),
+    };
+    let mut tokens_without = |count: usize| {
+        dropped.fill(false);
         for &i in &order[..count] {
             dropped[i] = true;
         }
-        dropped
+        kept.positions.clear();
+        kept.positions
+            .extend((0..dropped.len()).filter(|&i| !dropped[i]));
+        block_tokens(&kept)
     };
-    let fits = |count: usize| {
-        let mut trimmed = offered.clone();
-        trimmed.leave_out(&mask(count));
-        block_tokens(&trimmed) <= budget
+    let excess = tokens_without(0).saturating_sub(budget);
+    let mut guess = 0;
+    let mut freed = 0;
+    while freed < excess && guess < order.len() {
+        freed += lines[order[guess]].tokens;
+        guess += 1;
+    }
+    let count = if excess == 0 {
+        0
+    } else {
+        fewest_that_fit(1, lines.len(), guess, |count| {
+            tokens_without(count) <= budget
+        })
     };
-    let (mut low, mut high) = (0, lines.len());
+    let mut mask = vec![false; lines.len()];
+    for &i in &order[..count] {
+        mask[i] = true;
+    }
+    mask
+}
+
+/// The smallest count in `low..=high` that `fits`, searched from `guess` outwards,
+/// then by bisection; `high` is taken to fit without asking. `fits` must hold of a
+/// count whenever it holds of a smaller one.
+fn fewest_that_fit(
+    mut low: usize,
+    mut high: usize,
+    guess: usize,
+    mut fits: impl FnMut(usize) -> bool,
+) -> usize {
+    let guess = guess.clamp(low, high);
+    if guess < high {
+        let mut step = 1;
+        if fits(guess) {
+            high = guess;
+            // Down from the guess, by steps that double, until a count does not fit.
+            while low < high {
+                let probe = high.saturating_sub(step).max(low);
+                if !fits(probe) {
+                    low = probe + 1;
+                    break;
+                }
+                high = probe;
+                step *= 2;
+            }
+        } else {
+            low = guess + 1;
+            // Up from the guess, likewise, until a count fits.
+            while low < high {
+                let probe = (low + step - 1).min(high);
+                if probe == high {
+                    break;
+                }
+                if fits(probe) {
+                    high = probe;
+                    break;
+                }
+                low = probe + 1;
+                step *= 2;
+            }
+        }
+    }
     while low < high {
         let middle = (low + high) / 2;
         if fits(middle) {
@@ -157,7 +238,28 @@ pub fn trim_mask(
             low = middle + 1;
         }
     }
-    mask(low)
+    low
+}
+
+/// The actions of an offer that trimming keeps, read in place and numbered again
+/// from 1: what the block of the trimmed offer shows.
+pub struct KeptActions<'a> {
+    offered: &'a OfferedActions,
+    /// The positions kept, in order.
+    positions: Vec<usize>,
+}
+
+impl ActionList for KeptActions<'_> {
+    fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    fn line(&self, position: usize) -> BlockLine<'_> {
+        BlockLine {
+            index: position + 1,
+            ..self.offered.line(self.positions[position])
+        }
+    }
 }
 
 #[cfg(test)]
@@ -186,6 +288,34 @@ mod tests {
             [1, 0, 3, 2],
             "extras before keepers, least relevant and last first"
         );
+    }
+
+    #[test]
+    fn the_search_finds_the_fewest_that_fit_from_any_guess() {
+        for high in 1..=20 {
+            // Counts from `needed` on fit; more than `high` means none do.
+            for needed in 1..=high + 1 {
+                for guess in 0..=high + 1 {
+                    let mut asked = Vec::new();
+                    let found = fewest_that_fit(1, high, guess, |count| {
+                        asked.push(count);
+                        count >= needed
+                    });
+                    assert_eq!(
+                        found,
+                        needed.min(high),
+                        "high {high}, needed {needed}, guess {guess}: asked {asked:?}"
+                    );
+                    assert!(!asked.contains(&high), "{high} is never asked");
+                    if guess == needed && needed < high {
+                        assert!(
+                            asked.len() <= 2,
+                            "a right guess and its neighbour: {asked:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -26,7 +26,9 @@ use std::time::Duration;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
-pub use budget::{OfferLine, PromptBudgets, drop_order, fit_lines, fit_words, trim_mask};
+pub use budget::{
+    KeptActions, OfferLine, PromptBudgets, drop_order, fit_lines, fit_words, trim_mask,
+};
 pub use decision::{ANSWER_TYPES, Answer, Decision, RejectionReason, parse_decision};
 pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
@@ -144,9 +146,80 @@ pub struct ActorMind {
     /// The estimated tokens its offer may take, set when its transcript starts, so an
     /// unchanged world keeps the same offer from turn to turn.
     actions_budget: usize,
-    /// The last offer trimmed to its budget: the untrimmed offer's fingerprint, the
-    /// budget, and which of its actions were left out.
-    trimmed: Option<(u64, usize, Vec<bool>)>,
+    /// The last offer it was shown, and how.
+    shown_offer: ShownOffer,
+}
+
+/// The last offer an actor was shown, trimmed to its budget and written as a block:
+/// the same offer next turn is shown the same way without trimming or writing it again.
+#[derive(Debug, Clone, Default)]
+struct ShownOffer {
+    /// The offer as made, before trimming.
+    offered: OfferedActions,
+    /// Its fingerprint: the same offer made again from a menu built again is trimmed
+    /// the same way, and only written again.
+    fingerprint: Option<u64>,
+    /// The budget it was trimmed to.
+    budget: usize,
+    /// Which of its actions were left out.
+    mask: Vec<bool>,
+    /// The offer without them.
+    trimmed: OfferedActions,
+    /// Its available-actions block.
+    block: String,
+}
+
+impl ShownOffer {
+    /// Whether it shows `offered` within `budget`: the same offer, shared, as
+    /// [`ActionOffers::offer_again`] gives it back unchanged. Such an offer comes from
+    /// the same menu, which the prompt cache drops on any change of content or
+    /// settings, so its block is still the one they would write.
+    fn shows(&self, offered: &OfferedActions, budget: usize) -> bool {
+        self.fingerprint.is_some() && self.offered.shares(offered) && self.budget == budget
+    }
+
+    /// Shows `offered` within `budget`, trimmed by `relevance` ([`trim_mask`]) when
+    /// its block, as `write` writes it, does not fit whole. The same offer and budget
+    /// as last time are trimmed the same way, so an unchanged world keeps its prompt.
+    fn show(
+        &mut self,
+        offered: OfferedActions,
+        budget: usize,
+        write: impl Fn(&mut String, &dyn ActionList),
+        relevance: impl Fn(&AvailableAction<'_>) -> u32,
+    ) {
+        let fingerprint = offered.fingerprint();
+        let known = self.fingerprint == Some(fingerprint) && self.budget == budget;
+        // How many actions the block holds, when it holds what was last measured
+        // to fit.
+        let mut written = None;
+        if !known {
+            // Each measure is written aside, and the block keeps the last that fits:
+            // the one with the most actions, which is the trimmed offer's.
+            let mut aside = String::with_capacity(self.block.capacity());
+            let block = &mut self.block;
+            let tokens = |kept: &KeptActions<'_>| {
+                aside.clear();
+                write(&mut aside, kept);
+                let tokens = estimate_tokens(&aside);
+                if tokens <= budget && written.is_none_or(|actions| kept.len() > actions) {
+                    std::mem::swap(block, &mut aside);
+                    written = Some(kept.len());
+                }
+                tokens
+            };
+            self.mask = trim_mask(&offered, budget, relevance, tokens);
+        }
+        self.trimmed = offered.clone();
+        self.trimmed.leave_out(&self.mask);
+        if written != Some(self.trimmed.len()) {
+            self.block.clear();
+            write(&mut self.block, &self.trimmed);
+        }
+        self.offered = offered;
+        self.fingerprint = Some(fingerprint);
+        self.budget = budget;
+    }
 }
 
 /// A line the player's character says, written by the game. `@Name` or `talk to Name`
@@ -668,7 +741,7 @@ fn submit_decisions(
     let budgets = &settings.budgets;
     // Each actor's parts are written here, then its prompt from them; the buffers
     // serve every actor of the frame.
-    let (mut block, mut perception) = (String::new(), String::new());
+    let mut perception = String::new();
     let mut user = PromptPart::default();
     let mut memories: Vec<&str> = Vec::new();
     let mut memory_ids: Vec<u64> = Vec::new();
@@ -676,9 +749,10 @@ fn submit_decisions(
         let Some(entity) = queue.waiting.pop_front() else {
             break;
         };
-        let Ok((actor, mut mind, fighting)) = actors.get_mut(entity) else {
+        let Ok((actor, mind, fighting)) = actors.get_mut(entity) else {
             continue;
         };
+        let mind = mind.into_inner();
         mind.queued = false;
         let Some(spec) = registry.actor(&actor.spec) else {
             out.rejected.write(DecisionRejected {
@@ -716,12 +790,13 @@ fn submit_decisions(
         perception.clear();
         write_surroundings(&mut perception, &view, entity);
         let seen = fit_lines(&perception, budgets.perception);
-        let mut offered = if reply_to.is_some() {
+        let offered = if reply_to.is_some() {
             OfferedActions::default()
         } else {
-            offers.offer(
+            offers.offer_again(
                 cache.menu(&registry, spec, fighting, &settings.combat_verbs),
                 entity,
+                &mind.shown_offer.offered,
             )
         };
         let system = cache.system(spec, template, &limits);
@@ -744,55 +819,30 @@ fn submit_decisions(
             mind.actions_budget = budgets.total.saturating_sub(rest);
         }
         let for_actions = mind.actions_budget;
-        // The same offer and budget as last time are trimmed the same way.
-        let fingerprint = offered.fingerprint();
-        let known = mind
-            .trimmed
-            .take()
-            .filter(|(seen, budget, _)| *seen == fingerprint && *budget == for_actions);
-        // An offer seen for the first time is written once to measure it; when it fits
-        // whole, that is its block.
-        let mut written = false;
-        let mask = match known {
-            Some((.., mask)) => mask,
-            None => {
-                block.clear();
-                write_available_actions(&mut block, &offered, &*registry, &settings.block);
-                let capacity = block.capacity();
-                let render = |offer: &OfferedActions| {
-                    let mut text = String::with_capacity(capacity);
-                    write_available_actions(&mut text, offer, &*registry, &settings.block);
-                    estimate_tokens(&text)
-                };
-                let relevant = |action: &AvailableAction<'_>| {
-                    let player = action
-                        .targets
-                        .iter()
-                        .any(|target| players.contains(*target));
-                    let remembered = action.targets.iter().any(|&target| {
-                        keyed
-                            .get(target)
-                            .is_ok_and(|(key, ..)| recalled.iter().any(|m| m.tags.contains(&key.0)))
-                    });
-                    2 * u32::from(player) + u32::from(remembered)
-                };
-                if estimate_tokens(&block) <= for_actions {
-                    written = true;
-                    vec![false; offered.len()]
-                } else {
-                    trim_mask(&offered, for_actions, relevant, render)
-                }
-            }
-        };
-        offered.leave_out(&mask);
-        mind.trimmed = Some((fingerprint, for_actions, mask));
-        if !written {
-            block.clear();
-            write_available_actions(&mut block, &offered, &*registry, &settings.block);
+        let shown_offer = &mut mind.shown_offer;
+        if !shown_offer.shows(&offered, for_actions) {
+            let relevance = |action: &AvailableAction<'_>| {
+                let player = action
+                    .targets
+                    .iter()
+                    .any(|target| players.contains(*target));
+                let remembered = action.targets.iter().any(|&target| {
+                    keyed
+                        .get(target)
+                        .is_ok_and(|(key, ..)| recalled.iter().any(|m| m.tags.contains(&key.0)))
+                });
+                2 * u32::from(player) + u32::from(remembered)
+            };
+            let write = |text: &mut String, offer: &dyn ActionList| {
+                write_available_actions(text, offer, &*registry, &settings.block);
+            };
+            shown_offer.show(offered, for_actions, write, relevance);
         }
+        let offered = mind.shown_offer.trimmed.clone();
+        let block = mind.shown_offer.block.as_str();
         let shown = Shown {
             system: &system.message.content,
-            actions: &block,
+            actions: block,
             perception: seen,
             memories: &memory_ids,
         };
@@ -806,7 +856,7 @@ fn submit_decisions(
                             perception: seen,
                             memories: &memories,
                             player_says: player_says.as_deref(),
-                            actions_block: &block,
+                            actions_block: block,
                             note: None,
                         },
                         TurnPlan::Append {
@@ -819,7 +869,7 @@ fn submit_decisions(
                                 perception: if *perception { seen } else { "" },
                                 memories: &new_memories,
                                 player_says: player_says.as_deref(),
-                                actions_block: if *actions { &block } else { SAME_ACTIONS },
+                                actions_block: if *actions { block } else { SAME_ACTIONS },
                                 note: note.as_deref(),
                             }
                         }

@@ -35,16 +35,16 @@ pub struct AvailableAction<'a> {
 pub struct OfferedActions(Option<Arc<OfferedList>>);
 
 /// What [`OfferedActions`] shares: the menu the actions come from, each offered
-/// action, and every command's text one after the other.
-#[derive(Clone)]
+/// action, and every command's text one after the other (shared with the offers left
+/// out from it, which may not show them all).
 struct OfferedList {
     menu: Arc<[Arc<MenuAction>]>,
     offered: Vec<Offered>,
-    commands: String,
+    commands: Arc<str>,
 }
 
 /// One offered action: its menu action, targets and where its command is in the text.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Offered {
     action: u32,
     targets: [Entity; 3],
@@ -78,6 +78,15 @@ impl OfferedActions {
         self.len() == 0
     }
 
+    /// Whether the two are one offer, shared (or both empty): true of a clone, and of
+    /// what [`ActionOffers::offer_again`] gives back unchanged.
+    pub fn shares(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(one), Some(other)) => Arc::ptr_eq(one, other),
+            (one, other) => one.is_none() && other.is_none(),
+        }
+    }
+
     /// The action numbered `index` (from 1), as the prompt lists it.
     #[inline]
     pub fn get(&self, index: usize) -> Option<AvailableAction<'_>> {
@@ -103,18 +112,27 @@ impl OfferedActions {
         let Some(shared) = self.0.as_mut() else {
             return;
         };
-        let list = Arc::make_mut(shared);
         let mut position = 0;
-        list.offered.retain(|_| {
+        let kept = |_: &Offered| {
             position += 1;
             !left_out.get(position - 1).copied().unwrap_or(false)
-        });
+        };
+        match Arc::get_mut(shared) {
+            Some(list) => list.offered.retain(kept),
+            // A new list of the actions kept, sharing the commands' text.
+            None => {
+                *shared = Arc::new(OfferedList {
+                    menu: Arc::clone(&shared.menu),
+                    offered: shared.offered.iter().copied().filter(kept).collect(),
+                    commands: Arc::clone(&shared.commands),
+                });
+            }
+        }
     }
 
     /// A fingerprint of the offer: its actions, targets and commands in order. Two
     /// offers with the same fingerprint are, but for a 64-bit hash collision, the same
-    /// offer. Cheap: each action adds its id and targets, and the commands' text is
-    /// hashed whole.
+    /// offer.
     pub fn fingerprint(&self) -> u64 {
         use std::hash::{BuildHasher, Hash, Hasher};
         let mut hasher = bevy::platform::hash::FixedHasher.build_hasher();
@@ -130,9 +148,9 @@ impl OfferedActions {
                 for target in &offered.targets[..usize::from(offered.slots)] {
                     hasher.write_u64(target.to_bits());
                 }
-                hasher.write_u32(offered.command.1);
+                let (start, end) = offered.command;
+                list.commands[start as usize..end as usize].hash(&mut hasher);
             }
-            list.commands.hash(&mut hasher);
         }
         hasher.finish()
     }
@@ -329,8 +347,7 @@ pub struct ActionOffers<'v> {
     scoped: Vec<Scoped<'v>>,
     /// Slot candidates narrowed by their slot's tag rules, one slot after the other.
     narrowed: Vec<(Entity, &'v str)>,
-    /// The offer being built, and its commands' text: copied out at their exact size,
-    /// so an offer holds no spare room and the buffers serve every actor.
+    /// The offer being built, and its commands' text.
     offered: Vec<Offered>,
     commands: String,
 }
@@ -370,6 +387,43 @@ impl<'v> ActionOffers<'v> {
 
     /// Every action of `menu` that `actor` may take.
     pub fn offer(&mut self, menu: &ActionMenu, actor: Entity) -> OfferedActions {
+        self.offer_again(menu, actor, &OfferedActions::default())
+    }
+
+    /// Every action of `menu` that `actor` may take, as [`offer`](Self::offer) gives
+    /// them; when that is exactly `last` (from the same menu, the same actions with
+    /// the same targets and commands), `last` itself, shared. An actor whose
+    /// surroundings did not change gets its last offer back without a new copy, and
+    /// [`OfferedActions::shares`] tells the caller that nothing changed.
+    pub fn offer_again(
+        &mut self,
+        menu: &ActionMenu,
+        actor: Entity,
+        last: &OfferedActions,
+    ) -> OfferedActions {
+        self.build(menu, actor);
+        let (offered, commands) = (&self.offered, &self.commands);
+        let unchanged = last.0.as_deref().is_some_and(|list| {
+            Arc::ptr_eq(&list.menu, &menu.actions)
+                && list.offered == *offered
+                && *list.commands == **commands
+        });
+        if unchanged || (offered.is_empty() && last.is_empty()) {
+            return last.clone();
+        }
+        // Copied out at their exact size, so an offer holds no spare room and the
+        // buffers serve every actor.
+        OfferedActions((!offered.is_empty()).then(|| {
+            Arc::new(OfferedList {
+                menu: Arc::clone(&menu.actions),
+                offered: offered.as_slice().to_vec(),
+                commands: Arc::from(commands.as_str()),
+            })
+        }))
+    }
+
+    /// Builds the offer of `menu` to `actor` in `offered` and `commands`.
+    fn build(&mut self, menu: &ActionMenu, actor: Entity) {
         let view = self.view;
         if !Arc::ptr_eq(&self.names, &menu.scopes) {
             self.names = Arc::clone(&menu.scopes);
@@ -432,16 +486,8 @@ impl<'v> ActionOffers<'v> {
                 });
             });
         }
-        let list = (!offered.is_empty()).then(|| {
-            Arc::new(OfferedList {
-                menu: Arc::clone(&menu.actions),
-                offered: offered.as_slice().to_vec(),
-                commands: commands.as_str().to_owned(),
-            })
-        });
         self.offered = offered;
         self.commands = commands;
-        OfferedActions(list)
     }
 
     /// Finds the candidates of the menu's scope `scope` for `actor`, once per actor;
@@ -760,6 +806,47 @@ mod tests {
         assert_eq!(commands(&grab), commands(&marta));
         assert_ne!(grab.fingerprint(), marta.fingerprint());
         assert_ne!(OfferedActions::default().fingerprint(), marta.fingerprint());
+    }
+
+    #[test]
+    fn an_offer_made_again_unchanged_is_the_last_one_shared() {
+        let content = registry(&[
+            json!({ "id": "items:take", "name": "Take", "description": "Pick up", "template": "pick up {item}",
+                    "targets": { "primary": { "scope": "things_here", "placeholder": "item" } } }),
+            json!({ "id": "core:go", "name": "Go", "description": "Leave", "template": "go to {place}",
+                    "targets": { "primary": { "scope": "exits", "placeholder": "place" } } }),
+        ]);
+        let menu = ActionMenu::new(&content);
+        let view = view();
+        let scopes = TargetScopes::default();
+        let mut offers = ActionOffers::new(&view, &scopes);
+        let marta = offers.offer(&menu, entity(10));
+        assert!(!marta.is_empty());
+        let again = offers.offer_again(&menu, entity(10), &marta);
+        assert!(
+            again.shares(&marta),
+            "nothing changed: the same offer, shared"
+        );
+        let fresh = offers.offer(&menu, entity(10));
+        assert!(
+            !fresh.shares(&marta) && fresh == marta,
+            "offer makes a new one"
+        );
+        // What differs gets a new offer, as `offer` would make it.
+        let mut fewer = marta.clone();
+        fewer.retain(|action| action.action_id != "core:go");
+        let whole = offers.offer_again(&menu, entity(10), &fewer);
+        assert!(!whole.shares(&fewer));
+        assert_eq!(whole, marta);
+        let from_rebuilt = offers.offer_again(&ActionMenu::new(&content), entity(10), &marta);
+        assert!(!from_rebuilt.shares(&marta), "another menu's offer");
+        assert_eq!(from_rebuilt, marta);
+        // The yard holds a cart and leads nowhere: another offer.
+        let yard = offers.offer_again(&menu, entity(2), &marta);
+        assert!(!yard.shares(&marta));
+        assert_eq!(commands(&yard), commands(&offers.offer(&menu, entity(2))));
+        assert!(OfferedActions::default().shares(&OfferedActions::default()));
+        assert!(!marta.shares(&OfferedActions::default()));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use bevy::prelude::*;
 use bevy_loom::prelude::*;
+use bevy_loom::prompt::BlockOptions;
 use serde_json::json;
 
 use crate::support::{
@@ -193,4 +194,32 @@ fn changed_settings_reach_the_next_prompts() {
             "{user}"
         );
     }
+}
+
+#[test]
+fn a_changed_block_layout_rewrites_an_unchanged_offer() {
+    let dir = content_dir(&files());
+    let (mut app, [marta, greta, _]) = inn(dir.path(), false, SmartActorSettings::default());
+    let grouped = |prompts: &[(String, String)]| -> Vec<bool> {
+        prompts
+            .iter()
+            .map(|(_, user)| user.contains("Which category serves my current needs?"))
+            .collect()
+    };
+    let before = prompts(&mut app, &[marta, greta]);
+    assert_eq!(grouped(&before), [false, false], "{before:?}");
+    let unchanged = prompts(&mut app, &[marta, greta]);
+    for (_, user) in &unchanged {
+        assert!(
+            !user.contains("Command: \"greet Brom\""),
+            "the same offer is not shown again: {user}"
+        );
+    }
+    // The offer is the same; the block's layout is not.
+    app.world_mut().resource_mut::<SmartActorSettings>().block = BlockOptions {
+        min_actions: 1,
+        min_namespaces: 1,
+    };
+    let after = prompts(&mut app, &[marta, greta]);
+    assert_eq!(grouped(&after), [true, true], "{after:?}");
 }
