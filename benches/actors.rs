@@ -15,6 +15,10 @@
 //!   has one turn) and the memory store is put back to what it held after the first
 //!   turn (each actor heard what the 9 others in its place said), so every frame does
 //!   the same work and the store does not grow from one iteration to the next.
+//!   Nothing carries out the actions chosen, so the world is the same from turn to
+//!   turn: each actor is offered what it was offered last turn, which
+//!   `ActionOffers::offer_again` gives back shared, and its trimmed offer and
+//!   available-actions block are kept from that turn.
 //!   Every timed frame is checked to have written 1,000 `DecisionRequested`.
 //!
 //!   Threads: the app runs `MinimalPlugins`, whose task pools may run other systems
@@ -28,6 +32,11 @@
 //!   by the main thread's CPU time (`cpu_time::ThreadTime`): the main-thread time of
 //!   the turn on one core, leaving out the bridge's thread answering and the time
 //!   the main thread waits for a core it took. Target: ≤ 5 ms a frame.
+//! - `actors/turn_1000_smart_actors_one_core_world_changed`: the same, but between
+//!   timed turns (untimed) each place's first item is renamed, a mug and then a cup in
+//!   turn, so every actor's perception and offer differ from the last turn's: every
+//!   offer is made, fingerprinted, trimmed to its budget and written anew, and
+//!   appended to the actor's transcript.
 //!
 //! Printed once (under `cargo bench`, not under `--profile-time` nor as a test):
 //! - before the benchmark, the real tavern scene (`assets/scenes/tavern.scene.json`)
@@ -353,8 +362,9 @@ fn print_prompt_figures(_: &mut Criterion) {
 // ---------------------------------------------------------------------------
 
 /// Spawns [`PLACES`] places in a ring, each with [`ACTORS_PER_PLACE`] smart actors
-/// and the [`ITEMS`].
-fn spawn_world(world: &mut World) {
+/// and the [`ITEMS`]; returns each place's first item.
+fn spawn_world(world: &mut World) -> Vec<Entity> {
+    let mut first_items = Vec::with_capacity(PLACES);
     let places: Vec<Entity> = (0..PLACES)
         .map(|p| world.spawn((Place, DisplayName(format!("room {p}")))).id())
         .collect();
@@ -373,13 +383,30 @@ fn spawn_world(world: &mut World) {
                 InPlace(place),
             ));
         }
-        for item in ITEMS {
-            world.spawn((
-                DisplayName(format!("{item} {p}")),
-                Tags::new(["portable"]),
-                InPlace(place),
-            ));
+        for (i, item) in ITEMS.into_iter().enumerate() {
+            let item = world
+                .spawn((
+                    DisplayName(format!("{item} {p}")),
+                    Tags::new(["portable"]),
+                    InPlace(place),
+                ))
+                .id();
+            if i == 0 {
+                first_items.push(item);
+            }
         }
+    }
+    first_items
+}
+
+/// Renames each place's first item (a mug, then a cup, then a mug again): every
+/// actor's offer and perception differ from the last turn's.
+fn rename_first_items(world: &mut World, items: &[Entity], turn: usize) {
+    let name = if turn.is_multiple_of(2) { ITEMS[0] } else { "cup" };
+    for (p, &item) in items.iter().enumerate() {
+        world
+            .entity_mut(item)
+            .insert(DisplayName(format!("{name} {p}")));
     }
 }
 
@@ -440,12 +467,38 @@ enum Turns {
     OneCore,
 }
 
-fn turn_1000_smart_actors(c: &mut Criterion) {
-    time_turns(c, "turn_1000_smart_actors", Turns::Default);
-    time_turns(c, "turn_1000_smart_actors_one_core", Turns::OneCore);
+/// What changes in the world between timed turns.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Between {
+    /// Nothing: every actor is offered what it was offered last turn.
+    Nothing,
+    /// Each place's first item is renamed ([`rename_first_items`]): every actor is
+    /// offered something else.
+    Renamed,
 }
 
-fn time_turns(c: &mut Criterion, name: &str, turns: Turns) {
+fn turn_1000_smart_actors(c: &mut Criterion) {
+    time_turns(
+        c,
+        "turn_1000_smart_actors",
+        Turns::Default,
+        Between::Nothing,
+    );
+    time_turns(
+        c,
+        "turn_1000_smart_actors_one_core",
+        Turns::OneCore,
+        Between::Nothing,
+    );
+    time_turns(
+        c,
+        "turn_1000_smart_actors_one_core_world_changed",
+        Turns::OneCore,
+        Between::Renamed,
+    );
+}
+
+fn time_turns(c: &mut Criterion, name: &str, turns: Turns, between: Between) {
     let mut app = loaded_app(SmartActorSettings {
         max_new_thinkers_per_frame: ACTORS,
         ..default()
@@ -453,7 +506,8 @@ fn time_turns(c: &mut Criterion, name: &str, turns: Turns) {
     if turns == Turns::OneCore {
         run_on_one_core(&mut app);
     }
-    spawn_world(app.world_mut());
+    let first_items = spawn_world(app.world_mut());
+    let mut turn = 0;
     let mut minds = app.world_mut().query::<&ActorMind>();
 
     // One turn untimed: it checks the frame submits all 1,000 and leaves each actor
@@ -514,6 +568,10 @@ fn time_turns(c: &mut Criterion, name: &str, turns: Turns) {
                 settle(&mut app, &mut minds);
                 clear_cooldowns(&mut app);
                 *app.world_mut().resource_mut::<HistoryStore>() = memories.clone();
+                if between == Between::Renamed {
+                    turn += 1;
+                    rename_first_items(app.world_mut(), &first_items, turn);
+                }
             }
             total
         });
