@@ -107,26 +107,40 @@ impl<'a> OfferLine<'a> {
 /// combinations before an action's most relevant one (the first among equals), least
 /// relevant first, the last offered first.
 pub fn drop_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
-    // Each action's keeper: its most relevant line, the first among equals.
-    let mut keepers: HashMap<&str, usize> = HashMap::with_capacity(lines.len());
+    // Each action's keeper: its most relevant line, the first among equals. An
+    // action's lines usually come one after another: the best of each run is found
+    // first, then the runs of one action compared.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
+        match runs.last_mut() {
+            Some((first, best)) if lines[*first].action_id == line.action_id => {
+                if line.relevance > lines[*best].relevance {
+                    *best = i;
+                }
+            }
+            _ => runs.push((i, i)),
+        }
+    }
+    let mut keepers: HashMap<&str, usize> = HashMap::with_capacity(runs.len());
+    for &(_, best) in &runs {
         keepers
-            .entry(line.action_id)
+            .entry(lines[best].action_id)
             .and_modify(|keeper| {
-                if line.relevance > lines[*keeper].relevance {
-                    *keeper = i;
+                if lines[best].relevance > lines[*keeper].relevance {
+                    *keeper = best;
                 }
             })
-            .or_insert(i);
+            .or_insert(best);
+    }
+    let mut keeper = vec![false; lines.len()];
+    for &best in keepers.values() {
+        keeper[best] = true;
     }
     // Keys are distinct (each holds its line's position), so any sort gives one order.
     let mut keys: Vec<(bool, u32, std::cmp::Reverse<usize>)> = lines
         .iter()
         .enumerate()
-        .map(|(i, line)| {
-            let keeper = keepers.get(line.action_id) == Some(&i);
-            (keeper, line.relevance, std::cmp::Reverse(i))
-        })
+        .map(|(i, line)| (keeper[i], line.relevance, std::cmp::Reverse(i)))
         .collect();
     keys.sort_unstable();
     keys.into_iter()
@@ -139,33 +153,35 @@ pub fn drop_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
 /// even one line does not fit. Apply it with [`OfferedActions::leave_out`].
 ///
 /// The block's headers and its flat or grouped form make its size no simple sum of its
-/// lines, so each count tried is measured by `block_tokens`, given what is left in
-/// place. The search starts where the lines' own tokens say the block fits, and
+/// lines, so each count tried is measured by `block_tokens`, given the lines left
+/// numbered again from 1. The search starts where the lines' own tokens say the block fits, and
 /// usually measures the whole block and two counts.
 pub fn trim_mask(
     offered: &OfferedActions,
     budget: usize,
     relevance: impl Fn(&AvailableAction<'_>) -> u32,
-    mut block_tokens: impl FnMut(&KeptActions<'_>) -> usize,
+    mut block_tokens: impl FnMut(&[BlockLine<'_>]) -> usize,
 ) -> Vec<bool> {
     let lines: Vec<OfferLine<'_>> = offered
         .iter()
         .map(|action| OfferLine::of(&action, relevance(&action)))
         .collect();
     let order = drop_order(&lines);
+    // Every line looked up once; each count tried keeps some, numbered again from 1.
+    let all: Vec<BlockLine<'_>> = (0..lines.len()).map(|i| offered.line(i)).collect();
     let mut dropped = vec![false; lines.len()];
-    let mut kept = KeptActions {
-        offered,
-        positions: Vec::with_capacity(lines.len()),
-    };
+    let mut kept: Vec<BlockLine<'_>> = Vec::with_capacity(lines.len());
     let mut tokens_without = |count: usize| {
         dropped.fill(false);
         for &i in &order[..count] {
             dropped[i] = true;
         }
-        kept.positions.clear();
-        kept.positions
-            .extend((0..dropped.len()).filter(|&i| !dropped[i]));
+        kept.clear();
+        let left = all.iter().zip(&dropped).filter(|(_, dropped)| !**dropped);
+        kept.extend(left.enumerate().map(|(position, (line, _))| BlockLine {
+            index: position + 1,
+            ..*line
+        }));
         block_tokens(&kept)
     };
     let excess = tokens_without(0).saturating_sub(budget);
@@ -241,27 +257,6 @@ fn fewest_that_fit(
     low
 }
 
-/// The actions of an offer that trimming keeps, read in place and numbered again
-/// from 1: what the block of the trimmed offer shows.
-pub struct KeptActions<'a> {
-    offered: &'a OfferedActions,
-    /// The positions kept, in order.
-    positions: Vec<usize>,
-}
-
-impl ActionList for KeptActions<'_> {
-    fn len(&self) -> usize {
-        self.positions.len()
-    }
-
-    fn line(&self, position: usize) -> BlockLine<'_> {
-        BlockLine {
-            index: position + 1,
-            ..self.offered.line(self.positions[position])
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +283,15 @@ mod tests {
             [1, 0, 3, 2],
             "extras before keepers, least relevant and last first"
         );
+        // An action's lines apart: its keeper is still its first most relevant line.
+        let apart = [
+            line("a:greet", 0),
+            line("a:wait", 0),
+            line("a:greet", 1),
+            line("a:greet", 1),
+            line("a:wait", 0),
+        ];
+        assert_eq!(drop_order(&apart), [4, 0, 3, 1, 2]);
     }
 
     #[test]

@@ -26,9 +26,7 @@ use std::time::Duration;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
-pub use budget::{
-    KeptActions, OfferLine, PromptBudgets, drop_order, fit_lines, fit_words, trim_mask,
-};
+pub use budget::{OfferLine, PromptBudgets, drop_order, fit_lines, fit_words, trim_mask};
 pub use decision::{ANSWER_TYPES, Answer, Decision, RejectionReason, parse_decision};
 pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
@@ -45,8 +43,9 @@ use crate::llm::{
     RequestId, RequestIntent, SamplingOptions,
 };
 use crate::prompt::{
-    ActionLine, ActionList, BlockLine, BlockOptions, DecisionContext, DecisionLimits, PromptPart,
-    PromptSection, estimate_tokens, write_available_actions, write_decision_user_prompt,
+    ActionCatalog, ActionLine, ActionList, BlockLine, BlockOptions, DecisionContext,
+    DecisionLimits, PromptPart, PromptSection, count_available_actions, estimate_tokens,
+    tokens_of_chars, write_available_actions, write_decision_user_prompt,
 };
 use crate::world::{
     ActionOffers, AvailableAction, CarriedBy, Character, DisplayName, InPlace, NarrativeKey,
@@ -179,43 +178,33 @@ impl ShownOffer {
     }
 
     /// Shows `offered` within `budget`, trimmed by `relevance` ([`trim_mask`]) when
-    /// its block, as `write` writes it, does not fit whole. The same offer and budget
-    /// as last time are trimmed the same way, so an unchanged world keeps its prompt.
+    /// its block (from `catalog` with `options`) does not fit whole. The same offer
+    /// and budget as last time are trimmed the same way, so an unchanged world keeps
+    /// its prompt.
     fn show(
         &mut self,
         offered: OfferedActions,
         budget: usize,
-        write: impl Fn(&mut String, &dyn ActionList),
+        catalog: &impl ActionCatalog,
+        options: &BlockOptions,
         relevance: impl Fn(&AvailableAction<'_>) -> u32,
     ) {
         let fingerprint = offered.fingerprint();
         let known = self.fingerprint == Some(fingerprint) && self.budget == budget;
-        // How many actions the block holds, when it holds what was last measured
-        // to fit.
-        let mut written = None;
         if !known {
-            // Each measure is written aside, and the block keeps the last that fits:
-            // the one with the most actions, which is the trimmed offer's.
-            let mut aside = String::with_capacity(self.block.capacity());
-            let block = &mut self.block;
-            let tokens = |kept: &KeptActions<'_>| {
-                aside.clear();
-                write(&mut aside, kept);
-                let tokens = estimate_tokens(&aside);
-                if tokens <= budget && written.is_none_or(|actions| kept.len() > actions) {
-                    std::mem::swap(block, &mut aside);
-                    written = Some(kept.len());
-                }
-                tokens
+            // Each part of the offer tried is counted, not written.
+            let ascii = offered
+                .iter()
+                .all(|action| action.command.is_ascii() && action.description.is_ascii());
+            let tokens = |kept: &[BlockLine<'_>]| {
+                tokens_of_chars(count_available_actions(kept, catalog, options, ascii))
             };
             self.mask = trim_mask(&offered, budget, relevance, tokens);
         }
         self.trimmed = offered.clone();
         self.trimmed.leave_out(&self.mask);
-        if written != Some(self.trimmed.len()) {
-            self.block.clear();
-            write(&mut self.block, &self.trimmed);
-        }
+        self.block.clear();
+        write_available_actions(&mut self.block, &self.trimmed, catalog, options);
         self.offered = offered;
         self.fingerprint = Some(fingerprint);
         self.budget = budget;
@@ -833,10 +822,7 @@ fn submit_decisions(
                 });
                 2 * u32::from(player) + u32::from(remembered)
             };
-            let write = |text: &mut String, offer: &dyn ActionList| {
-                write_available_actions(text, offer, &*registry, &settings.block);
-            };
-            shown_offer.show(offered, for_actions, write, relevance);
+            shown_offer.show(offered, for_actions, &*registry, &settings.block, relevance);
         }
         let offered = mind.shown_offer.trimmed.clone();
         let block = mind.shown_offer.block.as_str();

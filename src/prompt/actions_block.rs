@@ -58,6 +58,22 @@ impl<'a, A: ActionLine> From<&'a A> for BlockLine<'a> {
     }
 }
 
+// A block's lines are a list too.
+impl ActionLine for BlockLine<'_> {
+    fn index(&self) -> usize {
+        self.index
+    }
+    fn action_id(&self) -> &str {
+        self.action_id
+    }
+    fn command(&self) -> &str {
+        self.command
+    }
+    fn description(&self) -> &str {
+        self.description
+    }
+}
+
 impl<A: ActionLine> ActionList for [A] {
     fn len(&self) -> usize {
         <[A]>::len(self)
@@ -178,10 +194,112 @@ pub fn write_available_actions<L: ActionList + ?Sized>(
     catalog: &impl ActionCatalog,
     options: &BlockOptions,
 ) {
-    out.push_str("<available_actions>\n");
     // Each line looked up once.
     let lines: SmallVec<[BlockLine<'_>; 64]> =
         (0..actions.len()).map(|i| actions.line(i)).collect();
+    lay_out(out, &lines, catalog, options);
+}
+
+/// The characters of the block [`write_available_actions`] would write, counted
+/// without writing it. `ascii` says every command and description is ASCII, so their
+/// bytes are their characters: a caller measuring many parts of one list checks once.
+pub(crate) fn count_available_actions(
+    lines: &[BlockLine<'_>],
+    catalog: &impl ActionCatalog,
+    options: &BlockOptions,
+    ascii: bool,
+) -> usize {
+    let mut count = CharCount { chars: 0, ascii };
+    lay_out(&mut count, lines, catalog, options);
+    count.chars
+}
+
+/// Where the block goes: written out, or only counted.
+trait BlockOut {
+    /// Text of the block's own, all ASCII.
+    fn ascii(&mut self, text: &'static str);
+    fn text(&mut self, text: &str);
+    /// A namespace, in capitals.
+    fn namespace(&mut self, namespace: &str);
+    fn number(&mut self, number: usize);
+    fn line(&mut self, line: &BlockLine<'_>);
+}
+
+impl BlockOut for String {
+    fn ascii(&mut self, text: &'static str) {
+        self.push_str(text);
+    }
+
+    fn text(&mut self, text: &str) {
+        self.push_str(text);
+    }
+
+    fn namespace(&mut self, namespace: &str) {
+        let start = self.len();
+        self.push_str(namespace);
+        self[start..].make_ascii_uppercase();
+    }
+
+    fn number(&mut self, number: usize) {
+        self.push_str(itoa::Buffer::new().format(number));
+    }
+
+    fn line(&mut self, line: &BlockLine<'_>) {
+        write_line(self, line);
+    }
+}
+
+/// Counts the characters the block would have.
+struct CharCount {
+    chars: usize,
+    /// Every line's command and description is ASCII.
+    ascii: bool,
+}
+
+impl BlockOut for CharCount {
+    fn ascii(&mut self, text: &'static str) {
+        debug_assert!(text.is_ascii(), "{text}");
+        self.chars += text.len();
+    }
+
+    fn text(&mut self, text: &str) {
+        self.chars += text.chars().count();
+    }
+
+    fn namespace(&mut self, namespace: &str) {
+        // Capitals change no character count: only ASCII letters are changed.
+        self.text(namespace);
+    }
+
+    fn number(&mut self, number: usize) {
+        self.chars += itoa::Buffer::new().format(number).len();
+    }
+
+    fn line(&mut self, line: &BlockLine<'_>) {
+        let chars = |text: &str| {
+            if self.ascii {
+                text.len()
+            } else {
+                text.chars().count()
+            }
+        };
+        let written = chars(line.command) + chars(line.description);
+        self.chars += LINE_FRAME.len() + written;
+        self.number(line.index);
+    }
+}
+
+/// What [`write_line`] writes besides the number, the command and the description.
+const LINE_FRAME: &str = "[Index: ] Command: \"\" - \n";
+
+/// Lays out the block of these lines.
+fn lay_out(
+    out: &mut impl BlockOut,
+    lines: &[BlockLine<'_>],
+    catalog: &impl ActionCatalog,
+    options: &BlockOptions,
+) {
+    out.ascii("<available_actions>\n");
     // Distinct namespaces in order of first appearance: each one's actions and where
     // the first of them is. Actions usually come grouped already: each group is then
     // one run of the list.
@@ -210,16 +328,16 @@ pub fn write_available_actions<L: ActionList + ?Sized>(
     }
 
     if lines.is_empty() {
-        out.push_str("(nothing to do right now: answer with null)\n\n");
-        out.push_str(FLAT_GUIDANCE);
+        out.ascii("(nothing to do right now: answer with null)\n\n");
+        out.ascii(FLAT_GUIDANCE);
         return;
     }
     if lines.len() < options.min_actions || groups.len() < options.min_namespaces {
-        for line in &lines {
-            write_line(out, line);
+        for line in lines {
+            out.line(line);
         }
-        out.push('\n');
-        out.push_str(FLAT_GUIDANCE);
+        out.ascii("\n");
+        out.ascii(FLAT_GUIDANCE);
         return;
     }
 
@@ -258,40 +376,38 @@ pub fn write_available_actions<L: ActionList + ?Sized>(
 
     for (_, namespace, metadata, group) in ordered {
         let Group { count, first, .. } = groups[group];
-        out.push_str("## ");
-        let start = out.len();
-        out.push_str(namespace);
-        out[start..].make_ascii_uppercase();
-        out.push_str(" ACTIONS (");
-        push_number(out, count);
-        out.push_str(" actions)\n");
+        out.ascii("## ");
+        out.namespace(namespace);
+        out.ascii(" ACTIONS (");
+        out.number(count);
+        out.ascii(" actions)\n");
         let purpose = metadata.and_then(|m| m.purpose.as_deref());
         let consider_when = metadata.and_then(|m| m.consider_when.as_deref());
         if let Some(purpose) = purpose {
-            out.push_str("**Purpose:** ");
-            out.push_str(purpose);
-            out.push('\n');
+            out.ascii("**Purpose:** ");
+            out.text(purpose);
+            out.ascii("\n");
         }
         if let Some(consider_when) = consider_when {
-            out.push_str("**Consider when:** ");
-            out.push_str(consider_when);
-            out.push('\n');
+            out.ascii("**Consider when:** ");
+            out.text(consider_when);
+            out.ascii("\n");
         }
         if purpose.is_some() || consider_when.is_some() {
-            out.push('\n');
+            out.ascii("\n");
         }
         if grouped {
             for line in &lines[first..first + count] {
-                write_line(out, line);
+                out.line(line);
             }
         } else {
             for &position in &members[starts[group]..starts[group] + count] {
-                write_line(out, &lines[position]);
+                out.line(&lines[position]);
             }
         }
-        out.push('\n');
+        out.ascii("\n");
     }
-    out.push_str(GROUPED_GUIDANCE);
+    out.ascii(GROUPED_GUIDANCE);
 }
 
 /// A namespace's actions: how many, and the position of the first.
@@ -440,6 +556,64 @@ mod tests {
 
     const PURPOSE: &str = "Change body position, spatial relationships, and physical arrangement relative to others and furniture.";
     const CONSIDER: &str = "Getting closer or farther from someone, changing posture (sitting, standing, lying, kneeling), or adjusting facing direction.";
+
+    #[test]
+    fn counting_the_block_gives_the_characters_writing_it_gives() {
+        let registry = registry(
+            &[
+                ("core", Some("Pass time — quietly."), None),
+                ("items", None, Some("Managing inventory.")),
+                ("positioning", Some(PURPOSE), Some(CONSIDER)),
+            ],
+            &["positioning"],
+        );
+        let mut all = actions();
+        all.push(Line(
+            7,
+            "items:give",
+            "give crêpe to Zoë",
+            "Hand something over",
+        ));
+        let options = [
+            BlockOptions::default(),
+            BlockOptions {
+                min_actions: 1,
+                min_namespaces: 1,
+            },
+            BlockOptions {
+                min_actions: 100,
+                min_namespaces: 1,
+            },
+        ];
+        // Every subset of the lines, numbered as a trimmed offer numbers them, and
+        // the same lines out of order (a group that is not one run).
+        for subset in 0u32..1 << all.len() {
+            let lines: Vec<BlockLine<'_>> = all
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| subset & (1 << i) != 0)
+                .enumerate()
+                .map(|(index, (_, line))| BlockLine {
+                    index: index + 1,
+                    ..BlockLine::from(line)
+                })
+                .collect();
+            let reversed: Vec<BlockLine<'_>> = lines.iter().rev().copied().collect();
+            let ascii = lines
+                .iter()
+                .all(|line| line.command.is_ascii() && line.description.is_ascii());
+            for list in [&lines, &reversed] {
+                for options in &options {
+                    for catalog in [&registry, &ContentRegistry::default()] {
+                        let mut block = String::new();
+                        write_available_actions(&mut block, list, catalog, options);
+                        let counted = count_available_actions(list, catalog, options, ascii);
+                        assert_eq!(counted, block.chars().count(), "{block}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn grouped_with_metadata_in_configured_order_then_alphabetical() {

@@ -6,6 +6,7 @@ mod decision;
 mod narration;
 mod tokens;
 
+pub(crate) use actions_block::count_available_actions;
 pub use actions_block::{
     ActionCatalog, ActionLine, ActionList, BlockLine, BlockOptions, render_available_actions,
     write_available_actions,
@@ -17,3 +18,4 @@ pub use decision::{
 };
 pub use narration::{NARRATOR_RULES, narration_user_message};
 pub use tokens::estimate_tokens;
+pub(crate) use tokens::tokens_of_chars;

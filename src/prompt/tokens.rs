@@ -3,7 +3,11 @@
 /// Estimated tokens of a text: about four characters a token, as the common BPE
 /// vocabularies average on English prose, and never less than one for a non-empty text.
 pub fn estimate_tokens(text: &str) -> usize {
-    let chars = text.chars().count();
+    tokens_of_chars(text.chars().count())
+}
+
+/// Estimated tokens of a text of `chars` characters, as [`estimate_tokens`] counts.
+pub(crate) fn tokens_of_chars(chars: usize) -> usize {
     chars.div_ceil(4)
 }
 
