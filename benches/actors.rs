@@ -402,7 +402,11 @@ fn spawn_world(world: &mut World) -> Vec<Entity> {
 /// Renames each place's first item (a mug, then a cup, then a mug again): every
 /// actor's offer and perception differ from the last turn's.
 fn rename_first_items(world: &mut World, items: &[Entity], turn: usize) {
-    let name = if turn.is_multiple_of(2) { ITEMS[0] } else { "cup" };
+    let name = if turn.is_multiple_of(2) {
+        ITEMS[0]
+    } else {
+        "cup"
+    };
     for (p, &item) in items.iter().enumerate() {
         world
             .entity_mut(item)

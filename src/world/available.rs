@@ -767,14 +767,19 @@ mod tests {
         assert_eq!(offered.len(), 3, "the offer it was cloned from keeps all");
     }
 
-    #[test]
-    fn an_offer_made_again_has_the_same_fingerprint_and_another_offer_another() {
-        let content = registry(&[
+    /// `items:take` on what is here and `core:go` through an exit.
+    fn take_and_go() -> ContentRegistry {
+        registry(&[
             json!({ "id": "items:take", "name": "Take", "description": "Pick up", "template": "pick up {item}",
                     "targets": { "primary": { "scope": "things_here", "placeholder": "item" } } }),
             json!({ "id": "core:go", "name": "Go", "description": "Leave", "template": "go to {place}",
                     "targets": { "primary": { "scope": "exits", "placeholder": "place" } } }),
-        ]);
+        ])
+    }
+
+    #[test]
+    fn an_offer_made_again_has_the_same_fingerprint_and_another_offer_another() {
+        let content = take_and_go();
         let menu = ActionMenu::new(&content);
         let view = view();
         let scopes = TargetScopes::default();
@@ -810,12 +815,7 @@ mod tests {
 
     #[test]
     fn an_offer_made_again_unchanged_is_the_last_one_shared() {
-        let content = registry(&[
-            json!({ "id": "items:take", "name": "Take", "description": "Pick up", "template": "pick up {item}",
-                    "targets": { "primary": { "scope": "things_here", "placeholder": "item" } } }),
-            json!({ "id": "core:go", "name": "Go", "description": "Leave", "template": "go to {place}",
-                    "targets": { "primary": { "scope": "exits", "placeholder": "place" } } }),
-        ]);
+        let content = take_and_go();
         let menu = ActionMenu::new(&content);
         let view = view();
         let scopes = TargetScopes::default();
