@@ -162,13 +162,17 @@ pub fn trim_mask(
     relevance: impl Fn(&AvailableAction<'_>) -> u32,
     mut block_tokens: impl FnMut(&[BlockLine<'_>]) -> usize,
 ) -> Vec<bool> {
+    // Every line looked up once; each count tried keeps some, numbered again from 1.
+    let all: Vec<BlockLine<'_>> = (0..offered.len()).map(|i| offered.line(i)).collect();
+    let whole = block_tokens(&all);
+    if whole <= budget {
+        return vec![false; all.len()];
+    }
     let lines: Vec<OfferLine<'_>> = offered
         .iter()
         .map(|action| OfferLine::of(&action, relevance(&action)))
         .collect();
     let order = drop_order(&lines);
-    // Every line looked up once; each count tried keeps some, numbered again from 1.
-    let all: Vec<BlockLine<'_>> = (0..lines.len()).map(|i| offered.line(i)).collect();
     let mut dropped = vec![false; lines.len()];
     let mut kept: Vec<BlockLine<'_>> = Vec::with_capacity(lines.len());
     let mut tokens_without = |count: usize| {
@@ -184,20 +188,17 @@ pub fn trim_mask(
         }));
         block_tokens(&kept)
     };
-    let excess = tokens_without(0).saturating_sub(budget);
+    // Where the lines' own tokens say the block fits.
+    let excess = whole - budget;
     let mut guess = 0;
     let mut freed = 0;
     while freed < excess && guess < order.len() {
         freed += lines[order[guess]].tokens;
         guess += 1;
     }
-    let count = if excess == 0 {
-        0
-    } else {
-        fewest_that_fit(1, lines.len(), guess, |count| {
-            tokens_without(count) <= budget
-        })
-    };
+    let count = fewest_that_fit(1, lines.len(), guess, |count| {
+        tokens_without(count) <= budget
+    });
     let mut mask = vec![false; lines.len()];
     for &i in &order[..count] {
         mask[i] = true;

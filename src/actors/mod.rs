@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
+use smallvec::SmallVec;
 
 pub use budget::{OfferLine, PromptBudgets, drop_order, fit_lines, fit_words, trim_mask};
 pub use decision::{ANSWER_TYPES, Answer, Decision, RejectionReason, parse_decision};
@@ -494,6 +495,7 @@ struct Surroundings<'w, 's> {
             Option<&'static CarriedBy>,
         ),
     >,
+    key_holders: Query<'w, 's, (Entity, &'static NarrativeKey)>,
     players: Query<'w, 's, Entity, With<Player>>,
     /// The prompt template of specs that name none.
     builtin: Local<'s, PromptTemplate>,
@@ -719,6 +721,7 @@ fn submit_decisions(
         world,
         history,
         keyed,
+        key_holders,
         players,
         builtin,
     } = surroundings;
@@ -727,6 +730,14 @@ fn submit_decisions(
     let plots: Vec<&str> = settings.recall.plots.iter().map(String::as_str).collect();
     let tag_index = registry.tags();
     let held = keys_by_holder(&keyed, tag_index);
+    // What makes an offered action relevant to an actor: a player among its targets,
+    // or a target whose narrative key its recalled memories are tagged with.
+    let players: SmallVec<[Entity; 2]> = players.iter().collect();
+    let mut with_key: HashMap<&str, SmallVec<[Entity; 1]>> = HashMap::new();
+    for (entity, key) in &key_holders {
+        with_key.entry(key.0.as_str()).or_default().push(entity);
+    }
+    let mut remembered: SmallVec<[Entity; 8]> = SmallVec::new();
     let budgets = &settings.budgets;
     // Each actor's parts are written here, then its prompt from them; the buffers
     // serve every actor of the frame.
@@ -810,17 +821,17 @@ fn submit_decisions(
         let for_actions = mind.actions_budget;
         let shown_offer = &mut mind.shown_offer;
         if !shown_offer.shows(&offered, for_actions) {
+            remembered.clear();
+            let tags = recalled.iter().flat_map(|memory| &memory.tags);
+            remembered.extend(
+                tags.filter_map(|tag| with_key.get(tag.as_str()))
+                    .flatten()
+                    .copied(),
+            );
             let relevance = |action: &AvailableAction<'_>| {
-                let player = action
-                    .targets
-                    .iter()
-                    .any(|target| players.contains(*target));
-                let remembered = action.targets.iter().any(|&target| {
-                    keyed
-                        .get(target)
-                        .is_ok_and(|(key, ..)| recalled.iter().any(|m| m.tags.contains(&key.0)))
-                });
-                2 * u32::from(player) + u32::from(remembered)
+                let player = action.targets.iter().any(|target| players.contains(target));
+                let known = action.targets.iter().any(|t| remembered.contains(t));
+                2 * u32::from(player) + u32::from(known)
             };
             shown_offer.show(offered, for_actions, &*registry, &settings.block, relevance);
         }

@@ -3,7 +3,7 @@
 
 use bevy::prelude::*;
 
-use bevy_loom::actors::PromptBudgets;
+use bevy_loom::actors::{HistoryStore, MemoryScope, NewMemory, PromptBudgets};
 use bevy_loom::llm::ChatMessage;
 use bevy_loom::prelude::*;
 use bevy_loom::prompt::estimate_tokens;
@@ -171,4 +171,45 @@ fn a_long_player_line_is_cut_to_its_budget() {
         .expect("the player's words");
     assert!(said.ends_with('…') && estimate_tokens(said) <= 10, "{said}");
     assert!(said.starts_with("tell me everything"), "{said}");
+}
+
+#[test]
+fn trimming_keeps_what_concerns_the_player_and_what_the_actor_remembers() {
+    let budgets = PromptBudgets {
+        total: 880,
+        ..PromptBudgets::default()
+    };
+    let (mut app, marta) = tavern(r#"{"type": "NONE"}"#, budgets);
+    app.world_mut()
+        .resource_mut::<HistoryStore>()
+        .append(NewMemory {
+            text: "The hearth smoked all winter.".into(),
+            tags: vec!["tavern:hearth".into()],
+            scope: Some(MemoryScope::Actor("tavern:marta".into())),
+            turn: 0,
+            source: "test".into(),
+            pinned: false,
+        });
+    let first = asked(&run_turn(&mut app), marta);
+    let commands: Vec<&str> = first.offered.iter().map(|a| a.command).collect();
+    let examined: Vec<&&str> = commands
+        .iter()
+        .filter(|c| c.starts_with("examine "))
+        .collect();
+    assert_eq!(
+        examined,
+        [&"examine stone hearth"],
+        "of what Marta may examine, what she remembers: {commands:?}"
+    );
+    assert!(
+        !commands.contains(&"wait") && !commands.contains(&"look around"),
+        "actions that concern nobody go before it: {commands:?}"
+    );
+    for name in ["Brom", "Silas"] {
+        assert!(
+            commands.iter().all(|c| !c.contains(name)),
+            "of whom to greet or ask, the player: {commands:?}"
+        );
+    }
+    assert!(commands.contains(&"greet Traveler"), "{commands:?}");
 }
