@@ -31,7 +31,7 @@ pub use budget::{OfferLine, PromptBudgets, drop_order, fit_lines, fit_words, tri
 pub use decision::{ANSWER_TYPES, Answer, Decision, RejectionReason, parse_decision};
 pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
-pub use transcript::{Shown, Transcript, TurnPlan, TurnPrompt};
+pub use transcript::{Shown, Transcript, TurnPlan, TurnPrompt, text_fingerprint};
 pub use utterance::match_utterance;
 
 use crate::LoomSystems;
@@ -165,8 +165,9 @@ struct ShownOffer {
     mask: Vec<bool>,
     /// The offer without them.
     trimmed: OfferedActions,
-    /// Its available-actions block.
+    /// Its available-actions block, and the block's [`text_fingerprint`].
     block: String,
+    block_fingerprint: u64,
 }
 
 impl ShownOffer {
@@ -206,6 +207,7 @@ impl ShownOffer {
         self.trimmed.leave_out(&self.mask);
         self.block.clear();
         write_available_actions(&mut self.block, &self.trimmed, catalog, options);
+        self.block_fingerprint = text_fingerprint(&self.block);
         self.offered = offered;
         self.fingerprint = Some(fingerprint);
         self.budget = budget;
@@ -840,6 +842,7 @@ fn submit_decisions(
         let shown = Shown {
             system: &system.message.content,
             actions: block,
+            actions_fingerprint: mind.shown_offer.block_fingerprint,
             perception: seen,
             memories: &memory_ids,
         };

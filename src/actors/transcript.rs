@@ -22,6 +22,9 @@ pub struct Shown<'a> {
     pub system: &'a Arc<str>,
     /// The available-actions block.
     pub actions: &'a str,
+    /// Its [`text_fingerprint`]: whoever keeps the block keeps it too, so a turn
+    /// whose block did not change does not hash it again.
+    pub actions_fingerprint: u64,
     /// What the actor perceives.
     pub perception: &'a str,
     /// The ids of the memories recalled.
@@ -214,8 +217,8 @@ impl Transcript {
     }
 }
 
-/// Fingerprints of what a turn shows that the transcript compares with the next:
-/// two texts with the same one are, but for a 64-bit hash collision, the same text.
+/// Fingerprints ([`text_fingerprint`]) of what a turn shows that the transcript
+/// compares with the next.
 #[derive(Clone, Copy)]
 struct Seen {
     actions: u64,
@@ -224,12 +227,17 @@ struct Seen {
 
 impl Seen {
     fn of(shown: &Shown<'_>) -> Self {
-        let fingerprint = |text: &str| bevy::platform::hash::FixedHasher.hash_one(text);
         Self {
-            actions: fingerprint(shown.actions),
-            perception: fingerprint(shown.perception),
+            actions: shown.actions_fingerprint,
+            perception: text_fingerprint(shown.perception),
         }
     }
+}
+
+/// A fingerprint of a text: two texts with the same one are, but for a 64-bit hash
+/// collision, the same text.
+pub fn text_fingerprint(text: &str) -> u64 {
+    bevy::platform::hash::FixedHasher.hash_one(text)
 }
 
 /// How many leading bytes two texts share, compared a block at a time.
@@ -260,6 +268,7 @@ mod tests {
         Shown {
             system: rules(),
             actions,
+            actions_fingerprint: text_fingerprint(actions),
             perception: "You are in the common room.",
             memories,
         }
