@@ -165,7 +165,8 @@ pub fn trim_mask(
     // Every line looked up once; each count tried keeps some, numbered again from 1.
     let all: Vec<BlockLine<'_>> = (0..offered.len()).map(|i| offered.line(i)).collect();
     let whole = block_tokens(&all);
-    if whole <= budget {
+    // Nothing to leave out: an empty offer's block is as short as it gets.
+    if whole <= budget || all.is_empty() {
         return vec![false; all.len()];
     }
     let lines: Vec<OfferLine<'_>> = offered
@@ -215,6 +216,9 @@ fn fewest_that_fit(
     guess: usize,
     mut fits: impl FnMut(usize) -> bool,
 ) -> usize {
+    if low >= high {
+        return high;
+    }
     let guess = guess.clamp(low, high);
     if guess < high {
         let mut step = 1;
@@ -293,6 +297,13 @@ mod tests {
             line("a:wait", 0),
         ];
         assert_eq!(drop_order(&apart), [4, 0, 3, 1, 2]);
+    }
+
+    #[test]
+    fn an_empty_offer_over_its_budget_leaves_nothing_out() {
+        let mask = trim_mask(&OfferedActions::default(), 10, |_| 0, |_| 60);
+        assert!(mask.is_empty());
+        assert_eq!(fewest_that_fit(1, 0, 0, |_| false), 0, "an empty range");
     }
 
     #[test]

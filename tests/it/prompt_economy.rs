@@ -213,3 +213,23 @@ fn trimming_keeps_what_concerns_the_player_and_what_the_actor_remembers() {
     }
     assert!(commands.contains(&"greet Traveler"), "{commands:?}");
 }
+
+#[test]
+fn a_budget_too_small_for_any_action_still_asks_and_replies() {
+    let budgets = PromptBudgets {
+        total: 10,
+        ..PromptBudgets::default()
+    };
+    let (mut app, marta) = tavern(r#"{"type": "COLOR", "color": "Hm."}"#, budgets);
+    app.world_mut().write_message(PlayerSaid {
+        text: "@Marta any rooms free?".into(),
+    });
+    let reply = asked(&run_turn(&mut app), marta);
+    assert!(reply.offered.is_empty(), "a reply offers no action");
+    let next = asked(&run_turn(&mut app), marta);
+    assert!(
+        next.offered.is_empty(),
+        "no action fits a budget of 10 tokens: {:?}",
+        next.offered
+    );
+}
