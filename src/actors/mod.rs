@@ -174,7 +174,8 @@ impl ShownOffer {
     /// Whether it shows `offered` within `budget`: the same offer, shared, as
     /// [`ActionOffers::offer_again`] gives it back unchanged. Such an offer comes from
     /// the same menu, which the prompt cache drops on any change of content or
-    /// settings, so its block is still the one they would write.
+    /// settings, so its block is still the one they would write; or it is empty, and
+    /// the empty block is always the same text.
     fn shows(&self, offered: &OfferedActions, budget: usize) -> bool {
         self.fingerprint.is_some() && self.offered.shares(offered) && self.budget == budget
     }
@@ -192,8 +193,19 @@ impl ShownOffer {
         relevance: impl Fn(&AvailableAction<'_>) -> u32,
     ) {
         let fingerprint = offered.fingerprint();
-        let known = self.fingerprint == Some(fingerprint) && self.budget == budget;
-        if !known {
+        let write = |shown: &mut Self| {
+            shown.trimmed = offered.clone();
+            shown.trimmed.leave_out(&shown.mask);
+            shown.block.clear();
+            write_available_actions(&mut shown.block, &shown.trimmed, catalog, options);
+        };
+        // The same offer made again (from a menu built again) keeps its mask, unless
+        // its block no longer fits: new descriptions or another layout.
+        let kept = self.fingerprint == Some(fingerprint) && self.budget == budget && {
+            write(self);
+            estimate_tokens(&self.block) <= budget
+        };
+        if !kept {
             // Each part of the offer tried is counted, not written.
             let ascii = offered
                 .iter()
@@ -202,11 +214,8 @@ impl ShownOffer {
                 tokens_of_chars(count_available_actions(kept, catalog, options, ascii))
             };
             self.mask = trim_mask(&offered, budget, relevance, tokens);
+            write(self);
         }
-        self.trimmed = offered.clone();
-        self.trimmed.leave_out(&self.mask);
-        self.block.clear();
-        write_available_actions(&mut self.block, &self.trimmed, catalog, options);
         self.block_fingerprint = text_fingerprint(&self.block);
         self.offered = offered;
         self.fingerprint = Some(fingerprint);

@@ -227,6 +227,11 @@ struct Seen {
 
 impl Seen {
     fn of(shown: &Shown<'_>) -> Self {
+        debug_assert_eq!(
+            shown.actions_fingerprint,
+            text_fingerprint(shown.actions),
+            "Shown::actions_fingerprint is not the block's"
+        );
         Self {
             actions: shown.actions_fingerprint,
             perception: text_fingerprint(shown.perception),

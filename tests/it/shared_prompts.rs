@@ -3,6 +3,7 @@
 //! edits, settings changes and renames: nothing stale reaches a prompt.
 
 use bevy::prelude::*;
+use bevy_loom::actors::PromptBudgets;
 use bevy_loom::prelude::*;
 use bevy_loom::prompt::BlockOptions;
 use serde_json::json;
@@ -222,4 +223,42 @@ fn a_changed_block_layout_rewrites_an_unchanged_offer() {
     };
     let after = prompts(&mut app, &[marta, greta]);
     assert_eq!(grouped(&after), [true, true], "{after:?}");
+}
+
+#[test]
+fn an_offer_that_outgrows_its_budget_after_an_edit_is_trimmed_again() {
+    let dir = content_dir(&files());
+    // Room for two of Marta's three actions.
+    let settings = SmartActorSettings {
+        budgets: PromptBudgets {
+            total: 288,
+            ..default()
+        },
+        ..default()
+    };
+    let (mut app, [marta, _, _]) = inn(dir.path(), true, settings);
+    let offered = |log: &crate::support::TurnLog| {
+        let prompt = log.prompts.iter().find(|p| p.actor == marta);
+        prompt.expect("Marta is asked").offered.len()
+    };
+    assert_eq!(offered(&run_turn(&mut app)), 2);
+    // The same commands, each with a much longer description.
+    let long =
+        "say hello, warmly, as an innkeeper greets a guest she has known for years ".repeat(2);
+    let edited = action(
+        "core:greet",
+        json!({ "name": "Greet", "description": long.trim(), "template": "greet {target}", "verb": "greet",
+                "targets": { "primary": { "scope": "characters_here", "placeholder": "target" } } }),
+    );
+    write(dir.path(), GREET, &edited);
+    update_until(&mut app, "the edit to apply", |app| {
+        let registry = app.world().resource::<ContentRegistry>();
+        registry
+            .action("core:greet")
+            .is_some_and(|greet| greet.description.starts_with("say hello, warmly"))
+    });
+    assert!(
+        offered(&run_turn(&mut app)) < 2,
+        "the kept mask no longer fits the budget"
+    );
 }
