@@ -320,7 +320,11 @@ fn rebuild_registry(
         return;
     }
     files.changed = false;
-    files.built = built_from(&files, &assets);
+    // The files this build reads: Bevy marks a file loaded in the step that stores it.
+    files.built = files
+        .ids()
+        .filter(|&id| matches!(server.get_load_state(id), Some(LoadState::Loaded)))
+        .collect();
     let game = files
         .game
         .as_ref()
@@ -358,30 +362,6 @@ fn rebuild_registry(
     }
     files.reported = current;
     *registry = built;
-}
-
-/// Every requested file that is stored.
-fn built_from(files: &ContentFiles, assets: &ContentAssets) -> HashSet<UntypedAssetId> {
-    fn stored<T: Asset>(
-        handles: &HashMap<String, Handle<T>>,
-        assets: &Assets<T>,
-    ) -> impl Iterator<Item = UntypedAssetId> {
-        handles
-            .values()
-            .filter(|handle| assets.contains(*handle))
-            .map(|handle| handle.id().untyped())
-    }
-    let game = files.game.as_ref();
-    game.filter(|handle| assets.games.contains(*handle))
-        .map(|handle| handle.id().untyped())
-        .into_iter()
-        .chain(stored(&files.mods, &assets.manifests))
-        .chain(stored(&files.actions, &assets.actions))
-        .chain(stored(&files.actors, &assets.actors))
-        .chain(stored(&files.narratives, &assets.narratives))
-        .chain(stored(&files.prompts, &assets.prompts))
-        .chain(stored(&files.tags, &assets.tags))
-        .collect()
 }
 
 /// The loaded assets among `handles`, sorted by path so builds do not depend on hash order.
