@@ -743,11 +743,9 @@ fn submit_decisions(
     let held = keys_by_holder(&keyed, tag_index);
     // What makes an offered action relevant to an actor: a player among its targets,
     // or a target whose narrative key its recalled memories are tagged with.
+    // Gathered when the first offer of the frame is weighed.
     let players: SmallVec<[Entity; 2]> = players.iter().collect();
-    let mut with_key: HashMap<&str, SmallVec<[Entity; 1]>> = HashMap::new();
-    for (entity, key) in &key_holders {
-        with_key.entry(key.0.as_str()).or_default().push(entity);
-    }
+    let mut with_key: Option<HashMap<&str, SmallVec<[Entity; 1]>>> = None;
     let mut remembered: SmallVec<[Entity; 8]> = SmallVec::new();
     let budgets = &settings.budgets;
     // Each actor's parts are written here, then its prompt from them; the buffers
@@ -832,6 +830,13 @@ fn submit_decisions(
         let for_actions = mind.actions_budget;
         let shown_offer = &mut mind.shown_offer;
         if !shown_offer.shows(&offered, for_actions) {
+            let with_key = with_key.get_or_insert_with(|| {
+                let mut with_key: HashMap<&str, SmallVec<[Entity; 1]>> = HashMap::new();
+                for (entity, key) in &key_holders {
+                    with_key.entry(key.0.as_str()).or_default().push(entity);
+                }
+                with_key
+            });
             remembered.clear();
             let tags = recalled.iter().flat_map(|memory| &memory.tags);
             remembered.extend(
