@@ -154,8 +154,8 @@ pub fn drop_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
 ///
 /// The block's headers and its flat or grouped form make its size no simple sum of its
 /// lines, so each count tried is measured by `block_tokens`, given the lines left
-/// numbered again from 1. The search starts where the lines' own tokens say the block fits, and
-/// usually measures the whole block and two counts.
+/// numbered again from 1. The search starts where the lines' own tokens say the block
+/// fits, and usually measures the whole block and two counts.
 pub fn trim_mask(
     offered: &OfferedActions,
     budget: usize,

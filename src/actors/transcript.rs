@@ -6,9 +6,8 @@
 //! message changed (the spec or template was edited), when the last request got no
 //! answer, or when the next turn would take it past its token budget.
 
-use std::sync::Arc;
-
 use std::hash::BuildHasher;
+use std::sync::Arc;
 
 use bevy::platform::collections::HashSet;
 
