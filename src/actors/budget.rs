@@ -12,7 +12,7 @@
 
 use bevy::platform::collections::HashMap;
 
-use crate::prompt::{ActionList, BlockLine, estimate_tokens};
+use crate::prompt::{ActionCatalog, BlockMeasure, BlockOptions, estimate_tokens, tokens_of_chars};
 use crate::world::{AvailableAction, OfferedActions};
 
 /// How many estimated tokens ([`estimate_tokens`]) a decision prompt and its parts may take.
@@ -86,21 +86,6 @@ pub struct OfferLine<'a> {
     pub action_id: &'a str,
     /// How much it matters to the actor now (higher is kept longer).
     pub relevance: u32,
-    /// Its line's estimated tokens in the block.
-    pub tokens: usize,
-}
-
-impl<'a> OfferLine<'a> {
-    /// The line of an offered action, with its relevance.
-    pub fn of(action: &AvailableAction<'a>, relevance: u32) -> Self {
-        // `[Index: 12] Command: "…" - …` and its newline.
-        let length = action.command.len() + action.description.len() + 26;
-        Self {
-            action_id: action.action_id,
-            relevance,
-            tokens: length.div_ceil(4),
-        }
-    }
 }
 
 /// The order in which an offer's lines are left out: extra
@@ -136,130 +121,59 @@ pub fn drop_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
     for &best in keepers.values() {
         keeper[best] = true;
     }
-    // Keys are distinct (each holds its line's position), so any sort gives one order.
-    let mut keys: Vec<(bool, u32, std::cmp::Reverse<usize>)> = lines
+    // Each line's key, one number: keepers last, then by relevance, then the last
+    // offered first. Keys are distinct (each holds its line's position), so any sort
+    // gives one order.
+    let mut keys: Vec<u128> = lines
         .iter()
         .enumerate()
-        .map(|(i, line)| (keeper[i], line.relevance, std::cmp::Reverse(i)))
+        .map(|(i, line)| {
+            (u128::from(keeper[i]) << 96)
+                | (u128::from(line.relevance) << 64)
+                | u128::from(u64::MAX - i as u64)
+        })
         .collect();
     keys.sort_unstable();
     keys.into_iter()
-        .map(|(.., std::cmp::Reverse(i))| i)
+        .map(|key| (u64::MAX - key as u64) as usize)
         .collect()
 }
 
-/// Which lines to leave out, in a mask over `offered`, so that `block_tokens` of what
-/// is left is within `budget`: the fewest lines in [`drop_order`]. All of them when
-/// even one line does not fit. Apply it with [`OfferedActions::leave_out`].
+/// Which lines to leave out, in a mask over `offered`, so that its available-actions
+/// block (from `catalog` with `options`, numbered again from 1) is within `budget`
+/// estimated tokens: the fewest lines in [`drop_order`]. All of them when even one
+/// line does not fit. Apply it with [`OfferedActions::leave_out`].
 ///
-/// The block's headers and its flat or grouped form make its size no simple sum of its
-/// lines, so each count tried is measured by `block_tokens`, given the lines left
-/// numbered again from 1. The search starts where the lines' own tokens say the block
-/// fits, and usually measures the whole block and two counts.
+/// The block is not written to be measured: each of its parts is measured once, and
+/// each line left out takes its part away.
 pub fn trim_mask(
     offered: &OfferedActions,
     budget: usize,
     relevance: impl Fn(&AvailableAction<'_>) -> u32,
-    mut block_tokens: impl FnMut(&[BlockLine<'_>]) -> usize,
+    catalog: &impl ActionCatalog,
+    options: &BlockOptions,
 ) -> Vec<bool> {
-    // Every line looked up once; each count tried keeps some, numbered again from 1.
-    let all: Vec<BlockLine<'_>> = (0..offered.len()).map(|i| offered.line(i)).collect();
-    let whole = block_tokens(&all);
+    let mut block = BlockMeasure::new(offered, catalog, options);
+    let mut mask = vec![false; offered.len()];
     // Nothing to leave out: an empty offer's block is as short as it gets.
-    if whole <= budget || all.is_empty() {
-        return vec![false; all.len()];
+    if tokens_of_chars(block.chars()) <= budget || offered.is_empty() {
+        return mask;
     }
     let lines: Vec<OfferLine<'_>> = offered
         .iter()
-        .map(|action| OfferLine::of(&action, relevance(&action)))
+        .map(|action| OfferLine {
+            action_id: action.action_id,
+            relevance: relevance(&action),
+        })
         .collect();
-    let order = drop_order(&lines);
-    let mut dropped = vec![false; lines.len()];
-    let mut kept: Vec<BlockLine<'_>> = Vec::with_capacity(lines.len());
-    let mut tokens_without = |count: usize| {
-        dropped.fill(false);
-        for &i in &order[..count] {
-            dropped[i] = true;
+    for position in drop_order(&lines) {
+        mask[position] = true;
+        block.leave_out(position);
+        if tokens_of_chars(block.chars()) <= budget {
+            break;
         }
-        kept.clear();
-        let left = all.iter().zip(&dropped).filter(|(_, dropped)| !**dropped);
-        kept.extend(left.enumerate().map(|(position, (line, _))| BlockLine {
-            index: position + 1,
-            ..*line
-        }));
-        block_tokens(&kept)
-    };
-    // Where the lines' own tokens say the block fits.
-    let excess = whole - budget;
-    let mut guess = 0;
-    let mut freed = 0;
-    while freed < excess && guess < order.len() {
-        freed += lines[order[guess]].tokens;
-        guess += 1;
-    }
-    let count = fewest_that_fit(1, lines.len(), guess, |count| {
-        tokens_without(count) <= budget
-    });
-    let mut mask = vec![false; lines.len()];
-    for &i in &order[..count] {
-        mask[i] = true;
     }
     mask
-}
-
-/// The smallest count in `low..=high` that `fits`, searched from `guess` outwards,
-/// then by bisection; `high` is taken to fit without asking. `fits` must hold of a
-/// count whenever it holds of a smaller one.
-fn fewest_that_fit(
-    mut low: usize,
-    mut high: usize,
-    guess: usize,
-    mut fits: impl FnMut(usize) -> bool,
-) -> usize {
-    if low >= high {
-        return high;
-    }
-    let guess = guess.clamp(low, high);
-    if guess < high {
-        let mut step = 1;
-        if fits(guess) {
-            high = guess;
-            // Down from the guess, by steps that double, until a count does not fit.
-            while low < high {
-                let probe = high.saturating_sub(step).max(low);
-                if !fits(probe) {
-                    low = probe + 1;
-                    break;
-                }
-                high = probe;
-                step *= 2;
-            }
-        } else {
-            low = guess + 1;
-            // Up from the guess, likewise, until a count fits.
-            while low < high {
-                let probe = (low + step - 1).min(high);
-                if probe == high {
-                    break;
-                }
-                if fits(probe) {
-                    high = probe;
-                    break;
-                }
-                low = probe + 1;
-                step *= 2;
-            }
-        }
-    }
-    while low < high {
-        let middle = (low + high) / 2;
-        if fits(middle) {
-            high = middle;
-        } else {
-            low = middle + 1;
-        }
-    }
-    low
 }
 
 #[cfg(test)]
@@ -270,7 +184,6 @@ mod tests {
         OfferLine {
             action_id,
             relevance,
-            tokens: 10,
         }
     }
 
@@ -301,37 +214,15 @@ mod tests {
 
     #[test]
     fn an_empty_offer_over_its_budget_leaves_nothing_out() {
-        let mask = trim_mask(&OfferedActions::default(), 10, |_| 0, |_| 60);
+        let registry = crate::content::ContentRegistry::default();
+        let mask = trim_mask(
+            &OfferedActions::default(),
+            10,
+            |_| 0,
+            &registry,
+            &BlockOptions::default(),
+        );
         assert!(mask.is_empty());
-        assert_eq!(fewest_that_fit(1, 0, 0, |_| false), 0, "an empty range");
-    }
-
-    #[test]
-    fn the_search_finds_the_fewest_that_fit_from_any_guess() {
-        for high in 1..=20 {
-            // Counts from `needed` on fit; more than `high` means none do.
-            for needed in 1..=high + 1 {
-                for guess in 0..=high + 1 {
-                    let mut asked = Vec::new();
-                    let found = fewest_that_fit(1, high, guess, |count| {
-                        asked.push(count);
-                        count >= needed
-                    });
-                    assert_eq!(
-                        found,
-                        needed.min(high),
-                        "high {high}, needed {needed}, guess {guess}: asked {asked:?}"
-                    );
-                    assert!(!asked.contains(&high), "{high} is never asked");
-                    if guess == needed && needed < high {
-                        assert!(
-                            asked.len() <= 2,
-                            "a right guess and its neighbour: {asked:?}"
-                        );
-                    }
-                }
-            }
-        }
     }
 
     #[test]

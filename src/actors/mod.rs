@@ -45,8 +45,8 @@ use crate::llm::{
 };
 use crate::prompt::{
     ActionCatalog, ActionLine, ActionList, BlockLine, BlockOptions, DecisionContext,
-    DecisionLimits, PromptPart, PromptSection, count_available_actions, estimate_tokens,
-    tokens_of_chars, write_available_actions, write_decision_user_prompt,
+    DecisionLimits, PromptPart, PromptSection, estimate_tokens, write_available_actions,
+    write_decision_user_prompt,
 };
 use crate::world::{
     ActionOffers, AvailableAction, CarriedBy, Character, DisplayName, InPlace, NarrativeKey,
@@ -206,14 +206,7 @@ impl ShownOffer {
             estimate_tokens(&self.block) <= budget
         };
         if !kept {
-            // Each part of the offer tried is counted, not written.
-            let ascii = offered
-                .iter()
-                .all(|action| action.command.is_ascii() && action.description.is_ascii());
-            let tokens = |kept: &[BlockLine<'_>]| {
-                tokens_of_chars(count_available_actions(kept, catalog, options, ascii))
-            };
-            self.mask = trim_mask(&offered, budget, relevance, tokens);
+            self.mask = trim_mask(&offered, budget, relevance, catalog, options);
             write(self);
         }
         self.block_fingerprint = text_fingerprint(&self.block);

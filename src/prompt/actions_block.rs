@@ -200,144 +200,159 @@ pub fn write_available_actions<L: ActionList + ?Sized>(
     lay_out(out, &lines, catalog, options);
 }
 
-/// The characters of the block [`write_available_actions`] would write, counted
-/// without writing it. `ascii` says every command and description is ASCII, so their
-/// bytes are their characters: a caller measuring many parts of one list checks once.
-pub(crate) fn count_available_actions(
-    lines: &[BlockLine<'_>],
-    catalog: &impl ActionCatalog,
-    options: &BlockOptions,
-    ascii: bool,
-) -> usize {
-    let mut count = CharCount { chars: 0, ascii };
-    lay_out(&mut count, lines, catalog, options);
-    count.chars
+/// What the block of a list's lines comes to in characters, as lines are left out
+/// one by one and the rest numbered again from 1, as trimming an offer leaves them
+/// out: each part of the block (a line, a group's header) is measured once, and
+/// leaving a line out takes away its part, so no block is laid out to be measured.
+pub(crate) struct BlockMeasure {
+    min_actions: usize,
+    min_namespaces: usize,
+    /// Each line's characters but its number, and its group.
+    lines: Vec<(usize, usize)>,
+    /// Each group's characters but its count, and how many of its lines are kept.
+    groups: SmallVec<[(usize, usize); 8]>,
+    /// Lines kept.
+    kept: usize,
+    /// Groups with a line kept.
+    kept_groups: usize,
+    /// Characters of the kept lines but their numbers.
+    line_chars: usize,
+    /// Characters of the kept groups, their counts included.
+    group_chars: usize,
 }
 
-/// Where the block goes: written out, or only counted.
-trait BlockOut {
-    /// Text of the block's own, all ASCII.
-    fn ascii(&mut self, text: &'static str);
-    fn text(&mut self, text: &str);
-    /// A namespace, in capitals.
-    fn namespace(&mut self, namespace: &str);
-    fn number(&mut self, number: usize);
-    fn line(&mut self, line: &BlockLine<'_>);
-}
-
-impl BlockOut for String {
-    fn ascii(&mut self, text: &'static str) {
-        self.push_str(text);
+impl BlockMeasure {
+    /// Every line of `lines` kept.
+    pub(crate) fn new<L: ActionList + ?Sized>(
+        lines: &L,
+        catalog: &impl ActionCatalog,
+        options: &BlockOptions,
+    ) -> Self {
+        let mut groups = Groups::default();
+        let lines: Vec<(usize, usize)> = (0..lines.len())
+            .map(|position| {
+                let line = lines.line(position);
+                (line_chars(&line), groups.add(position, line.action_id))
+            })
+            .collect();
+        let mut header = String::new();
+        let groups: SmallVec<[(usize, usize); 8]> = groups
+            .list
+            .iter()
+            .map(|group| {
+                header.clear();
+                let (_, metadata) = catalog.action_group(group.namespace);
+                write_group(&mut header, group.namespace, metadata, group.count, &[]);
+                let chars = header.chars().count() - digits(group.count);
+                (chars, group.count)
+            })
+            .collect();
+        Self {
+            min_actions: options.min_actions,
+            min_namespaces: options.min_namespaces,
+            line_chars: lines.iter().map(|(chars, _)| chars).sum(),
+            group_chars: groups
+                .iter()
+                .map(|&(chars, count)| chars + digits(count))
+                .sum(),
+            kept: lines.len(),
+            kept_groups: groups.len(),
+            lines,
+            groups,
+        }
     }
 
-    fn text(&mut self, text: &str) {
-        self.push_str(text);
-    }
-
-    fn namespace(&mut self, namespace: &str) {
-        let start = self.len();
-        self.push_str(namespace);
-        self[start..].make_ascii_uppercase();
-    }
-
-    fn number(&mut self, number: usize) {
-        self.push_str(itoa::Buffer::new().format(number));
-    }
-
-    fn line(&mut self, line: &BlockLine<'_>) {
-        write_line(self, line);
-    }
-}
-
-/// Counts the characters the block would have.
-struct CharCount {
-    chars: usize,
-    /// Every line's command and description is ASCII.
-    ascii: bool,
-}
-
-impl BlockOut for CharCount {
-    fn ascii(&mut self, text: &'static str) {
-        debug_assert!(text.is_ascii(), "{text}");
-        self.chars += text.len();
-    }
-
-    fn text(&mut self, text: &str) {
-        self.chars += text.chars().count();
-    }
-
-    fn namespace(&mut self, namespace: &str) {
-        // Capitals change no character count: only ASCII letters are changed.
-        self.text(namespace);
-    }
-
-    fn number(&mut self, number: usize) {
-        self.chars += itoa::Buffer::new().format(number).len();
-    }
-
-    fn line(&mut self, line: &BlockLine<'_>) {
-        let chars = |text: &str| {
-            if self.ascii {
-                text.len()
-            } else {
-                text.chars().count()
-            }
+    /// Leaves out the line at `position` (from 0 in the list it was made from); a
+    /// line already left out stays out.
+    pub(crate) fn leave_out(&mut self, position: usize) {
+        let Some((chars, group)) = self.lines.get_mut(position) else {
+            return;
         };
-        let written = chars(line.command) + chars(line.description);
-        self.chars += LINE_FRAME.len() + written;
-        self.number(line.index);
+        if *chars == usize::MAX {
+            return;
+        }
+        self.line_chars -= std::mem::replace(chars, usize::MAX);
+        self.kept -= 1;
+        let (_, count) = &mut self.groups[*group];
+        self.group_chars -= digits(*count);
+        *count -= 1;
+        if *count > 0 {
+            self.group_chars += digits(*count);
+        } else {
+            self.group_chars -= self.groups[*group].0;
+            self.kept_groups -= 1;
+        }
+    }
+
+    /// The characters of the block of the lines kept, numbered from 1.
+    pub(crate) fn chars(&self) -> usize {
+        let opening = OPENING.len();
+        if self.kept == 0 {
+            return opening + NOTHING_TO_DO.len() + FLAT_GUIDANCE.len();
+        }
+        let lines = self.line_chars + digits_up_to(self.kept);
+        if self.kept < self.min_actions || self.kept_groups < self.min_namespaces {
+            opening + lines + 1 + FLAT_GUIDANCE.len()
+        } else {
+            opening + self.group_chars + lines + GROUPED_GUIDANCE.len()
+        }
     }
 }
 
-/// What [`write_line`] writes besides the number, the command and the description.
-const LINE_FRAME: &str = "[Index: ] Command: \"\" - \n";
+/// The decimal digits of `number`.
+fn digits(number: usize) -> usize {
+    number.checked_ilog10().map_or(1, |log| log as usize + 1)
+}
+
+/// The decimal digits of every number from 1 to `last`.
+fn digits_up_to(last: usize) -> usize {
+    let mut total = 0;
+    // The first number of each width.
+    let mut first: usize = 1;
+    for width in 1.. {
+        if first > last {
+            break;
+        }
+        let next = first.checked_mul(10);
+        let end = next.map_or(last, |next| last.min(next - 1));
+        total += (end - first + 1) * width;
+        match next {
+            Some(next) => first = next,
+            None => break,
+        }
+    }
+    total
+}
+
+/// How the block opens.
+const OPENING: &str = "<available_actions>\n";
+
+/// What an empty block says before its guidance.
+const NOTHING_TO_DO: &str = "(nothing to do right now: answer with null)\n\n";
 
 /// Lays out the block of these lines.
 fn lay_out(
-    out: &mut impl BlockOut,
+    out: &mut String,
     lines: &[BlockLine<'_>],
     catalog: &impl ActionCatalog,
     options: &BlockOptions,
 ) {
-    out.ascii("<available_actions>\n");
-    // Distinct namespaces in order of first appearance: each one's actions and where
-    // the first of them is. Actions usually come grouped already: each group is then
-    // one run of the list.
-    let mut groups: SmallVec<[Group<'_>; 8]> = SmallVec::new();
-    let mut grouped = true;
-    for (position, line) in lines.iter().enumerate() {
-        // Check the current group before searching.
-        if let Some(last) = groups.last_mut()
-            && in_namespace(line.action_id, last.namespace)
-        {
-            last.count += 1;
-            continue;
-        }
-        let namespace = action_namespace(line.action_id);
-        match groups.iter_mut().find(|group| group.namespace == namespace) {
-            Some(group) => {
-                group.count += 1;
-                grouped = false;
-            }
-            None => groups.push(Group {
-                namespace,
-                count: 1,
-                first: position,
-            }),
-        }
-    }
-
+    out.push_str(OPENING);
+    let Groups {
+        list: groups,
+        split,
+    } = Groups::of(lines);
     if lines.is_empty() {
-        out.ascii("(nothing to do right now: answer with null)\n\n");
-        out.ascii(FLAT_GUIDANCE);
+        out.push_str(NOTHING_TO_DO);
+        out.push_str(FLAT_GUIDANCE);
         return;
     }
     if lines.len() < options.min_actions || groups.len() < options.min_namespaces {
         for line in lines {
-            out.line(line);
+            write_line(out, line);
         }
-        out.ascii("\n");
-        out.ascii(FLAT_GUIDANCE);
+        out.push('\n');
+        out.push_str(FLAT_GUIDANCE);
         return;
     }
 
@@ -352,22 +367,22 @@ fn lay_out(
     ordered.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
 
     // When a group's actions are not one run, its members are gathered by a counting
-    // sort, so each group is one slice of positions.
+    // sort, so each group is one slice of lines.
     let mut starts: SmallVec<[usize; 8]> = SmallVec::new();
     let mut total = 0;
     for group in &groups {
         starts.push(total);
         total += group.count;
     }
-    let members: Vec<usize> = if grouped {
+    let members: Vec<BlockLine<'_>> = if !split {
         Vec::new()
     } else {
         let mut next = starts.clone();
-        let mut members = vec![0; lines.len()];
-        for (position, line) in lines.iter().enumerate() {
+        let mut members = lines.to_vec();
+        for line in lines {
             let namespace = action_namespace(line.action_id);
             if let Some(group) = groups.iter().position(|group| group.namespace == namespace) {
-                members[next[group]] = position;
+                members[next[group]] = *line;
                 next[group] += 1;
             }
         }
@@ -376,38 +391,95 @@ fn lay_out(
 
     for (_, namespace, metadata, group) in ordered {
         let Group { count, first, .. } = groups[group];
-        out.ascii("## ");
-        out.namespace(namespace);
-        out.ascii(" ACTIONS (");
-        out.number(count);
-        out.ascii(" actions)\n");
-        let purpose = metadata.and_then(|m| m.purpose.as_deref());
-        let consider_when = metadata.and_then(|m| m.consider_when.as_deref());
-        if let Some(purpose) = purpose {
-            out.ascii("**Purpose:** ");
-            out.text(purpose);
-            out.ascii("\n");
-        }
-        if let Some(consider_when) = consider_when {
-            out.ascii("**Consider when:** ");
-            out.text(consider_when);
-            out.ascii("\n");
-        }
-        if purpose.is_some() || consider_when.is_some() {
-            out.ascii("\n");
-        }
-        if grouped {
-            for line in &lines[first..first + count] {
-                out.line(line);
-            }
+        let lines = if !split {
+            &lines[first..first + count]
         } else {
-            for &position in &members[starts[group]..starts[group] + count] {
-                out.line(&lines[position]);
-            }
-        }
-        out.ascii("\n");
+            &members[starts[group]..starts[group] + count]
+        };
+        write_group(out, namespace, metadata, count, lines);
     }
-    out.ascii(GROUPED_GUIDANCE);
+    out.push_str(GROUPED_GUIDANCE);
+}
+
+/// The namespaces of a list's lines in order of first appearance, each with its
+/// actions and where the first of them is, gathered one line after the other.
+#[derive(Default)]
+struct Groups<'a> {
+    list: SmallVec<[Group<'a>; 8]>,
+    /// Some group's actions are not one run of the list.
+    split: bool,
+}
+
+impl<'a> Groups<'a> {
+    /// The namespaces of `lines`.
+    fn of(lines: &[BlockLine<'a>]) -> Self {
+        let mut groups = Self::default();
+        for (position, line) in lines.iter().enumerate() {
+            groups.add(position, line.action_id);
+        }
+        groups
+    }
+
+    /// Adds the line at `position`, with this action id; returns its group's position.
+    fn add(&mut self, position: usize, action_id: &'a str) -> usize {
+        // Actions usually come grouped already: the current group is checked before
+        // searching.
+        if let Some(last) = self.list.last_mut()
+            && in_namespace(action_id, last.namespace)
+        {
+            last.count += 1;
+            return self.list.len() - 1;
+        }
+        let namespace = action_namespace(action_id);
+        if let Some(found) = self.list.iter().position(|g| g.namespace == namespace) {
+            self.list[found].count += 1;
+            self.split = true;
+            return found;
+        }
+        self.list.push(Group {
+            namespace,
+            count: 1,
+            first: position,
+        });
+        self.list.len() - 1
+    }
+}
+
+/// A group of the grouped block: its header, with the mod's metadata, of `count`
+/// actions, then `lines`.
+fn write_group(
+    out: &mut String,
+    namespace: &str,
+    metadata: Option<&ModActionMetadata>,
+    count: usize,
+    lines: &[BlockLine<'_>],
+) {
+    out.push_str("## ");
+    let start = out.len();
+    out.push_str(namespace);
+    out[start..].make_ascii_uppercase();
+    out.push_str(" ACTIONS (");
+    push_number(out, count);
+    out.push_str(" actions)\n");
+    let purpose = metadata.and_then(|m| m.purpose.as_deref());
+    let consider_when = metadata.and_then(|m| m.consider_when.as_deref());
+    if let Some(purpose) = purpose {
+        out.push_str("**Purpose:** ");
+        out.push_str(purpose);
+        out.push('\n');
+    }
+    if let Some(consider_when) = consider_when {
+        out.push_str("**Consider when:** ");
+        out.push_str(consider_when);
+        out.push('\n');
+    }
+    if purpose.is_some() || consider_when.is_some() {
+        out.push('\n');
+    }
+    for line in lines {
+        write_line(out, line);
+    }
+    out.push('\n');
 }
 
 /// A namespace's actions: how many, and the position of the first.
@@ -429,6 +501,19 @@ fn write_line(out: &mut String, line: &BlockLine<'_>) {
     out.push_str("\" - ");
     out.push_str(line.description);
     out.push('\n');
+}
+
+/// The characters [`write_line`] writes for `line`, but its number's.
+fn line_chars(line: &BlockLine<'_>) -> usize {
+    const FRAME: &str = "[Index: ] Command: \"\" - \n";
+    let chars = |text: &str| {
+        if text.is_ascii() {
+            text.len()
+        } else {
+            text.chars().count()
+        }
+    };
+    FRAME.len() + chars(line.command) + chars(line.description)
 }
 
 /// Whether `id` is `namespace:...`, without searching it for the colon.
@@ -558,7 +643,7 @@ mod tests {
     const CONSIDER: &str = "Getting closer or farther from someone, changing posture (sitting, standing, lying, kneeling), or adjusting facing direction.";
 
     #[test]
-    fn counting_the_block_gives_the_characters_writing_it_gives() {
+    fn measuring_the_block_gives_the_characters_writing_it_gives() {
         let registry = registry(
             &[
                 ("core", Some("Pass time — quietly."), None),
@@ -567,13 +652,28 @@ mod tests {
             ],
             &["positioning"],
         );
-        let mut all = actions();
-        all.push(Line(
-            7,
-            "items:give",
-            "give crêpe to Zoë",
-            "Hand something over",
-        ));
+        let actions = actions();
+        let mut all: Vec<BlockLine<'_>> = actions.iter().map(BlockLine::from).collect();
+        all.push(BlockLine {
+            index: 7,
+            action_id: "items:give",
+            command: "give crêpe to Zoë",
+            description: "Hand something over",
+        });
+        // Enough lines for two-digit numbers and counts.
+        let varied = all.len();
+        for index in 8..=16 {
+            all.push(BlockLine {
+                index,
+                action_id: "core:wait",
+                command: "wait",
+                description: "Let time pass",
+            });
+        }
+        // The same lines out of order: groups that are not one run.
+        let mut shuffled = all.clone();
+        shuffled.rotate_left(5);
+        shuffled.swap(0, 9);
         let options = [
             BlockOptions::default(),
             BlockOptions {
@@ -585,34 +685,58 @@ mod tests {
                 min_namespaces: 1,
             },
         ];
-        // Every subset of the lines, numbered as a trimmed offer numbers them, and
-        // the same lines out of order (a group that is not one run).
-        for subset in 0u32..1 << all.len() {
-            let lines: Vec<BlockLine<'_>> = all
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| subset & (1 << i) != 0)
-                .enumerate()
-                .map(|(index, (_, line))| BlockLine {
-                    index: index + 1,
-                    ..BlockLine::from(line)
-                })
-                .collect();
-            let reversed: Vec<BlockLine<'_>> = lines.iter().rev().copied().collect();
-            let ascii = lines
-                .iter()
-                .all(|line| line.command.is_ascii() && line.description.is_ascii());
-            for list in [&lines, &reversed] {
-                for options in &options {
-                    for catalog in [&registry, &ContentRegistry::default()] {
+        for list in [&all, &shuffled] {
+            for options in &options {
+                for catalog in [&registry, &ContentRegistry::default()] {
+                    // Every subset of the varied lines with the last `waits` lines
+                    // of the list, each left out in two orders, the rest numbered
+                    // again from 1 as a trimmed offer numbers them.
+                    let subsets = (0u32..1 << varied).flat_map(|subset| {
+                        (0..=list.len() - varied)
+                            .map(move |waits| subset | (((1 << waits) - 1) << (list.len() - waits)))
+                    });
+                    for subset in subsets {
+                        let kept: Vec<BlockLine<'_>> = list
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| subset & (1 << i) != 0)
+                            .enumerate()
+                            .map(|(index, (_, line))| BlockLine {
+                                index: index + 1,
+                                ..*line
+                            })
+                            .collect();
                         let mut block = String::new();
-                        write_available_actions(&mut block, list, catalog, options);
-                        let counted = count_available_actions(list, catalog, options, ascii);
-                        assert_eq!(counted, block.chars().count(), "{block}");
+                        write_available_actions(&mut block, &kept, catalog, options);
+                        let left_out = (0..list.len()).filter(|i| subset & (1 << i) == 0);
+                        let mut forwards = BlockMeasure::new(list, catalog, options);
+                        let mut backwards = BlockMeasure::new(list, catalog, options);
+                        for position in left_out.clone() {
+                            forwards.leave_out(position);
+                        }
+                        for position in left_out.rev() {
+                            backwards.leave_out(position);
+                            // Again: a line left out stays out once.
+                            backwards.leave_out(position);
+                        }
+                        let written = block.chars().count();
+                        assert_eq!(forwards.chars(), written, "{block}");
+                        assert_eq!(backwards.chars(), written, "{block}");
                     }
                 }
             }
         }
+    }
+
+    #[test]
+    fn digits_of_every_number_up_to_the_last() {
+        let mut total = 0;
+        for last in 0..2000 {
+            total += if last == 0 { 0 } else { last.to_string().len() };
+            assert_eq!(digits_up_to(last), total, "{last}");
+            assert_eq!(digits(last), last.to_string().len(), "{last}");
+        }
+        assert_eq!(digits(usize::MAX), usize::MAX.to_string().len());
     }
 
     #[test]
