@@ -154,11 +154,10 @@ pub struct ActorMind {
 /// the same offer next turn is shown the same way without trimming or writing it again.
 #[derive(Debug, Clone, Default)]
 struct ShownOffer {
+    /// Whether an offer was shown yet.
+    shown: bool,
     /// The offer as made, before trimming.
     offered: OfferedActions,
-    /// Its fingerprint: the same offer made again from a menu built again is trimmed
-    /// the same way, and only written again.
-    fingerprint: Option<u64>,
     /// The budget it was trimmed to.
     budget: usize,
     /// Which of its actions were left out.
@@ -177,7 +176,7 @@ impl ShownOffer {
     /// settings, so its block is still the one they would write; or it is empty, and
     /// the empty block is always the same text.
     fn shows(&self, offered: &OfferedActions, budget: usize) -> bool {
-        self.fingerprint.is_some() && self.offered.shares(offered) && self.budget == budget
+        self.shown && self.offered.shares(offered) && self.budget == budget
     }
 
     /// Shows `offered` within `budget`, trimmed by `relevance` ([`trim_mask`]) when
@@ -192,16 +191,16 @@ impl ShownOffer {
         options: &BlockOptions,
         relevance: impl Fn(&AvailableAction<'_>) -> u32,
     ) {
-        let fingerprint = offered.fingerprint();
         let write = |shown: &mut Self| {
             shown.trimmed = offered.clone();
             shown.trimmed.leave_out(&shown.mask);
             shown.block.clear();
             write_available_actions(&mut shown.block, &shown.trimmed, catalog, options);
         };
-        // The same offer made again (from a menu built again) keeps its mask, unless
-        // its block no longer fits: new descriptions or another layout.
-        let kept = self.fingerprint == Some(fingerprint) && self.budget == budget && {
+        // The same offer made again from a menu built again (content or settings
+        // changed) keeps its mask, unless its block no longer fits: another layout, or
+        // longer mod metadata.
+        let kept = self.shown && self.budget == budget && self.offered == offered && {
             write(self);
             estimate_tokens(&self.block) <= budget
         };
@@ -211,7 +210,7 @@ impl ShownOffer {
         }
         self.block_fingerprint = text_fingerprint(&self.block);
         self.offered = offered;
-        self.fingerprint = Some(fingerprint);
+        self.shown = true;
         self.budget = budget;
     }
 }
