@@ -16,9 +16,9 @@
 //!   turn (each actor heard what the 9 others in its place said), so every frame does
 //!   the same work and the store does not grow from one iteration to the next.
 //!   Nothing carries out the actions chosen, so the world is the same from turn to
-//!   turn: each actor is offered what it was offered last turn, which
-//!   `ActionOffers::offer_again` gives back shared, and its trimmed offer and
-//!   available-actions block are kept from that turn.
+//!   turn: the place model's revision (`WorldViewChanges`) does not move, so each
+//!   actor keeps what it perceived and was offered last turn, with its trimmed offer
+//!   and available-actions block, and none of them is made again.
 //!   Every timed frame is checked to have written 1,000 `DecisionRequested`.
 //!
 //!   Threads: the app runs `MinimalPlugins`, whose task pools may run other systems
@@ -35,8 +35,8 @@
 //! - `actors/turn_1000_smart_actors_one_core_world_changed`: the same, but between
 //!   timed turns (untimed) each place's first item is renamed, a mug and then a cup in
 //!   turn, so every actor's perception and offer differ from the last turn's: every
-//!   offer is made, fingerprinted, trimmed to its budget and written anew, and
-//!   appended to the actor's transcript.
+//!   perception and offer is made again, and every offer trimmed to its budget and
+//!   written anew, and appended to the actor's transcript.
 //!
 //! Printed once (under `cargo bench`, not under `--profile-time` nor as a test):
 //! - before the benchmark, the real tavern scene (`assets/scenes/tavern.scene.json`)

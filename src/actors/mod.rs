@@ -49,8 +49,9 @@ use crate::prompt::{
     write_decision_user_prompt,
 };
 use crate::world::{
-    ActionOffers, AvailableAction, CarriedBy, Character, DisplayName, InPlace, NarrativeKey,
-    OfferedActions, Player, TargetScopes, WorldView, WorldViewQuery, write_surroundings,
+    ActionMenu, ActionOffers, AvailableAction, CarriedBy, Character, DisplayName, InPlace,
+    NarrativeKey, OfferedActions, Player, TargetScopes, WorldView, WorldViewChanges,
+    WorldViewQuery, write_surroundings,
 };
 use prompt_cache::PromptCache;
 
@@ -148,6 +149,9 @@ pub struct ActorMind {
     actions_budget: usize,
     /// The last offer it was shown, and how.
     shown_offer: ShownOffer,
+    /// What it last perceived, and the place model's revision then
+    /// ([`WorldViewChanges::revision`]); 0 before it perceived anything.
+    perceived: (u64, String),
 }
 
 /// The last offer an actor was shown, trimmed to its budget and written as a block:
@@ -158,6 +162,11 @@ struct ShownOffer {
     shown: bool,
     /// The offer as made, before trimming.
     offered: OfferedActions,
+    /// The menu it was made from and the place model's revision then
+    /// ([`WorldViewChanges::revision`]): an offer is made from the menu and the
+    /// world view alone, so while both stay the same it is not made again. `None`
+    /// when it was not made from a menu (a reply's empty offer).
+    made_from: Option<(ActionMenu, u64)>,
     /// The budget it was trimmed to.
     budget: usize,
     /// Which of its actions were left out.
@@ -488,6 +497,7 @@ struct Surroundings<'w, 's> {
     registry: Res<'w, ContentRegistry>,
     scopes: Res<'w, TargetScopes>,
     world: WorldViewQuery<'w, 's>,
+    changes: WorldViewChanges<'w, 's>,
     history: Res<'w, HistoryStore>,
     keyed: Query<
         'w,
@@ -715,19 +725,22 @@ fn submit_decisions(
 ) {
     // Every frame: a change seen only in a frame in which nobody thinks still counts.
     cache.refresh(&surroundings.registry, &settings);
-    if queue.waiting.is_empty() {
-        return;
-    }
     let Surroundings {
         registry,
         scopes,
         world,
+        mut changes,
         history,
         keyed,
         key_holders,
         players,
         builtin,
     } = surroundings;
+    // Offers and perceptions are made from the world view and the target scopes.
+    let revision = changes.revision();
+    if queue.waiting.is_empty() {
+        return;
+    }
     let view = WorldView::from_query(&world);
     let mut offers = ActionOffers::new(&view, &scopes);
     let plots: Vec<&str> = settings.recall.plots.iter().map(String::as_str).collect();
@@ -740,9 +753,8 @@ fn submit_decisions(
     let mut with_key: Option<HashMap<&str, SmallVec<[Entity; 1]>>> = None;
     let mut remembered: SmallVec<[Entity; 8]> = SmallVec::new();
     let budgets = &settings.budgets;
-    // Each actor's parts are written here, then its prompt from them; the buffers
-    // serve every actor of the frame.
-    let mut perception = String::new();
+    // Each actor's user message is written here; the buffers serve every actor of
+    // the frame.
     let mut user = PromptPart::default();
     let mut memories: Vec<&str> = Vec::new();
     let mut memory_ids: Vec<u64> = Vec::new();
@@ -788,17 +800,28 @@ fn submit_decisions(
         memories.extend(recalled.iter().map(|m| m.text.as_str()));
         memory_ids.clear();
         memory_ids.extend(recalled.iter().map(|m| m.id));
-        perception.clear();
-        write_surroundings(&mut perception, &view, entity);
-        let seen = fit_lines(&perception, budgets.perception);
+        let (perceived_at, perception) = &mut mind.perceived;
+        if *perceived_at != revision {
+            *perceived_at = revision;
+            perception.clear();
+            write_surroundings(perception, &view, entity);
+        }
+        let seen = fit_lines(&mind.perceived.1, budgets.perception);
+        let shown_offer = &mut mind.shown_offer;
         let offered = if reply_to.is_some() {
+            shown_offer.made_from = None;
             OfferedActions::default()
         } else {
-            offers.offer_again(
-                cache.menu(&registry, spec, fighting, &settings.combat_verbs),
-                entity,
-                &mind.shown_offer.offered,
-            )
+            let menu = cache.menu(&registry, spec, fighting, &settings.combat_verbs);
+            match &shown_offer.made_from {
+                Some((made, at)) if made.shares(menu) && *at == revision => {
+                    shown_offer.offered.clone()
+                }
+                _ => {
+                    shown_offer.made_from = Some((menu.clone(), revision));
+                    offers.offer_again(menu, entity, &shown_offer.offered)
+                }
+            }
         };
         let system = cache.system(spec, template, &limits);
         // The offer gets what the rest of a fresh prompt leaves of the budget, fixed

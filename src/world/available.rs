@@ -295,6 +295,12 @@ impl ActionMenu {
         self.actions.len()
     }
 
+    /// Whether the two are one menu, shared: true of a clone, false of a menu built
+    /// again or filtered, even with the same actions.
+    pub fn shares(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.actions, &other.actions)
+    }
+
     /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
         self.actions.is_empty()

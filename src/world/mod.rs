@@ -24,7 +24,7 @@ pub use components::{
 };
 pub use perception::{describe_surroundings, write_surroundings};
 pub use scope::{ScopeFn, TargetScopeAppExt, TargetScopes};
-pub use view::{EntityView, WorldView, WorldViewQuery};
+pub use view::{EntityView, WorldView, WorldViewChanges, WorldViewQuery};
 
 use crate::content::{ContentSystems, TargetScopeNames};
 

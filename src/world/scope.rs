@@ -8,6 +8,10 @@ use bevy::prelude::*;
 use super::WorldView;
 
 /// A scope function: the candidates for an actor, in a stable order.
+///
+/// It reads the world view and the actor alone: smart actors keep their offers while
+/// the place model and the scopes stay the same ([`WorldViewChanges`](super::WorldViewChanges)),
+/// so a scope that read anything else would not be asked again when that changed.
 pub type ScopeFn = Arc<dyn Fn(&WorldView, Entity) -> Vec<Entity> + Send + Sync>;
 
 /// A built-in scope: adds the candidates for an actor to a list, so offering actions
@@ -125,7 +129,8 @@ impl TargetScopes {
 
 /// Registers a game's own target scopes.
 pub trait TargetScopeAppExt {
-    /// Adds a scope that action definitions can name in `targets.*.scope`.
+    /// Adds a scope that action definitions can name in `targets.*.scope`. Like
+    /// every [`ScopeFn`], it reads only the view and the actor.
     ///
     /// ```
     /// # use bevy::prelude::*;

@@ -5,9 +5,10 @@ use std::collections::BTreeSet;
 
 use bevy::ecs::entity::EntityHashMap;
 use bevy::ecs::query::Has;
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
-use super::{CarriedBy, Character, DisplayName, Exits, InPlace, Place, Tags};
+use super::{CarriedBy, Character, DisplayName, Exits, InPlace, Place, Tags, TargetScopes};
 
 /// One entity as the world view sees it: its name, tags and exits borrowed from the
 /// world when the view is built [from a query](WorldView::from_query), owned when built
@@ -63,6 +64,74 @@ pub type WorldViewQuery<'w, 's> = Query<
         With<CarriedBy>,
     )>,
 >;
+
+/// Tells a system whether the place model a [`WorldView`] is built from, or the
+/// [`TargetScopes`] that read it, changed since the system last ran: one of its
+/// components added, changed or removed, an entity with one despawned, or a scope
+/// added. What is built from a view and the scopes alone (an actor's offer, what it
+/// perceives) can be kept while the [`revision`](Self::revision) stays the same.
+#[derive(SystemParam)]
+pub struct WorldViewChanges<'w, 's> {
+    scopes: Res<'w, TargetScopes>,
+    changed: Query<'w, 's, (), ViewComponentChanged>,
+    removed: ViewComponentsRemoved<'w, 's>,
+    revision: Local<'s, u64>,
+}
+
+/// A component a [`WorldView`] is built from was added or changed.
+type ViewComponentChanged = Or<(
+    Changed<DisplayName>,
+    Changed<Tags>,
+    Changed<InPlace>,
+    Changed<CarriedBy>,
+    Changed<Character>,
+    Changed<Place>,
+    Changed<Exits>,
+)>;
+
+/// The components a [`WorldView`] is built from, as they are removed.
+#[derive(SystemParam)]
+pub struct ViewComponentsRemoved<'w, 's> {
+    names: RemovedComponents<'w, 's, DisplayName>,
+    tags: RemovedComponents<'w, 's, Tags>,
+    places: RemovedComponents<'w, 's, InPlace>,
+    carriers: RemovedComponents<'w, 's, CarriedBy>,
+    characters: RemovedComponents<'w, 's, Character>,
+    is_places: RemovedComponents<'w, 's, Place>,
+    exits: RemovedComponents<'w, 's, Exits>,
+}
+
+impl ViewComponentsRemoved<'_, '_> {
+    /// Whether any was removed since the last call. Every reader is read to its end,
+    /// so that what it saw is not seen again.
+    fn any(&mut self) -> bool {
+        let removed = [
+            self.names.read().count(),
+            self.tags.read().count(),
+            self.places.read().count(),
+            self.carriers.read().count(),
+            self.characters.read().count(),
+            self.is_places.read().count(),
+            self.exits.read().count(),
+        ];
+        removed.iter().any(|&count| count > 0)
+    }
+}
+
+impl WorldViewChanges<'_, '_> {
+    /// The place model's revision as this system sees it: a number that moves on
+    /// whenever the place model changed since the system last ran, and is never 0.
+    ///
+    /// Ask every time the system runs, even when it has nothing else to do: a
+    /// removal is seen only in the frame it happens and the next.
+    pub fn revision(&mut self) -> u64 {
+        let removed = self.removed.any();
+        if *self.revision == 0 || self.scopes.is_changed() || removed || !self.changed.is_empty() {
+            *self.revision += 1;
+        }
+        *self.revision
+    }
+}
 
 impl<'a> WorldView<'a> {
     /// Builds a view from entity records.

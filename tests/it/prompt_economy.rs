@@ -7,6 +7,7 @@ use bevy_loom::actors::{HistoryStore, MemoryScope, NewMemory, PromptBudgets};
 use bevy_loom::llm::ChatMessage;
 use bevy_loom::prelude::*;
 use bevy_loom::prompt::estimate_tokens;
+use bevy_loom::world::TargetScopes;
 
 use crate::support::{FixedBackend, TurnLog, run_turn, tavern_app_with};
 
@@ -232,4 +233,98 @@ fn a_budget_too_small_for_any_action_still_asks_and_replies() {
         "no action fits a budget of 10 tokens: {:?}",
         next.offered
     );
+}
+
+#[test]
+fn an_offer_is_made_again_when_the_world_or_its_scopes_change() {
+    // Room for every action, so what is offered is what the world allows.
+    let roomy = PromptBudgets {
+        total: 5000,
+        transcript: 100_000,
+        ..PromptBudgets::default()
+    };
+    let (mut app, scene) = tavern_app_with(
+        FixedBackend::choice(r#"{"type": "NONE"}"#),
+        SmartActorSettings {
+            budgets: roomy,
+            ..SmartActorSettings::default()
+        },
+    );
+    let marta = scene.entities["marta"];
+    let ale = scene.entities["ale"];
+    let mentions = |asked: &DecisionRequested, name: &str| {
+        asked.offered.iter().any(|a| a.command.contains(name))
+    };
+    let update = |asked: &DecisionRequested| {
+        asked
+            .messages
+            .last()
+            .map(|m| m.content.to_string())
+            .unwrap_or_default()
+    };
+    // Frames in which nobody thinks, after a change: it is still seen.
+    let idle = |app: &mut App| {
+        for _ in 0..3 {
+            app.update();
+        }
+    };
+
+    let first = asked(&run_turn(&mut app), marta);
+    assert!(mentions(&first, "mug of ale"), "{:?}", first.offered);
+    assert!(mentions(&first, "Silas"), "{:?}", first.offered);
+
+    // A name changed.
+    app.world_mut()
+        .entity_mut(ale)
+        .insert(DisplayName("tankard of ale".into()));
+    idle(&mut app);
+    let renamed = asked(&run_turn(&mut app), marta);
+    assert!(
+        mentions(&renamed, "tankard of ale"),
+        "{:?}",
+        renamed.offered
+    );
+    assert!(!mentions(&renamed, "mug of ale"));
+    assert!(!renamed.offered.shares(&first.offered));
+    assert!(
+        update(&renamed).contains("tankard of ale"),
+        "perceived again: {}",
+        update(&renamed)
+    );
+
+    // A component removed: the tankard is no longer in the room.
+    app.world_mut().entity_mut(ale).remove::<InPlace>();
+    idle(&mut app);
+    let removed = asked(&run_turn(&mut app), marta);
+    assert!(
+        !mentions(&removed, "tankard of ale"),
+        "{:?}",
+        removed.offered
+    );
+    assert!(!update(&removed).contains("tankard of ale"));
+
+    // An entity despawned: Marta's cellar key.
+    let key = scene.entities["key"];
+    assert!(mentions(&removed, "cellar key"), "{:?}", removed.offered);
+    app.world_mut().despawn(key);
+    idle(&mut app);
+    let despawned = asked(&run_turn(&mut app), marta);
+    assert!(
+        !mentions(&despawned, "cellar key"),
+        "{:?}",
+        despawned.offered
+    );
+
+    // Nothing changed: the same offer stands.
+    let unchanged = asked(&run_turn(&mut app), marta);
+    assert!(unchanged.offered.shares(&despawned.offered));
+
+    // A scope replaced: nobody is here to act on any more.
+    app.world_mut()
+        .resource_mut::<TargetScopes>()
+        .insert("characters_here", |_: &WorldView, _| Vec::new());
+    idle(&mut app);
+    let scoped = asked(&run_turn(&mut app), marta);
+    assert!(!mentions(&scoped, "Silas"), "{:?}", scoped.offered);
+    assert!(!scoped.offered.is_empty(), "other actions stand");
 }
