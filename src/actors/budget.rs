@@ -98,7 +98,7 @@ pub fn drop_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
     let mut runs: Vec<(usize, usize)> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         match runs.last_mut() {
-            Some((first, best)) if lines[*first].action_id == line.action_id => {
+            Some((first, best)) if same_id(lines[*first].action_id, line.action_id) => {
                 if line.relevance > lines[*best].relevance {
                     *best = i;
                 }
@@ -137,6 +137,11 @@ pub fn drop_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
     keys.into_iter()
         .map(|key| (u64::MAX - key as u64) as usize)
         .collect()
+}
+
+/// Whether two action ids are the same: the lines of one action share its id.
+fn same_id(one: &str, other: &str) -> bool {
+    std::ptr::eq(one, other) || one == other
 }
 
 /// Which lines to leave out, in a mask over `offered`, so that its available-actions

@@ -84,12 +84,21 @@ impl ActionList for OfferedActions {
             command: "",
             description: "",
         });
-        BlockLine {
-            index: action.index,
-            action_id: action.action_id,
-            command: action.command,
-            description: action.description,
-        }
+        block_line(action)
+    }
+
+    fn lines(&self) -> impl Iterator<Item = BlockLine<'_>> {
+        self.iter().map(block_line)
+    }
+}
+
+/// An offered action's line in the block.
+fn block_line(action: AvailableAction<'_>) -> BlockLine<'_> {
+    BlockLine {
+        index: action.index,
+        action_id: action.action_id,
+        command: action.command,
+        description: action.description,
     }
 }
 

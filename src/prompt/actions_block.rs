@@ -32,6 +32,11 @@ pub trait ActionList {
 
     /// The action at `position`.
     fn line(&self, position: usize) -> BlockLine<'_>;
+
+    /// Every action, in order.
+    fn lines(&self) -> impl Iterator<Item = BlockLine<'_>> {
+        (0..self.len()).map(|position| self.line(position))
+    }
 }
 
 /// One offered action, as its line in the block shows it.
@@ -229,10 +234,17 @@ impl BlockMeasure {
         options: &BlockOptions,
     ) -> Self {
         let mut groups = Groups::default();
-        let lines: Vec<(usize, usize)> = (0..lines.len())
-            .map(|position| {
-                let line = lines.line(position);
-                (line_chars(&line), groups.add(position, line.action_id))
+        // The lines of one action share its description: it is counted once.
+        let mut description = ("", 0);
+        let lines: Vec<(usize, usize)> = lines
+            .lines()
+            .enumerate()
+            .map(|(position, line)| {
+                if !std::ptr::eq(line.description, description.0) {
+                    description = (line.description, chars(line.description));
+                }
+                let chars = LINE_FRAME.len() + chars(line.command) + description.1;
+                (chars, groups.add(position, line.action_id))
             })
             .collect();
         let mut header = String::new();
@@ -341,6 +353,7 @@ fn lay_out(
     let Groups {
         list: groups,
         split,
+        ..
     } = Groups::of(lines);
     if lines.is_empty() {
         out.push_str(NOTHING_TO_DO);
@@ -408,6 +421,8 @@ struct Groups<'a> {
     list: SmallVec<[Group<'a>; 8]>,
     /// Some group's actions are not one run of the list.
     split: bool,
+    /// The last line's action id and group.
+    previous: Option<(&'a str, usize)>,
 }
 
 impl<'a> Groups<'a> {
@@ -422,6 +437,19 @@ impl<'a> Groups<'a> {
 
     /// Adds the line at `position`, with this action id; returns its group's position.
     fn add(&mut self, position: usize, action_id: &'a str) -> usize {
+        let group = self.group_of(position, action_id);
+        self.previous = Some((action_id, group));
+        group
+    }
+
+    fn group_of(&mut self, position: usize, action_id: &'a str) -> usize {
+        // The lines of one action come one after the other, sharing its id.
+        if let Some((id, group)) = self.previous
+            && std::ptr::eq(id, action_id)
+        {
+            self.list[group].count += 1;
+            return group;
+        }
         // Actions usually come grouped already: the current group is checked before
         // searching.
         if let Some(last) = self.list.last_mut()
@@ -503,17 +531,16 @@ fn write_line(out: &mut String, line: &BlockLine<'_>) {
     out.push('\n');
 }
 
-/// The characters [`write_line`] writes for `line`, but its number's.
-fn line_chars(line: &BlockLine<'_>) -> usize {
-    const FRAME: &str = "[Index: ] Command: \"\" - \n";
-    let chars = |text: &str| {
-        if text.is_ascii() {
-            text.len()
-        } else {
-            text.chars().count()
-        }
-    };
-    FRAME.len() + chars(line.command) + chars(line.description)
+/// What [`write_line`] writes besides the number, the command and the description.
+const LINE_FRAME: &str = "[Index: ] Command: \"\" - \n";
+
+/// The characters of `text`.
+fn chars(text: &str) -> usize {
+    if text.is_ascii() {
+        text.len()
+    } else {
+        text.chars().count()
+    }
 }
 
 /// Whether `id` is `namespace:...`, without searching it for the colon.
