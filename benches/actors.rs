@@ -16,9 +16,9 @@
 //!   turn (each actor heard what the 9 others in its place said), so every frame does
 //!   the same work and the store does not grow from one iteration to the next.
 //!   Nothing carries out the actions chosen, so the world is the same from turn to
-//!   turn: the place model's revision (`WorldViewChanges`) does not move, so each
-//!   actor keeps what it perceived and was offered last turn, with its trimmed offer
-//!   and available-actions block, and none of them is made again.
+//!   turn: nothing around any actor changed (`WorldViewChanges`), so each actor
+//!   keeps what it perceived and was offered last turn, with its trimmed offer and
+//!   available-actions block, and none of them is made again.
 //!   Every timed frame is checked to have written 1,000 `DecisionRequested`.
 //!
 //!   Threads: the app runs `MinimalPlugins`, whose task pools may run other systems
@@ -32,6 +32,11 @@
 //!   by the main thread's CPU time (`cpu_time::ThreadTime`): the main-thread time of
 //!   the turn on one core, leaving out the bridge's thread answering and the time
 //!   the main thread waits for a core it took. Target: ≤ 5 ms a frame.
+//! - `actors/turn_1000_smart_actors_one_core_one_place_changed`: the same, but between
+//!   timed turns (untimed) one place's first item is renamed, another place each
+//!   turn, as in a game where something happens somewhere: the 10 actors there
+//!   perceive it and are offered something else, which is trimmed, written and
+//!   appended to their transcripts; the other 990 keep what they had.
 //! - `actors/turn_1000_smart_actors_one_core_world_changed`: the same, but between
 //!   timed turns (untimed) each place's first item is renamed, a mug and then a cup in
 //!   turn, so every actor's perception and offer differ from the last turn's: every
@@ -60,6 +65,7 @@
 //! Run with `cargo bench --bench actors`. Tuned for a small (2-core) machine: the
 //! whole run takes about 20 seconds after the build.
 
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use bevy::asset::AssetPlugin;
@@ -399,17 +405,18 @@ fn spawn_world(world: &mut World) -> Vec<Entity> {
     first_items
 }
 
-/// Renames each place's first item (a mug, then a cup, then a mug again): every
-/// actor's offer and perception differ from the last turn's.
-fn rename_first_items(world: &mut World, items: &[Entity], turn: usize) {
-    let name = if turn.is_multiple_of(2) {
+/// Renames the first item of each of these places, the `time`th time (a mug, then a
+/// cup, then a mug again): the offer and perception of every actor there differ
+/// from the last time's.
+fn rename_first_items(world: &mut World, items: &[Entity], places: Range<usize>, time: usize) {
+    let name = if time.is_multiple_of(2) {
         ITEMS[0]
     } else {
         "cup"
     };
-    for (p, &item) in items.iter().enumerate() {
+    for p in places {
         world
-            .entity_mut(item)
+            .entity_mut(items[p])
             .insert(DisplayName(format!("{name} {p}")));
     }
 }
@@ -479,6 +486,9 @@ enum Between {
     /// Each place's first item is renamed ([`rename_first_items`]): every actor is
     /// offered something else.
     Renamed,
+    /// One place's first item is renamed, another place each turn: the 10 actors
+    /// there are offered something else, the rest what they were offered last turn.
+    OnePlaceRenamed,
 }
 
 fn turn_1000_smart_actors(c: &mut Criterion) {
@@ -493,6 +503,12 @@ fn turn_1000_smart_actors(c: &mut Criterion) {
         "turn_1000_smart_actors_one_core",
         Turns::OneCore,
         Between::Nothing,
+    );
+    time_turns(
+        c,
+        "turn_1000_smart_actors_one_core_one_place_changed",
+        Turns::OneCore,
+        Between::OnePlaceRenamed,
     );
     time_turns(
         c,
@@ -568,9 +584,17 @@ fn time_turns(c: &mut Criterion, name: &str, turns: Turns, between: Between) {
                 settle(&mut app, &mut minds);
                 clear_cooldowns(&mut app);
                 *app.world_mut().resource_mut::<HistoryStore>() = memories.clone();
-                if between == Between::Renamed {
-                    turn += 1;
-                    rename_first_items(app.world_mut(), &first_items, turn);
+                turn += 1;
+                match between {
+                    Between::Nothing => {}
+                    Between::Renamed => {
+                        rename_first_items(app.world_mut(), &first_items, 0..PLACES, turn);
+                    }
+                    Between::OnePlaceRenamed => {
+                        let place = turn % PLACES;
+                        let time = turn / PLACES + 1;
+                        rename_first_items(app.world_mut(), &first_items, place..place + 1, time);
+                    }
                 }
             }
             total

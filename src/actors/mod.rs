@@ -159,7 +159,7 @@ pub struct ActorMind {
     /// The last offer it was shown, and how.
     shown_offer: ShownOffer,
     /// What it last perceived, and the place model's revision then
-    /// ([`WorldViewChanges::revision`]); 0 before it perceived anything.
+    /// ([`PlaceRevisions::revision`]); 0 before it perceived anything.
     perceived: (u64, String),
 }
 
@@ -172,9 +172,11 @@ struct ShownOffer {
     /// The offer as made, before trimming.
     offered: OfferedActions,
     /// The menu it was made from and the place model's revision then
-    /// ([`WorldViewChanges::revision`]): an offer is made from the menu and the
-    /// world view alone, so while both stay the same it is not made again. `None`
-    /// when it was not made from a menu (a reply's empty offer).
+    /// ([`PlaceRevisions::revision`]): an offer is made from the menu and the world
+    /// view alone, so while the menu is the same and nothing it reads changed
+    /// ([`PlaceRevisions::changed_at`] the actor's place, for the built-in scopes) it
+    /// is not made again. `None` when it was not made from a menu (a reply's empty
+    /// offer).
     made_from: Option<(ActionMenu, u64)>,
     /// The budget it was trimmed to.
     budget: usize,
@@ -746,11 +748,13 @@ fn submit_decisions(
         builtin,
     } = surroundings;
     // Offers and perceptions are made from the world view and the target scopes.
-    let revision = changes.revision();
+    changes.watch();
     if queue.waiting.is_empty() {
         return;
     }
     let view = WorldView::from_query(&world);
+    let revisions = changes.revise(&view);
+    let revision = revisions.revision();
     let mut offers = ActionOffers::new(&view, &scopes);
     let plots: Vec<&str> = settings.recall.plots.iter().map(String::as_str).collect();
     let tag_index = registry.tags();
@@ -809,8 +813,10 @@ fn submit_decisions(
         memories.extend(recalled.iter().map(|m| m.text.as_str()));
         memory_ids.clear();
         memory_ids.extend(recalled.iter().map(|m| m.id));
+        // What is around the actor last changed then; anything at all, at `revision`.
+        let around = revisions.changed_at(view.place_of(entity));
         let (perceived_at, perception) = &mut mind.perceived;
-        if *perceived_at != revision {
+        if *perceived_at < around {
             *perceived_at = revision;
             perception.clear();
             write_surroundings(perception, &view, entity);
@@ -822,8 +828,13 @@ fn submit_decisions(
             OfferedActions::default()
         } else {
             let menu = cache.menu(&registry, spec, fighting, &settings.combat_verbs);
+            let changed_at = if menu.reads_only_builtin_scopes(&scopes) {
+                around
+            } else {
+                revision
+            };
             match &shown_offer.made_from {
-                Some((made, at)) if made.shares(menu) && *at == revision => {
+                Some((made, at)) if made.shares(menu) && *at >= changed_at => {
                     shown_offer.offered.clone()
                 }
                 _ => {

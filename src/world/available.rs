@@ -295,6 +295,16 @@ impl ActionMenu {
         self.actions.len()
     }
 
+    /// Whether every scope its actions name is built in (or names nothing), so that
+    /// what it offers an actor depends only on what is around the actor's place
+    /// ([`PlaceRevisions::changed_at`](super::PlaceRevisions::changed_at)); a scope the
+    /// game registered may read the whole view.
+    pub fn reads_only_builtin_scopes(&self, scopes: &TargetScopes) -> bool {
+        self.scopes
+            .iter()
+            .all(|name| !matches!(scopes.scope(name), Some(Scope::Registered(_))))
+    }
+
     /// Whether the two are one menu, shared: true of a clone, false of a menu built
     /// again or filtered, even with the same actions.
     pub fn shares(&self, other: &Self) -> bool {

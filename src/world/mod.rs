@@ -24,7 +24,7 @@ pub use components::{
 };
 pub use perception::{describe_surroundings, write_surroundings};
 pub use scope::{ScopeFn, TargetScopeAppExt, TargetScopes};
-pub use view::{EntityView, WorldView, WorldViewChanges, WorldViewQuery};
+pub use view::{EntityView, PlaceRevisions, WorldView, WorldViewChanges, WorldViewQuery};
 
 use crate::content::{ContentSystems, TargetScopeNames};
 

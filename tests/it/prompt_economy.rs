@@ -236,7 +236,7 @@ fn a_budget_too_small_for_any_action_still_asks_and_replies() {
 }
 
 #[test]
-fn an_offer_is_made_again_when_the_world_or_its_scopes_change() {
+fn an_offer_is_made_again_when_what_is_around_the_actor_or_the_scopes_change() {
     // Room for every action, so what is offered is what the world allows.
     let roomy = PromptBudgets {
         total: 5000,
@@ -318,6 +318,56 @@ fn an_offer_is_made_again_when_the_world_or_its_scopes_change() {
     // Nothing changed: the same offer stands.
     let unchanged = asked(&run_turn(&mut app), marta);
     assert!(unchanged.offered.shares(&despawned.offered));
+
+    // A change in the cellar, not in sight: the same offer stands.
+    app.world_mut()
+        .entity_mut(scene.entities["barrel"])
+        .insert(DisplayName("empty barrel".into()));
+    idle(&mut app);
+    let elsewhere = asked(&run_turn(&mut app), marta);
+    assert!(elsewhere.offered.shares(&unchanged.offered));
+    assert!(
+        !update(&elsewhere).contains("You are in"),
+        "nothing new to perceive"
+    );
+
+    // The cellar renamed: the common room's exit to it shows its new name.
+    app.world_mut()
+        .entity_mut(scene.entities["cellar"])
+        .insert(DisplayName("the wine cellar".into()));
+    idle(&mut app);
+    let next_door = asked(&run_turn(&mut app), marta);
+    assert!(
+        update(&next_door).contains("the wine cellar"),
+        "{}",
+        update(&next_door)
+    );
+
+    // A scope of the game's own may read the whole world: a change anywhere counts.
+    app.world_mut()
+        .resource_mut::<TargetScopes>()
+        .insert("things_here", |view: &WorldView, _| {
+            let mut things: Vec<Entity> = view
+                .iter()
+                .filter(|(_, thing)| !thing.character && !thing.is_place)
+                .map(|(entity, _)| entity)
+                .collect();
+            things.sort_unstable_by_key(|&thing| (view.name(thing).to_owned(), thing));
+            things
+        });
+    idle(&mut app);
+    let anywhere = asked(&run_turn(&mut app), marta);
+    assert!(
+        mentions(&anywhere, "empty barrel"),
+        "{:?}",
+        anywhere.offered
+    );
+    app.world_mut()
+        .entity_mut(scene.entities["barrel"])
+        .insert(DisplayName("full barrel".into()));
+    idle(&mut app);
+    let refilled = asked(&run_turn(&mut app), marta);
+    assert!(mentions(&refilled, "full barrel"), "{:?}", refilled.offered);
 
     // A scope replaced: nobody is here to act on any more.
     app.world_mut()
