@@ -11,6 +11,7 @@
 //!   offered first. What is left is numbered again from 1.
 
 use bevy::platform::collections::HashMap;
+use smallvec::SmallVec;
 
 use crate::prompt::{ActionCatalog, BlockMeasure, BlockOptions, estimate_tokens, tokens_of_chars};
 use crate::world::{AvailableAction, OfferedActions};
@@ -121,6 +122,30 @@ pub fn drop_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
     for &best in keepers.values() {
         keeper[best] = true;
     }
+    // Lines are left out class by class: a line's class is whether it is its
+    // action's keeper (keepers last), then its relevance; within a class, the last
+    // offered first. An offer's lines fall in a few classes, found as they come.
+    let class = |i: usize| (keeper[i], lines[i].relevance);
+    let mut classes: SmallVec<[(bool, u32); 8]> = SmallVec::new();
+    for i in 0..lines.len() {
+        let class = class(i);
+        if !classes.contains(&class) {
+            if classes.len() == classes.inline_size() {
+                return sorted_drop_order(lines, &keeper);
+            }
+            classes.push(class);
+        }
+    }
+    classes.sort_unstable();
+    let mut order = Vec::with_capacity(lines.len());
+    for wanted in classes {
+        order.extend((0..lines.len()).rev().filter(|&i| class(i) == wanted));
+    }
+    order
+}
+
+/// [`drop_order`] of lines in many classes, by sorting them.
+fn sorted_drop_order(lines: &[OfferLine<'_>], keeper: &[bool]) -> Vec<usize> {
     // Each line's key, one number: keepers last, then by relevance, then the last
     // offered first. Keys are distinct (each holds its line's position), so any sort
     // gives one order.
@@ -215,6 +240,54 @@ mod tests {
             line("a:wait", 0),
         ];
         assert_eq!(drop_order(&apart), [4, 0, 3, 1, 2]);
+    }
+
+    /// The order as its rule says: keepers (each action's most relevant line, the
+    /// first among equals) last, then by relevance, then the last offered first.
+    fn reference_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
+        let keeper = |i: usize| {
+            let line = &lines[i];
+            lines
+                .iter()
+                .position(|other| {
+                    other.action_id == line.action_id
+                        && lines
+                            .iter()
+                            .filter(|l| l.action_id == line.action_id)
+                            .all(|l| l.relevance <= other.relevance)
+                })
+                .is_some_and(|first_best| first_best == i)
+        };
+        let mut order: Vec<usize> = (0..lines.len()).collect();
+        order.sort_by_key(|&i| (keeper(i), lines[i].relevance, std::cmp::Reverse(i)));
+        order
+    }
+
+    #[test]
+    fn lines_in_few_classes_or_many_go_in_the_same_order() {
+        let ids = ["a:greet", "a:wait", "b:take", "b:give", "c:go"];
+        // A small deterministic generator, so every run checks the same offers.
+        let mut state: u64 = 7;
+        let mut next = |below: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % below
+        };
+        for round in 0..400 {
+            let len = next(40) as usize;
+            // Up to 2 relevances (few classes) or up to 30 (many).
+            let relevances = if round % 2 == 0 { 2 } else { 30 };
+            let lines: Vec<OfferLine<'_>> = (0..len)
+                .map(|_| {
+                    line(
+                        ids[next(ids.len() as u64) as usize],
+                        next(relevances) as u32,
+                    )
+                })
+                .collect();
+            assert_eq!(drop_order(&lines), reference_order(&lines), "{lines:?}");
+        }
     }
 
     #[test]
