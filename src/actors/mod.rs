@@ -219,8 +219,9 @@ impl ShownOffer {
         };
         // The same offer made again from a menu built again (content or settings
         // changed) keeps its mask, unless its block no longer fits: another layout, or
-        // longer mod metadata.
-        let kept = self.shown && self.budget == budget && self.offered == offered && {
+        // longer mod metadata. From the same menu, an offer not shared is another.
+        let made_again = !self.offered.made_from_one_menu(&offered) && self.offered == offered;
+        let kept = self.shown && self.budget == budget && made_again && {
             write(self);
             estimate_tokens(&self.block) <= budget
         };
@@ -765,6 +766,8 @@ fn submit_decisions(
     let players: SmallVec<[Entity; 2]> = players.iter().collect();
     let mut with_key: Option<HashMap<&str, SmallVec<[Entity; 1]>>> = None;
     let mut remembered: SmallVec<[Entity; 8]> = SmallVec::new();
+    // Whether each menu of the frame reads only the built-in scopes, found once.
+    let mut builtin_only: SmallVec<[(ActionMenu, bool); 4]> = SmallVec::new();
     let budgets = &settings.budgets;
     // Each actor's user message is written here; the buffers serve every actor of
     // the frame.
@@ -828,11 +831,15 @@ fn submit_decisions(
             OfferedActions::default()
         } else {
             let menu = cache.menu(&registry, spec, fighting, &settings.combat_verbs);
-            let changed_at = if menu.reads_only_builtin_scopes(&scopes) {
-                around
-            } else {
-                revision
+            let builtin = match builtin_only.iter().find(|(known, _)| known.shares(menu)) {
+                Some(&(_, builtin)) => builtin,
+                None => {
+                    let builtin = menu.reads_only_builtin_scopes(&scopes);
+                    builtin_only.push((menu.clone(), builtin));
+                    builtin
+                }
             };
+            let changed_at = if builtin { around } else { revision };
             match &shown_offer.made_from {
                 Some((made, at)) if made.shares(menu) && *at >= changed_at => {
                     shown_offer.offered.clone()

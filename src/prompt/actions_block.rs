@@ -247,16 +247,12 @@ impl BlockMeasure {
                 (chars, groups.add(position, line.action_id))
             })
             .collect();
-        let mut header = String::new();
         let groups: SmallVec<[(usize, usize); 8]> = groups
             .list
             .iter()
             .map(|group| {
-                header.clear();
                 let (_, metadata) = catalog.action_group(group.namespace);
-                write_group(&mut header, group.namespace, metadata, group.count, &[]);
-                let chars = header.chars().count() - digits(group.count);
-                (chars, group.count)
+                (group_chars(group.namespace, metadata), group.count)
             })
             .collect();
         Self {
@@ -436,6 +432,7 @@ impl<'a> Groups<'a> {
     }
 
     /// Adds the line at `position`, with this action id; returns its group's position.
+    #[inline]
     fn add(&mut self, position: usize, action_id: &'a str) -> usize {
         let group = self.group_of(position, action_id);
         self.previous = Some((action_id, group));
@@ -482,22 +479,22 @@ fn write_group(
     count: usize,
     lines: &[BlockLine<'_>],
 ) {
-    out.push_str("## ");
+    let [open, before_count, after_count] = GROUP_HEADING;
+    out.push_str(open);
     let start = out.len();
     out.push_str(namespace);
     out[start..].make_ascii_uppercase();
-    out.push_str(" ACTIONS (");
+    out.push_str(before_count);
     push_number(out, count);
-    out.push_str(" actions)\n");
-    let purpose = metadata.and_then(|m| m.purpose.as_deref());
-    let consider_when = metadata.and_then(|m| m.consider_when.as_deref());
+    out.push_str(after_count);
+    let (purpose, consider_when) = about(metadata);
     if let Some(purpose) = purpose {
-        out.push_str("**Purpose:** ");
+        out.push_str(PURPOSE);
         out.push_str(purpose);
         out.push('\n');
     }
     if let Some(consider_when) = consider_when {
-        out.push_str("**Consider when:** ");
+        out.push_str(CONSIDER_WHEN);
         out.push_str(consider_when);
         out.push('\n');
     }
@@ -508,6 +505,31 @@ fn write_group(
         write_line(out, line);
     }
     out.push('\n');
+}
+
+/// The characters [`write_group`] writes for a group, but its count's and its lines'.
+fn group_chars(namespace: &str, metadata: Option<&ModActionMetadata>) -> usize {
+    let heading = GROUP_HEADING.iter().map(|part| part.len()).sum::<usize>() + chars(namespace);
+    let (purpose, consider_when) = about(metadata);
+    let purpose_line = purpose.map_or(0, |purpose| PURPOSE.len() + chars(purpose) + 1);
+    let consider_line =
+        consider_when.map_or(0, |consider| CONSIDER_WHEN.len() + chars(consider) + 1);
+    let blank = usize::from(purpose.is_some() || consider_when.is_some());
+    // And the blank line that closes the group.
+    heading + purpose_line + consider_line + blank + 1
+}
+
+/// A group's heading around its namespace and its count.
+const GROUP_HEADING: [&str; 3] = ["## ", " ACTIONS (", " actions)\n"];
+const PURPOSE: &str = "**Purpose:** ";
+const CONSIDER_WHEN: &str = "**Consider when:** ";
+
+/// A mod's Purpose and Consider-when lines, those it has.
+fn about(metadata: Option<&ModActionMetadata>) -> (Option<&str>, Option<&str>) {
+    (
+        metadata.and_then(|m| m.purpose.as_deref()),
+        metadata.and_then(|m| m.consider_when.as_deref()),
+    )
 }
 
 /// A namespace's actions: how many, and the position of the first.

@@ -87,6 +87,15 @@ impl OfferedActions {
         }
     }
 
+    /// Whether the two were made from one menu, shared. Two such offers that are not
+    /// [shared](Self::shares) differ: [`ActionOffers::offer_again`] compared them.
+    pub(crate) fn made_from_one_menu(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(one), Some(other)) => Arc::ptr_eq(&one.menu, &other.menu),
+            _ => false,
+        }
+    }
+
     /// The action numbered `index` (from 1), as the prompt lists it.
     #[inline]
     pub fn get(&self, index: usize) -> Option<AvailableAction<'_>> {
@@ -177,6 +186,7 @@ pub struct OfferedIter<'a> {
 impl<'a> Iterator for OfferedIter<'a> {
     type Item = AvailableAction<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         let (position, offered) = self.offered.next()?;
         Some(self.list?.view(position, offered))
