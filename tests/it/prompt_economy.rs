@@ -251,130 +251,93 @@ fn an_offer_is_made_again_when_what_is_around_the_actor_or_the_scopes_change() {
         },
     );
     let marta = scene.entities["marta"];
-    let ale = scene.entities["ale"];
-    let mentions = |asked: &DecisionRequested, name: &str| {
-        asked.offered.iter().any(|a| a.command.contains(name))
-    };
-    let update = |asked: &DecisionRequested| {
-        asked
-            .messages
-            .last()
-            .map(|m| m.content.to_string())
-            .unwrap_or_default()
-    };
-    // Frames in which nobody thinks, after a change: it is still seen.
-    let idle = |app: &mut App| {
+    let [ale, key, barrel, cellar] =
+        ["ale", "key", "barrel", "cellar"].map(|id| scene.entities[id]);
+    // Marta's next prompt after `change`, and frames in which nobody thinks: a
+    // change is seen even so.
+    let mut after = |change: &dyn Fn(&mut World)| {
+        change(app.world_mut());
         for _ in 0..3 {
             app.update();
         }
+        asked(&run_turn(&mut app), marta)
+    };
+    let rename = |entity: Entity, name: &'static str| {
+        move |world: &mut World| {
+            world.entity_mut(entity).insert(DisplayName(name.into()));
+        }
+    };
+    let offers = |asked: &DecisionRequested, name: &str| {
+        asked.offered.iter().any(|a| a.command.contains(name))
+    };
+    // What the appended turn says: what changed.
+    let says = |asked: &DecisionRequested, text: &str| {
+        asked
+            .messages
+            .last()
+            .is_some_and(|m| m.content.contains(text))
     };
 
-    let first = asked(&run_turn(&mut app), marta);
-    assert!(mentions(&first, "mug of ale"), "{:?}", first.offered);
-    assert!(mentions(&first, "Silas"), "{:?}", first.offered);
+    let first = after(&|_| {});
+    assert!(offers(&first, "mug of ale"), "{:?}", first.offered);
+    assert!(offers(&first, "Silas"), "{:?}", first.offered);
 
-    // A name changed.
-    app.world_mut()
-        .entity_mut(ale)
-        .insert(DisplayName("tankard of ale".into()));
-    idle(&mut app);
-    let renamed = asked(&run_turn(&mut app), marta);
-    assert!(
-        mentions(&renamed, "tankard of ale"),
-        "{:?}",
-        renamed.offered
-    );
-    assert!(!mentions(&renamed, "mug of ale"));
-    assert!(!renamed.offered.shares(&first.offered));
-    assert!(
-        update(&renamed).contains("tankard of ale"),
-        "perceived again: {}",
-        update(&renamed)
-    );
+    let renamed = after(&rename(ale, "tankard of ale"));
+    assert!(offers(&renamed, "tankard of ale"), "{:?}", renamed.offered);
+    assert!(!offers(&renamed, "mug of ale"));
+    assert!(says(&renamed, "tankard of ale"), "perceived again");
 
-    // A component removed: the tankard is no longer in the room.
-    app.world_mut().entity_mut(ale).remove::<InPlace>();
-    idle(&mut app);
-    let removed = asked(&run_turn(&mut app), marta);
-    assert!(
-        !mentions(&removed, "tankard of ale"),
-        "{:?}",
-        removed.offered
-    );
-    assert!(!update(&removed).contains("tankard of ale"));
+    let removed = after(&|world| {
+        world.entity_mut(ale).remove::<InPlace>();
+    });
+    assert!(!offers(&removed, "tankard of ale"), "{:?}", removed.offered);
+    assert!(!says(&removed, "tankard of ale"));
 
-    // An entity despawned: Marta's cellar key.
-    let key = scene.entities["key"];
-    assert!(mentions(&removed, "cellar key"), "{:?}", removed.offered);
-    app.world_mut().despawn(key);
-    idle(&mut app);
-    let despawned = asked(&run_turn(&mut app), marta);
+    assert!(offers(&removed, "cellar key"), "{:?}", removed.offered);
+    let despawned = after(&|world| {
+        world.despawn(key);
+    });
+    assert!(!offers(&despawned, "cellar key"), "{:?}", despawned.offered);
+
+    let unchanged = after(&|_| {});
     assert!(
-        !mentions(&despawned, "cellar key"),
-        "{:?}",
-        despawned.offered
+        unchanged.offered.shares(&despawned.offered),
+        "the same offer stands"
     );
 
-    // Nothing changed: the same offer stands.
-    let unchanged = asked(&run_turn(&mut app), marta);
-    assert!(unchanged.offered.shares(&despawned.offered));
-
-    // A change in the cellar, not in sight: the same offer stands.
-    app.world_mut()
-        .entity_mut(scene.entities["barrel"])
-        .insert(DisplayName("empty barrel".into()));
-    idle(&mut app);
-    let elsewhere = asked(&run_turn(&mut app), marta);
+    // Out of sight: the same offer stands, and nothing new is perceived.
+    let elsewhere = after(&rename(barrel, "empty barrel"));
     assert!(elsewhere.offered.shares(&unchanged.offered));
-    assert!(
-        !update(&elsewhere).contains("You are in"),
-        "nothing new to perceive"
-    );
+    assert!(!says(&elsewhere, "You are in"));
 
-    // The cellar renamed: the common room's exit to it shows its new name.
-    app.world_mut()
-        .entity_mut(scene.entities["cellar"])
-        .insert(DisplayName("the wine cellar".into()));
-    idle(&mut app);
-    let next_door = asked(&run_turn(&mut app), marta);
-    assert!(
-        update(&next_door).contains("the wine cellar"),
-        "{}",
-        update(&next_door)
-    );
+    // Next door: the exit to it shows its new name.
+    let next_door = after(&rename(cellar, "the wine cellar"));
+    assert!(says(&next_door, "the wine cellar"));
 
     // A scope of the game's own may read the whole world: a change anywhere counts.
-    app.world_mut()
-        .resource_mut::<TargetScopes>()
-        .insert("things_here", |view: &WorldView, _| {
-            let mut things: Vec<Entity> = view
-                .iter()
-                .filter(|(_, thing)| !thing.character && !thing.is_place)
-                .map(|(entity, _)| entity)
-                .collect();
-            things.sort_unstable_by_key(|&thing| (view.name(thing).to_owned(), thing));
-            things
-        });
-    idle(&mut app);
-    let anywhere = asked(&run_turn(&mut app), marta);
-    assert!(
-        mentions(&anywhere, "empty barrel"),
-        "{:?}",
-        anywhere.offered
-    );
-    app.world_mut()
-        .entity_mut(scene.entities["barrel"])
-        .insert(DisplayName("full barrel".into()));
-    idle(&mut app);
-    let refilled = asked(&run_turn(&mut app), marta);
-    assert!(mentions(&refilled, "full barrel"), "{:?}", refilled.offered);
+    let anywhere = after(&|world| {
+        world
+            .resource_mut::<TargetScopes>()
+            .insert("things_here", |view: &WorldView, _| {
+                let mut things: Vec<Entity> = view
+                    .iter()
+                    .filter(|(_, thing)| !thing.character && !thing.is_place)
+                    .map(|(entity, _)| entity)
+                    .collect();
+                things.sort_unstable_by_key(|&thing| (view.name(thing).to_owned(), thing));
+                things
+            });
+    });
+    assert!(offers(&anywhere, "empty barrel"), "{:?}", anywhere.offered);
+    let refilled = after(&rename(barrel, "full barrel"));
+    assert!(offers(&refilled, "full barrel"), "{:?}", refilled.offered);
 
     // A scope replaced: nobody is here to act on any more.
-    app.world_mut()
-        .resource_mut::<TargetScopes>()
-        .insert("characters_here", |_: &WorldView, _| Vec::new());
-    idle(&mut app);
-    let scoped = asked(&run_turn(&mut app), marta);
-    assert!(!mentions(&scoped, "Silas"), "{:?}", scoped.offered);
+    let scoped = after(&|world| {
+        world
+            .resource_mut::<TargetScopes>()
+            .insert("characters_here", |_: &WorldView, _| Vec::new());
+    });
+    assert!(!offers(&scoped, "Silas"), "{:?}", scoped.offered);
     assert!(!scoped.offered.is_empty(), "other actions stand");
 }
