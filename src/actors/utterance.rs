@@ -3,7 +3,9 @@
 //! words once a leading verb alias of the command's mod is replaced. Exact token
 //! matching; no fuzzy guessing.
 
-use crate::content::{ActionDefinition, ContentRegistry, command_words, template_lead};
+use crate::content::{
+    ActionDefinition, ContentRegistry, command_words, command_words_are, template_lead,
+};
 use crate::world::OfferedActions;
 
 use super::RejectionReason;
@@ -24,12 +26,16 @@ pub fn match_utterance(
     let words = command_words(line);
     let mut matches: Vec<usize> = Vec::new();
     for action in offered {
-        let command = command_words(action.command);
-        let named = command == words
-            || registry
-                .verb_aliases(action.action_id)
-                .iter()
-                .any(|alias| alias.expand(&words).as_ref() == Some(&command));
+        let as_said = || words.iter().map(String::as_str);
+        let named = command_words_are(action.command, as_said())
+            || registry.verb_aliases(action.action_id).iter().any(|alias| {
+                // The line with the alias it starts with replaced.
+                let rest = words.strip_prefix(alias.alias.as_slice());
+                rest.is_some_and(|rest| {
+                    let expanded = alias.command.iter().chain(rest).map(String::as_str);
+                    command_words_are(action.command, expanded)
+                })
+            });
         if named && !matches.contains(&action.index) {
             matches.push(action.index);
         }

@@ -25,6 +25,32 @@ pub fn command_words(line: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether `text`'s [`command_words`] are `words`, found without collecting them:
+/// an ASCII word is compared ignoring case, any other lower-cased.
+pub(crate) fn command_words_are<'w>(text: &str, words: impl IntoIterator<Item = &'w str>) -> bool {
+    let mut expected = words.into_iter();
+    let trimmed = text
+        .split_whitespace()
+        .map(|word| word.trim_matches(|c: char| c.is_ascii_punctuation()))
+        .filter(|word| !word.is_empty());
+    for word in trimmed {
+        let same = |known: &str| {
+            if word.is_ascii() {
+                known.eq_ignore_ascii_case(word)
+            } else {
+                known == word.to_lowercase()
+            }
+        };
+        if COMMAND_ARTICLES.iter().any(|article| same(article)) {
+            continue;
+        }
+        if !expected.next().is_some_and(same) {
+            return false;
+        }
+    }
+    expected.next().is_none()
+}
+
 /// The words a command template starts with, up to its first `{placeholder}`
 /// (`pick up` for `pick up {item}`).
 pub fn template_lead(template: &str) -> Vec<String> {
@@ -123,6 +149,38 @@ pub(crate) fn resolve_aliases<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn comparing_words_in_place_agrees_with_collecting_them() {
+        let lines = [
+            "",
+            "  ",
+            "Pick up the Mug of ale!",
+            "pick up mug of ale",
+            "pick up mug of ale.",
+            "pick up THE mug, of ale",
+            "pick up a mug of ale",
+            "pick up mug of",
+            "give crêpe to Zoë",
+            "Give CRÊPE to zoë",
+            "give crepe to Zoe",
+            "ÉCLAIR",
+            "éclair",
+            "An ... the",
+            "greet Marta",
+            "greet marta?",
+        ];
+        for line in lines {
+            for other in lines {
+                let words = command_words(other);
+                assert_eq!(
+                    command_words_are(line, words.iter().map(String::as_str)),
+                    command_words(line) == words,
+                    "{line:?} against {other:?}"
+                );
+            }
+        }
+    }
 
     fn action(id: &str, template: &str) -> ActionDefinition {
         serde_json::from_value(serde_json::json!({

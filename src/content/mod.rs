@@ -39,6 +39,7 @@ pub use action::{
     action_namespace, template_placeholders,
 };
 pub use actor::{ActorHistory, ActorPolicy, ActorSpec, MemorySeed, Persona};
+pub(crate) use aliases::command_words_are;
 pub use aliases::{COMMAND_ARTICLES, VerbAlias, command_words, template_lead};
 pub use error::ContentError;
 pub use loader::{ContentAsset, ContentLoader, ContentLoaderError, parse_content};
