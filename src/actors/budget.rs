@@ -13,7 +13,9 @@
 use bevy::platform::collections::HashMap;
 use smallvec::SmallVec;
 
-use crate::prompt::{ActionCatalog, BlockMeasure, BlockOptions, estimate_tokens, tokens_of_chars};
+use crate::prompt::{
+    ActionCatalog, BlockLine, BlockOptions, Measuring, estimate_tokens, tokens_of_chars,
+};
 use crate::world::{AvailableAction, OfferedActions};
 
 /// How many estimated tokens ([`estimate_tokens`]) a decision prompt and its parts may take.
@@ -183,19 +185,27 @@ pub fn trim_mask(
     catalog: &impl ActionCatalog,
     options: &BlockOptions,
 ) -> Vec<bool> {
-    let mut block = BlockMeasure::new(offered, catalog, options);
+    // Each line measured and weighed in one pass.
+    let mut measuring = Measuring::with_capacity(offered.len());
+    let mut lines: Vec<OfferLine<'_>> = Vec::with_capacity(offered.len());
+    for action in offered {
+        measuring.add(&BlockLine {
+            index: action.index,
+            action_id: action.action_id,
+            command: action.command,
+            description: action.description,
+        });
+        lines.push(OfferLine {
+            action_id: action.action_id,
+            relevance: relevance(&action),
+        });
+    }
+    let mut block = measuring.measure(catalog, options);
     let mut mask = vec![false; offered.len()];
     // Nothing to leave out: an empty offer's block is as short as it gets.
     if tokens_of_chars(block.chars()) <= budget || offered.is_empty() {
         return mask;
     }
-    let lines: Vec<OfferLine<'_>> = offered
-        .iter()
-        .map(|action| OfferLine {
-            action_id: action.action_id,
-            relevance: relevance(&action),
-        })
-        .collect();
     for position in drop_order(&lines) {
         mask[position] = true;
         block.leave_out(position);

@@ -200,8 +200,7 @@ pub fn write_available_actions<L: ActionList + ?Sized>(
     options: &BlockOptions,
 ) {
     // Each line looked up once.
-    let lines: SmallVec<[BlockLine<'_>; 64]> =
-        (0..actions.len()).map(|i| actions.line(i)).collect();
+    let lines: SmallVec<[BlockLine<'_>; 64]> = actions.lines().collect();
     lay_out(out, &lines, catalog, options);
 }
 
@@ -228,26 +227,58 @@ pub(crate) struct BlockMeasure {
 
 impl BlockMeasure {
     /// Every line of `lines` kept.
-    pub(crate) fn new<L: ActionList + ?Sized>(
+    #[cfg(test)]
+    fn new<L: ActionList + ?Sized>(
         lines: &L,
         catalog: &impl ActionCatalog,
         options: &BlockOptions,
     ) -> Self {
-        let mut groups = Groups::default();
-        // The lines of one action share its description: it is counted once.
-        let mut description = ("", 0);
-        let lines: Vec<(usize, usize)> = lines
-            .lines()
-            .enumerate()
-            .map(|(position, line)| {
-                if !std::ptr::eq(line.description, description.0) {
-                    description = (line.description, chars(line.description));
-                }
-                let chars = LINE_FRAME.len() + chars(line.command) + description.1;
-                (chars, groups.add(position, line.action_id))
-            })
-            .collect();
-        let groups: SmallVec<[(usize, usize); 8]> = groups
+        let mut measuring = Measuring::default();
+        lines.lines().for_each(|line| measuring.add(&line));
+        measuring.measure(catalog, options)
+    }
+}
+
+/// The parts of a block, measured line by line: [`measure`](Self::measure) gives the
+/// [`BlockMeasure`] of every line added.
+#[derive(Default)]
+pub(crate) struct Measuring<'a> {
+    groups: Groups<'a>,
+    /// Each line's characters but its number, and its group.
+    lines: Vec<(usize, usize)>,
+    /// The last description counted, and its characters: the lines of one action
+    /// share theirs.
+    description: (&'a str, usize),
+}
+
+impl<'a> Measuring<'a> {
+    /// With room for this many lines.
+    pub(crate) fn with_capacity(lines: usize) -> Self {
+        Self {
+            lines: Vec::with_capacity(lines),
+            ..Self::default()
+        }
+    }
+
+    /// Adds the next line.
+    #[inline]
+    pub(crate) fn add(&mut self, line: &BlockLine<'a>) {
+        if !std::ptr::eq(line.description, self.description.0) {
+            self.description = (line.description, chars(line.description));
+        }
+        let chars = LINE_FRAME.len() + chars(line.command) + self.description.1;
+        let group = self.groups.add(self.lines.len(), line.action_id);
+        self.lines.push((chars, group));
+    }
+
+    /// The block of every line added, from `catalog` with `options`.
+    pub(crate) fn measure(
+        self,
+        catalog: &impl ActionCatalog,
+        options: &BlockOptions,
+    ) -> BlockMeasure {
+        let groups: SmallVec<[(usize, usize); 8]> = self
+            .groups
             .list
             .iter()
             .map(|group| {
@@ -255,7 +286,8 @@ impl BlockMeasure {
                 (group_chars(group.namespace, metadata), group.count)
             })
             .collect();
-        Self {
+        let lines = self.lines;
+        BlockMeasure {
             min_actions: options.min_actions,
             min_namespaces: options.min_namespaces,
             line_chars: lines.iter().map(|(chars, _)| chars).sum(),
@@ -269,7 +301,9 @@ impl BlockMeasure {
             groups,
         }
     }
+}
 
+impl BlockMeasure {
     /// Leaves out the line at `position` (from 0 in the list it was made from); a
     /// line already left out stays out.
     pub(crate) fn leave_out(&mut self, position: usize) {

@@ -6,7 +6,7 @@ mod decision;
 mod narration;
 mod tokens;
 
-pub(crate) use actions_block::BlockMeasure;
+pub(crate) use actions_block::Measuring;
 pub use actions_block::{
     ActionCatalog, ActionLine, ActionList, BlockLine, BlockOptions, render_available_actions,
     write_available_actions,
