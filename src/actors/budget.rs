@@ -98,7 +98,7 @@ pub fn drop_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
     // Each action's keeper: its most relevant line, the first among equals. An
     // action's lines usually come one after another: the best of each run is found
     // first, then the runs of one action compared.
-    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut runs: Vec<(usize, usize)> = Vec::with_capacity(lines.len());
     for (i, line) in lines.iter().enumerate() {
         match runs.last_mut() {
             Some((first, best)) if same_id(lines[*first].action_id, line.action_id) => {
@@ -126,22 +126,39 @@ pub fn drop_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
     }
     // Lines are left out class by class: a line's class is whether it is its
     // action's keeper (keepers last), then its relevance; within a class, the last
-    // offered first. An offer's lines fall in a few classes, found as they come.
-    let class = |i: usize| (keeper[i], lines[i].relevance);
-    let mut classes: SmallVec<[(bool, u32); 8]> = SmallVec::new();
-    for i in 0..lines.len() {
-        let class = class(i);
-        if !classes.contains(&class) {
-            if classes.len() == classes.inline_size() {
+    // offered first. An offer's lines fall in a few classes, found as they come,
+    // and are placed by counting.
+    let mut classes: SmallVec<[((bool, u32), usize); 8]> = SmallVec::new();
+    let mut class_of: SmallVec<[u8; 64]> = SmallVec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        let class = (keeper[i], line.relevance);
+        let found = match classes.iter().position(|(known, _)| *known == class) {
+            Some(found) => found,
+            None if classes.len() == classes.inline_size() => {
                 return sorted_drop_order(lines, &keeper);
             }
-            classes.push(class);
-        }
+            None => {
+                classes.push((class, 0));
+                classes.len() - 1
+            }
+        };
+        classes[found].1 += 1;
+        class_of.push(found as u8);
     }
-    classes.sort_unstable();
-    let mut order = Vec::with_capacity(lines.len());
-    for wanted in classes {
-        order.extend((0..lines.len()).rev().filter(|&i| class(i) == wanted));
+    // Where each class starts in the order.
+    let mut ranked: SmallVec<[usize; 8]> = (0..classes.len()).collect();
+    ranked.sort_unstable_by_key(|&class| classes[class].0);
+    let mut start: SmallVec<[usize; 8]> = SmallVec::from_elem(0, classes.len());
+    let mut next = 0;
+    for class in ranked {
+        start[class] = next;
+        next += classes[class].1;
+    }
+    let mut order = vec![0; lines.len()];
+    for i in (0..lines.len()).rev() {
+        let class = usize::from(class_of[i]);
+        order[start[class]] = i;
+        start[class] += 1;
     }
     order
 }
