@@ -7,6 +7,7 @@ use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::ecs::query::Has;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
+use smallvec::SmallVec;
 
 use super::{CarriedBy, Character, DisplayName, Exits, InPlace, Place, Tags, TargetScopes};
 
@@ -66,19 +67,19 @@ pub type WorldViewQuery<'w, 's> = Query<
 >;
 
 /// Tells a system what changed in the place model a [`WorldView`] is built from, place
-/// by place, and whether the [`TargetScopes`] that read it changed: what is built
-/// from a view and the scopes (an actor's offer, what it perceives) can be kept while
-/// nothing it reads changed.
+/// by place, and whether the [`TargetScopes`] that read it changed
+/// ([`PlaceRevisions`]): what an actor perceives and is offered can be kept while
+/// nothing around its place changed.
 ///
 /// Call [`watch`](Self::watch) every time the system runs, even when it has nothing
-/// else to do: a change is seen only in the frame it happens, a removal in that
-/// frame and the next. Call [`revise`](Self::revise) with the frame's view when
-/// something is to be built from it.
+/// else to do, and [`revise`](Self::revise) with the frame's view when something is
+/// to be built from it. Nothing is missed in frames in which the system does not
+/// run at all: a change is found by its tick, a removal by comparing the view with
+/// the last one revised.
 #[derive(SystemParam)]
 pub struct WorldViewChanges<'w, 's> {
     scopes: Res<'w, TargetScopes>,
     changed: Query<'w, 's, Entity, ViewComponentChanged>,
-    removed: ViewComponentsRemoved<'w, 's>,
     revisions: Local<'s, PlaceRevisions>,
 }
 
@@ -93,39 +94,12 @@ type ViewComponentChanged = Or<(
     Changed<Exits>,
 )>;
 
-/// The components a [`WorldView`] is built from, as they are removed.
-#[derive(SystemParam)]
-pub struct ViewComponentsRemoved<'w, 's> {
-    names: RemovedComponents<'w, 's, DisplayName>,
-    tags: RemovedComponents<'w, 's, Tags>,
-    places: RemovedComponents<'w, 's, InPlace>,
-    carriers: RemovedComponents<'w, 's, CarriedBy>,
-    characters: RemovedComponents<'w, 's, Character>,
-    is_places: RemovedComponents<'w, 's, Place>,
-    exits: RemovedComponents<'w, 's, Exits>,
-}
-
-impl ViewComponentsRemoved<'_, '_> {
-    /// Adds the entities that lost one since the last call. Every reader is read to
-    /// its end, so that what it saw is not seen again.
-    fn read_into(&mut self, entities: &mut EntityHashSet) {
-        entities.extend(self.names.read());
-        entities.extend(self.tags.read());
-        entities.extend(self.places.read());
-        entities.extend(self.carriers.read());
-        entities.extend(self.characters.read());
-        entities.extend(self.is_places.read());
-        entities.extend(self.exits.read());
-    }
-}
-
 impl WorldViewChanges<'_, '_> {
-    /// Notes what changed since the system last ran.
+    /// Notes what changed since this system last ran.
     pub fn watch(&mut self) {
         let revisions = &mut *self.revisions;
         revisions.everything_changed |= self.scopes.is_changed();
         revisions.changed.extend(self.changed.iter());
-        self.removed.read_into(&mut revisions.changed);
     }
 
     /// What changed, place by place, up to `view`: the place model now.
@@ -139,25 +113,50 @@ impl WorldViewChanges<'_, '_> {
 /// [`WorldViewChanges::revise`] numbers its revisions.
 ///
 /// What the built-in target scopes and an actor's perception read around a place
-/// (the place, who and what is in it and what they carry, and the places its exits
-/// lead to) changed at [`changed_at`](Self::changed_at) that place; anything at all
-/// changed at [`revision`](Self::revision).
+/// (the place, who and what is in it and what they carry, and where its exits lead)
+/// changed at [`changed_at`](Self::changed_at) that place; anything at all changed at
+/// [`revision`](Self::revision).
 #[derive(Debug, Default)]
 pub struct PlaceRevisions {
     /// The last revision: it moves on when anything changed.
     revision: u64,
     /// When everything last changed: the first revision, or the scopes changed.
     everywhere: u64,
-    /// When what is around each place last changed.
+    /// When what is around each entity an actor may be in last changed.
     places: EntityHashMap<u64>,
     /// When something in no place last changed.
     nowhere: u64,
-    /// Where each entity of the view was at the last revision, and whether it is a place.
-    located: EntityHashMap<(Option<Entity>, bool)>,
+    /// Each entity of the view as the last revision saw it.
+    seen: EntityHashMap<Seen>,
     /// Entities changed since the last revision.
     changed: EntityHashSet,
     /// Whether everything changed since then.
     everything_changed: bool,
+}
+
+/// An entity of the view as a revision saw it: where it was, and enough of the rest
+/// that a removed component shows (a name, tags or exits gone is one left empty).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Seen {
+    place: Option<Entity>,
+    is_place: bool,
+    character: bool,
+    name: usize,
+    tags: usize,
+    exits: usize,
+}
+
+impl Seen {
+    fn of(view: &WorldView, entity: Entity, v: &EntityView) -> Self {
+        Self {
+            place: view.place_of(entity),
+            is_place: v.is_place,
+            character: v.character,
+            name: v.name.len(),
+            tags: v.tags.len(),
+            exits: v.exits.len(),
+        }
+    }
 }
 
 impl PlaceRevisions {
@@ -177,6 +176,25 @@ impl PlaceRevisions {
     }
 
     fn revise(&mut self, view: &WorldView) {
+        // A removal changes no tick: the view is compared with the last one even
+        // when nothing was reported changed.
+        let mut seen = EntityHashMap::with_capacity(self.seen.len());
+        let mut was_in: SmallVec<[Option<Entity>; 8]> = SmallVec::new();
+        for (entity, v) in view.iter() {
+            let now = Seen::of(view, entity, v);
+            let was = self.seen.remove(&entity);
+            if was != Some(now) {
+                self.changed.insert(entity);
+                was_in.extend(was.map(|was| was.place));
+            }
+            seen.insert(entity, now);
+        }
+        // What left the view, and the place it was in.
+        for (entity, was) in self.seen.drain() {
+            self.changed.insert(entity);
+            was_in.push(was.place);
+        }
+        self.seen = seen;
         if self.revision > 0 && self.changed.is_empty() && !self.everything_changed {
             return;
         }
@@ -186,44 +204,30 @@ impl PlaceRevisions {
             self.everywhere = revision;
         }
         self.everything_changed = false;
+        let places = &mut self.places;
+        let nowhere = &mut self.nowhere;
         let mut around = |place: Option<Entity>| match place {
             Some(place) => {
-                self.places.insert(place, revision);
+                places.insert(place, revision);
             }
-            None => self.nowhere = revision,
+            None => *nowhere = revision,
         };
-        // Each changed entity changed where it was and where it is; a changed place
-        // changed itself and the places whose exits show it.
-        let mut changed_places: Vec<Entity> = Vec::new();
-        for entity in self.changed.drain() {
-            let was = self.located.get(&entity).copied();
-            let is = view
-                .get(entity)
-                .map(|v| (view.place_of(entity), v.is_place));
-            if let Some((place, _)) = was {
-                around(place);
+        was_in.into_iter().for_each(&mut around);
+        // A changed entity changed itself (it may be what others are in, a place or
+        // not) and the place it is in.
+        for &entity in &self.changed {
+            around(Some(entity));
+            if let Some(now) = self.seen.get(&entity) {
+                around(now.place);
             }
-            if let Some((place, _)) = is {
-                around(place);
-            }
-            if was.is_some_and(|(_, place)| place) || is.is_some_and(|(_, place)| place) {
+        }
+        // Whatever has exits to a changed entity shows its name and tags.
+        for (entity, v) in view.iter() {
+            if v.exits.iter().any(|exit| self.changed.contains(exit)) {
                 around(Some(entity));
-                changed_places.push(entity);
             }
         }
-        if !changed_places.is_empty() {
-            for (place, v) in view.iter() {
-                if v.is_place && v.exits.iter().any(|exit| changed_places.contains(exit)) {
-                    around(Some(place));
-                }
-            }
-        }
-        // Where everything is now: a carried thing moves with its carrier.
-        self.located.clear();
-        self.located.extend(
-            view.iter()
-                .map(|(entity, v)| (entity, (view.place_of(entity), v.is_place))),
-        );
+        self.changed.clear();
     }
 }
 
@@ -343,41 +347,63 @@ impl<'a> WorldView<'a> {
 mod tests {
     use super::*;
 
-    /// When each place last changed, and the last revision, as a system sees them.
+    /// Whether the system below runs, and whether it revises or only watches.
+    #[derive(Resource)]
+    struct Runs {
+        runs: bool,
+        revises: bool,
+    }
+
+    /// What the system saw at its last revision: the revision, and when what is
+    /// around each entity, or no place, last changed.
     #[derive(Resource, Default)]
-    struct Seen {
-        /// Whether the system revises this frame, or only watches.
-        revise: bool,
+    struct Saw {
         revision: u64,
         around: EntityHashMap<u64>,
         nowhere: u64,
     }
 
+    /// A system that builds from the view, when it runs.
     fn revise(
         mut changes: WorldViewChanges,
         world: WorldViewQuery,
-        places: Query<Entity, With<Place>>,
-        mut seen: ResMut<Seen>,
+        everything: Query<Entity>,
+        runs: Res<Runs>,
+        mut saw: ResMut<Saw>,
     ) {
         changes.watch();
-        if !seen.revise {
+        if !runs.revises {
             return;
         }
-        let view = WorldView::from_query(&world);
-        let revisions = changes.revise(&view);
-        seen.revision = revisions.revision();
-        seen.around = places
-            .iter()
-            .map(|place| (place, revisions.changed_at(Some(place))))
-            .collect();
-        seen.nowhere = revisions.changed_at(None);
+        let revisions = changes.revise(&WorldView::from_query(&world));
+        *saw = Saw {
+            revision: revisions.revision(),
+            around: everything
+                .iter()
+                .map(|entity| (entity, revisions.changed_at(Some(entity))))
+                .collect(),
+            nowhere: revisions.changed_at(None),
+        };
     }
 
-    /// Updates once; returns the revision and when places `a`, `b`, `c` last changed.
-    fn update(app: &mut App, [a, b, c]: [Entity; 3]) -> (u64, [u64; 3]) {
+    fn app() -> App {
+        let mut app = App::new();
+        app.init_resource::<TargetScopes>()
+            .init_resource::<Saw>()
+            .insert_resource(Runs {
+                runs: true,
+                revises: true,
+            })
+            .add_systems(Update, revise.run_if(|runs: Res<Runs>| runs.runs));
+        app
+    }
+
+    /// Updates once; returns the revision and when what is around each of `places`
+    /// last changed.
+    fn update<const N: usize>(app: &mut App, places: [Entity; N]) -> (u64, [u64; N]) {
         app.update();
-        let seen = app.world().resource::<Seen>();
-        (seen.revision, [a, b, c].map(|place| seen.around[&place]))
+        let saw = app.world().resource::<Saw>();
+        (saw.revision, places.map(|place| saw.around[&place]))
     }
 
     fn named(name: &str) -> DisplayName {
@@ -386,13 +412,7 @@ mod tests {
 
     #[test]
     fn a_change_is_seen_where_it_was_and_where_it_is_and_next_door() {
-        let mut app = App::new();
-        app.init_resource::<TargetScopes>()
-            .insert_resource(Seen {
-                revise: true,
-                ..Seen::default()
-            })
-            .add_systems(Update, revise);
+        let mut app = app();
         let world = app.world_mut();
         // a → b → c.
         let c = world.spawn((Place, named("cellar"))).id();
@@ -447,20 +467,29 @@ mod tests {
             (7, [6, 7, 5]),
             "a component removed: the ring is in no place now"
         );
-        assert_eq!(app.world().resource::<Seen>().nowhere, 7);
+        assert_eq!(app.world().resource::<Saw>().nowhere, 7);
 
         app.world_mut()
             .entity_mut(lost)
             .insert(named("found thing"));
         assert_eq!(update(&mut app, places), (8, [6, 7, 5]), "in no place");
 
-        // Changes in frames that only watch are seen when the system revises again.
-        app.world_mut().resource_mut::<Seen>().revise = false;
+        // Changes in frames in which the system only watches, or does not run at all
+        // (frames enough that a removal is no longer there to read), are seen when it
+        // revises again.
+        app.world_mut().resource_mut::<Runs>().revises = false;
         app.world_mut().entity_mut(crate_).insert(InPlace(a));
         app.update();
+        app.world_mut().resource_mut::<Runs>().runs = false;
         app.world_mut().despawn(bob);
-        app.update();
-        app.world_mut().resource_mut::<Seen>().revise = true;
+        app.world_mut().entity_mut(lost).remove::<DisplayName>();
+        for _ in 0..4 {
+            app.update();
+        }
+        *app.world_mut().resource_mut::<Runs>() = Runs {
+            runs: true,
+            revises: true,
+        };
         assert_eq!(
             update(&mut app, places),
             (9, [9, 9, 9]),
@@ -474,6 +503,43 @@ mod tests {
             update(&mut app, places),
             (10, [10, 10, 10]),
             "new scopes change everything"
+        );
+    }
+
+    #[test]
+    fn what_is_carried_goes_with_its_carrier() {
+        let mut app = app();
+        let world = app.world_mut();
+        let hall = world.spawn((Place, named("hall"))).id();
+        let horse = world.spawn((named("horse"), InPlace(hall))).id();
+        world.spawn((Character, named("rider"), CarriedBy(horse)));
+        assert_eq!(update(&mut app, [hall]), (1, [1]));
+        let rider_place = |app: &App| app.world().resource::<Saw>().nowhere;
+        assert_eq!(rider_place(&app), 1);
+
+        // The horse goes: the rider, unchanged itself, is in no place now.
+        app.world_mut().despawn(horse);
+        assert_eq!(update(&mut app, [hall]), (2, [2]));
+        assert_eq!(rider_place(&app), 2, "where the rider is now changed");
+    }
+
+    #[test]
+    fn what_an_actor_is_in_need_not_be_a_place() {
+        let mut app = app();
+        let world = app.world_mut();
+        let door = world.spawn(named("door")).id();
+        let room = world.spawn((named("room"), Exits(vec![door]))).id();
+        world.spawn((Character, named("Ann"), InPlace(room)));
+        assert_eq!(update(&mut app, [room, door]), (1, [1, 1]));
+
+        app.world_mut().entity_mut(room).insert(named("big room"));
+        assert_eq!(update(&mut app, [room, door]), (2, [2, 1]), "what it is in");
+
+        app.world_mut().entity_mut(door).insert(named("red door"));
+        assert_eq!(
+            update(&mut app, [room, door]),
+            (3, [3, 3]),
+            "where its exits lead"
         );
     }
 }
