@@ -237,6 +237,42 @@ impl BlockMeasure {
         lines.lines().for_each(|line| measuring.add(&line));
         measuring.measure(catalog, options)
     }
+
+    /// Leaves out the line at `position` (from 0 in the list it was made from); a
+    /// line already left out stays out.
+    pub(crate) fn leave_out(&mut self, position: usize) {
+        let Some((chars, group)) = self.lines.get_mut(position) else {
+            return;
+        };
+        if *chars == usize::MAX {
+            return;
+        }
+        self.line_chars -= std::mem::replace(chars, usize::MAX);
+        self.kept -= 1;
+        let (_, count) = &mut self.groups[*group];
+        self.group_chars -= digits(*count);
+        *count -= 1;
+        if *count > 0 {
+            self.group_chars += digits(*count);
+        } else {
+            self.group_chars -= self.groups[*group].0;
+            self.kept_groups -= 1;
+        }
+    }
+
+    /// The characters of the block of the lines kept, numbered from 1.
+    pub(crate) fn chars(&self) -> usize {
+        let opening = OPENING.len();
+        if self.kept == 0 {
+            return opening + NOTHING_TO_DO.len() + FLAT_GUIDANCE.len();
+        }
+        let lines = self.line_chars + digits_up_to(self.kept);
+        if self.kept < self.min_actions || self.kept_groups < self.min_namespaces {
+            opening + lines + 1 + FLAT_GUIDANCE.len()
+        } else {
+            opening + self.group_chars + lines + GROUPED_GUIDANCE.len()
+        }
+    }
 }
 
 /// The parts of a block, measured line by line: [`measure`](Self::measure) gives the
@@ -299,44 +335,6 @@ impl<'a> Measuring<'a> {
             kept_groups: groups.len(),
             lines,
             groups,
-        }
-    }
-}
-
-impl BlockMeasure {
-    /// Leaves out the line at `position` (from 0 in the list it was made from); a
-    /// line already left out stays out.
-    pub(crate) fn leave_out(&mut self, position: usize) {
-        let Some((chars, group)) = self.lines.get_mut(position) else {
-            return;
-        };
-        if *chars == usize::MAX {
-            return;
-        }
-        self.line_chars -= std::mem::replace(chars, usize::MAX);
-        self.kept -= 1;
-        let (_, count) = &mut self.groups[*group];
-        self.group_chars -= digits(*count);
-        *count -= 1;
-        if *count > 0 {
-            self.group_chars += digits(*count);
-        } else {
-            self.group_chars -= self.groups[*group].0;
-            self.kept_groups -= 1;
-        }
-    }
-
-    /// The characters of the block of the lines kept, numbered from 1.
-    pub(crate) fn chars(&self) -> usize {
-        let opening = OPENING.len();
-        if self.kept == 0 {
-            return opening + NOTHING_TO_DO.len() + FLAT_GUIDANCE.len();
-        }
-        let lines = self.line_chars + digits_up_to(self.kept);
-        if self.kept < self.min_actions || self.kept_groups < self.min_namespaces {
-            opening + lines + 1 + FLAT_GUIDANCE.len()
-        } else {
-            opening + self.group_chars + lines + GROUPED_GUIDANCE.len()
         }
     }
 }
