@@ -178,23 +178,25 @@ impl PlaceRevisions {
     fn revise(&mut self, view: &WorldView) {
         // A removal changes no tick: the view is compared with the last one even
         // when nothing was reported changed.
-        let mut seen = EntityHashMap::with_capacity(self.seen.len());
         let mut was_in: SmallVec<[Option<Entity>; 8]> = SmallVec::new();
         for (entity, v) in view.iter() {
             let now = Seen::of(view, entity, v);
-            let was = self.seen.remove(&entity);
+            let was = self.seen.insert(entity, now);
             if was != Some(now) {
                 self.changed.insert(entity);
                 was_in.extend(was.map(|was| was.place));
             }
-            seen.insert(entity, now);
         }
         // What left the view, and the place it was in.
-        for (entity, was) in self.seen.drain() {
-            self.changed.insert(entity);
-            was_in.push(was.place);
-        }
-        self.seen = seen;
+        let changed = &mut self.changed;
+        self.seen.retain(|&entity, was| {
+            let left = view.get(entity).is_none();
+            if left {
+                changed.insert(entity);
+                was_in.push(was.place);
+            }
+            !left
+        });
         if self.revision > 0 && self.changed.is_empty() && !self.everything_changed {
             return;
         }
