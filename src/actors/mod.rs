@@ -40,13 +40,13 @@ use crate::content::{
     register_content_asset,
 };
 use crate::llm::{
-    ChatMessage, LlmBridge, LlmRequest, LlmResponse, OfferedChoice, OfferedChoices, Priority,
-    RequestId, RequestIntent, SamplingOptions,
+    ChatMessage, LlmBridge, LlmError, LlmRequest, LlmResponse, OfferedChoice, OfferedChoices,
+    Priority, RequestId, RequestIntent, SamplingOptions,
 };
 use crate::prompt::{
     ActionCatalog, ActionLine, ActionList, BlockLine, BlockOptions, DecisionContext,
-    DecisionLimits, PromptPart, PromptSection, estimate_tokens, write_available_actions,
-    write_decision_user_prompt,
+    DecisionLimits, PromptPart, PromptSection, TokenScale, estimate_tokens,
+    write_available_actions, write_decision_user_prompt,
 };
 use crate::world::{
     ActionMenu, ActionOffers, AvailableAction, CarriedBy, Character, DisplayName, InPlace,
@@ -147,6 +147,11 @@ pub struct ActorMind {
     fighting: bool,
     /// What the player said to it, to reply to instead of acting.
     reply_to: Option<String>,
+    /// What the pending request replies to, to ask again with.
+    replying_to: Option<String>,
+    /// Whether the pending request asks again from a fresh prompt, after the server
+    /// found the last one too long for its context: it is asked again only once.
+    asked_again: bool,
     /// The limits its pending decision is checked against.
     limits: DecisionLimits,
     /// Its conversation with the model so far.
@@ -713,10 +718,13 @@ fn hear_the_player(
         let Ok((.., mut mind, _)) = actors.get_mut(to) else {
             continue;
         };
-        // The reply takes the place of whatever the actor was about to do.
+        // The reply takes the place of whatever the actor was about to do; the
+        // conversation goes on from its last answered turn.
         if let Some(pending) = mind.pending.take() {
             queue.pending.remove(&pending);
             bridge.cancel(pending);
+            mind.transcript.unanswered();
+            mind.asked_again = false;
         }
         mind.reply_to = Some(utterance);
         if !mind.queued {
@@ -793,10 +801,13 @@ fn submit_decisions(
             continue;
         };
         let template = registry.prompt_for(spec).unwrap_or(&builtin);
+        // Budgets are in the server's tokens; prompts are measured in estimates.
+        let affinity = entity.to_bits();
+        let scale = TokenScale::from_tokens_per_char(bridge.tokens_per_char(Some(affinity)));
         let reply_to = mind.reply_to.take();
         let player_says = reply_to
             .as_deref()
-            .map(|words| fit_words(words, budgets.player_says));
+            .map(|words| fit_words(words, scale.to_estimate(budgets.player_says)));
         let limits = DecisionLimits {
             max_speech_chars: spec.policy.speech_limit(settings.limits.max_speech_chars),
             max_color_lines: spec
@@ -810,7 +821,7 @@ fn submit_decisions(
             plots: &plots,
             tags: &context,
             k: settings.recall.k,
-            token_budget: settings.recall.token_budget,
+            token_budget: scale.to_estimate(settings.recall.token_budget),
         });
         memories.clear();
         memories.extend(recalled.iter().map(|m| m.text.as_str()));
@@ -824,7 +835,7 @@ fn submit_decisions(
             perception.clear();
             write_surroundings(perception, &view, entity);
         }
-        let seen = fit_lines(&mind.perceived.1, budgets.perception);
+        let seen = fit_lines(&mind.perceived.1, scale.to_estimate(budgets.perception));
         let shown_offer = &mut mind.shown_offer;
         let offered = if reply_to.is_some() {
             shown_offer.made_from = None;
@@ -867,7 +878,7 @@ fn submit_decisions(
                 },
             );
             let rest = estimate_tokens(&system.message.content) + estimate_tokens(&user.text);
-            mind.actions_budget = budgets.total.saturating_sub(rest);
+            mind.actions_budget = scale.to_estimate(budgets.total).saturating_sub(rest);
         }
         let for_actions = mind.actions_budget;
         let shown_offer = &mut mind.shown_offer;
@@ -903,41 +914,54 @@ fn submit_decisions(
             memories: &memory_ids,
         };
         let note = mind.note.take();
-        let turn =
-            mind.transcript
-                .next_turn(&shown, &system.sections, budgets.transcript, |plan| {
-                    let new_memories: Vec<&str>;
-                    let context = match plan {
-                        TurnPlan::Fresh => DecisionContext {
-                            perception: seen,
-                            memories: &memories,
+        // A transcript starts again before it outgrows its budget, or the context a
+        // server said one of its slots holds, with room for the answer.
+        let mut transcript_budget = budgets.transcript;
+        if let Some(context) = bridge.context_per_slot(Some(affinity)) {
+            let room = context.saturating_sub(limits.max_answer_tokens()) as usize;
+            transcript_budget = transcript_budget.min(room);
+        }
+        let mut turn = mind.transcript.next_turn(
+            &shown,
+            &system.sections,
+            scale.to_estimate(transcript_budget),
+            |plan| {
+                let new_memories: Vec<&str>;
+                let context = match plan {
+                    TurnPlan::Fresh => DecisionContext {
+                        perception: seen,
+                        memories: &memories,
+                        player_says: player_says.as_deref(),
+                        actions_block: block,
+                        note: None,
+                    },
+                    TurnPlan::Append {
+                        actions,
+                        perception,
+                        memories: new,
+                    } => {
+                        new_memories = new.iter().map(|&i| memories[i]).collect();
+                        DecisionContext {
+                            perception: if *perception { seen } else { "" },
+                            memories: &new_memories,
                             player_says: player_says.as_deref(),
-                            actions_block: block,
-                            note: None,
-                        },
-                        TurnPlan::Append {
-                            actions,
-                            perception,
-                            memories: new,
-                        } => {
-                            new_memories = new.iter().map(|&i| memories[i]).collect();
-                            DecisionContext {
-                                perception: if *perception { seen } else { "" },
-                                memories: &new_memories,
-                                player_says: player_says.as_deref(),
-                                actions_block: if *actions { block } else { SAME_ACTIONS },
-                                note: note.as_deref(),
-                            }
+                            actions_block: if *actions { block } else { SAME_ACTIONS },
+                            note: note.as_deref(),
                         }
-                    };
-                    user.text.clear();
-                    user.sections.clear();
-                    write_decision_user_prompt(&mut user, template, &context);
-                    (
-                        Arc::from(user.text.as_str()),
-                        std::mem::take(&mut user.sections),
-                    )
-                });
+                    }
+                };
+                user.text.clear();
+                user.sections.clear();
+                write_decision_user_prompt(&mut user, template, &context);
+                (
+                    Arc::from(user.text.as_str()),
+                    std::mem::take(&mut user.sections),
+                )
+            },
+        );
+        for section in &mut turn.sections {
+            section.tokens = scale.to_server(section.tokens);
+        }
         let name = Arc::clone(&system.name);
         let request = LlmRequest {
             messages: Arc::clone(&turn.messages),
@@ -952,7 +976,7 @@ fn submit_decisions(
             },
             // Each actor's requests go to the same server (and slot), which keeps
             // its prompt prefix.
-            affinity: Some(entity.to_bits()),
+            affinity: Some(affinity),
             // The player waits for a reply; background thinking can wait.
             priority: if reply_to.is_some() {
                 Priority::Dialogue
@@ -964,6 +988,7 @@ fn submit_decisions(
         let id = bridge.submit(request);
         queue.pending.insert(id, entity);
         mind.pending = Some(id);
+        mind.replying_to = reply_to;
         mind.cooldown = spec.policy.cooldown_turns;
         mind.offered = offered.clone();
         mind.fighting = fighting;
@@ -1148,6 +1173,27 @@ fn apply_decisions(
             continue;
         }
         mind.pending = None;
+        let asked_again = std::mem::take(&mut mind.asked_again);
+        let replying_to = mind.replying_to.take();
+        match &response.result {
+            // The answer stays in the actor's conversation with the model, used or not.
+            Ok(reply) => mind.transcript.answered(&reply.text),
+            Err(LlmError::ContextExceeded(_)) => mind.transcript.forget(),
+            // The server still holds what it read of the conversation.
+            Err(_) => mind.transcript.unanswered(),
+        }
+        if let Err(LlmError::ContextExceeded(why)) = &response.result
+            && !asked_again
+        {
+            info!("smart actor {entity}: {why}; asking again from a fresh prompt");
+            mind.asked_again = true;
+            mind.reply_to = mind.reply_to.take().or(replying_to);
+            if !mind.queued {
+                mind.queued = true;
+                queue.waiting.push_front(entity);
+            }
+            continue;
+        }
         mind.next_turn = clock.turn + 1 + u64::from(mind.cooldown);
         let offered = std::mem::take(&mut mind.offered);
         let spec = actor.and_then(|actor| registry.actor(&actor.spec));
@@ -1155,10 +1201,6 @@ fn apply_decisions(
             .result
             .as_ref()
             .map_or("", |reply| reply.text.as_str());
-        // The answer stays in the actor's conversation with the model, used or not.
-        if response.result.is_ok() {
-            mind.transcript.answered(raw);
-        }
         let decision = match &response.result {
             Ok(_) => parse_decision(raw, offered.len(), &mind.limits).and_then(|decision| {
                 let Answer::Utterance(line) = &decision.answer else {

@@ -3,8 +3,11 @@
 //! only what changed, so a server that caches prompts reads only the new part.
 //!
 //! A transcript starts again from a fresh prompt, deterministically, when its system
-//! message changed (the spec or template was edited), when the last request got no
-//! answer, or when the next turn would take it past its token budget.
+//! message changed (the spec or template was edited), when the next turn would take
+//! it past its token budget, or when the server found it too long for its context
+//! ([`Transcript::forget`]). A turn that got no answer (cancelled, timed out, failed)
+//! is taken back ([`Transcript::unanswered`]): the next turn continues from the last
+//! answered one, whose prefix the server still holds.
 
 use std::hash::BuildHasher;
 use std::sync::Arc;
@@ -85,6 +88,21 @@ pub struct Transcript {
     memories: HashSet<u64>,
     /// The last user message has no answer yet.
     awaiting: bool,
+    /// How to take back the last turn while it has no answer: what the transcript
+    /// was before it. `None` after a fresh start, which is taken back whole.
+    before_turn: Option<BeforeTurn>,
+}
+
+/// A transcript's state before its last appended turn.
+#[derive(Debug, Clone, Default)]
+struct BeforeTurn {
+    messages: usize,
+    tokens: usize,
+    chars: usize,
+    actions: u64,
+    perception: u64,
+    /// The memories the turn showed for the first time.
+    new_memories: Vec<u64>,
 }
 
 impl Transcript {
@@ -130,6 +148,19 @@ impl Transcript {
             if self.fits(estimate_tokens(&text), budget) {
                 let earlier = self.tokens;
                 let reused = self.requested_chars;
+                self.before_turn = Some(BeforeTurn {
+                    messages: self.messages.len(),
+                    tokens: self.tokens,
+                    chars: self.chars,
+                    actions: self.actions,
+                    perception: self.perception,
+                    new_memories: shown
+                        .memories
+                        .iter()
+                        .copied()
+                        .filter(|id| !self.memories.contains(id))
+                        .collect(),
+                });
                 self.append(shown, seen, text);
                 let mut all = Vec::with_capacity(sections.len() + 1);
                 all.push(PromptSection {
@@ -150,6 +181,7 @@ impl Transcript {
             _ => 0,
         };
         self.restart(shown, seen, text);
+        self.before_turn = None;
         let mut all = system_sections.to_vec();
         all.extend(sections);
         self.prompt(all, reused)
@@ -198,6 +230,35 @@ impl Transcript {
             self.push(ChatMessage::assistant(answer.to_owned()));
             self.awaiting = false;
         }
+    }
+
+    /// Takes back the last turn, which got no answer (it was cancelled, ran out of
+    /// time or failed): the next turn continues from the one before, which the server
+    /// still holds, instead of starting again. A fresh start is taken back whole.
+    pub fn unanswered(&mut self) {
+        if !self.awaiting {
+            return;
+        }
+        self.awaiting = false;
+        let Some(before) = self.before_turn.take() else {
+            self.forget();
+            return;
+        };
+        Arc::make_mut(&mut self.messages).truncate(before.messages);
+        self.tokens = before.tokens;
+        self.chars = before.chars;
+        self.requested_chars = before.chars;
+        self.actions = before.actions;
+        self.perception = before.perception;
+        for id in &before.new_memories {
+            self.memories.remove(id);
+        }
+    }
+
+    /// Forgets the conversation: the next turn starts from a fresh prompt. For a
+    /// transcript the server found too long for its context.
+    pub fn forget(&mut self) {
+        *self = Self::default();
     }
 
     /// Appends a turn's user message, and notes what it showed.
@@ -362,6 +423,51 @@ mod tests {
             list,
             "nobody held the last prompt: appended in place"
         );
+    }
+
+    #[test]
+    fn an_unanswered_turn_is_taken_back_and_the_next_continues_warm() {
+        let mut transcript = Transcript::default();
+        transcript.next_turn(&shown("wait", &[1]), &[], 1000, write);
+        transcript.answered("{}");
+        let answered = transcript.messages().to_vec();
+        let tokens = transcript.tokens();
+        // A turn with new actions and a new memory gets no answer.
+        let lost = transcript.next_turn(&shown("wait\ngo north", &[1, 2]), &[], 1000, write);
+        assert_eq!(lost.messages.len(), 4);
+        transcript.unanswered();
+        assert_eq!(transcript.messages(), answered.as_slice());
+        assert_eq!(transcript.tokens(), tokens);
+        // The next turn continues, showing again what the lost one showed first.
+        assert_eq!(
+            plan(&transcript, &shown("wait\ngo north", &[1, 2])),
+            TurnPlan::Append {
+                actions: true,
+                perception: false,
+                memories: vec![1]
+            }
+        );
+        let next = transcript.next_turn(&shown("wait\ngo north", &[1, 2]), &[], 1000, write);
+        assert_eq!(next.messages.len(), 4);
+        assert_eq!(
+            next.messages[..3],
+            answered[..],
+            "the answered turns, unchanged"
+        );
+        assert!(next.reused_prefix > 0.5, "warm: {}", next.reused_prefix);
+    }
+
+    #[test]
+    fn an_unanswered_fresh_start_or_a_forgotten_transcript_starts_again() {
+        let mut transcript = Transcript::default();
+        transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
+        transcript.unanswered();
+        assert_eq!(plan(&transcript, &shown("wait", &[])), TurnPlan::Fresh);
+        transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
+        transcript.answered("{}");
+        transcript.forget();
+        assert_eq!(plan(&transcript, &shown("wait", &[])), TurnPlan::Fresh);
+        assert!(transcript.messages().is_empty());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use super::{LlmError, LlmReply, LlmRequest};
+use super::{LlmError, LlmReply, LlmRequest, ServerLimits};
 
 /// Where a backend sends the pieces of a streamed answer as they arrive.
 ///
@@ -37,6 +37,9 @@ impl DeltaSink {
 /// A boxed future a backend returns.
 pub type LlmFuture = Pin<Box<dyn Future<Output = Result<LlmReply, LlmError>> + Send>>;
 
+/// A boxed future of what a server says of its limits; `None` when it says nothing.
+pub type LimitsFuture = Pin<Box<dyn Future<Output = Option<ServerLimits>> + Send>>;
+
 /// A source of answers: a model server, or the offline stand-in.
 ///
 /// Futures run on the bridge's own runtime (Tokio), never on the main thread or
@@ -54,4 +57,10 @@ pub trait LlmBackend: Send + Sync + 'static {
     /// Answers one request. When `request.stream` is set, the backend sends the
     /// answer's pieces to `deltas` as they arrive; the reply still holds the whole text.
     fn complete(&self, request: &LlmRequest, deltas: DeltaSink) -> LlmFuture;
+
+    /// What the server says of its own limits (llama.cpp's `/props`), asked when the
+    /// bridge starts and again once it first answers; by default nothing.
+    fn limits(&self) -> LimitsFuture {
+        Box::pin(async { None })
+    }
 }

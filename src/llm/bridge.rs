@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 
+use super::profile::ServerProfiles;
 use super::scheduler::{self, Arrival, Command, Job, Schedule};
 use super::{
     LlmBackend, LlmDelta, LlmError, LlmRequest, LlmResponse, LlmSettings, RequestId,
@@ -37,6 +38,7 @@ pub struct LlmBridge {
     description: String,
     defaults: SamplingOptions,
     deadline: Duration,
+    profiles: Arc<ServerProfiles>,
 }
 
 impl LlmBridge {
@@ -75,9 +77,20 @@ impl LlmBridge {
         };
         let running = Arc::new(AtomicUsize::new(0));
         let shared_running = Arc::clone(&running);
+        let profiles = Arc::new(ServerProfiles::new(endpoints.len()));
+        let shared_profiles = Arc::clone(&profiles);
         let spawned = std::thread::Builder::new()
             .name("loom-llm-bridge".to_owned())
-            .spawn(move || scheduler::run(endpoints, schedule, receiver, arrived, shared_running));
+            .spawn(move || {
+                scheduler::run(
+                    endpoints,
+                    schedule,
+                    receiver,
+                    arrived,
+                    shared_running,
+                    shared_profiles,
+                )
+            });
         if let Err(error) = spawned {
             error!("the LLM bridge could not start its thread: {error}");
         }
@@ -93,6 +106,7 @@ impl LlmBridge {
             description,
             defaults: settings.sampling.clone(),
             deadline: settings.deadline,
+            profiles,
         }
     }
 
@@ -188,6 +202,21 @@ impl LlmBridge {
     /// Which backends answer, for logs and transcripts.
     pub fn backend_description(&self) -> &str {
         &self.description
+    }
+
+    /// How many tokens a character of prompt is to the server that requests with this
+    /// affinity go to (any server's, without one), measured from the `usage` servers
+    /// reported; `None` until one did. Budgets in the server's tokens start from it
+    /// ([`TokenScale`](crate::prompt::TokenScale)).
+    pub fn tokens_per_char(&self, affinity: Option<u64>) -> Option<f32> {
+        self.profiles.tokens_per_char(affinity)
+    }
+
+    /// The tokens one request may take, prompt and answer, on the server that requests
+    /// with this affinity go to (the smallest known, without one), when the server said
+    /// (llama.cpp's `/props`).
+    pub fn context_per_slot(&self, affinity: Option<u64>) -> Option<u32> {
+        self.profiles.context_per_slot(affinity)
     }
 
     /// The deadline applied to requests that set none.

@@ -89,6 +89,10 @@ impl RecordingBackend {
 }
 
 impl LlmBackend for RecordingBackend {
+    fn limits(&self) -> super::LimitsFuture {
+        self.inner.limits()
+    }
+
     fn describe(&self) -> String {
         format!(
             "{}, recorded to {}",

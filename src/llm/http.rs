@@ -42,6 +42,11 @@ impl ServerUrl {
         Ok(Self { url, shown })
     }
 
+    /// A GET of this URL.
+    pub(super) fn get(&self, client: &reqwest::Client) -> reqwest::RequestBuilder {
+        client.get(self.url.clone())
+    }
+
     /// A POST to this URL.
     pub(super) fn post(&self, client: &reqwest::Client) -> reqwest::RequestBuilder {
         client.post(self.url.clone())
@@ -82,11 +87,12 @@ impl Exchange {
             .and_then(|value| value.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
         let body = response.text().await.unwrap_or_default();
-        Err(LlmError::Status {
-            status: status.as_u16(),
+        Err(super::error_body::status_error(
+            &self.url,
+            status.as_u16(),
+            truncate(&body, 500),
             retry_after,
-            body: truncate(&body, 500),
-        })
+        ))
     }
 
     /// The whole body.
@@ -122,9 +128,13 @@ impl Exchange {
         }
         // The top-level message repeats the URL; the causes say what went wrong.
         let mut causes = Vec::new();
+        let mut refused = false;
         let mut source = std::error::Error::source(&error);
         while let Some(cause) = source {
             causes.push(cause.to_string());
+            refused |= cause
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused);
             source = cause.source();
         }
         let detail = if causes.is_empty() {
@@ -135,6 +145,7 @@ impl Exchange {
         LlmError::Unreachable {
             url: self.url.to_string(),
             detail,
+            refused,
         }
     }
 

@@ -12,6 +12,7 @@ mod backend;
 mod bridge;
 mod cassette;
 mod config;
+mod error_body;
 #[cfg(feature = "http")]
 mod http;
 mod offline;
@@ -19,6 +20,7 @@ mod offline;
 mod ollama;
 #[cfg(feature = "http")]
 mod openai;
+mod profile;
 mod request;
 mod scheduler;
 mod stats;
@@ -28,7 +30,7 @@ use std::time::Duration;
 
 use bevy::prelude::*;
 
-pub use backend::{DeltaSink, LlmBackend, LlmFuture};
+pub use backend::{DeltaSink, LimitsFuture, LlmBackend, LlmFuture};
 pub use bridge::LlmBridge;
 pub use cassette::{RecordingBackend, ReplayBackend, request_key};
 pub use config::{LlmConfig, LlmConfigError};
@@ -37,6 +39,7 @@ pub use offline::OfflineBackend;
 pub use ollama::{OllamaBackend, OllamaSettings};
 #[cfg(feature = "http")]
 pub use openai::{ApiKey, OpenAiBackend, OpenAiSettings, SchemaFormat};
+pub use profile::ServerLimits;
 pub use request::{
     ChatMessage, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, OfferedChoice,
     OfferedChoices, Priority, RequestId, RequestIntent, SamplingOptions, TokenUsage,

@@ -161,9 +161,7 @@ impl LlmBackend for OllamaBackend {
 /// An `{"error": ...}` object, which Ollama sends instead of an answer.
 fn failed(value: &Value) -> Result<(), LlmError> {
     match value.get("error") {
-        Some(error) => Err(LlmError::InvalidResponse(format!(
-            "Ollama reported: {error}"
-        ))),
+        Some(error) => Err(super::error_body::reported_error(error, "Ollama reported")),
         None => Ok(()),
     }
 }

@@ -11,7 +11,13 @@ use serde_json::{Value, json};
 
 use super::env_var;
 use super::http::{ServerUrl, http_client, json_value, stream_chunk, text_at, without_credentials};
-use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
+use super::{
+    DeltaSink, LimitsFuture, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, ServerLimits,
+    TokenUsage,
+};
+
+/// How long a server may take to say what its limits are.
+const PROPS_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// An API key. Its `Debug` and `Display` never show it.
 #[derive(Clone, PartialEq, Eq)]
@@ -138,6 +144,8 @@ pub struct OpenAiBackend {
     client: reqwest::Client,
     settings: OpenAiSettings,
     endpoint: ServerUrl,
+    /// llama.cpp's `/props`, beside the API's base.
+    props: ServerUrl,
 }
 
 impl OpenAiBackend {
@@ -145,10 +153,13 @@ impl OpenAiBackend {
     pub fn new(settings: OpenAiSettings) -> Result<Self, LlmError> {
         let client = http_client(settings.timeout)?;
         let endpoint = ServerUrl::new(&settings.base_url, "/chat/completions")?;
+        let root = settings.base_url.trim_end_matches('/');
+        let props = ServerUrl::new(root.strip_suffix("/v1").unwrap_or(root), "/props")?;
         Ok(Self {
             client,
             settings,
             endpoint,
+            props,
         })
     }
 
@@ -237,6 +248,32 @@ impl LlmBackend for OpenAiBackend {
         &self.settings.model
     }
 
+    /// llama.cpp's `/props`: `default_generation_settings.n_ctx` (per slot) and
+    /// `total_slots`. Other servers have no such page, and say nothing.
+    fn limits(&self) -> LimitsFuture {
+        let mut call = self.props.get(&self.client).timeout(PROPS_TIMEOUT);
+        if let Some(key) = &self.settings.api_key {
+            call = call.bearer_auth(key.expose());
+        }
+        let exchange = self.props.exchange(PROPS_TIMEOUT);
+        Box::pin(async move {
+            let response = exchange.send(call).await.ok()?;
+            let props = exchange.json(response).await.ok()?;
+            let number = |pointer: &str| {
+                props
+                    .pointer(pointer)
+                    .and_then(Value::as_u64)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .filter(|&n| n > 0)
+            };
+            let limits = ServerLimits {
+                context_per_slot: number("/default_generation_settings/n_ctx"),
+                slots: number("/total_slots"),
+            };
+            (limits != ServerLimits::default()).then_some(limits)
+        })
+    }
+
     fn complete(&self, request: &LlmRequest, deltas: DeltaSink) -> LlmFuture {
         let mut call = self.endpoint.post(&self.client).json(&self.body(request));
         if let Some(key) = &self.settings.api_key {
@@ -274,9 +311,10 @@ impl LlmBackend for OpenAiBackend {
                 }
                 let chunk = stream_chunk(data)?;
                 if let Some(error) = chunk.get("error") {
-                    return Err(LlmError::InvalidResponse(format!(
-                        "the server reported an error mid-stream: {error}"
-                    )));
+                    return Err(super::error_body::reported_error(
+                        error,
+                        "the server reported an error mid-stream",
+                    ));
                 }
                 if let Some(piece) = chunk
                     .pointer("/choices/0/delta/content")

@@ -25,10 +25,17 @@ impl LlmError {
     /// Whether trying again may help: the server was unreachable, overloaded (429) or failing (5xx).
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::Unreachable { .. } => true,
+            Self::Unreachable { .. } | Self::Loading { .. } => true,
             Self::Status { status, .. } => *status == 429 || *status >= 500,
             _ => false,
         }
+    }
+
+    /// Whether the error says something of the server's health, and so counts toward
+    /// its circuit breaker: unreachable, overloaded or failing. A server still loading
+    /// its model, or one that found a prompt too long for its context, is healthy.
+    pub fn is_server_fault(&self) -> bool {
+        self.is_retryable() && !matches!(self, Self::Loading { .. })
     }
 }
 
@@ -198,7 +205,29 @@ pub enum LlmError {
         url: String,
         /// What the connection reported.
         detail: String,
+        /// Nothing listened at the address: the connection was refused. Just after the
+        /// bridge starts, that is a server still starting ([`RetryPolicy::startup_grace`](super::RetryPolicy::startup_grace)).
+        refused: bool,
     },
+    /// The server is up but still loading its model (llama.cpp's, Ollama's and vLLM's
+    /// `503` while they start), or did not accept connections yet; the request waited
+    /// for it until its deadline.
+    #[error(
+        "the model server at {url} is loading its model ({detail}); wait until it has loaded, or raise the deadline"
+    )]
+    Loading {
+        /// The address tried.
+        url: String,
+        /// What the server said.
+        detail: String,
+    },
+    /// The prompt and the answer it asks for do not fit in the model's context
+    /// (llama.cpp's `exceed_context_size_error`, OpenAI's `context_length_exceeded`).
+    /// A smart actor starts its conversation again from a fresh prompt and asks once more.
+    #[error(
+        "the prompt does not fit in the model's context: {0}; start the server with a larger context per slot, or lower the prompt budgets"
+    )]
+    ContextExceeded(String),
     /// The server answered with an error status.
     #[error("the model server answered HTTP {status}: {body}")]
     Status {

@@ -19,6 +19,7 @@ use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use tokio::sync::Semaphore;
 
+use super::profile::ServerProfiles;
 use super::{
     DeltaSink, LlmBackend, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, Priority,
     RequestId,
@@ -33,6 +34,11 @@ pub struct RetryPolicy {
     pub first_delay: Duration,
     /// The longest wait between tries (a server's `Retry-After` is honoured up to the deadline).
     pub max_delay: Duration,
+    /// How long after the bridge starts a refused connection means a server still
+    /// starting rather than a dead one: like a server loading its model
+    /// ([`LlmError::Loading`]), it is waited for with backoff until the request's
+    /// deadline, and counts neither as a retry nor toward the breaker.
+    pub startup_grace: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -41,6 +47,7 @@ impl Default for RetryPolicy {
             max_retries: 2,
             first_delay: Duration::from_millis(250),
             max_delay: Duration::from_secs(4),
+            startup_grace: Duration::from_secs(10),
         }
     }
 }
@@ -92,6 +99,8 @@ pub(super) enum Arrival {
 
 /// One model server, its free slots and its breaker.
 struct Endpoint {
+    /// Its place in the bridge's endpoints, and in [`ServerProfiles`].
+    index: usize,
     backend: Arc<dyn LlmBackend>,
     slots: Arc<Semaphore>,
     breaker: Mutex<Breaker>,
@@ -104,6 +113,9 @@ struct Breaker {
     /// When the probe of a half-open breaker went out; a probe that never reports
     /// back (cancelled) lets another go after one more open period.
     probing_since: Option<Instant>,
+    /// Until when the server is taken to be still loading its model: requests go to
+    /// another endpoint while one is ready.
+    loading_until: Option<Instant>,
 }
 
 impl Breaker {
@@ -121,6 +133,11 @@ impl Breaker {
         if self.open_until.is_some() {
             self.probing_since = Some(now);
         }
+    }
+
+    /// Whether the server was last seen loading its model, and may still be.
+    fn loading(&self, now: Instant) -> bool {
+        self.loading_until.is_some_and(|until| now < until)
     }
 
     /// The server answered (even with a client error): it is up.
@@ -172,9 +189,38 @@ struct Shared {
     /// How many requests may run at once: every endpoint's slots.
     capacity: usize,
     next_endpoint: AtomicUsize,
+    /// When the bridge started, for [`RetryPolicy::startup_grace`].
+    started: Instant,
+    /// What each endpoint's answers tell of it.
+    profiles: Arc<ServerProfiles>,
 }
 
 impl Shared {
+    /// Whether `error` means the server is not ready yet: it is loading its model, or
+    /// refused the connection within the startup grace.
+    fn not_ready(&self, error: &LlmError, now: Instant) -> bool {
+        match error {
+            LlmError::Loading { .. } => true,
+            LlmError::Unreachable { refused, .. } => {
+                *refused
+                    && now.saturating_duration_since(self.started)
+                        < self.schedule.retry.startup_grace
+            }
+            _ => false,
+        }
+    }
+
+    /// Asks an endpoint for its limits, in the background.
+    fn ask_limits(&self, endpoint: &Endpoint) {
+        let (index, limits) = (endpoint.index, endpoint.backend.limits());
+        let profiles = Arc::clone(&self.profiles);
+        tokio::spawn(async move {
+            if let Some(limits) = limits.await {
+                profiles.learn(index, limits);
+            }
+        });
+    }
+
     fn finish(&self, response: LlmResponse) {
         // The receiver is gone only when the bridge was dropped; nobody waits then.
         let _ = self.arrivals.send(Arrival::Done(response));
@@ -206,6 +252,7 @@ pub(super) fn run(
     mut commands: tokio::sync::mpsc::UnboundedReceiver<Command>,
     arrivals: mpsc::Sender<Arrival>,
     active: Arc<AtomicUsize>,
+    profiles: Arc<ServerProfiles>,
 ) {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -222,7 +269,9 @@ pub(super) fn run(
     let shared = Arc::new(Shared {
         endpoints: backends
             .into_iter()
-            .map(|backend| Endpoint {
+            .enumerate()
+            .map(|(index, backend)| Endpoint {
+                index,
                 backend,
                 slots: Arc::new(Semaphore::new(concurrency)),
                 breaker: Mutex::default(),
@@ -235,11 +284,16 @@ pub(super) fn run(
         queue: Mutex::default(),
         capacity: backends_count.max(1) * concurrency,
         next_endpoint: AtomicUsize::new(0),
+        started: Instant::now(),
+        profiles,
     });
     // The running requests are polled by this one future rather than spawned as
     // tasks: a request costs no task of its own, and cancelling one drops its future,
     // and with it its connection.
     runtime.block_on(async move {
+        for endpoint in &shared.endpoints {
+            shared.ask_limits(endpoint);
+        }
         let mut sequence = 0u64;
         let mut running = FuturesUnordered::new();
         loop {
@@ -313,6 +367,9 @@ async fn serve(shared: Arc<Shared>, job: Job) {
     // When the first piece of a streamed answer arrived; unset, nothing reached the game.
     let first_token = request.stream.then(|| Arc::new(OnceLock::new()));
     let mut retries = 0u32;
+    // Waits for a server that is not ready yet, and why the last one was needed.
+    let mut waits = 0u32;
+    let mut not_ready: Option<LlmError> = None;
     // Only a retry needs jitter; most requests never make one.
     let mut rng: Option<ChaCha8Rng> = None;
     let result = loop {
@@ -345,8 +402,19 @@ async fn serve(shared: Arc<Shared>, job: Job) {
             Ok(result) => result,
             Err(_) => Err(LlmError::TimedOut(deadline - submitted)),
         };
+        let starting = result
+            .as_ref()
+            .is_err_and(|error| shared.not_ready(error, now));
         match &result {
-            Err(error) if error.is_retryable() => {
+            // A server loading its model, or finding the prompt too long, is healthy.
+            Err(_) if starting => {
+                let mut breaker = lock(&endpoint.breaker);
+                breaker.loading_until = now.checked_add(shared.schedule.retry.max_delay);
+                // Its probe came back: the next may go.
+                breaker.probing_since = None;
+            }
+            Err(LlmError::ContextExceeded(_)) => {}
+            Err(error) if error.is_server_fault() => {
                 lock(&endpoint.breaker).failed(Instant::now(), &shared.schedule.breaker)
             }
             // A request out of time says nothing of the server: the game set the deadline.
@@ -355,9 +423,34 @@ async fn serve(shared: Arc<Shared>, job: Job) {
             _ => lock(&endpoint.breaker).succeeded(),
         }
         let error = match result {
-            Ok(reply) => break Ok(reply),
+            Ok(reply) => {
+                if let Some(usage) = reply.usage {
+                    shared
+                        .profiles
+                        .observe(endpoint.index, &request.messages, usage);
+                }
+                if shared.profiles.ask_when_ready(endpoint.index) {
+                    shared.ask_limits(endpoint);
+                }
+                break Ok(reply);
+            }
             Err(error) => error,
         };
+        let rng = rng.get_or_insert_with(|| {
+            ChaCha8Rng::seed_from_u64(id.0 ^ u64::from(submitted.elapsed().subsec_nanos()))
+        });
+        if starting {
+            // Not ready yet: wait with backoff until the deadline, however many times.
+            drop(slot);
+            let wait = retry_delay(&shared.schedule.retry, waits, &error, rng);
+            not_ready = Some(loading(error));
+            waits = waits.saturating_add(1);
+            let until = Instant::now()
+                .checked_add(wait)
+                .map_or(deadline, |until| until.min(deadline));
+            tokio::time::sleep_until(until.into()).await;
+            continue;
+        }
         // A streamed answer that already reached the game is not asked again.
         if !error.is_retryable()
             || retries >= shared.schedule.retry.max_retries
@@ -368,15 +461,17 @@ async fn serve(shared: Arc<Shared>, job: Job) {
             break Err(error);
         }
         drop(slot);
-        let rng = rng.get_or_insert_with(|| {
-            ChaCha8Rng::seed_from_u64(id.0 ^ u64::from(submitted.elapsed().subsec_nanos()))
-        });
         let wait = retry_delay(&shared.schedule.retry, retries, &error, rng);
         if Instant::now() + wait >= deadline {
             break Err(error);
         }
         tokio::time::sleep(wait).await;
         retries += 1;
+    };
+    // Out of time while the server was not ready: say so, not only that time ran out.
+    let result = match (result, not_ready) {
+        (Err(LlmError::TimedOut(_)), Some(not_ready)) => Err(not_ready),
+        (result, _) => result,
     };
     let claimed = shared
         .running
@@ -396,14 +491,15 @@ async fn serve(shared: Arc<Shared>, job: Job) {
     }
 }
 
-/// The endpoint a request's affinity names while its breaker admits it; otherwise
-/// the healthy endpoint with the most free slots, taking turns among equals.
+/// The endpoint a request's affinity names while its breaker admits it and it is not
+/// loading its model; otherwise the healthy endpoint with the most free slots, ready
+/// ones first, taking turns among equals.
 fn pick_endpoint(shared: &Shared, now: Instant, affinity: Option<u64>) -> Option<&Endpoint> {
     let count = shared.endpoints.len();
     if let Some(affinity) = affinity.filter(|_| count > 0) {
         let preferred = &shared.endpoints[(affinity % count as u64) as usize];
         let mut breaker = lock(&preferred.breaker);
-        if breaker.admits(now, &shared.schedule.breaker) {
+        if breaker.admits(now, &shared.schedule.breaker) && !breaker.loading(now) {
             breaker.admit(now);
             return Some(preferred);
         }
@@ -412,9 +508,24 @@ fn pick_endpoint(shared: &Shared, now: Instant, affinity: Option<u64>) -> Option
     let chosen = (0..count)
         .map(|offset| &shared.endpoints[(start + offset) % count])
         .filter(|endpoint| lock(&endpoint.breaker).admits(now, &shared.schedule.breaker))
-        .max_by_key(|endpoint| endpoint.slots.available_permits())?;
+        // A server still loading its model only when none is ready.
+        .max_by_key(|endpoint| {
+            let ready = !lock(&endpoint.breaker).loading(now);
+            (ready, endpoint.slots.available_permits())
+        })?;
     lock(&chosen.breaker).admit(now);
     Some(chosen)
+}
+
+/// What a request that waited for a server not ready yet ends with at its deadline.
+fn loading(error: LlmError) -> LlmError {
+    match error {
+        LlmError::Unreachable { url, .. } => LlmError::Loading {
+            url,
+            detail: "it did not accept connections yet".to_owned(),
+        },
+        other => other,
+    }
 }
 
 /// Exponential backoff with jitter, or the server's `Retry-After`.

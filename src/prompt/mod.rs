@@ -17,5 +17,5 @@ pub use decision::{
     decision_system_prompt, decision_user_prompt, write_decision_user_prompt,
 };
 pub use narration::{NARRATOR_RULES, narration_user_message};
-pub use tokens::estimate_tokens;
 pub(crate) use tokens::tokens_of_chars;
+pub use tokens::{TokenScale, estimate_tokens};

@@ -33,13 +33,17 @@ fn server(
 ) -> (tokio::runtime::Runtime, String, Arc<AtomicUsize>) {
     let count = Arc::new(AtomicUsize::new(0));
     let counter = count.clone();
-    let router = Router::new().fallback(move |body: Bytes| {
-        let (answer, counter) = (answer.clone(), counter.clone());
-        async move {
-            let n = counter.fetch_add(1, Ordering::SeqCst);
-            answer(n, serde_json::from_slice(&body).unwrap_or(Value::Null))
-        }
-    });
+    // Like most servers, it says nothing of its limits.
+    let props = axum::routing::get(|| async { axum::http::StatusCode::NOT_FOUND });
+    let router = Router::new()
+        .route("/props", props)
+        .fallback(move |body: Bytes| {
+            let (answer, counter) = (answer.clone(), counter.clone());
+            async move {
+                let n = counter.fetch_add(1, Ordering::SeqCst);
+                answer(n, serde_json::from_slice(&body).unwrap_or(Value::Null))
+            }
+        });
     let (runtime, root) = serve(router);
     (runtime, format!("{root}/v1"), count)
 }
@@ -57,6 +61,7 @@ fn fast_retries() -> RetryPolicy {
         max_retries: 2,
         first_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(50),
+        ..default()
     }
 }
 

@@ -105,6 +105,11 @@ fn recording_server(content: &str) -> (Runtime, String, Recorder) {
     };
     let (runtime, base_url) = serve(
         Router::new()
+            // Like most servers, it says nothing of its limits.
+            .route(
+                "/props",
+                axum::routing::get(|| async { StatusCode::NOT_FOUND }),
+            )
             .fallback(record_and_answer)
             .with_state(recorder.clone()),
     );

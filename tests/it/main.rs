@@ -16,6 +16,7 @@ mod memory;
 mod narration;
 mod policy;
 mod prompt_economy;
+mod real_servers;
 mod record_replay;
 mod scheduling;
 mod setup;
