@@ -121,6 +121,9 @@ pub enum MemoryError {
 /// The append-only history of every smart actor, indexed for retrieval.
 #[derive(Resource, Debug, Clone, Default)]
 pub struct HistoryStore {
+    /// Which store this is: one made anew or loaded has its own, so a system can tell
+    /// that the game put in another store.
+    instance: StoreInstance,
     entries: Vec<MemoryEntry>,
     tag_ids: HashMap<String, u32>,
     /// Scope ids by actor key, by plot, and the global scope's.
@@ -146,10 +149,26 @@ struct Save<E> {
 const SAVE_FORMAT: &str = "bevy_loom history";
 const SAVE_VERSION: u32 = 1;
 
+/// Tells stores apart: each new or loaded one draws the next number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StoreInstance(u64);
+
+impl Default for StoreInstance {
+    fn default() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Self(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
 impl HistoryStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Which store this is; a copy is the same one.
+    pub(crate) fn instance(&self) -> StoreInstance {
+        self.instance
     }
 
     /// Every entry, oldest first.
@@ -332,7 +351,10 @@ impl HistoryStore {
     }
 }
 
-/// Writes a file through a temporary one beside it, flushed and renamed over it.
+/// Writes a file through a temporary one beside it, flushed and renamed over it, then
+/// syncs the folder so the rename itself survives a crash. The temporary file has a
+/// name of its own (two saves at once do not write into one file), and is removed
+/// when the save fails.
 pub(crate) fn save_atomically(
     path: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
@@ -341,20 +363,40 @@ pub(crate) fn save_atomically(
         path: path.to_owned(),
         source,
     };
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".saving");
-    let temporary = PathBuf::from(temporary);
-    let file = std::fs::File::create(&temporary).map_err(io)?;
-    let mut writer = std::io::BufWriter::new(file);
-    let written = write(&mut writer)
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    let prefix = path
+        .file_name()
+        .map_or_else(|| ".save".into(), |name| name.to_os_string());
+    let temporary = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".saving")
+        .tempfile_in(folder)
+        .map_err(io)?;
+    let mut writer = std::io::BufWriter::new(temporary.as_file().try_clone().map_err(io)?);
+    write(&mut writer)
         .and_then(|()| writer.flush())
-        .and_then(|()| writer.get_ref().sync_all());
-    if let Err(error) = written {
-        let _ = std::fs::remove_file(&temporary);
-        return Err(io(error));
-    }
+        .and_then(|()| writer.get_ref().sync_all())
+        .map_err(io)?;
     drop(writer);
-    std::fs::rename(&temporary, path).map_err(io)
+    temporary.persist(path).map_err(|error| io(error.error))?;
+    sync_folder(folder).map_err(io)
+}
+
+/// Syncs a folder's entries to disk: a rename is durable only then. Folders cannot be
+/// opened as files on every platform; there, the rename is as durable as it gets.
+fn sync_folder(folder: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::fs::File::open(folder)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = folder;
+        Ok(())
+    }
 }
 
 /// Ranked entries, best first: as many as a query's `k` (usually a handful).
@@ -644,6 +686,31 @@ mod tests {
             texts(&loaded.entries().iter().collect::<Vec<_>>()),
             ["before the crash"]
         );
+    }
+
+    #[test]
+    fn a_save_writes_through_a_temporary_file_of_its_own() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("history.json");
+        // What a fixed temporary name would collide with: another save's leftover.
+        std::fs::create_dir(dir.path().join("history.json.saving")).expect("a leftover");
+        let mut store = HistoryStore::new();
+        store.append(memory("a memory", &[], marta()));
+        store.save(&path).expect("the store saves");
+        let crashed = save_atomically(&path, |_| Err(std::io::Error::other("killed")));
+        assert!(crashed.is_err());
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("the folder")
+            .map(|entry| entry.expect("an entry").file_name())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["history.json", "history.json.saving"],
+            "no temporary file is left behind"
+        );
+        let loaded = HistoryStore::load(&path).expect("the save loads");
+        assert_eq!(loaded.entries(), store.entries());
     }
 
     #[test]

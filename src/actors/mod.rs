@@ -600,19 +600,27 @@ fn start_turns(
 }
 
 /// Pins each spec's `memorySeeds` and `history.seeds` into the history, under its store
-/// key, the first time one of its actors is seen, once per spec: a store loaded from a
-/// save that has them is not seeded again.
+/// key, when one of its actors is first seen, when content is loaded again (a spec
+/// edited on disk), and when the game puts in another [`HistoryStore`] (a save
+/// loaded): a seed the store already holds, same source and text, is not added again.
 fn seed_memories(
     registry: Res<ContentRegistry>,
     clock: Res<TurnClock>,
     mut history: ResMut<HistoryStore>,
     mut seeded: Local<bevy::platform::collections::HashSet<String>>,
+    mut store: Local<Option<memory::StoreInstance>>,
     actors: Query<&SmartActor>,
     arrived: Query<(), Added<SmartActor>>,
 ) {
-    // Only a new actor or newly loaded specs can need seeding.
-    if !registry.is_changed() && arrived.is_empty() {
+    // Only a new actor, newly loaded specs or another store can need seeding.
+    let replaced = *store != Some(history.instance());
+    *store = Some(history.instance());
+    let renewed = registry.is_changed() || replaced;
+    if !renewed && arrived.is_empty() {
         return;
+    }
+    if renewed {
+        seeded.clear();
     }
     for actor in &actors {
         if seeded.contains(&actor.spec) {
@@ -623,7 +631,11 @@ fn seed_memories(
         };
         for seed in spec.seeds() {
             let source = format!("seed {}/{}", spec.id, seed.id);
-            if history.has_source(&source) {
+            let held = history
+                .entries()
+                .iter()
+                .any(|entry| entry.source == source && entry.text == seed.text);
+            if held {
                 continue;
             }
             history.append(NewMemory {

@@ -227,3 +227,77 @@ fn a_spec_s_store_key_holds_its_seeds_what_it_hears_and_what_it_recalls() {
         "{last}"
     );
 }
+
+/// Seeds are pinned again when a spec is edited on disk (a new seed joins the store)
+/// and when the game puts in another store (a new game, or a save without them).
+#[test]
+fn seeds_are_pinned_again_after_a_spec_edit_or_a_new_store() {
+    let dir = content_dir(&island());
+    let mut app = crate::support::loom_app(
+        dir.path(),
+        true,
+        LlmSettings {
+            backend: FixedBackend::choice(r#"{"type": "NONE"}"#),
+            ..default()
+        },
+        SmartActorSettings::default(),
+    );
+    let world = app.world_mut();
+    let grove = world.spawn((Place, DisplayName("the grove".into()))).id();
+    world.spawn((
+        SmartActor::new("core:troop"),
+        DisplayName("the troop".into()),
+        InPlace(grove),
+    ));
+    run_turn(&mut app);
+    let seeds = |app: &App| -> Vec<String> {
+        let store = app.world().resource::<HistoryStore>();
+        let mut seeds: Vec<String> = store
+            .entries()
+            .iter()
+            .filter(|e| e.pinned)
+            .map(|e| e.source.clone())
+            .collect();
+        seeds.sort();
+        seeds
+    };
+    assert_eq!(
+        seeds(&app),
+        ["seed core:troop/oath", "seed core:troop/raid"]
+    );
+
+    crate::support::write(
+        dir.path(),
+        "mods/core/actors/troop.actor.json",
+        &json!({
+            "id": "core:troop",
+            "persona": { "name": "the troop", "role": "a band of monkeys" },
+            "memorySeeds": [
+                { "id": "oath", "text": "The grove is sacred." },
+                { "id": "storm", "text": "The storm took the old fig tree." }
+            ],
+            "history": {
+                "storeKey": "island:monkeys",
+                "seeds": [{ "id": "raid", "text": "A lantern was stolen from the campfire." }]
+            }
+        })
+        .to_string(),
+    );
+    update_until(&mut app, "the edited spec's new seed", |app| {
+        seeds(app).len() == 3
+    });
+    assert_eq!(
+        seeds(&app),
+        [
+            "seed core:troop/oath",
+            "seed core:troop/raid",
+            "seed core:troop/storm"
+        ]
+    );
+
+    app.insert_resource(HistoryStore::new());
+    app.update();
+    assert_eq!(seeds(&app).len(), 3, "a new store is seeded again");
+    app.update();
+    assert_eq!(seeds(&app).len(), 3, "once");
+}
