@@ -368,7 +368,6 @@ fn digits_up_to(last: usize) -> usize {
 /// How the block opens.
 const OPENING: &str = "<available_actions>\n";
 
-
 /// Lays out the block of these lines.
 fn lay_out(
     out: &mut String,

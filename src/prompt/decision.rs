@@ -374,15 +374,27 @@ pub fn decision_schema(offered: usize, limits: &DecisionLimits) -> Value {
                 "description": "the Index of the offered action; null if your answer is not ACTION"
             }),
         );
-        properties.insert("speech".to_owned(), line("what you say as you act, or empty; null if your answer is not ACTION"));
+        properties.insert(
+            "speech".to_owned(),
+            line("what you say as you act, or empty; null if your answer is not ACTION"),
+        );
     }
     if speaks {
         kinds.push("COLOR");
-        properties.insert("color".to_owned(), line("a short line you say; null if your answer is not COLOR"));
+        properties.insert(
+            "color".to_owned(),
+            line("a short line you say; null if your answer is not COLOR"),
+        );
     }
     kinds.push("NONE");
-    properties.insert("type".to_owned(), json!({ "type": "string", "enum": kinds }));
-    let required: Vec<Value> = properties.keys().map(|name| Value::from(name.as_str())).collect();
+    properties.insert(
+        "type".to_owned(),
+        json!({ "type": "string", "enum": kinds }),
+    );
+    let required: Vec<Value> = properties
+        .keys()
+        .map(|name| Value::from(name.as_str()))
+        .collect();
     json!({
         "type": "object",
         "properties": properties,
@@ -676,9 +688,10 @@ What do you do? Answer with the JSON object only."
             let names: Vec<&str> = properties
                 .map(|p| p.keys().map(String::as_str).collect())
                 .unwrap_or_default();
-            if names.iter().any(|name| !required.contains(name)) || names.len() != required.len()
-            {
-                faults.push(format!("{at}: required {required:?} is not every property {names:?}"));
+            if names.iter().any(|name| !required.contains(name)) || names.len() != required.len() {
+                faults.push(format!(
+                    "{at}: required {required:?} is not every property {names:?}"
+                ));
             }
             if object.get("additionalProperties") != Some(&Value::Bool(false)) {
                 faults.push(format!("{at}: additionalProperties is not false"));
@@ -735,25 +748,37 @@ What do you do? Answer with the JSON object only."
             "required": ["type"],
             "additionalProperties": false
         });
-        assert!(!strict_mode_faults(&optional).is_empty(), "a field not required");
+        assert!(
+            !strict_mode_faults(&optional).is_empty(),
+            "a field not required"
+        );
         let open = json!({
             "type": "object", "properties": {}, "required": []
         });
-        assert!(!strict_mode_faults(&open).is_empty(), "other fields allowed");
+        assert!(
+            !strict_mode_faults(&open).is_empty(),
+            "other fields allowed"
+        );
         let pattern = json!({
             "type": "object",
             "properties": { "line": { "type": "string", "pattern": "^a" } },
             "required": ["line"],
             "additionalProperties": false
         });
-        assert!(!strict_mode_faults(&pattern).is_empty(), "a keyword outside the subset");
+        assert!(
+            !strict_mode_faults(&pattern).is_empty(),
+            "a keyword outside the subset"
+        );
     }
 
     #[test]
     fn the_schema_offers_only_the_indices_offered() {
         let schema = decision_schema(2, &DecisionLimits::default());
         let properties = &schema["properties"];
-        assert_eq!(properties["type"]["enum"], json!(["ACTION", "COLOR", "NONE"]));
+        assert_eq!(
+            properties["type"]["enum"],
+            json!(["ACTION", "COLOR", "NONE"])
+        );
         assert_eq!(
             properties["action"]["anyOf"],
             json!([{ "type": "integer", "enum": [1, 2] }, { "type": "null" }])
@@ -779,7 +804,10 @@ What do you do? Answer with the JSON object only."
         };
         assert_eq!(
             fields(&decision_schema(0, &DecisionLimits::default())),
-            (json!(["COLOR", "NONE"]), vec!["color".into(), "type".into()])
+            (
+                json!(["COLOR", "NONE"]),
+                vec!["color".into(), "type".into()]
+            )
         );
         let mute = DecisionLimits {
             max_color_lines: Some(0),

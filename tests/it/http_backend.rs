@@ -439,7 +439,10 @@ fn tavern_actors_act_on_server_decisions() {
         assert_eq!(format["type"], "json_schema");
         assert_eq!(format["json_schema"]["strict"], json!(true));
         let schema = &format["json_schema"]["schema"];
-        assert_eq!(schema["type"], "object", "strict mode wants an object at the root");
+        assert_eq!(
+            schema["type"], "object",
+            "strict mode wants an object at the root"
+        );
         let choices = schema["properties"]["action"]["anyOf"][0]["enum"]
             .as_array()
             .expect("an enum of offered indices");

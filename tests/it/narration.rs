@@ -344,5 +344,8 @@ fn a_default_state_line_names_who_took_the_item() {
     assert!(by_marta.contains("Marta has the mug of ale."), "{by_marta}");
     assert!(!by_marta.contains("you have"), "{by_marta}");
     let by_player = text_for(player);
-    assert!(by_player.contains("You have the mug of ale."), "{by_player}");
+    assert!(
+        by_player.contains("You have the mug of ale."),
+        "{by_player}"
+    );
 }
