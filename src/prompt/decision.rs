@@ -350,10 +350,11 @@ pub fn decision_schema(offered: usize, limits: &DecisionLimits) -> Value {
     // An actor that may say no line may only say nothing along with its action.
     let speaks = limits.max_color_lines != Some(0);
     let longest = if speaks { limits.max_speech_chars } else { 0 };
+    // Nullable fields are an `anyOf` with `null`, the form every server's grammar
+    // takes (it is what Pydantic writes for an optional field).
     let line = |description: &str| {
         json!({
-            "type": ["string", "null"],
-            "maxLength": longest,
+            "anyOf": [{ "type": "string", "maxLength": longest }, { "type": "null" }],
             "description": description
         })
     };
@@ -783,9 +784,9 @@ What do you do? Answer with the JSON object only."
             properties["action"]["anyOf"],
             json!([{ "type": "integer", "enum": [1, 2] }, { "type": "null" }])
         );
-        assert_eq!(properties["speech"]["maxLength"], 300);
-        assert_eq!(properties["color"]["maxLength"], 300);
-        assert_eq!(properties["color"]["type"], json!(["string", "null"]));
+        let line = json!([{ "type": "string", "maxLength": 300 }, { "type": "null" }]);
+        assert_eq!(properties["speech"]["anyOf"], line);
+        assert_eq!(properties["color"]["anyOf"], line);
         let many = decision_schema(MAX_LISTED_INDICES + 1, &DecisionLimits::default());
         assert_eq!(
             many["properties"]["action"]["anyOf"][0],
@@ -822,7 +823,7 @@ What do you do? Answer with the JSON object only."
             )
         );
         assert_eq!(
-            schema["properties"]["speech"]["maxLength"], 0,
+            schema["properties"]["speech"]["anyOf"][0]["maxLength"], 0,
             "nothing may be said along with the action"
         );
         assert_eq!(
