@@ -20,8 +20,8 @@ pub mod prelude {
     pub use crate::actors::{
         ActionRequest, ActorHesitated, ActorMind, ActorSpoke, Answer, Conversation,
         ConversationEvent, DecisionFallback, DecisionRejected, DecisionRequested, HistoryStore,
-        InCombat, PlayerSaid, RejectionReason, SceneDefinition, SmartActor, SmartActorPlugin,
-        SmartActorSettings, TurnClock, TurnEnded,
+        InCombat, OfferTrimmed, PlayerSaid, RejectionReason, SceneDefinition, SmartActor,
+        SmartActorPlugin, SmartActorSettings, TurnClock, TurnEnded,
     };
     pub use crate::content::{
         ActionDefinition, ActorSpec, ContentError, ContentPlugin, ContentRegistry, ContentSettings,

@@ -8,11 +8,14 @@
 //! - The available actions: whatever the whole prompt's budget leaves them. Extra
 //!   target combinations of an action go first (each action keeps its most relevant
 //!   one), then whole actions; the least relevant first and, among equals, the last
-//!   offered first. What is left is numbered again from 1.
+//!   offered first. One way to wait and one way to leave ([`Lifeline`]) stay when
+//!   they were offered, even past the budget, so trimming never leaves an actor
+//!   stuck. What is left is numbered again from 1.
 
 use bevy::platform::collections::HashMap;
 use smallvec::SmallVec;
 
+use crate::content::ActionDefinition;
 use crate::prompt::{
     ActionCatalog, BlockLine, BlockOptions, Measuring, estimate_tokens, tokens_of_chars,
 };
@@ -188,10 +191,36 @@ fn same_id(one: &str, other: &str) -> bool {
     std::ptr::eq(one, other) || one == other
 }
 
+/// An action that keeps an actor from being stuck, whatever else trimming leaves out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifeline {
+    /// A way to wait: an action with no target (`wait`, `look around`), which the
+    /// actor can always take.
+    Wait,
+    /// A way to leave: an action with a target in the `exits` scope (`go to the
+    /// cellar`).
+    Leave,
+}
+
+impl Lifeline {
+    /// What `action` is to an actor that must not be stuck, if anything.
+    pub fn of(action: &ActionDefinition) -> Option<Self> {
+        let mut slots = action.target_slots().peekable();
+        if slots.peek().is_none() {
+            return Some(Self::Wait);
+        }
+        slots
+            .any(|(_, slot)| slot.scope == "exits")
+            .then_some(Self::Leave)
+    }
+}
+
 /// Which lines to leave out, in a mask over `offered`, so that its available-actions
 /// block (from `catalog` with `options`, numbered again from 1) is within `budget`
-/// estimated tokens: the fewest lines in [`drop_order`]. All of them when even one
-/// line does not fit. Apply it with [`OfferedActions::leave_out`].
+/// estimated tokens: the fewest lines in [`drop_order`]. Of the lines `lifeline`
+/// finds a way to wait or to leave, the last of each kind in that order stays, even
+/// when the block is then over its budget; every other line goes when even one does
+/// not fit. Apply it with [`OfferedActions::leave_out`].
 ///
 /// The block is not written to be measured: each of its parts is measured once, and
 /// each line left out takes its part away.
@@ -199,6 +228,7 @@ pub fn trim_mask(
     offered: &OfferedActions,
     budget: usize,
     relevance: impl Fn(&AvailableAction<'_>) -> u32,
+    lifeline: impl Fn(&AvailableAction<'_>) -> Option<Lifeline>,
     catalog: &impl ActionCatalog,
     options: &BlockOptions,
 ) -> Vec<bool> {
@@ -223,7 +253,22 @@ pub fn trim_mask(
     if tokens_of_chars(block.chars()) <= budget || offered.is_empty() {
         return mask;
     }
-    for position in drop_order(&lines) {
+    let order = drop_order(&lines);
+    // The lifelines that stay: of each kind, the last line in the order.
+    let lifelines: Vec<Option<Lifeline>> = offered.iter().map(|action| lifeline(&action)).collect();
+    let mut kept: [Option<usize>; 2] = [None; 2];
+    for &position in order.iter().rev() {
+        let kind = match lifelines[position] {
+            Some(Lifeline::Wait) => 0,
+            Some(Lifeline::Leave) => 1,
+            None => continue,
+        };
+        kept[kind].get_or_insert(position);
+    }
+    for position in order {
+        if kept.contains(&Some(position)) {
+            continue;
+        }
         mask[position] = true;
         block.leave_out(position);
         if tokens_of_chars(block.chars()) <= budget {
@@ -324,10 +369,43 @@ mod tests {
             &OfferedActions::default(),
             10,
             |_| 0,
+            |_| None,
             &registry,
             &BlockOptions::default(),
         );
         assert!(mask.is_empty());
+    }
+
+    #[test]
+    fn an_action_without_a_target_is_a_way_to_wait_and_one_to_an_exit_a_way_to_leave() {
+        let action = |targets: serde_json::Value| -> ActionDefinition {
+            serde_json::from_value(serde_json::json!({
+                "id": "core:x", "name": "X", "description": "x", "template": "x",
+                "targets": targets
+            }))
+            .expect("an action")
+        };
+        let slot = |scope: &str| serde_json::json!({ "scope": scope, "placeholder": "t" });
+        assert_eq!(
+            Lifeline::of(&action(serde_json::json!({}))),
+            Some(Lifeline::Wait)
+        );
+        assert_eq!(
+            Lifeline::of(&action(serde_json::json!({ "primary": slot("exits") }))),
+            Some(Lifeline::Leave)
+        );
+        assert_eq!(
+            Lifeline::of(&action(serde_json::json!({
+                "primary": slot("characters_here"), "secondary": slot("exits")
+            }))),
+            Some(Lifeline::Leave)
+        );
+        assert_eq!(
+            Lifeline::of(&action(
+                serde_json::json!({ "primary": slot("characters_here") })
+            )),
+            None
+        );
     }
 
     #[test]

@@ -478,4 +478,60 @@ mod tests {
         );
         assert!(parse(two_lines).is_ok(), "no line limit by default");
     }
+
+    /// The answer of each type a server bound by the decision schema may send: every
+    /// field the schema has, `null` where the type does not use it.
+    fn answers_the_schema_allows(offered: usize, limits: &DecisionLimits) -> Vec<(String, Value)> {
+        let schema = crate::prompt::decision_schema(offered, limits);
+        let properties = schema["properties"].as_object().expect("properties");
+        let types = properties["type"]["enum"].as_array().expect("answer types");
+        types
+            .iter()
+            .map(|kind| {
+                let kind = kind.as_str().expect("a type name");
+                let fields = properties.keys().map(|field| {
+                    let value = match (field.as_str(), kind) {
+                        ("type", _) => Value::from(kind),
+                        ("action", "ACTION") => {
+                            properties["action"]["anyOf"][0]["enum"][offered - 1].clone()
+                        }
+                        ("speech", "ACTION") if limits.max_color_lines != Some(0) => {
+                            Value::from("Evening.")
+                        }
+                        ("speech", "ACTION") => Value::from(""),
+                        ("color", "COLOR") => Value::from("Mind the step."),
+                        _ => Value::Null,
+                    };
+                    (field.clone(), value)
+                });
+                (kind.to_owned(), Value::Object(fields.collect()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_answer_the_schema_allows_is_read_as_its_type() {
+        for max_color_lines in [None, Some(0), Some(1)] {
+            let limits = DecisionLimits {
+                max_color_lines,
+                ..DecisionLimits::default()
+            };
+            for offered in [0, 1, 3] {
+                for (kind, answer) in answers_the_schema_allows(offered, &limits) {
+                    let raw = answer.to_string();
+                    let parsed = parse_decision(&raw, offered, &limits)
+                        .unwrap_or_else(|reason| panic!("{raw} is rejected: {reason}"));
+                    let expected = match kind.as_str() {
+                        "ACTION" => Answer::Action {
+                            index: offered,
+                            speech: answer["speech"].as_str().unwrap_or_default().to_owned(),
+                        },
+                        "COLOR" => Answer::Color("Mind the step.".into()),
+                        _ => Answer::Pass,
+                    };
+                    assert_eq!(parsed.answer, expected, "{raw}");
+                }
+            }
+        }
+    }
 }

@@ -27,7 +27,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
-pub use budget::{OfferLine, PromptBudgets, drop_order, fit_lines, fit_words, trim_mask};
+pub use budget::{Lifeline, OfferLine, PromptBudgets, drop_order, fit_lines, fit_words, trim_mask};
 pub use decision::{ANSWER_TYPES, Answer, Decision, RejectionReason, parse_decision};
 pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
@@ -166,6 +166,8 @@ pub struct ActorMind {
     /// What it last perceived, and the place model's revision then
     /// ([`PlaceRevisions::revision`]); 0 before it perceived anything.
     perceived: (u64, String),
+    /// Whether an [`OfferTrimmed`] was written for it.
+    trimming_reported: bool,
 }
 
 /// The last offer an actor was shown, trimmed to its budget and written as a block:
@@ -204,10 +206,10 @@ impl ShownOffer {
         self.shown && self.offered.shares(offered) && self.budget == budget
     }
 
-    /// Shows `offered` within `budget`, trimmed by `relevance` ([`trim_mask`]) when
-    /// its block (from `catalog` with `options`) does not fit whole. The same offer
-    /// and budget as last time are trimmed the same way, so an unchanged world keeps
-    /// its prompt.
+    /// Shows `offered` within `budget`, trimmed by `relevance` and `lifeline`
+    /// ([`trim_mask`]) when its block (from `catalog` with `options`) does not fit
+    /// whole. The same offer and budget as last time are trimmed the same way, so an
+    /// unchanged world keeps its prompt. Returns how many of its actions were left out.
     fn show(
         &mut self,
         offered: OfferedActions,
@@ -215,7 +217,8 @@ impl ShownOffer {
         catalog: &impl ActionCatalog,
         options: &BlockOptions,
         relevance: impl Fn(&AvailableAction<'_>) -> u32,
-    ) {
+        lifeline: impl Fn(&AvailableAction<'_>) -> Option<Lifeline>,
+    ) -> usize {
         let write = |shown: &mut Self| {
             shown.trimmed = offered.clone();
             shown.trimmed.leave_out(&shown.mask);
@@ -231,13 +234,14 @@ impl ShownOffer {
             estimate_tokens(&self.block) <= budget
         };
         if !kept {
-            self.mask = trim_mask(&offered, budget, relevance, catalog, options);
+            self.mask = trim_mask(&offered, budget, relevance, lifeline, catalog, options);
             write(self);
         }
         self.block_fingerprint = text_fingerprint(&self.block);
         self.offered = offered;
         self.shown = true;
         self.budget = budget;
+        self.mask.iter().filter(|&&left_out| left_out).count()
     }
 }
 
@@ -284,6 +288,22 @@ pub struct ActorHesitated {
     pub line: String,
     /// Why, when the answer was rejected; `None` when it chose to do nothing.
     pub reason: Option<RejectionReason>,
+}
+
+/// Trimming left out more than half of a smart actor's offer to fit its prompt budget
+/// ([`PromptBudgets::total`]): it chooses from fewer actions than the world gives it.
+/// Written once per actor, the first time, with a warning in the log; a larger budget,
+/// or a shorter persona and action descriptions, leaves it more.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct OfferTrimmed {
+    /// Whose offer.
+    pub actor: Entity,
+    /// How many actions it was offered.
+    pub offered: usize,
+    /// How many of them were left out.
+    pub left_out: usize,
+    /// The estimated tokens its offer had.
+    pub budget: usize,
 }
 
 impl ActorMind {
@@ -460,6 +480,7 @@ impl Plugin for SmartActorPlugin {
             .add_message::<ActorSpoke>()
             .add_message::<DecisionRejected>()
             .add_message::<DecisionRequested>()
+            .add_message::<OfferTrimmed>()
             .add_systems(
                 Update,
                 (
@@ -539,6 +560,7 @@ struct DecisionWriters<'w> {
     spoke: MessageWriter<'w, ActorSpoke>,
     rejected: MessageWriter<'w, DecisionRejected>,
     hesitated: MessageWriter<'w, ActorHesitated>,
+    trimmed: MessageWriter<'w, OfferTrimmed>,
 }
 
 /// Actors waiting to think, in the order they became eligible, and requests in flight.
@@ -914,7 +936,33 @@ fn submit_decisions(
                 let known = action.targets.iter().any(|t| remembered.contains(t));
                 2 * u32::from(player) + u32::from(known)
             };
-            shown_offer.show(offered, for_actions, &*registry, &settings.block, relevance);
+            let lifeline = |action: &AvailableAction<'_>| {
+                registry.action(action.action_id).and_then(Lifeline::of)
+            };
+            let count = offered.len();
+            let left_out = shown_offer.show(
+                offered,
+                for_actions,
+                &*registry,
+                &settings.block,
+                relevance,
+                lifeline,
+            );
+            if left_out * 2 > count && !mind.trimming_reported {
+                mind.trimming_reported = true;
+                warn!(
+                    "smart actor {entity} ({}): {left_out} of its {count} offered actions were \
+                     left out to fit {for_actions} estimated tokens; raise \
+                     PromptBudgets::total or shorten its persona",
+                    actor.spec
+                );
+                out.trimmed.write(OfferTrimmed {
+                    actor: entity,
+                    offered: count,
+                    left_out,
+                    budget: for_actions,
+                });
+            }
         }
         let offered = mind.shown_offer.trimmed.clone();
         let block = mind.shown_offer.block.as_str();

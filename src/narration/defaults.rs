@@ -57,11 +57,14 @@ pub fn failure_core(verb: &str, actor: Option<&str>, object: Option<&str>) -> St
     }
 }
 
-/// The state an entity is in afterwards: "you have the mug of ale", "Marta is sitting".
-pub fn state(state: &str, entity: &str) -> String {
-    match state {
-        "in_inventory" => format!("you have {entity}"),
-        other => format!("{entity} is {}", other.replace('_', " ")),
+/// The state an entity is in afterwards: "you have the mug of ale", "Marta has the mug
+/// of ale", "Marta is sitting". `in_inventory` is held by who acted: `actor`, or the
+/// player when it is `None`.
+pub fn state(state: &str, entity: &str, actor: Option<&str>) -> String {
+    match (state, actor) {
+        ("in_inventory", None) => format!("you have {entity}"),
+        ("in_inventory", Some(actor)) => format!("{actor} has {entity}"),
+        (other, _) => format!("{entity} is {}", other.replace('_', " ")),
     }
 }
 
@@ -111,7 +114,11 @@ mod tests {
             failure_core("take", None, Some("the key")),
             "that doesn't work"
         );
-        assert_eq!(state("in_inventory", "the key"), "you have the key");
-        assert_eq!(state("sitting", "Marta"), "Marta is sitting");
+        assert_eq!(state("in_inventory", "the key", None), "you have the key");
+        assert_eq!(
+            state("in_inventory", "the key", Some("Marta")),
+            "Marta has the key"
+        );
+        assert_eq!(state("sitting", "Marta", Some("Marta")), "Marta is sitting");
     }
 }

@@ -249,7 +249,11 @@ impl FragmentResolver {
                         Some(Cow::Borrowed(stateful.called.as_ref())),
                     ),
                     None => (
-                        Some(Cow::Owned(defaults::state(state, &stateful.called))),
+                        Some(Cow::Owned(defaults::state(
+                            state,
+                            &stateful.called,
+                            (!actor.is_player).then_some(actor.name),
+                        ))),
                         None,
                     ),
                 }
@@ -958,7 +962,8 @@ mod tests {
         assert!(plan.fragments.action_color.is_empty());
         assert_eq!(
             plan.fragments.new_state.as_deref(),
-            Some("you have the mug of ale")
+            Some("Marta has the mug of ale"),
+            "Marta took it, not the player"
         );
         assert_eq!(plan.effects[0].core, "Marta moves");
         assert!(plan.entity_refs.iter().all(|r| r.traits.is_empty()));
@@ -980,5 +985,13 @@ mod tests {
         let plan = resolver.plan(&failed, &player);
         assert_eq!(plan.fragments.action_core, "that doesn't work");
         assert_eq!(weave_offline(&plan, Verbosity::Full), "That doesn't work.");
+        let taken = ActionReport::new(entity(1), "take")
+            .object(entity(3))
+            .new_state("in_inventory");
+        let plan = resolver.plan(&taken, &player);
+        assert_eq!(
+            plan.fragments.new_state.as_deref(),
+            Some("you have the mug of ale")
+        );
     }
 }

@@ -3,6 +3,7 @@
 
 use smallvec::SmallVec;
 
+use super::decision::NOTHING_OFFERED;
 use crate::content::{ContentRegistry, ModActionMetadata, action_namespace};
 
 /// An offered action as the block shows it.
@@ -264,7 +265,7 @@ impl BlockMeasure {
     pub(crate) fn chars(&self) -> usize {
         let opening = OPENING.len();
         if self.kept == 0 {
-            return opening + NOTHING_TO_DO.len() + FLAT_GUIDANCE.len();
+            return opening + NOTHING_OFFERED.len() + 2 + FLAT_GUIDANCE.len();
         }
         let lines = self.line_chars + digits_up_to(self.kept);
         if self.kept < self.min_actions || self.kept_groups < self.min_namespaces {
@@ -367,9 +368,6 @@ fn digits_up_to(last: usize) -> usize {
 /// How the block opens.
 const OPENING: &str = "<available_actions>\n";
 
-/// What an empty block says before its guidance.
-const NOTHING_TO_DO: &str = "(nothing to do right now: answer with null)\n\n";
-
 /// Lays out the block of these lines.
 fn lay_out(
     out: &mut String,
@@ -384,7 +382,9 @@ fn lay_out(
         ..
     } = Groups::of(lines);
     if lines.is_empty() {
-        out.push_str(NOTHING_TO_DO);
+        // What an empty block says before its guidance.
+        out.push_str(NOTHING_OFFERED);
+        out.push_str("\n\n");
         out.push_str(FLAT_GUIDANCE);
         return;
     }
@@ -1027,7 +1027,10 @@ mod tests {
             &BlockOptions::default(),
         );
         assert!(
-            block.starts_with("<available_actions>\n(nothing to do right now: answer with null)\n")
+            block.starts_with(
+                "<available_actions>\n(nothing to do right now: answer with COLOR or NONE)\n"
+            ),
+            "{block}"
         );
     }
 }

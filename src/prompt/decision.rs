@@ -321,53 +321,87 @@ fn push_tagged_list(text: &mut String, tag: &str, items: &[impl AsRef<str>]) {
     text.push_str(">\n");
 }
 
+/// What the available-actions block says when nothing is offered (a reply in a
+/// conversation, an actor in combat with no combat action): the answers left.
+pub const NOTHING_OFFERED: &str = "(nothing to do right now: answer with COLOR or NONE)";
+
+/// The most offered indices the schema lists one by one; beyond them it gives a range.
+/// OpenAI's strict mode takes at most 1,000 enum values in a schema.
+const MAX_LISTED_INDICES: usize = 500;
+
 /// The JSON schema of a decision answer when `offered` actions (numbered from 1) were
-/// offered: one object of three kinds, `ACTION` with one of the offered indices,
-/// `COLOR` with a line within the speech limit, or `NONE`; with nothing offered, only
-/// `COLOR` and `NONE`. A server that honours it cannot answer with an action, a verb or
-/// a target that was not offered.
+/// offered: one object whose `type` is `ACTION`, `COLOR` or `NONE`, with `action` one
+/// of the offered indices and `speech` and `color` within the speech limit. With
+/// nothing offered, only `COLOR` and `NONE`, and no `action` or `speech`; with no
+/// lines allowed, no `COLOR`. A server that honours it cannot answer with an action
+/// that was not offered.
+///
+/// It is in the subset of JSON Schema every server takes: OpenAI's strict mode (an
+/// object at the root, every field required, `null` for a field the answer's type
+/// does not use, no other fields) and the grammars of llama.cpp, vLLM and Ollama.
+/// [`parse_decision`](crate::actors::parse_decision) reads each answer it allows and
+/// takes a `null` field as left out. (OpenAI's fine-tuned models do not take
+/// `maxLength`; their answers are checked for length when they are parsed.)
 ///
 /// `UTTERANCE` is left out: it is for models that write free text, and under a schema
 /// the index says the same in fewer tokens. It depends only on the number offered and
 /// the limits, so one schema serves every actor offered as many actions.
 pub fn decision_schema(offered: usize, limits: &DecisionLimits) -> Value {
     // An actor that may say no line may only say nothing along with its action.
-    let longest = match limits.max_color_lines {
-        Some(0) => 0,
-        _ => limits.max_speech_chars,
-    };
-    let line = json!({ "type": "string", "maxLength": longest });
-    let answer = |kind: &str, fields: Vec<(&str, Value)>| {
-        let mut properties = serde_json::Map::with_capacity(fields.len() + 1);
-        properties.insert("type".to_owned(), json!({ "const": kind }));
-        let mut required = vec![Value::from("type")];
-        for (name, schema) in fields {
-            required.push(Value::from(name));
-            properties.insert(name.to_owned(), schema);
-        }
+    let speaks = limits.max_color_lines != Some(0);
+    let longest = if speaks { limits.max_speech_chars } else { 0 };
+    // Nullable fields are an `anyOf` with `null`, the form every server's grammar
+    // takes (it is what Pydantic writes for an optional field).
+    let line = |description: &str| {
         json!({
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": false
+            "anyOf": [{ "type": "string", "maxLength": longest }, { "type": "null" }],
+            "description": description
         })
     };
     let mut kinds = Vec::with_capacity(3);
+    let mut properties = serde_json::Map::with_capacity(4);
     if offered > 0 {
-        let indices: Vec<Value> = (1..=offered).map(Value::from).collect();
-        kinds.push(answer(
-            "ACTION",
-            vec![
-                ("action", json!({ "enum": indices })),
-                ("speech", line.clone()),
-            ],
-        ));
+        kinds.push("ACTION");
+        let index = if offered <= MAX_LISTED_INDICES {
+            let indices: Vec<Value> = (1..=offered).map(Value::from).collect();
+            json!({ "type": "integer", "enum": indices })
+        } else {
+            json!({ "type": "integer", "minimum": 1, "maximum": offered })
+        };
+        properties.insert(
+            "action".to_owned(),
+            json!({
+                "anyOf": [index, { "type": "null" }],
+                "description": "the Index of the offered action; null if your answer is not ACTION"
+            }),
+        );
+        properties.insert(
+            "speech".to_owned(),
+            line("what you say as you act, or empty; null if your answer is not ACTION"),
+        );
     }
-    if limits.max_color_lines != Some(0) {
-        kinds.push(answer("COLOR", vec![("color", line)]));
+    if speaks {
+        kinds.push("COLOR");
+        properties.insert(
+            "color".to_owned(),
+            line("a short line you say; null if your answer is not COLOR"),
+        );
     }
-    kinds.push(answer("NONE", Vec::new()));
-    json!({ "anyOf": kinds })
+    kinds.push("NONE");
+    properties.insert(
+        "type".to_owned(),
+        json!({ "type": "string", "enum": kinds }),
+    );
+    let required: Vec<Value> = properties
+        .keys()
+        .map(|name| Value::from(name.as_str()))
+        .collect();
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false
+    })
 }
 
 #[cfg(test)]
@@ -561,44 +595,240 @@ What do you do? Answer with the JSON object only."
         assert_eq!(DecisionLimits::default().max_answer_tokens(), 300 + 64);
     }
 
+    /// Where `schema` breaks the rules of OpenAI's strict structured outputs: an
+    /// object at the root (no `anyOf` there), every object listing all its properties
+    /// as required and no others, `anyOf` branches and types from the subset strict
+    /// mode takes, and enum values of their schema's type. Empty when it keeps them.
+    fn strict_mode_faults(schema: &Value) -> Vec<String> {
+        let mut faults = Vec::new();
+        if schema["type"] != "object" {
+            faults.push(format!("the root is not an object: {schema}"));
+        }
+        for keyword in ["anyOf", "oneOf", "allOf", "$ref"] {
+            if schema.get(keyword).is_some() {
+                faults.push(format!("the root has `{keyword}`"));
+            }
+        }
+        check_strict(schema, "", 0, &mut faults);
+        faults
+    }
+
+    fn check_strict(schema: &Value, at: &str, depth: usize, faults: &mut Vec<String>) {
+        const KEYWORDS: [&str; 12] = [
+            "type",
+            "properties",
+            "required",
+            "additionalProperties",
+            "enum",
+            "const",
+            "anyOf",
+            "items",
+            "description",
+            // Strict mode takes these since 2025 (not on fine-tuned models).
+            "maxLength",
+            "minimum",
+            "maximum",
+        ];
+        const TYPES: [&str; 7] = [
+            "string", "number", "integer", "boolean", "object", "array", "null",
+        ];
+        let Some(object) = schema.as_object() else {
+            faults.push(format!("{at}: not a schema object"));
+            return;
+        };
+        if depth > 10 {
+            faults.push(format!("{at}: nested deeper than 10"));
+        }
+        for keyword in object.keys() {
+            if !KEYWORDS.contains(&keyword.as_str()) {
+                faults.push(format!("{at}: `{keyword}` is not in strict mode's subset"));
+            }
+        }
+        let types: Vec<&str> = match &object.get("type") {
+            Some(Value::String(name)) => vec![name.as_str()],
+            Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
+            Some(other) => {
+                faults.push(format!("{at}: `type` is {other}"));
+                Vec::new()
+            }
+            None => Vec::new(),
+        };
+        if types.is_empty() && object.get("anyOf").is_none() {
+            faults.push(format!("{at}: neither a type nor anyOf"));
+        }
+        for name in &types {
+            if !TYPES.contains(name) {
+                faults.push(format!("{at}: unknown type {name}"));
+            }
+        }
+        if let Some(values) = object.get("enum") {
+            let values = values.as_array().map(Vec::as_slice).unwrap_or_default();
+            if values.is_empty() {
+                faults.push(format!("{at}: an empty enum"));
+            }
+            let fits = |value: &Value| match value {
+                Value::Null => types.contains(&"null"),
+                Value::String(_) => types.contains(&"string"),
+                Value::Number(n) if n.is_u64() || n.is_i64() => {
+                    types.contains(&"integer") || types.contains(&"number")
+                }
+                Value::Number(_) => types.contains(&"number"),
+                _ => false,
+            };
+            if let Some(value) = values.iter().find(|value| !fits(value)) {
+                faults.push(format!("{at}: enum value {value} is not of type {types:?}"));
+            }
+        }
+        if types.contains(&"object") {
+            let properties = object.get("properties").and_then(Value::as_object);
+            let required: Vec<&str> = object
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|names| names.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let names: Vec<&str> = properties
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            if names.iter().any(|name| !required.contains(name)) || names.len() != required.len() {
+                faults.push(format!(
+                    "{at}: required {required:?} is not every property {names:?}"
+                ));
+            }
+            if object.get("additionalProperties") != Some(&Value::Bool(false)) {
+                faults.push(format!("{at}: additionalProperties is not false"));
+            }
+            for (name, property) in properties.into_iter().flatten() {
+                check_strict(property, &format!("{at}/{name}"), depth + 1, faults);
+            }
+        }
+        if let Some(branches) = object.get("anyOf") {
+            for (i, branch) in branches.as_array().into_iter().flatten().enumerate() {
+                check_strict(branch, &format!("{at}/anyOf/{i}"), depth + 1, faults);
+            }
+        }
+        if let Some(items) = object.get("items") {
+            check_strict(items, &format!("{at}/items"), depth + 1, faults);
+        }
+    }
+
+    /// The limits a decision schema can be made for.
+    fn every_limit() -> Vec<DecisionLimits> {
+        [None, Some(0), Some(1), Some(3)]
+            .into_iter()
+            .map(|max_color_lines| DecisionLimits {
+                max_color_lines,
+                ..DecisionLimits::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_schema_keeps_the_rules_of_strict_structured_outputs() {
+        for limits in every_limit() {
+            for offered in [0, 1, 2, 17, 500, 501, 2000] {
+                let schema = decision_schema(offered, &limits);
+                assert_eq!(
+                    strict_mode_faults(&schema),
+                    Vec::<String>::new(),
+                    "{offered} offered, {limits:?}: {schema:#}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_strict_mode_check_finds_what_breaks_the_rules() {
+        let kinds = json!({ "anyOf": [
+            { "type": "object", "properties": { "type": { "const": "NONE" } },
+              "required": ["type"], "additionalProperties": false }
+        ]});
+        assert!(!strict_mode_faults(&kinds).is_empty(), "anyOf at the root");
+        let optional = json!({
+            "type": "object",
+            "properties": { "type": { "type": "string" }, "speech": { "type": "string" } },
+            "required": ["type"],
+            "additionalProperties": false
+        });
+        assert!(
+            !strict_mode_faults(&optional).is_empty(),
+            "a field not required"
+        );
+        let open = json!({
+            "type": "object", "properties": {}, "required": []
+        });
+        assert!(
+            !strict_mode_faults(&open).is_empty(),
+            "other fields allowed"
+        );
+        let pattern = json!({
+            "type": "object",
+            "properties": { "line": { "type": "string", "pattern": "^a" } },
+            "required": ["line"],
+            "additionalProperties": false
+        });
+        assert!(
+            !strict_mode_faults(&pattern).is_empty(),
+            "a keyword outside the subset"
+        );
+    }
+
     #[test]
     fn the_schema_offers_only_the_indices_offered() {
         let schema = decision_schema(2, &DecisionLimits::default());
-        let kinds = schema["anyOf"].as_array().expect("answer kinds");
-        let types: Vec<&Value> = kinds
-            .iter()
-            .map(|k| &k["properties"]["type"]["const"])
-            .collect();
-        assert_eq!(types, ["ACTION", "COLOR", "NONE"]);
-        assert_eq!(kinds[0]["properties"]["action"]["enum"], json!([1, 2]));
-        assert_eq!(kinds[0]["required"], json!(["type", "action", "speech"]));
-        assert_eq!(kinds[1]["properties"]["color"]["maxLength"], 300);
-        assert!(kinds.iter().all(|k| k["additionalProperties"] == false));
+        let properties = &schema["properties"];
+        assert_eq!(
+            properties["type"]["enum"],
+            json!(["ACTION", "COLOR", "NONE"])
+        );
+        assert_eq!(
+            properties["action"]["anyOf"],
+            json!([{ "type": "integer", "enum": [1, 2] }, { "type": "null" }])
+        );
+        let line = json!([{ "type": "string", "maxLength": 300 }, { "type": "null" }]);
+        assert_eq!(properties["speech"]["anyOf"], line);
+        assert_eq!(properties["color"]["anyOf"], line);
+        let many = decision_schema(MAX_LISTED_INDICES + 1, &DecisionLimits::default());
+        assert_eq!(
+            many["properties"]["action"]["anyOf"][0],
+            json!({ "type": "integer", "minimum": 1, "maximum": MAX_LISTED_INDICES + 1 })
+        );
     }
 
     #[test]
     fn with_nothing_offered_or_no_lines_allowed_the_schema_narrows() {
-        let kinds = |schema: Value| -> Vec<Value> {
-            schema["anyOf"]
-                .as_array()
-                .expect("answer kinds")
-                .iter()
-                .map(|k| k["properties"]["type"]["const"].clone())
-                .collect()
+        let fields = |schema: &Value| -> (Value, Vec<String>) {
+            let properties = schema["properties"].as_object().expect("properties");
+            (
+                properties["type"]["enum"].clone(),
+                properties.keys().cloned().collect(),
+            )
         };
         assert_eq!(
-            kinds(decision_schema(0, &DecisionLimits::default())),
-            ["COLOR", "NONE"]
+            fields(&decision_schema(0, &DecisionLimits::default())),
+            (
+                json!(["COLOR", "NONE"]),
+                vec!["color".into(), "type".into()]
+            )
         );
         let mute = DecisionLimits {
             max_color_lines: Some(0),
             ..DecisionLimits::default()
         };
         let schema = decision_schema(1, &mute);
-        assert_eq!(kinds(schema.clone()), ["ACTION", "NONE"]);
         assert_eq!(
-            schema["anyOf"][0]["properties"]["speech"]["maxLength"], 0,
+            fields(&schema),
+            (
+                json!(["ACTION", "NONE"]),
+                vec!["action".into(), "speech".into(), "type".into()]
+            )
+        );
+        assert_eq!(
+            schema["properties"]["speech"]["anyOf"][0]["maxLength"], 0,
             "nothing may be said along with the action"
+        );
+        assert_eq!(
+            fields(&decision_schema(0, &mute)),
+            (json!(["NONE"]), vec!["type".into()])
         );
     }
 }

@@ -13,7 +13,7 @@ pub use actions_block::{
 };
 pub use decision::{
     DECISION_QUESTION, DECISION_REPLY, DECISION_RULES, DecisionContext, DecisionLimits,
-    DecisionPrompt, PromptPart, PromptSection, decision_prompt, decision_schema,
+    DecisionPrompt, NOTHING_OFFERED, PromptPart, PromptSection, decision_prompt, decision_schema,
     decision_system_prompt, decision_user_prompt, write_decision_user_prompt,
 };
 pub use narration::{NARRATOR_RULES, narration_user_message};

@@ -1,13 +1,19 @@
 //! Conversations: the player addresses a smart actor, who replies instead of acting,
 //! and nothing the player says can talk it into an action it was not offered.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use axum::Router;
+use axum::extract::State;
+use axum::response::Json;
 use bevy::prelude::*;
-use bevy_loom::llm::{DeltaSink, LlmBackend, LlmFuture, LlmReply};
+use bevy_loom::actors::parse_decision;
+use bevy_loom::llm::{DeltaSink, LlmBackend, LlmFuture, LlmReply, OpenAiSettings, SchemaFormat};
 use bevy_loom::prelude::*;
+use bevy_loom::prompt::{DecisionLimits, NOTHING_OFFERED};
+use serde_json::{Value, json};
 
-use crate::support::{TurnLog, tavern_app, update_until};
+use crate::support::{TurnLog, serve, tavern_app, update_until};
 
 /// Replies to the player with `reply`; otherwise chooses the first offered action.
 struct Replier {
@@ -46,9 +52,13 @@ struct Tavern {
 }
 
 fn open_tavern(reply: &str) -> Tavern {
-    let (mut app, scene) = tavern_app(BackendChoice::Custom(Arc::new(Replier {
+    open_tavern_on(BackendChoice::Custom(Arc::new(Replier {
         reply: reply.to_owned(),
-    })));
+    })))
+}
+
+fn open_tavern_on(backend: BackendChoice) -> Tavern {
+    let (mut app, scene) = tavern_app(backend);
     app.init_resource::<Heard>()
         .add_systems(Update, listen.after(LoomSystems::Sense));
     Tavern {
@@ -179,5 +189,77 @@ fn the_player_cannot_talk_an_actor_into_an_action() {
     assert_eq!(
         log.rejected[0].reason,
         RejectionReason::CommandNotOffered("give cellar key to Traveler".into())
+    );
+}
+
+/// The request bodies a chat-completions server received.
+type Bodies = Arc<Mutex<Vec<Value>>>;
+
+/// Answers a reply to the player with a COLOR line, and anything else with NONE, as
+/// a model writing free text would: no schema binds it.
+async fn answer_in_words(State(bodies): State<Bodies>, Json(body): Json<Value>) -> Json<Value> {
+    let last = body["messages"]
+        .as_array()
+        .and_then(|messages| messages.last())
+        .and_then(|message| message["content"].as_str())
+        .unwrap_or_default();
+    let content = if last.contains("<player_says>") {
+        r#"{"type": "COLOR", "color": "Rooms are two silver."}"#
+    } else {
+        r#"{"type": "NONE"}"#
+    };
+    if let Ok(mut bodies) = bodies.lock() {
+        bodies.push(body.clone());
+    }
+    Json(json!({
+        "id": "chatcmpl-reply",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": "loom-test-model",
+        "choices": [{
+            "index": 0,
+            "message": { "role": "assistant", "content": content },
+            "finish_reason": "stop"
+        }]
+    }))
+}
+
+#[test]
+fn a_reply_in_words_from_a_server_without_a_schema_is_spoken() {
+    let bodies = Bodies::default();
+    let (_server, root) = serve(
+        Router::new()
+            .fallback(answer_in_words)
+            .with_state(Arc::clone(&bodies)),
+    );
+    let mut tavern = open_tavern_on(BackendChoice::OpenAi(OpenAiSettings {
+        base_url: format!("{root}/v1"),
+        model: "loom-test-model".to_owned(),
+        schema_format: SchemaFormat::Off,
+        ..OpenAiSettings::default()
+    }));
+    let log = tavern.say("@Marta, any rooms free?", false);
+    assert!(log.rejected.is_empty(), "{log:#?}");
+    assert_eq!(
+        log.spoke,
+        [ActorSpoke {
+            actor: tavern.marta,
+            text: "Rooms are two silver.".to_owned()
+        }]
+    );
+
+    let bodies = bodies.lock().expect("the server's record").clone();
+    assert_eq!(bodies.len(), 1, "Marta alone is asked");
+    assert_eq!(bodies[0].get("response_format"), None, "no schema is sent");
+    let prompt = bodies[0]["messages"][1]["content"]
+        .as_str()
+        .expect("the user message");
+    // What the prompt asks for is what the parser takes: nothing offered, it asks
+    // for COLOR or NONE, never for a bare null.
+    assert!(prompt.contains(NOTHING_OFFERED), "{prompt}");
+    assert!(!prompt.contains("null"), "{prompt}");
+    assert!(
+        parse_decision("null", 0, &DecisionLimits::default()).is_err(),
+        "a bare null is no answer"
     );
 }

@@ -443,20 +443,21 @@ fn tavern_actors_act_on_server_decisions() {
         let format = &request.body["response_format"];
         assert_eq!(format["type"], "json_schema");
         assert_eq!(format["json_schema"]["strict"], json!(true));
-        let kinds = format["json_schema"]["schema"]["anyOf"]
-            .as_array()
-            .expect("the answer kinds");
-        let choices = kinds[0]["properties"]["action"]["enum"]
+        let schema = &format["json_schema"]["schema"];
+        assert_eq!(
+            schema["type"], "object",
+            "strict mode wants an object at the root"
+        );
+        let choices = schema["properties"]["action"]["anyOf"][0]["enum"]
             .as_array()
             .expect("an enum of offered indices");
         let offered = content.matches("[Index: ").count();
         let expected: Vec<serde_json::Value> = (1..=offered).map(|i| json!(i)).collect();
         assert_eq!(choices, &expected);
-        let types: Vec<&serde_json::Value> = kinds
-            .iter()
-            .map(|kind| &kind["properties"]["type"]["const"])
-            .collect();
-        assert_eq!(types, ["ACTION", "COLOR", "NONE"]);
+        assert_eq!(
+            schema["properties"]["type"]["enum"],
+            json!(["ACTION", "COLOR", "NONE"])
+        );
     }
 }
 

@@ -316,3 +316,36 @@ fn an_answer_that_is_not_prose_falls_back() {
         );
     }
 }
+
+#[test]
+fn a_default_state_line_names_who_took_the_item() {
+    let mut scene = scene(None, NarrationSettings::default());
+    let (player, marta, mug) = (scene.player, scene.marta, scene.mug);
+    for actor in [marta, player] {
+        scene.app.world_mut().write_message(
+            ActionReport::new(actor, "take")
+                .object(mug)
+                .new_state("in_inventory"),
+        );
+    }
+    update_until(&mut scene.app, "both takes to be narrated", |app| {
+        app.world().resource::<Narrated>().finals().len() >= 2
+    });
+    let narrated = scene.app.world().resource::<Narrated>();
+    let finals = narrated.finals();
+    let text_for = |actor: Entity| {
+        finals
+            .iter()
+            .find(|t| t.report.actor == actor)
+            .map(|t| t.text.as_str())
+            .expect("a final text")
+    };
+    let by_marta = text_for(marta);
+    assert!(by_marta.contains("Marta has the mug of ale."), "{by_marta}");
+    assert!(!by_marta.contains("you have"), "{by_marta}");
+    let by_player = text_for(player);
+    assert!(
+        by_player.contains("You have the mug of ale."),
+        "{by_player}"
+    );
+}

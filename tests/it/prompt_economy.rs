@@ -8,8 +8,11 @@ use bevy_loom::llm::ChatMessage;
 use bevy_loom::prelude::*;
 use bevy_loom::prompt::estimate_tokens;
 use bevy_loom::world::TargetScopes;
+use serde_json::json;
 
-use crate::support::{FixedBackend, TurnLog, run_turn, tavern_app_with};
+use crate::support::{
+    FixedBackend, TurnLog, action, content_dir, game, loom_app, manifest, run_turn, tavern_app_with,
+};
 
 /// The tavern with every actor answering `answer`, with these budgets.
 fn tavern(answer: &str, budgets: PromptBudgets) -> (App, Entity) {
@@ -177,7 +180,7 @@ fn a_long_player_line_is_cut_to_its_budget() {
 #[test]
 fn trimming_keeps_what_concerns_the_player_and_what_the_actor_remembers() {
     let budgets = PromptBudgets {
-        total: 880,
+        total: 940,
         ..PromptBudgets::default()
     };
     let (mut app, marta) = tavern(r#"{"type": "NONE"}"#, budgets);
@@ -202,9 +205,15 @@ fn trimming_keeps_what_concerns_the_player_and_what_the_actor_remembers() {
         [&"examine stone hearth"],
         "of what Marta may examine, what she remembers: {commands:?}"
     );
+    // Of the actions that concern nobody, which go before it, only one way to wait
+    // and one way to leave stay.
     assert!(
-        !commands.contains(&"wait") && !commands.contains(&"look around"),
-        "actions that concern nobody go before it: {commands:?}"
+        !commands.contains(&"wait") && commands.contains(&"look around"),
+        "{commands:?}"
+    );
+    assert!(
+        !commands.contains(&"go to Lantern Street") && commands.contains(&"go to the cellar"),
+        "{commands:?}"
     );
     for name in ["Brom", "Silas"] {
         assert!(
@@ -228,10 +237,11 @@ fn a_budget_too_small_for_any_action_still_asks_and_replies() {
     let reply = asked(&run_turn(&mut app), marta);
     assert!(reply.offered.is_empty(), "a reply offers no action");
     let next = asked(&run_turn(&mut app), marta);
-    assert!(
-        next.offered.is_empty(),
-        "no action fits a budget of 10 tokens: {:?}",
-        next.offered
+    let commands: Vec<&str> = next.offered.iter().map(|a| a.command).collect();
+    assert_eq!(
+        commands,
+        ["go to the cellar", "look around"],
+        "no action fits a budget of 10 tokens, but Marta keeps a way to leave and one to wait"
     );
 }
 
@@ -340,4 +350,162 @@ fn an_offer_is_made_again_when_what_is_around_the_actor_or_the_scopes_change() {
     });
     assert!(!offers(&scoped, "Silas"), "{:?}", scoped.offered);
     assert!(!scoped.offered.is_empty(), "other actions stand");
+}
+
+/// Every `OfferTrimmed` written.
+#[derive(Resource, Default)]
+struct Trimmed(Vec<OfferTrimmed>);
+
+fn record_trimmed(mut seen: ResMut<Trimmed>, mut trimmed: MessageReader<OfferTrimmed>) {
+    seen.0.extend(trimmed.read().cloned());
+}
+
+/// A scholar in a reading room with an exit, the player with her, and six things to
+/// say to the player besides waiting and leaving; her backstory is one sentence
+/// (16 estimated tokens) `backstory` times, which leaves her offer the less of the
+/// default budget.
+fn reading_room(backstory: usize) -> (tempfile::TempDir, App, Entity) {
+    let talk = ["greet", "thank", "praise", "warn", "question", "scold"];
+    let mut actions: Vec<String> = vec![
+        "actions/wait.action.json".into(),
+        "actions/go.action.json".into(),
+    ];
+    actions.extend(
+        talk.iter()
+            .map(|verb| format!("actions/{verb}.action.json")),
+    );
+    let mut files = vec![
+        game(&["core"]),
+        (
+            "mods/core/mod.json",
+            manifest(
+                "core",
+                json!({ "content": {
+                    "actions": actions,
+                    "actors": ["actors/scholar.actor.json"]
+                } }),
+            ),
+        ),
+        (
+            "mods/core/actions/wait.action.json",
+            action("core:wait", json!({})),
+        ),
+        (
+            "mods/core/actions/go.action.json",
+            action(
+                "core:go",
+                json!({ "name": "Go", "description": "walk to a neighbouring place",
+                        "template": "go to {destination}",
+                        "targets": { "primary": { "scope": "exits", "placeholder": "destination" } } }),
+            ),
+        ),
+        (
+            "mods/core/actors/scholar.actor.json",
+            json!({
+                "id": "core:scholar",
+                "persona": { "name": "Ines", "role": "a scholar of old maps" },
+                "backstory": "She has catalogued every map in the reading room, one by one. ".repeat(backstory)
+            })
+            .to_string(),
+        ),
+    ];
+    for verb in talk {
+        files.push((
+            Box::leak(format!("mods/core/actions/{verb}.action.json").into_boxed_str()),
+            action(
+                &format!("core:{verb}"),
+                json!({ "name": verb, "description": format!("{verb} someone, in a few well-chosen words"),
+                        "template": format!("{verb} {{person}}"),
+                        "targets": { "primary": { "scope": "characters_here", "placeholder": "person" } } }),
+            ),
+        ));
+    }
+    let dir = content_dir(&files);
+    let mut app = loom_app(
+        dir.path(),
+        false,
+        LlmSettings {
+            backend: FixedBackend::choice(r#"{"type": "NONE"}"#),
+            ..default()
+        },
+        SmartActorSettings::default(),
+    );
+    app.init_resource::<Trimmed>()
+        .add_systems(Update, record_trimmed.after(LoomSystems::Think));
+    let world = app.world_mut();
+    let hall = world.spawn((Place, DisplayName("the hall".into()))).id();
+    let room = world
+        .spawn((
+            Place,
+            DisplayName("the reading room".into()),
+            Exits(vec![hall]),
+        ))
+        .id();
+    world.spawn((
+        Player,
+        Character,
+        DisplayName("Traveler".into()),
+        InPlace(room),
+    ));
+    let ines = world
+        .spawn((
+            SmartActor::new("core:scholar"),
+            DisplayName("Ines".into()),
+            InPlace(room),
+        ))
+        .id();
+    (dir, app, ines)
+}
+
+#[test]
+fn trimming_keeps_a_way_to_wait_and_a_way_to_leave() {
+    // Room for a few lines: those naming the player are the most relevant.
+    let (_dir, mut app, ines) = reading_room(40);
+    let first = asked(&run_turn(&mut app), ines);
+    let commands: Vec<&str> = first.offered.iter().map(|a| a.command).collect();
+    assert!(commands.len() < 8, "the offer is trimmed: {commands:?}");
+    assert!(commands.contains(&"wait"), "{commands:?}");
+    assert!(commands.contains(&"go to the hall"), "{commands:?}");
+    assert!(
+        commands
+            .iter()
+            .filter(|c| !["wait", "go to the hall"].contains(c))
+            .all(|c| c.ends_with(" Traveler")),
+        "{commands:?}"
+    );
+    assert!(
+        app.world().resource::<Trimmed>().0.is_empty(),
+        "no more than half was left out"
+    );
+}
+
+#[test]
+fn an_offer_trimmed_by_more_than_half_is_reported_once() {
+    // Room for no line at all: a way to wait and a way to leave stay all the same.
+    let (_dir, mut app, ines) = reading_room(48);
+    let first = asked(&run_turn(&mut app), ines);
+    let commands: Vec<&str> = first.offered.iter().map(|a| a.command).collect();
+    assert_eq!(commands, ["go to the hall", "wait"]);
+    let trimmed: Vec<(Entity, usize, usize)> = app
+        .world()
+        .resource::<Trimmed>()
+        .0
+        .iter()
+        .map(|t| (t.actor, t.offered, t.left_out))
+        .collect();
+    assert_eq!(trimmed, [(ines, 8, 6)]);
+
+    // Someone else comes in: the offer is made and trimmed again (Brom's lines are the
+    // least relevant), and not reported again.
+    let world = app.world_mut();
+    let room = world.get::<InPlace>(ines).expect("in a place").0;
+    world.spawn((Character, DisplayName("Brom".into()), InPlace(room)));
+    let second = asked(&run_turn(&mut app), ines);
+    let commands: Vec<&str> = second.offered.iter().map(|a| a.command).collect();
+    assert_eq!(commands, ["go to the hall", "wait"]);
+    assert_eq!(
+        app.world().resource::<Trimmed>().0.len(),
+        1,
+        "once per actor"
+    );
 }
