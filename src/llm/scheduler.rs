@@ -112,7 +112,7 @@ impl Breaker {
         match (self.open_until, self.probing_since) {
             (None, _) => true,
             (Some(until), None) => now >= until,
-            (Some(_), Some(since)) => now >= since + settings.open_for,
+            (Some(_), Some(since)) => now >= later(since, settings.open_for),
         }
     }
 
@@ -132,7 +132,7 @@ impl Breaker {
     fn failed(&mut self, now: Instant, settings: &BreakerSettings) {
         self.failures += 1;
         if self.probing_since.is_some() || self.failures >= settings.failures_to_open {
-            self.open_until = Some(now + settings.open_for);
+            self.open_until = Some(later(now, settings.open_for));
             self.probing_since = None;
         }
     }
@@ -259,7 +259,7 @@ pub(super) fn run(
             }
             while let Some((job, registration)) = shared.next_job() {
                 running.push(Abortable::new(
-                    serve(Arc::clone(&shared), job),
+                    serve_unwinding(Arc::clone(&shared), job),
                     registration,
                 ));
             }
@@ -309,7 +309,10 @@ async fn serve(shared: Arc<Shared>, job: Job) {
         request,
         submitted,
     } = job;
-    let deadline = submitted + request.deadline.unwrap_or(shared.schedule.deadline);
+    let deadline = later(
+        submitted,
+        request.deadline.unwrap_or(shared.schedule.deadline),
+    );
     // When the first piece of a streamed answer arrived; unset, nothing reached the game.
     let first_token = request.stream.then(|| Arc::new(OnceLock::new()));
     let mut retries = 0u32;
@@ -372,19 +375,45 @@ async fn serve(shared: Arc<Shared>, job: Job) {
             ChaCha8Rng::seed_from_u64(id.0 ^ u64::from(submitted.elapsed().subsec_nanos()))
         });
         let wait = retry_delay(&shared.schedule.retry, retries, &error, rng);
-        if Instant::now() + wait >= deadline {
+        // A wait past the deadline (a huge `Retry-After`) ends the request now.
+        if deadline.saturating_duration_since(Instant::now()) <= wait {
             break Err(error);
         }
         tokio::time::sleep(wait).await;
         retries += 1;
     };
-    let claimed = shared
-        .running
-        .lock()
-        .map(|mut running| running.remove(&id).is_some())
-        .unwrap_or(false);
+    let first_token = first_token.and_then(|first| first.get().copied());
+    conclude(&shared, id, submitted, result, first_token, retries);
+}
+
+/// Serves one request (see [`serve`]) so that a panic anywhere in serving it ends
+/// that request with [`LlmError::BackendFailed`] and frees its slot, while the
+/// dispatcher and every other request go on.
+async fn serve_unwinding(shared: Arc<Shared>, job: Job) {
+    let (id, submitted) = (job.id, job.submitted);
+    let served = AssertUnwindSafe(serve(Arc::clone(&shared), job))
+        .catch_unwind()
+        .await;
+    if served.is_err() {
+        let error = LlmError::BackendFailed(
+            "serving the request panicked; see the log for where".to_owned(),
+        );
+        conclude(&shared, id, submitted, Err(error), None, 0);
+    }
+}
+
+/// Sends a running request's one outcome and frees its slot, unless a cancellation
+/// already did.
+fn conclude(
+    shared: &Shared,
+    id: RequestId,
+    submitted: Instant,
+    result: Result<LlmReply, LlmError>,
+    first_token: Option<Duration>,
+    retries: u32,
+) {
+    let claimed = lock(&shared.running).remove(&id).is_some();
     if claimed {
-        let first_token = first_token.and_then(|first| first.get().copied());
         shared.finish(LlmResponse {
             id,
             result,
@@ -395,6 +424,18 @@ async fn serve(shared: Arc<Shared>, job: Job) {
         shared.release();
     }
 }
+
+/// `instant + duration`, saturating: a duration from outside (a settings file, a
+/// server's `Retry-After`, a game's deadline) can be too long to add to an instant.
+fn later(instant: Instant, duration: Duration) -> Instant {
+    instant
+        .checked_add(duration)
+        .or_else(|| instant.checked_add(LONGEST_WAIT))
+        .unwrap_or(instant)
+}
+
+/// What [`later`] adds when a duration is too long to add: longer than any game waits.
+const LONGEST_WAIT: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
 
 /// The endpoint a request's affinity names while its breaker admits it; otherwise
 /// the healthy endpoint with the most free slots, taking turns among equals.
