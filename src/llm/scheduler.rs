@@ -306,9 +306,15 @@ fn cancel(shared: &Arc<Shared>, id: RequestId) {
 async fn serve(shared: Arc<Shared>, job: Job) {
     let Job {
         id,
-        request,
+        mut request,
         submitted,
     } = job;
+    // The affinity modulo the fleet's size picks the server; what is left of it is the
+    // backend's to pick a slot within that server, so that every slot of every server
+    // gets used (the same number modulo both would leave most slots idle).
+    let affinity = request.affinity;
+    let servers = shared.endpoints.len().max(1) as u64;
+    request.affinity = affinity.map(|affinity| affinity / servers);
     let deadline = later(
         submitted,
         request.deadline.unwrap_or(shared.schedule.deadline),
@@ -324,7 +330,7 @@ async fn serve(shared: Arc<Shared>, job: Job) {
             break Err(LlmError::TimedOut(deadline - submitted));
         }
         // A retry goes wherever is healthiest: its preferred server just failed it.
-        let affinity = request.affinity.filter(|_| retries == 0);
+        let affinity = affinity.filter(|_| retries == 0);
         let Some(endpoint) = pick_endpoint(&shared, now, affinity) else {
             let failing = shared
                 .endpoints
