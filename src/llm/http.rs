@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::LlmError;
+use super::{LlmError, without_credentials};
 
 /// The HTTP client a backend sends with, each request bounded by `timeout`.
 pub(super) fn http_client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
@@ -218,18 +218,6 @@ pub(super) fn stream_chunk(text: &str) -> Result<Value, LlmError> {
             truncate(text, 200)
         ))
     })
-}
-
-/// The URL with any `user:password@` part hidden, for logs and errors.
-pub(super) fn without_credentials(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://<redacted>@{}", &rest[at + 1..]),
-        None => url.to_owned(),
-    }
 }
 
 /// At most `max` characters of `text`, marked when cut.

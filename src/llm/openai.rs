@@ -9,8 +9,8 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::env_var;
-use super::http::{ServerUrl, http_client, json_value, stream_chunk, text_at, without_credentials};
+use super::http::{ServerUrl, http_client, json_value, stream_chunk, text_at};
+use super::{LlmEnvironment, without_credentials};
 use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
 
 /// An API key. Its `Debug` and `Display` never show it.
@@ -54,7 +54,8 @@ pub struct OpenAiSettings {
     /// How a request's JSON Schema is sent; answers are validated either way.
     pub schema_format: SchemaFormat,
     /// The server's slots (llama.cpp's `--parallel`): when set, a request with an
-    /// affinity is sent with `id_slot` (its affinity modulo the slots) and
+    /// affinity is sent with `id_slot` (its affinity modulo the slots; in a fleet, what
+    /// is left of it once the bridge picked the server) and
     /// `cache_prompt`, so the slot keeps its prompt prefix. Only for servers that take
     /// those fields: OpenAI's own API refuses them. `LOOM_LLM_SLOTS`.
     pub slots: Option<u32>,
@@ -113,19 +114,27 @@ impl Default for OpenAiSettings {
 }
 
 impl OpenAiSettings {
-    /// Settings from `LOOM_LLM_URL`, `LOOM_LLM_MODEL`, `LOOM_LLM_API_KEY` and
-    /// `LOOM_LLM_SCHEMA` (`json_schema`, `json_object` or `off`); `None` when
-    /// `LOOM_LLM_URL` is unset or empty.
+    /// Settings from the process's `LOOM_LLM_URL`, `LOOM_LLM_MODEL`,
+    /// `LOOM_LLM_API_KEY`, `LOOM_LLM_SCHEMA` (`json_schema`, `json_object` or `off`)
+    /// and `LOOM_LLM_SLOTS`; `None` when `LOOM_LLM_URL` is unset or empty. The URL is
+    /// taken as it is: [`BackendChoice::from_environment`](super::BackendChoice::from_environment)
+    /// makes a comma-separated list a fleet.
     pub fn from_env() -> Option<Self> {
+        Self::from_environment(&LlmEnvironment::process())
+    }
+
+    /// Like [`from_env`](Self::from_env), from these variables.
+    pub fn from_environment(environment: &LlmEnvironment) -> Option<Self> {
         let defaults = Self::default();
+        let var = |name| environment.var(name);
         Some(Self {
-            base_url: env_var("LOOM_LLM_URL")?,
-            model: env_var("LOOM_LLM_MODEL").unwrap_or(defaults.model),
-            api_key: env_var("LOOM_LLM_API_KEY").map(ApiKey::new),
-            schema_format: env_var("LOOM_LLM_SCHEMA")
+            base_url: var("LOOM_LLM_URL")?,
+            model: var("LOOM_LLM_MODEL").unwrap_or(defaults.model),
+            api_key: var("LOOM_LLM_API_KEY").map(ApiKey::new),
+            schema_format: var("LOOM_LLM_SCHEMA")
                 .and_then(|name| SchemaFormat::parse(&name))
                 .unwrap_or(defaults.schema_format),
-            slots: env_var("LOOM_LLM_SLOTS")
+            slots: var("LOOM_LLM_SLOTS")
                 .and_then(|slots| slots.trim().parse().ok())
                 .filter(|&slots| slots > 0),
             ..defaults
@@ -170,6 +179,7 @@ impl OpenAiBackend {
         let id_slot = self
             .settings
             .slots
+            .filter(|&slots| slots > 0)
             .zip(request.affinity)
             .map(|(slots, affinity)| (affinity % u64::from(slots)) as u32);
         ChatBody {
