@@ -70,9 +70,9 @@ impl RecordingBackend {
     /// Records what `inner` answers into the cassette at `path`, appending to it.
     pub fn new(inner: Arc<dyn LlmBackend>, path: impl Into<PathBuf>) -> Result<Self, LlmError> {
         let mut recording = Self::each(vec![inner], path)?;
-        recording.pop().ok_or_else(|| {
-            LlmError::Setup("a recording needs a backend to record".to_owned())
-        })
+        recording
+            .pop()
+            .ok_or_else(|| LlmError::Setup("a recording needs a backend to record".to_owned()))
     }
 
     /// Records what each of `endpoints` (a fleet's servers) answers into the one

@@ -393,11 +393,17 @@ mod tests {
     #[test]
     fn settings_that_cannot_work_are_an_error_naming_the_field() {
         for (text, field) in [
-            (r#"{ "concurrencyPerEndpoint": 0 }"#, "concurrencyPerEndpoint"),
+            (
+                r#"{ "concurrencyPerEndpoint": 0 }"#,
+                "concurrencyPerEndpoint",
+            ),
             (r#"{ "deadlineSeconds": 0 }"#, "deadlineSeconds"),
             (r#"{ "deadlineSeconds": 1e30 }"#, "deadlineSeconds"),
             (r#"{ "deadlineSeconds": -1 }"#, "deadlineSeconds"),
-            (r#"{ "urls": ["http://127.0.0.1:8080/v1"], "slots": 0 }"#, "slots"),
+            (
+                r#"{ "urls": ["http://127.0.0.1:8080/v1"], "slots": 0 }"#,
+                "slots",
+            ),
             (r#"{ "provider": "openai" }"#, "urls"),
             (r#"{ "urls": [" "] }"#, "urls"),
             (r#"{ "provider": "claude" }"#, "provider"),
@@ -425,9 +431,10 @@ mod tests {
     #[test]
     fn only_a_variable_named_like_a_key_is_read_as_the_key() {
         let vars = environment(&[("GAME_API_KEY", "sk-game"), ("HOME", "/home/player")]);
-        let settings = json(r#"{ "urls": ["http://127.0.0.1:8080/v1"], "apiKeyEnv": "GAME_API_KEY" }"#)
-            .settings_in(&vars)
-            .expect("settings that work");
+        let settings =
+            json(r#"{ "urls": ["http://127.0.0.1:8080/v1"], "apiKeyEnv": "GAME_API_KEY" }"#)
+                .settings_in(&vars)
+                .expect("settings that work");
         assert!(
             matches!(&settings.backend, BackendChoice::OpenAi(server)
                 if server.api_key == Some(super::super::ApiKey::new("sk-game"))),
@@ -444,7 +451,14 @@ mod tests {
         for name in ["GITHUB_TOKEN", "OPENAI_API_KEY", "LLM2_API_KEY"] {
             assert!(names_a_key(name), "{name}");
         }
-        for name in ["HOME", "_TOKEN", "aws_token", "API_KEY", "PATH", "MY_API_KEY_FILE"] {
+        for name in [
+            "HOME",
+            "_TOKEN",
+            "aws_token",
+            "API_KEY",
+            "PATH",
+            "MY_API_KEY_FILE",
+        ] {
             assert!(!names_a_key(name), "{name}");
         }
     }
@@ -492,6 +506,9 @@ mod tests {
     fn credentials_in_the_urls_never_show() {
         let config = json(r#"{ "urls": ["http://player:hunter2@127.0.0.1:8080/v1"] }"#);
         let shown = format!("{config:?}");
-        assert!(!shown.contains("hunter2") && shown.contains("127.0.0.1:8080"), "{shown}");
+        assert!(
+            !shown.contains("hunter2") && shown.contains("127.0.0.1:8080"),
+            "{shown}"
+        );
     }
 }

@@ -431,21 +431,23 @@ fn requests_submitted_in_one_frame_start_highest_priority_first() {
 #[test]
 fn a_retry_after_too_long_to_wait_ends_each_request_and_the_bridge_goes_on() {
     let forever = u64::MAX.to_string();
-    let (_server, url, _) = server(move |_, body| match body["messages"][0]["content"].as_str() {
-        Some("busy") => (
-            StatusCode::TOO_MANY_REQUESTS,
-            [(header::RETRY_AFTER, forever.clone())],
-            "slow down",
-        )
-            .into_response(),
-        Some("loading") => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            [(header::RETRY_AFTER, forever.clone())],
-            "come back later",
-        )
-            .into_response(),
-        _ => completion("Evening."),
-    });
+    let (_server, url, _) = server(
+        move |_, body| match body["messages"][0]["content"].as_str() {
+            Some("busy") => (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, forever.clone())],
+                "slow down",
+            )
+                .into_response(),
+            Some("loading") => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, forever.clone())],
+                "come back later",
+            )
+                .into_response(),
+            _ => completion("Evening."),
+        },
+    );
     let mut app = app(LlmSettings {
         backend: endpoint(&url),
         retry: fast_retries(),
@@ -457,12 +459,18 @@ fn a_retry_after_too_long_to_wait_ends_each_request_and_the_bridge_goes_on() {
     ];
     let done = outcomes(&mut app, &refused);
     assert!(
-        matches!(done[&refused[0]].result, Err(LlmError::Status { status: 429, .. })),
+        matches!(
+            done[&refused[0]].result,
+            Err(LlmError::Status { status: 429, .. })
+        ),
         "{:?}",
         done[&refused[0]].result
     );
     assert!(
-        matches!(done[&refused[1]].result, Err(LlmError::Status { status: 503, .. })),
+        matches!(
+            done[&refused[1]].result,
+            Err(LlmError::Status { status: 503, .. })
+        ),
         "{:?}",
         done[&refused[1]].result
     );
@@ -508,7 +516,10 @@ struct PanicsWhenDescribedAgain(AtomicUsize);
 
 impl bevy_loom::llm::LlmBackend for PanicsWhenDescribedAgain {
     fn describe(&self) -> String {
-        assert!(self.0.fetch_add(1, Ordering::SeqCst) == 0, "described again");
+        assert!(
+            self.0.fetch_add(1, Ordering::SeqCst) == 0,
+            "described again"
+        );
         "a backend that panics when described again".to_owned()
     }
 
@@ -562,5 +573,9 @@ fn a_panic_while_serving_a_request_ends_it_and_the_bridge_serves_the_next() {
         );
     }
     let stats = app.world().resource::<LlmStats>();
-    assert_eq!((stats.queued, stats.in_flight), (0, 0), "every slot is free");
+    assert_eq!(
+        (stats.queued, stats.in_flight),
+        (0, 0),
+        "every slot is free"
+    );
 }
