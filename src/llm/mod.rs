@@ -34,6 +34,8 @@ pub use bridge::LlmBridge;
 pub use cassette::{RecordingBackend, ReplayBackend, request_key};
 pub use config::{LlmConfig, LlmConfigError};
 pub use environment::LlmEnvironment;
+#[cfg(feature = "http")]
+pub use http::ResponseLimits;
 pub use offline::OfflineBackend;
 #[cfg(feature = "http")]
 pub use ollama::{OllamaBackend, OllamaSettings};
@@ -145,7 +147,10 @@ impl BackendChoice {
                 Err(error) => vec![Arc::new(cassette::UnavailableBackend(error))],
             },
             Self::Fleet(members) if members.is_empty() => {
-                error!("{}; answering offline instead", LlmSettingsError::EmptyFleet);
+                error!(
+                    "{}; answering offline instead",
+                    LlmSettingsError::EmptyFleet
+                );
                 vec![Arc::new(OfflineBackend::new(0))]
             }
             Self::Fleet(members) => members.iter().flat_map(Self::endpoints).collect(),
@@ -160,11 +165,9 @@ impl BackendChoice {
             Self::Fleet(members) => members.iter().try_for_each(Self::validate),
             Self::Record { backend, .. } => backend.validate(),
             #[cfg(feature = "http")]
-            Self::OpenAi(settings) if settings.slots == Some(0) => {
-                Err(LlmSettingsError::NoSlots {
-                    server: without_credentials(&settings.base_url),
-                })
-            }
+            Self::OpenAi(settings) if settings.slots == Some(0) => Err(LlmSettingsError::NoSlots {
+                server: without_credentials(&settings.base_url),
+            }),
             _ => Ok(()),
         }
     }

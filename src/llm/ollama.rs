@@ -4,9 +4,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::http::{ServerUrl, http_client, stream_chunk, text_at};
-use super::{LlmEnvironment, without_credentials};
+use super::http::{ResponseLimits, ServerUrl, http_client, stream_chunk, text_at};
 use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
+use super::{LlmEnvironment, without_credentials};
 
 /// Where an Ollama server is and how to use it. Its `Debug` hides credentials in the URL.
 #[derive(Clone, PartialEq)]
@@ -20,6 +20,8 @@ pub struct OllamaSettings {
     pub keep_alive: Option<String>,
     /// How long one HTTP request may take; the bridge's deadline applies as well.
     pub timeout: Duration,
+    /// How much of an answer is read before the request fails as too large.
+    pub limits: ResponseLimits,
 }
 
 impl std::fmt::Debug for OllamaSettings {
@@ -29,6 +31,7 @@ impl std::fmt::Debug for OllamaSettings {
             .field("model", &self.model)
             .field("keep_alive", &self.keep_alive)
             .field("timeout", &self.timeout)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -41,6 +44,7 @@ impl Default for OllamaSettings {
             model: "llama3.2".to_owned(),
             keep_alive: None,
             timeout: Duration::from_secs(120),
+            limits: ResponseLimits::default(),
         }
     }
 }
@@ -149,7 +153,9 @@ impl LlmBackend for OllamaBackend {
 
     fn complete(&self, request: &LlmRequest, deltas: DeltaSink) -> LlmFuture {
         let call = self.endpoint.post(&self.client).json(&self.body(request));
-        let exchange = self.endpoint.exchange(self.settings.timeout);
+        let exchange = self
+            .endpoint
+            .exchange(self.settings.timeout, self.settings.limits);
         let stream = request.stream;
         Box::pin(async move {
             let response = exchange.send(call).await?;
@@ -209,7 +215,8 @@ mod tests {
 
     #[test]
     fn credentials_in_ollama_host_never_show() {
-        let environment = LlmEnvironment::from_vars([("OLLAMA_HOST", "player:hunter2@127.0.0.1:11434")]);
+        let environment =
+            LlmEnvironment::from_vars([("OLLAMA_HOST", "player:hunter2@127.0.0.1:11434")]);
         let settings = OllamaSettings::from_environment(&environment);
         let shown = format!("{settings:?}");
         assert!(

@@ -9,9 +9,9 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::http::{ServerUrl, http_client, json_value, stream_chunk, text_at};
-use super::{LlmEnvironment, without_credentials};
+use super::http::{ResponseLimits, ServerUrl, http_client, json_value, stream_chunk, text_at};
 use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
+use super::{LlmEnvironment, without_credentials};
 
 /// An API key. Its `Debug` and `Display` never show it.
 #[derive(Clone, PartialEq, Eq)]
@@ -59,6 +59,8 @@ pub struct OpenAiSettings {
     /// `cache_prompt`, so the slot keeps its prompt prefix. Only for servers that take
     /// those fields: OpenAI's own API refuses them. `LOOM_LLM_SLOTS`.
     pub slots: Option<u32>,
+    /// How much of an answer is read before the request fails as too large.
+    pub limits: ResponseLimits,
 }
 
 /// How an OpenAI-compatible server takes a JSON Schema for the answer.
@@ -95,6 +97,7 @@ impl fmt::Debug for OpenAiSettings {
             .field("timeout", &self.timeout)
             .field("schema_format", &self.schema_format)
             .field("slots", &self.slots)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -109,6 +112,7 @@ impl Default for OpenAiSettings {
             timeout: Duration::from_secs(60),
             schema_format: SchemaFormat::JsonSchema,
             slots: None,
+            limits: ResponseLimits::default(),
         }
     }
 }
@@ -252,7 +256,9 @@ impl LlmBackend for OpenAiBackend {
         if let Some(key) = &self.settings.api_key {
             call = call.bearer_auth(key.expose());
         }
-        let exchange = self.endpoint.exchange(self.settings.timeout);
+        let exchange = self
+            .endpoint
+            .exchange(self.settings.timeout, self.settings.limits);
         let stream = request.stream;
         Box::pin(async move {
             let response = exchange.send(call).await?;

@@ -120,6 +120,7 @@ fn settings(base_url: &str) -> OpenAiSettings {
         timeout: Duration::from_secs(30),
         schema_format: bevy_loom::llm::SchemaFormat::JsonSchema,
         slots: None,
+        limits: Default::default(),
     }
 }
 
