@@ -69,6 +69,18 @@ pub struct RecordingBackend {
 impl RecordingBackend {
     /// Records what `inner` answers into the cassette at `path`, appending to it.
     pub fn new(inner: Arc<dyn LlmBackend>, path: impl Into<PathBuf>) -> Result<Self, LlmError> {
+        let mut recording = Self::each(vec![inner], path)?;
+        recording
+            .pop()
+            .ok_or_else(|| LlmError::Setup("a recording needs a backend to record".to_owned()))
+    }
+
+    /// Records what each of `endpoints` (a fleet's servers) answers into the one
+    /// cassette at `path`, a whole line at a time.
+    pub fn each(
+        endpoints: Vec<Arc<dyn LlmBackend>>,
+        path: impl Into<PathBuf>,
+    ) -> Result<Vec<Self>, LlmError> {
         let path = path.into();
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -80,11 +92,15 @@ impl RecordingBackend {
                     path.display()
                 ))
             })?;
-        Ok(Self {
-            inner,
-            file: Arc::new(Mutex::new(file)),
-            path,
-        })
+        let file = Arc::new(Mutex::new(file));
+        Ok(endpoints
+            .into_iter()
+            .map(|inner| Self {
+                inner,
+                file: Arc::clone(&file),
+                path: path.clone(),
+            })
+            .collect())
     }
 }
 

@@ -6,7 +6,34 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::LlmError;
+use super::{LlmError, without_credentials};
+
+/// How much of a server's answer a backend reads before it gives up on the answer.
+///
+/// A server that sends more fails the request with [`LlmError::TooLarge`], which
+/// names the limit to raise; the bridge's thread never holds more than this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponseLimits {
+    /// The most bytes of an answer: a whole body, or all the lines of a streamed one.
+    /// 8 MiB by default.
+    pub body_bytes: usize,
+    /// The most bytes of one line of a streamed answer (a server-sent event, an NDJSON
+    /// object). 1 MiB by default.
+    pub line_bytes: usize,
+    /// How much of an error status's body is read, to quote in the error; the rest is
+    /// not read. 4 KiB by default.
+    pub error_body_bytes: usize,
+}
+
+impl Default for ResponseLimits {
+    fn default() -> Self {
+        Self {
+            body_bytes: 8 << 20,
+            line_bytes: 1 << 20,
+            error_body_bytes: 4 << 10,
+        }
+    }
+}
 
 /// The HTTP client a backend sends with, each request bounded by `timeout`.
 pub(super) fn http_client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
@@ -52,20 +79,23 @@ impl ServerUrl {
         client.post(self.url.clone())
     }
 
-    /// One exchange with this URL, bounded by `timeout`.
-    pub(super) fn exchange(&self, timeout: Duration) -> Exchange {
+    /// One exchange with this URL, bounded by `timeout` and `limits`.
+    pub(super) fn exchange(&self, timeout: Duration, limits: ResponseLimits) -> Exchange {
         Exchange {
             url: Arc::clone(&self.shown),
             timeout,
+            limits,
         }
     }
 }
 
-/// One request to one endpoint: where it went, for errors, and its timeout.
+/// One request to one endpoint: where it went, for errors, its timeout and how much
+/// of the answer it reads.
 pub(super) struct Exchange {
     /// Without credentials.
     url: Arc<str>,
     timeout: Duration,
+    limits: ResponseLimits,
 }
 
 impl Exchange {
@@ -86,24 +116,40 @@ impl Exchange {
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let body = response.text().await.unwrap_or_default();
+        let body = error_body_start(response, self.limits.error_body_bytes).await;
         Err(super::error_body::status_error(
             &self.url,
             status.as_u16(),
-            truncate(&body, 500),
+            truncate(&String::from_utf8_lossy(&body), 500),
             retry_after,
         ))
     }
 
-    /// The whole body.
-    pub(super) async fn body(
-        &self,
-        response: reqwest::Response,
-    ) -> Result<impl std::ops::Deref<Target = [u8]> + use<>, LlmError> {
-        response
-            .bytes()
+    /// The whole body, up to [`ResponseLimits::body_bytes`].
+    pub(super) async fn body(&self, mut response: reqwest::Response) -> Result<Vec<u8>, LlmError> {
+        let limit = self.limits.body_bytes;
+        let too_large = || LlmError::TooLarge {
+            what: "answer",
+            limit,
+            setting: "body_bytes",
+        };
+        let announced = response.content_length().unwrap_or(0);
+        if announced > limit as u64 {
+            return Err(too_large());
+        }
+        // The announced length is only a hint: the loop below keeps to the limit.
+        let mut body = Vec::with_capacity(announced as usize);
+        while let Some(chunk) = response
+            .chunk()
             .await
-            .map_err(|error| self.broke_off(error))
+            .map_err(|error| self.broke_off(error))?
+        {
+            if chunk.len() > limit - body.len() {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
     }
 
     /// The whole body as JSON.
@@ -117,6 +163,9 @@ impl Exchange {
             exchange: self,
             response,
             buffer: Vec::new(),
+            start: 0,
+            scanned: 0,
+            received: 0,
             done: false,
         }
     }
@@ -160,30 +209,59 @@ impl Exchange {
     }
 }
 
-/// A response body read line by line (server-sent events, NDJSON).
+/// A response body read line by line (server-sent events, NDJSON), bounded by the
+/// exchange's [`ResponseLimits`].
+///
+/// Each byte is looked at once: the search for the next newline goes on from where the
+/// last one stopped, and what was read is dropped from the buffer only before more
+/// arrives, so a long answer costs time in proportion to its length.
 pub(super) struct Lines {
     exchange: Exchange,
     response: reqwest::Response,
     buffer: Vec<u8>,
+    /// Where the next line starts in `buffer`; what comes before was returned.
+    start: usize,
+    /// How far from `start` the buffer holds no newline.
+    scanned: usize,
+    /// Bytes of the body so far.
+    received: usize,
     done: bool,
 }
 
 impl Lines {
     /// The next non-empty line, or `None` when the body ended.
     pub(super) async fn next(&mut self) -> Result<Option<String>, LlmError> {
+        let limits = self.exchange.limits;
+        let line_too_long = || LlmError::TooLarge {
+            what: "streamed line",
+            limit: limits.line_bytes,
+            setting: "line_bytes",
+        };
         loop {
-            if let Some(end) = self.buffer.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = self.buffer.drain(..=end).collect();
-                let line = String::from_utf8_lossy(&line).trim().to_owned();
+            let unread = &self.buffer[self.scanned..];
+            if let Some(offset) = unread.iter().position(|&b| b == b'\n') {
+                let end = self.scanned + offset;
+                let line = &self.buffer[self.start..end];
+                if line.len() > limits.line_bytes {
+                    return Err(line_too_long());
+                }
+                let line = String::from_utf8_lossy(line).trim().to_owned();
+                self.start = end + 1;
+                self.scanned = self.start;
                 if line.is_empty() {
                     continue;
                 }
                 return Ok(Some(line));
             }
+            self.scanned = self.buffer.len();
+            if self.buffer.len() - self.start > limits.line_bytes {
+                return Err(line_too_long());
+            }
             if self.done {
-                let rest = String::from_utf8_lossy(&std::mem::take(&mut self.buffer))
+                let rest = String::from_utf8_lossy(&self.buffer[self.start..])
                     .trim()
                     .to_owned();
+                self.start = self.buffer.len();
                 return Ok((!rest.is_empty()).then_some(rest));
             }
             match self
@@ -192,11 +270,41 @@ impl Lines {
                 .await
                 .map_err(|error| self.exchange.broke_off(error))?
             {
-                Some(chunk) => self.buffer.extend_from_slice(&chunk),
+                Some(chunk) => {
+                    self.received = self.received.saturating_add(chunk.len());
+                    if self.received > limits.body_bytes {
+                        return Err(LlmError::TooLarge {
+                            what: "answer",
+                            limit: limits.body_bytes,
+                            setting: "body_bytes",
+                        });
+                    }
+                    // Only the line being read stays: at most `line_bytes`.
+                    self.buffer.drain(..self.start);
+                    self.scanned -= self.start;
+                    self.start = 0;
+                    self.buffer.extend_from_slice(&chunk);
+                }
                 None => self.done = true,
             }
         }
     }
+}
+
+/// The start of an error status's body, at most `limit` bytes; the rest is not read.
+async fn error_body_start(mut response: reqwest::Response, limit: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    while body.len() < limit {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = limit - body.len();
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            // The status already says what went wrong; a body that broke off adds nothing.
+            Ok(None) | Err(_) => break,
+        }
+    }
+    body
 }
 
 /// A body as JSON, or an error quoting its start.
@@ -229,18 +337,6 @@ pub(super) fn stream_chunk(text: &str) -> Result<Value, LlmError> {
             truncate(text, 200)
         ))
     })
-}
-
-/// The URL with any `user:password@` part hidden, for logs and errors.
-pub(super) fn without_credentials(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://<redacted>@{}", &rest[at + 1..]),
-        None => url.to_owned(),
-    }
 }
 
 /// At most `max` characters of `text`, marked when cut.

@@ -12,6 +12,7 @@ mod backend;
 mod bridge;
 mod cassette;
 mod config;
+mod environment;
 mod error_body;
 #[cfg(feature = "http")]
 mod http;
@@ -34,6 +35,9 @@ pub use backend::{DeltaSink, LimitsFuture, LlmBackend, LlmFuture};
 pub use bridge::LlmBridge;
 pub use cassette::{RecordingBackend, ReplayBackend, request_key};
 pub use config::{LlmConfig, LlmConfigError};
+pub use environment::LlmEnvironment;
+#[cfg(feature = "http")]
+pub use http::ResponseLimits;
 pub use offline::OfflineBackend;
 #[cfg(feature = "http")]
 pub use ollama::{OllamaBackend, OllamaSettings};
@@ -53,11 +57,14 @@ use crate::LoomSystems;
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub enum BackendChoice {
-    /// From the environment (feature `http`): `LOOM_LLM_PROVIDER=ollama` talks to
-    /// Ollama at `OLLAMA_HOST`; otherwise an OpenAI-compatible server when `LOOM_LLM_URL`
-    /// is set; otherwise offline with seed 0. `LOOM_LLM_MODEL` and `LOOM_LLM_API_KEY`
-    /// complete the settings. `LOOM_LLM_RECORD=FILE` records to a cassette;
-    /// `LOOM_LLM_REPLAY=FILE` answers from one.
+    /// From the environment (see [`BackendChoice::from_environment`]):
+    /// `LOOM_LLM_PROVIDER=ollama` talks to Ollama at `OLLAMA_HOST`;
+    /// `LOOM_LLM_PROVIDER=offline` answers offline; otherwise an OpenAI-compatible
+    /// server when `LOOM_LLM_URL` is set (a fleet when it lists several,
+    /// comma-separated); otherwise offline with seed 0. `LOOM_LLM_MODEL`,
+    /// `LOOM_LLM_API_KEY`, `LOOM_LLM_SCHEMA` and `LOOM_LLM_SLOTS` complete the
+    /// settings. `LOOM_LLM_RECORD=FILE` records to a cassette; `LOOM_LLM_REPLAY=FILE`
+    /// answers from one.
     #[default]
     FromEnv,
     /// The offline backend with this seed.
@@ -71,7 +78,8 @@ pub enum BackendChoice {
     /// Ollama's native API.
     #[cfg(feature = "http")]
     Ollama(OllamaSettings),
-    /// Another choice, with every answered request appended to a cassette.
+    /// Another choice, with every answered request appended to a cassette (by each
+    /// member, when it is a fleet).
     Record {
         /// What answers.
         backend: Box<BackendChoice>,
@@ -115,63 +123,55 @@ impl std::fmt::Debug for BackendChoice {
 }
 
 impl BackendChoice {
-    /// The backend this choice stands for. A server that cannot be set up falls back
-    /// to the offline backend, with an error in the log saying why.
-    pub fn resolve(&self) -> Arc<dyn LlmBackend> {
+    /// The endpoints this choice stands for, one per server: every member of a fleet
+    /// (each recorded, when the fleet is), otherwise the one backend. A server that
+    /// cannot be set up answers offline instead, and an empty fleet offline, with an
+    /// error in the log saying why.
+    pub fn endpoints(&self) -> Vec<Arc<dyn LlmBackend>> {
         match self {
-            Self::FromEnv => {
-                if let Some(cassette) = env_var("LOOM_LLM_REPLAY") {
-                    return Self::Replay {
-                        cassette: cassette.into(),
-                    }
-                    .resolve();
-                }
-                let backend = provider_from_env();
-                match env_var("LOOM_LLM_RECORD") {
-                    Some(cassette) => Self::Record {
-                        backend: Box::new(Self::Custom(backend)),
-                        cassette: cassette.into(),
-                    }
-                    .resolve(),
-                    None => backend,
-                }
-            }
-            Self::Offline { seed } => Arc::new(OfflineBackend::new(*seed)),
+            Self::FromEnv => Self::from_environment(&LlmEnvironment::process()).endpoints(),
+            Self::Offline { seed } => vec![Arc::new(OfflineBackend::new(*seed))],
             #[cfg(feature = "http")]
-            Self::OpenAi(settings) => or_offline(OpenAiBackend::new(settings.clone())),
+            Self::OpenAi(settings) => vec![or_offline(OpenAiBackend::new(settings.clone()))],
             #[cfg(feature = "http")]
-            Self::Ollama(settings) => or_offline(OllamaBackend::new(settings.clone())),
+            Self::Ollama(settings) => vec![or_offline(OllamaBackend::new(settings.clone()))],
             Self::Record { backend, cassette } => {
-                match RecordingBackend::new(backend.resolve(), cassette) {
-                    Ok(recording) => Arc::new(recording),
-                    Err(error) => Arc::new(cassette::UnavailableBackend(error)),
+                match RecordingBackend::each(backend.endpoints(), cassette) {
+                    Ok(recording) => recording
+                        .into_iter()
+                        .map(|member| Arc::new(member) as Arc<dyn LlmBackend>)
+                        .collect(),
+                    Err(error) => vec![Arc::new(cassette::UnavailableBackend(error))],
                 }
             }
             Self::Replay { cassette } => match ReplayBackend::open(cassette) {
-                Ok(replay) => Arc::new(replay),
+                Ok(replay) => vec![Arc::new(replay)],
                 // A replayed run must not quietly ask something else.
-                Err(error) => Arc::new(cassette::UnavailableBackend(error)),
+                Err(error) => vec![Arc::new(cassette::UnavailableBackend(error))],
             },
-            Self::Fleet(members) => match members.first() {
-                Some(first) => first.resolve(),
-                None => Arc::new(OfflineBackend::new(0)),
-            },
-            Self::Custom(backend) => Arc::clone(backend),
+            Self::Fleet(members) if members.is_empty() => {
+                error!(
+                    "{}; answering offline instead",
+                    LlmSettingsError::EmptyFleet
+                );
+                vec![Arc::new(OfflineBackend::new(0))]
+            }
+            Self::Fleet(members) => members.iter().flat_map(Self::endpoints).collect(),
+            Self::Custom(backend) => vec![Arc::clone(backend)],
         }
     }
 
-    /// The endpoints this choice stands for: each member of a fleet (or of the fleet
-    /// `LOOM_LLM_URL` lists, comma-separated), otherwise the one backend.
-    pub fn endpoints(&self) -> Vec<Arc<dyn LlmBackend>> {
+    /// The first setting of this choice that cannot work.
+    fn validate(&self) -> Result<(), LlmSettingsError> {
         match self {
-            Self::Fleet(members) if !members.is_empty() => {
-                members.iter().flat_map(Self::endpoints).collect()
-            }
+            Self::Fleet(members) if members.is_empty() => Err(LlmSettingsError::EmptyFleet),
+            Self::Fleet(members) => members.iter().try_for_each(Self::validate),
+            Self::Record { backend, .. } => backend.validate(),
             #[cfg(feature = "http")]
-            Self::FromEnv if env_fleet().len() > 1 => {
-                env_fleet().iter().flat_map(Self::endpoints).collect()
-            }
-            _ => vec![self.resolve()],
+            Self::OpenAi(settings) if settings.slots == Some(0) => Err(LlmSettingsError::NoSlots {
+                server: without_credentials(&settings.base_url),
+            }),
+            _ => Ok(()),
         }
     }
 }
@@ -188,59 +188,44 @@ fn or_offline(backend: Result<impl LlmBackend, LlmError>) -> Arc<dyn LlmBackend>
     }
 }
 
-/// An environment variable's value, when it is set and not blank.
-pub(crate) fn env_var(name: &str) -> Option<String> {
-    std::env::var(name)
-        .ok()
-        .filter(|value| !value.trim().is_empty())
-}
-
-/// The backend `LOOM_LLM_PROVIDER`, `LOOM_LLM_URL` and `OLLAMA_HOST` choose.
-#[cfg(feature = "http")]
-fn provider_from_env() -> Arc<dyn LlmBackend> {
-    let provider = env_var("LOOM_LLM_PROVIDER").unwrap_or_default();
-    match provider.trim().to_ascii_lowercase().as_str() {
-        "ollama" => BackendChoice::Ollama(OllamaSettings::from_env()).resolve(),
-        "" | "openai" => match OpenAiSettings::from_env() {
-            Some(settings) => BackendChoice::OpenAi(settings).resolve(),
-            None => Arc::new(OfflineBackend::new(0)),
-        },
-        "offline" => Arc::new(OfflineBackend::new(0)),
-        other => {
-            error!(
-                "LOOM_LLM_PROVIDER=`{other}` is not a provider: use `openai`, `ollama` or `offline`; answering offline"
-            );
-            Arc::new(OfflineBackend::new(0))
-        }
+/// A server address as logs, errors and `Debug` show it: any `user:password@` part hidden.
+pub(crate) fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://<redacted>@{}", &rest[at + 1..]),
+        None => url.to_owned(),
     }
 }
 
-/// One OpenAI-compatible endpoint per comma-separated `LOOM_LLM_URL`, when no
-/// cassette or other provider is asked for.
-#[cfg(feature = "http")]
-fn env_fleet() -> Vec<BackendChoice> {
-    let plain = env_var("LOOM_LLM_REPLAY").is_none()
-        && env_var("LOOM_LLM_RECORD").is_none()
-        && env_var("LOOM_LLM_PROVIDER").is_none_or(|p| p.trim().eq_ignore_ascii_case("openai"));
-    let Some(settings) = OpenAiSettings::from_env().filter(|_| plain) else {
-        return Vec::new();
-    };
-    settings
-        .base_url
-        .split(',')
-        .map(|url| {
-            BackendChoice::OpenAi(OpenAiSettings {
-                base_url: url.trim().to_owned(),
-                ..settings.clone()
-            })
-        })
-        .collect()
-}
+/// The longest deadline that settings may give a request.
+pub const LONGEST_DEADLINE: Duration = Duration::from_secs(60 * 60);
 
-/// Without HTTP, only the offline backend answers.
-#[cfg(not(feature = "http"))]
-fn provider_from_env() -> Arc<dyn LlmBackend> {
-    Arc::new(OfflineBackend::new(0))
+/// Why [`LlmSettings`] cannot work.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LlmSettingsError {
+    /// No request could ever be sent.
+    #[error("`concurrency_per_endpoint` is 0, so no request could ever be sent: use 1 or more")]
+    NoConcurrency,
+    /// Every request would time out at once, or wait past any sensible time.
+    #[error(
+        "the deadline {0:?} cannot work: give one longer than 0 and at most {LONGEST_DEADLINE:?}"
+    )]
+    Deadline(Duration),
+    /// A fleet without servers.
+    #[error("the fleet lists no servers: list at least one, or choose `BackendChoice::Offline`")]
+    EmptyFleet,
+    /// A server said to have no slots.
+    #[error(
+        "the server {server} has `slots: Some(0)`: give its slot count (llama.cpp's `--parallel`), or `None`"
+    )]
+    NoSlots {
+        /// The server, without credentials.
+        server: String,
+    },
 }
 
 /// How the bridge talks to a model.
@@ -263,6 +248,22 @@ pub struct LlmSettings {
     pub breaker: BreakerSettings,
 }
 
+impl LlmSettings {
+    /// The first setting that cannot work: no concurrency, a zero deadline or one
+    /// longer than [`LONGEST_DEADLINE`], an empty fleet, a server with no slots.
+    ///
+    /// [`LlmPlugin`] checks its settings at startup; see there for what happens then.
+    pub fn validate(&self) -> Result<(), LlmSettingsError> {
+        if self.concurrency_per_endpoint == 0 {
+            return Err(LlmSettingsError::NoConcurrency);
+        }
+        if self.deadline.is_zero() || self.deadline > LONGEST_DEADLINE {
+            return Err(LlmSettingsError::Deadline(self.deadline));
+        }
+        self.backend.validate()
+    }
+}
+
 impl Default for LlmSettings {
     fn default() -> Self {
         Self {
@@ -281,6 +282,12 @@ impl Default for LlmSettings {
 }
 
 /// Starts the [`LlmBridge`] and writes [`LlmResponse`] messages in [`LoomSystems::Receive`].
+///
+/// Settings that cannot work ([`LlmSettings::validate`]) are an error in the log at
+/// startup, and the game goes on with the nearest that can: one request at a time
+/// per endpoint for no concurrency, the offline backend for an empty fleet, no
+/// slot for a server with 0 slots, and a deadline as given (0 times every request
+/// out at once, with an error that says to raise it).
 #[derive(Debug, Clone, Default)]
 pub struct LlmPlugin {
     /// The backend, deadline and sampling defaults.
@@ -289,6 +296,9 @@ pub struct LlmPlugin {
 
 impl Plugin for LlmPlugin {
     fn build(&self, app: &mut App) {
+        if let Err(error) = self.settings.validate() {
+            error!("the LLM settings cannot work: {error}");
+        }
         let bridge = LlmBridge::start(self.settings.backend.endpoints(), &self.settings);
         info!("bevy_loom answers with {}", bridge.backend_description());
         crate::configure_loom_sets(app);
@@ -329,4 +339,59 @@ fn receive_responses(
     stats::update_stats(&bridge, &done, &mut stats);
     deltas.write_batch(bridge.drain_deltas());
     responses.write_batch(done);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_that_cannot_work_say_which() {
+        assert_eq!(LlmSettings::default().validate(), Ok(()));
+        let invalid = |settings: LlmSettings| settings.validate().expect_err("cannot work");
+        assert_eq!(
+            invalid(LlmSettings {
+                concurrency_per_endpoint: 0,
+                ..default()
+            }),
+            LlmSettingsError::NoConcurrency
+        );
+        for deadline in [Duration::ZERO, Duration::MAX] {
+            assert_eq!(
+                invalid(LlmSettings {
+                    deadline,
+                    ..default()
+                }),
+                LlmSettingsError::Deadline(deadline)
+            );
+        }
+        let nested_empty = BackendChoice::Record {
+            backend: Box::new(BackendChoice::Fleet(Vec::new())),
+            cassette: "turns.jsonl".into(),
+        };
+        assert_eq!(
+            invalid(LlmSettings {
+                backend: nested_empty,
+                ..default()
+            }),
+            LlmSettingsError::EmptyFleet
+        );
+        #[cfg(feature = "http")]
+        {
+            let no_slots = BackendChoice::Fleet(vec![BackendChoice::OpenAi(OpenAiSettings {
+                base_url: "http://player:hunter2@127.0.0.1:8080/v1".to_owned(),
+                slots: Some(0),
+                ..default()
+            })]);
+            let error = invalid(LlmSettings {
+                backend: no_slots,
+                ..default()
+            })
+            .to_string();
+            assert!(
+                error.contains("slots") && !error.contains("hunter2"),
+                "{error}"
+            );
+        }
+    }
 }

@@ -4,12 +4,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::env_var;
-use super::http::{ServerUrl, http_client, stream_chunk, text_at, without_credentials};
+use super::http::{ResponseLimits, ServerUrl, http_client, stream_chunk, text_at};
 use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
+use super::{LlmEnvironment, without_credentials};
 
-/// Where an Ollama server is and how to use it.
-#[derive(Debug, Clone, PartialEq)]
+/// Where an Ollama server is and how to use it. Its `Debug` hides credentials in the URL.
+#[derive(Clone, PartialEq)]
 pub struct OllamaSettings {
     /// The server's address: `http://127.0.0.1:11434`.
     pub base_url: String,
@@ -20,6 +20,20 @@ pub struct OllamaSettings {
     pub keep_alive: Option<String>,
     /// How long one HTTP request may take; the bridge's deadline applies as well.
     pub timeout: Duration,
+    /// How much of an answer is read before the request fails as too large.
+    pub limits: ResponseLimits,
+}
+
+impl std::fmt::Debug for OllamaSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OllamaSettings")
+            .field("base_url", &without_credentials(&self.base_url))
+            .field("model", &self.model)
+            .field("keep_alive", &self.keep_alive)
+            .field("timeout", &self.timeout)
+            .field("limits", &self.limits)
+            .finish()
+    }
 }
 
 impl Default for OllamaSettings {
@@ -30,29 +44,46 @@ impl Default for OllamaSettings {
             model: "llama3.2".to_owned(),
             keep_alive: None,
             timeout: Duration::from_secs(120),
+            limits: ResponseLimits::default(),
         }
     }
 }
 
 impl OllamaSettings {
-    /// Settings from `OLLAMA_HOST` (or `LOOM_LLM_URL`) and `LOOM_LLM_MODEL`; the
-    /// defaults for whatever is unset. `OLLAMA_HOST` may omit the scheme, as Ollama's own
-    /// tools allow.
+    /// Settings from the process's `OLLAMA_HOST` (or `LOOM_LLM_URL`) and
+    /// `LOOM_LLM_MODEL`; the defaults for whatever is unset. `OLLAMA_HOST` may omit the
+    /// scheme, as Ollama's own tools allow.
     pub fn from_env() -> Self {
+        Self::from_environment(&LlmEnvironment::process())
+    }
+
+    /// Like [`from_env`](Self::from_env), from these variables. Each address of a
+    /// comma-separated list gets the scheme it lacks.
+    pub fn from_environment(environment: &LlmEnvironment) -> Self {
         let defaults = Self::default();
-        let base_url = env_var("OLLAMA_HOST")
-            .or_else(|| env_var("LOOM_LLM_URL"))
-            .map(|host| {
-                if host.contains("://") {
-                    host
-                } else {
-                    format!("http://{host}")
-                }
+        let base_url = environment
+            .var("OLLAMA_HOST")
+            .or_else(|| environment.var("LOOM_LLM_URL"))
+            .map(|hosts| {
+                hosts
+                    .split(',')
+                    .map(|host| {
+                        let host = host.trim();
+                        if host.contains("://") {
+                            host.to_owned()
+                        } else {
+                            format!("http://{host}")
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")
             })
             .unwrap_or(defaults.base_url.clone());
         Self {
             base_url,
-            model: env_var("LOOM_LLM_MODEL").unwrap_or(defaults.model.clone()),
+            model: environment
+                .var("LOOM_LLM_MODEL")
+                .unwrap_or(defaults.model.clone()),
             ..defaults
         }
     }
@@ -122,7 +153,9 @@ impl LlmBackend for OllamaBackend {
 
     fn complete(&self, request: &LlmRequest, deltas: DeltaSink) -> LlmFuture {
         let call = self.endpoint.post(&self.client).json(&self.body(request));
-        let exchange = self.endpoint.exchange(self.settings.timeout);
+        let exchange = self
+            .endpoint
+            .exchange(self.settings.timeout, self.settings.limits);
         let stream = request.stream;
         Box::pin(async move {
             let response = exchange.send(call).await?;
@@ -172,4 +205,21 @@ fn ollama_usage(value: &Value) -> Option<TokenUsage> {
         prompt_tokens: value.get("prompt_eval_count")?.as_u64()?,
         completion_tokens: value.get("eval_count")?.as_u64()?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_in_ollama_host_never_show() {
+        let environment =
+            LlmEnvironment::from_vars([("OLLAMA_HOST", "player:hunter2@127.0.0.1:11434")]);
+        let settings = OllamaSettings::from_environment(&environment);
+        let shown = format!("{settings:?}");
+        assert!(
+            !shown.contains("hunter2") && shown.contains("127.0.0.1:11434"),
+            "{shown}"
+        );
+    }
 }

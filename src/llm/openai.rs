@@ -9,12 +9,12 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::env_var;
-use super::http::{ServerUrl, http_client, json_value, stream_chunk, text_at, without_credentials};
+use super::http::{ResponseLimits, ServerUrl, http_client, json_value, stream_chunk, text_at};
 use super::{
     DeltaSink, LimitsFuture, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, ServerLimits,
     TokenUsage,
 };
+use super::{LlmEnvironment, without_credentials};
 
 /// How long a server may take to say what its limits are.
 const PROPS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -60,10 +60,13 @@ pub struct OpenAiSettings {
     /// How a request's JSON Schema is sent; answers are validated either way.
     pub schema_format: SchemaFormat,
     /// The server's slots (llama.cpp's `--parallel`): when set, a request with an
-    /// affinity is sent with `id_slot` (its affinity modulo the slots) and
+    /// affinity is sent with `id_slot` (its affinity modulo the slots; in a fleet, what
+    /// is left of it once the bridge picked the server) and
     /// `cache_prompt`, so the slot keeps its prompt prefix. Only for servers that take
     /// those fields: OpenAI's own API refuses them. `LOOM_LLM_SLOTS`.
     pub slots: Option<u32>,
+    /// How much of an answer is read before the request fails as too large.
+    pub limits: ResponseLimits,
 }
 
 /// How an OpenAI-compatible server takes a JSON Schema for the answer.
@@ -100,6 +103,7 @@ impl fmt::Debug for OpenAiSettings {
             .field("timeout", &self.timeout)
             .field("schema_format", &self.schema_format)
             .field("slots", &self.slots)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -114,24 +118,33 @@ impl Default for OpenAiSettings {
             timeout: Duration::from_secs(60),
             schema_format: SchemaFormat::JsonSchema,
             slots: None,
+            limits: ResponseLimits::default(),
         }
     }
 }
 
 impl OpenAiSettings {
-    /// Settings from `LOOM_LLM_URL`, `LOOM_LLM_MODEL`, `LOOM_LLM_API_KEY` and
-    /// `LOOM_LLM_SCHEMA` (`json_schema`, `json_object` or `off`); `None` when
-    /// `LOOM_LLM_URL` is unset or empty.
+    /// Settings from the process's `LOOM_LLM_URL`, `LOOM_LLM_MODEL`,
+    /// `LOOM_LLM_API_KEY`, `LOOM_LLM_SCHEMA` (`json_schema`, `json_object` or `off`)
+    /// and `LOOM_LLM_SLOTS`; `None` when `LOOM_LLM_URL` is unset or empty. The URL is
+    /// taken as it is: [`BackendChoice::from_environment`](super::BackendChoice::from_environment)
+    /// makes a comma-separated list a fleet.
     pub fn from_env() -> Option<Self> {
+        Self::from_environment(&LlmEnvironment::process())
+    }
+
+    /// Like [`from_env`](Self::from_env), from these variables.
+    pub fn from_environment(environment: &LlmEnvironment) -> Option<Self> {
         let defaults = Self::default();
+        let var = |name| environment.var(name);
         Some(Self {
-            base_url: env_var("LOOM_LLM_URL")?,
-            model: env_var("LOOM_LLM_MODEL").unwrap_or(defaults.model),
-            api_key: env_var("LOOM_LLM_API_KEY").map(ApiKey::new),
-            schema_format: env_var("LOOM_LLM_SCHEMA")
+            base_url: var("LOOM_LLM_URL")?,
+            model: var("LOOM_LLM_MODEL").unwrap_or(defaults.model),
+            api_key: var("LOOM_LLM_API_KEY").map(ApiKey::new),
+            schema_format: var("LOOM_LLM_SCHEMA")
                 .and_then(|name| SchemaFormat::parse(&name))
                 .unwrap_or(defaults.schema_format),
-            slots: env_var("LOOM_LLM_SLOTS")
+            slots: var("LOOM_LLM_SLOTS")
                 .and_then(|slots| slots.trim().parse().ok())
                 .filter(|&slots| slots > 0),
             ..defaults
@@ -181,6 +194,7 @@ impl OpenAiBackend {
         let id_slot = self
             .settings
             .slots
+            .filter(|&slots| slots > 0)
             .zip(request.affinity)
             .map(|(slots, affinity)| (affinity % u64::from(slots)) as u32);
         ChatBody {
@@ -255,7 +269,7 @@ impl LlmBackend for OpenAiBackend {
         if let Some(key) = &self.settings.api_key {
             call = call.bearer_auth(key.expose());
         }
-        let exchange = self.props.exchange(PROPS_TIMEOUT);
+        let exchange = self.props.exchange(PROPS_TIMEOUT, self.settings.limits);
         Box::pin(async move {
             let response = exchange.send(call).await.ok()?;
             let props = exchange.json(response).await.ok()?;
@@ -279,7 +293,9 @@ impl LlmBackend for OpenAiBackend {
         if let Some(key) = &self.settings.api_key {
             call = call.bearer_auth(key.expose());
         }
-        let exchange = self.endpoint.exchange(self.settings.timeout);
+        let exchange = self
+            .endpoint
+            .exchange(self.settings.timeout, self.settings.limits);
         let stream = request.stream;
         Box::pin(async move {
             let response = exchange.send(call).await?;

@@ -145,7 +145,10 @@ mod tests {
         );
         profiles.observe(1, &prompt, usage(400));
         let moved = profiles.tokens_per_char(Some(1)).expect("a rate");
-        assert!((moved - 0.35).abs() < 1e-6, "half way to the new rate: {moved}");
+        assert!(
+            (moved - 0.35).abs() < 1e-6,
+            "half way to the new rate: {moved}"
+        );
     }
 
     #[test]

@@ -251,6 +251,18 @@ pub enum LlmError {
     /// The server answered with something that is not a chat completion.
     #[error("the model server's answer was not understood: {0}")]
     InvalidResponse(String),
+    /// The server sent more than the backend reads of an answer.
+    #[error(
+        "the model server's {what} passed the limit of {limit} bytes; if such answers are expected, raise `limits.{setting}` in the backend's settings"
+    )]
+    TooLarge {
+        /// What was too large: `answer` or `streamed line`.
+        what: &'static str,
+        /// The limit passed, in bytes.
+        limit: usize,
+        /// The `ResponseLimits` field that sets it, in the backend's settings.
+        setting: &'static str,
+    },
     /// A backend failed in a way it did not report, such as a panic.
     #[error("the backend failed: {0}")]
     BackendFailed(String),

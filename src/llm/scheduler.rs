@@ -124,7 +124,7 @@ impl Breaker {
         match (self.open_until, self.probing_since) {
             (None, _) => true,
             (Some(until), None) => now >= until,
-            (Some(_), Some(since)) => now >= since + settings.open_for,
+            (Some(_), Some(since)) => now >= later(since, settings.open_for),
         }
     }
 
@@ -149,7 +149,7 @@ impl Breaker {
     fn failed(&mut self, now: Instant, settings: &BreakerSettings) {
         self.failures += 1;
         if self.probing_since.is_some() || self.failures >= settings.failures_to_open {
-            self.open_until = Some(now + settings.open_for);
+            self.open_until = Some(later(now, settings.open_for));
             self.probing_since = None;
         }
     }
@@ -313,7 +313,7 @@ pub(super) fn run(
             }
             while let Some((job, registration)) = shared.next_job() {
                 running.push(Abortable::new(
-                    serve(Arc::clone(&shared), job),
+                    serve_unwinding(Arc::clone(&shared), job),
                     registration,
                 ));
             }
@@ -360,10 +360,19 @@ fn cancel(shared: &Arc<Shared>, id: RequestId) {
 async fn serve(shared: Arc<Shared>, job: Job) {
     let Job {
         id,
-        request,
+        mut request,
         submitted,
     } = job;
-    let deadline = submitted + request.deadline.unwrap_or(shared.schedule.deadline);
+    // The affinity modulo the fleet's size picks the server; what is left of it is the
+    // backend's to pick a slot within that server, so that every slot of every server
+    // gets used (the same number modulo both would leave most slots idle).
+    let affinity = request.affinity;
+    let servers = shared.endpoints.len().max(1) as u64;
+    request.affinity = affinity.map(|affinity| affinity / servers);
+    let deadline = later(
+        submitted,
+        request.deadline.unwrap_or(shared.schedule.deadline),
+    );
     // When the first piece of a streamed answer arrived; unset, nothing reached the game.
     let first_token = request.stream.then(|| Arc::new(OnceLock::new()));
     let mut retries = 0u32;
@@ -378,7 +387,7 @@ async fn serve(shared: Arc<Shared>, job: Job) {
             break Err(LlmError::TimedOut(deadline - submitted));
         }
         // A retry goes wherever is healthiest: its preferred server just failed it.
-        let affinity = request.affinity.filter(|_| retries == 0);
+        let affinity = affinity.filter(|_| retries == 0);
         let Some(endpoint) = pick_endpoint(&shared, now, affinity) else {
             let failing = shared
                 .endpoints
@@ -409,7 +418,7 @@ async fn serve(shared: Arc<Shared>, job: Job) {
             // A server loading its model, or finding the prompt too long, is healthy.
             Err(_) if starting => {
                 let mut breaker = lock(&endpoint.breaker);
-                breaker.loading_until = now.checked_add(shared.schedule.retry.max_delay);
+                breaker.loading_until = Some(later(now, shared.schedule.retry.max_delay));
                 // Its probe came back: the next may go.
                 breaker.probing_since = None;
             }
@@ -445,9 +454,7 @@ async fn serve(shared: Arc<Shared>, job: Job) {
             let wait = retry_delay(&shared.schedule.retry, waits, &error, rng);
             not_ready = Some(loading(error));
             waits = waits.saturating_add(1);
-            let until = Instant::now()
-                .checked_add(wait)
-                .map_or(deadline, |until| until.min(deadline));
+            let until = later(Instant::now(), wait).min(deadline);
             tokio::time::sleep_until(until.into()).await;
             continue;
         }
@@ -462,7 +469,8 @@ async fn serve(shared: Arc<Shared>, job: Job) {
         }
         drop(slot);
         let wait = retry_delay(&shared.schedule.retry, retries, &error, rng);
-        if Instant::now() + wait >= deadline {
+        // A wait past the deadline (a huge `Retry-After`) ends the request now.
+        if deadline.saturating_duration_since(Instant::now()) <= wait {
             break Err(error);
         }
         tokio::time::sleep(wait).await;
@@ -473,13 +481,38 @@ async fn serve(shared: Arc<Shared>, job: Job) {
         (Err(LlmError::TimedOut(_)), Some(not_ready)) => Err(not_ready),
         (result, _) => result,
     };
-    let claimed = shared
-        .running
-        .lock()
-        .map(|mut running| running.remove(&id).is_some())
-        .unwrap_or(false);
+    let first_token = first_token.and_then(|first| first.get().copied());
+    conclude(&shared, id, submitted, result, first_token, retries);
+}
+
+/// Serves one request (see [`serve`]) so that a panic anywhere in serving it ends
+/// that request with [`LlmError::BackendFailed`] and frees its slot, while the
+/// dispatcher and every other request go on.
+async fn serve_unwinding(shared: Arc<Shared>, job: Job) {
+    let (id, submitted) = (job.id, job.submitted);
+    let served = AssertUnwindSafe(serve(Arc::clone(&shared), job))
+        .catch_unwind()
+        .await;
+    if served.is_err() {
+        let error = LlmError::BackendFailed(
+            "serving the request panicked; see the log for where".to_owned(),
+        );
+        conclude(&shared, id, submitted, Err(error), None, 0);
+    }
+}
+
+/// Sends a running request's one outcome and frees its slot, unless a cancellation
+/// already did.
+fn conclude(
+    shared: &Shared,
+    id: RequestId,
+    submitted: Instant,
+    result: Result<LlmReply, LlmError>,
+    first_token: Option<Duration>,
+    retries: u32,
+) {
+    let claimed = lock(&shared.running).remove(&id).is_some();
     if claimed {
-        let first_token = first_token.and_then(|first| first.get().copied());
         shared.finish(LlmResponse {
             id,
             result,
@@ -490,6 +523,18 @@ async fn serve(shared: Arc<Shared>, job: Job) {
         shared.release();
     }
 }
+
+/// `instant + duration`, saturating: a duration from outside (a settings file, a
+/// server's `Retry-After`, a game's deadline) can be too long to add to an instant.
+fn later(instant: Instant, duration: Duration) -> Instant {
+    instant
+        .checked_add(duration)
+        .or_else(|| instant.checked_add(LONGEST_WAIT))
+        .unwrap_or(instant)
+}
+
+/// What [`later`] adds when a duration is too long to add: longer than any game waits.
+const LONGEST_WAIT: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
 
 /// The endpoint a request's affinity names while its breaker admits it and it is not
 /// loading its model; otherwise the healthy endpoint with the most free slots, ready

@@ -37,24 +37,25 @@ pub struct LlmStats {
 }
 
 impl LlmStats {
-    /// Counts one outcome.
+    /// Counts one outcome. Counters stop at their largest value: token counts come
+    /// from servers, which may report anything.
     pub fn record(&mut self, response: &LlmResponse) {
-        self.retries += u64::from(response.retries);
+        self.retries = self.retries.saturating_add(u64::from(response.retries));
         match &response.result {
             Ok(reply) => {
-                self.completed += 1;
+                self.completed = self.completed.saturating_add(1);
                 if let Some(usage) = reply.usage {
-                    self.tokens_in += usage.prompt_tokens;
-                    self.tokens_out += usage.completion_tokens;
+                    self.tokens_in = self.tokens_in.saturating_add(usage.prompt_tokens);
+                    self.tokens_out = self.tokens_out.saturating_add(usage.completion_tokens);
                 }
                 push(&mut self.latencies, response.latency);
                 if let Some(first) = response.first_token {
                     push(&mut self.first_tokens, first);
                 }
             }
-            Err(LlmError::Cancelled) => self.cancelled += 1,
-            Err(LlmError::TimedOut(_)) => self.timed_out += 1,
-            Err(_) => self.failed += 1,
+            Err(LlmError::Cancelled) => self.cancelled = self.cancelled.saturating_add(1),
+            Err(LlmError::TimedOut(_)) => self.timed_out = self.timed_out.saturating_add(1),
+            Err(_) => self.failed = self.failed.saturating_add(1),
         }
     }
 
@@ -102,7 +103,7 @@ pub(super) fn update_stats(bridge: &LlmBridge, done: &[LlmResponse], stats: &mut
         stats.record(response);
     }
     stats.in_flight = bridge.running();
-    stats.queued = bridge.in_flight() - stats.in_flight;
+    stats.queued = bridge.in_flight().saturating_sub(stats.in_flight);
 }
 
 #[cfg(test)]
@@ -161,5 +162,24 @@ mod tests {
         assert_eq!(stats.latency_p95(), Some(Duration::from_millis(95)));
         assert_eq!(stats.first_token_p95(), Some(Duration::from_millis(47)));
         assert_eq!(LlmStats::default().latency_p50(), None);
+    }
+
+    #[test]
+    fn token_counts_a_server_inflates_stop_at_the_largest_count() {
+        let mut stats = LlmStats::default();
+        let inflated = LlmResponse {
+            result: Ok(LlmReply {
+                text: String::new(),
+                usage: Some(TokenUsage {
+                    prompt_tokens: u64::MAX,
+                    completion_tokens: u64::MAX - 1,
+                }),
+            }),
+            ..answered(1)
+        };
+        stats.record(&inflated);
+        stats.record(&inflated);
+        assert_eq!((stats.tokens_in, stats.tokens_out), (u64::MAX, u64::MAX));
+        assert_eq!(stats.completed, 2);
     }
 }

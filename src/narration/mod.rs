@@ -74,7 +74,8 @@ pub struct NarrationSettings {
     pub repetition_window: usize,
     /// Ask the model to weave; `false` always uses the offline weaver.
     pub use_model: bool,
-    /// Ask for the model's text in pieces, shown as they come (`is_final: false`).
+    /// Ask for the model's text in pieces, shown as they come (`is_final: false`, each
+    /// with the text written since the last).
     pub stream: bool,
     /// The most tokens the model may write for one report.
     pub max_tokens: u32,
@@ -111,13 +112,16 @@ pub enum NarrationSource {
     },
 }
 
-/// Narration of one report. Streamed pieces arrive as `is_final: false` with the
-/// text so far; exactly one `is_final: true` message ends each report.
+/// Narration of one report. Streamed pieces arrive as `is_final: false`, each with
+/// the text written since the previous one (append them to show the text growing);
+/// exactly one `is_final: true` message, with the whole text, ends each report.
 #[derive(Message, Debug, Clone, PartialEq)]
 pub struct NarrationText {
     /// The report narrated.
     pub report: Arc<ActionReport>,
-    /// The text: the whole of it so far while streaming, then the final text.
+    /// The text: while streaming, the piece written since the previous message; then
+    /// the whole final text (which may differ from the pieces: trimmed, or the offline
+    /// weave when the model's answer could not be used).
     pub text: String,
     /// Whether this is the report's final text.
     pub is_final: bool,
@@ -175,7 +179,6 @@ impl Narrator {
 struct PendingNarration {
     report: Arc<ActionReport>,
     offline: String,
-    streamed: String,
 }
 
 fn follow_settings(settings: Res<NarrationSettings>, mut narrator: ResMut<Narrator>) {
@@ -313,7 +316,6 @@ fn narrate_reports(
             PendingNarration {
                 report: shared,
                 offline,
-                streamed: String::new(),
             },
         );
     }
@@ -332,11 +334,12 @@ fn receive_narration(
         return;
     }
     for delta in deltas.read() {
-        if let Some(pending) = narrator.pending.get_mut(&delta.id) {
-            pending.streamed.push_str(&delta.text);
+        // Each piece is passed on alone: copying the text so far for every piece made a
+        // long answer cost time in the square of its length.
+        if let Some(pending) = narrator.pending.get(&delta.id) {
             texts.write(NarrationText {
                 report: Arc::clone(&pending.report),
-                text: pending.streamed.clone(),
+                text: delta.text.clone(),
                 is_final: false,
                 source: NarrationSource::Model,
             });

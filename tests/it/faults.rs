@@ -432,3 +432,156 @@ fn requests_submitted_in_one_frame_start_highest_priority_first() {
         ["dialogue", "narration", "background"]
     );
 }
+
+#[test]
+fn a_retry_after_too_long_to_wait_ends_each_request_and_the_bridge_goes_on() {
+    let forever = u64::MAX.to_string();
+    let (_server, url, _) = server(
+        move |_, body| match body["messages"][0]["content"].as_str() {
+            Some("busy") => (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, forever.clone())],
+                "slow down",
+            )
+                .into_response(),
+            Some("loading") => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, forever.clone())],
+                "come back later",
+            )
+                .into_response(),
+            _ => completion("Evening."),
+        },
+    );
+    let mut app = app(LlmSettings {
+        backend: endpoint(&url),
+        retry: fast_retries(),
+        ..default()
+    });
+    let refused = [
+        submit(&mut app, request("busy")),
+        submit(&mut app, request("loading")),
+    ];
+    let done = outcomes(&mut app, &refused);
+    assert!(
+        matches!(
+            done[&refused[0]].result,
+            Err(LlmError::Status { status: 429, .. })
+        ),
+        "{:?}",
+        done[&refused[0]].result
+    );
+    assert!(
+        matches!(
+            done[&refused[1]].result,
+            Err(LlmError::Status { status: 503, .. })
+        ),
+        "{:?}",
+        done[&refused[1]].result
+    );
+    app.world_mut().resource_mut::<Outcomes>().0.clear();
+    let next = submit(&mut app, request("hello"));
+    let done = outcomes(&mut app, &[next]);
+    assert_eq!(
+        done[&next].result.as_ref().map(|r| r.text.as_str()),
+        Ok("Evening."),
+        "the bridge still serves requests"
+    );
+}
+
+#[test]
+fn a_deadline_too_long_to_add_still_gets_an_answer() {
+    let (_server, url, _) = server(|_, _| completion("Evening."));
+    let mut app = app(LlmSettings {
+        backend: endpoint(&url),
+        deadline: Duration::MAX,
+        ..default()
+    });
+    let ids = [
+        submit(&mut app, request("the settings' deadline")),
+        submit(
+            &mut app,
+            LlmRequest {
+                deadline: Some(Duration::MAX),
+                ..request("the request's own deadline")
+            },
+        ),
+    ];
+    let done = outcomes(&mut app, &ids);
+    for id in ids {
+        assert_eq!(
+            done[&id].result.as_ref().map(|r| r.text.as_str()),
+            Ok("Evening.")
+        );
+    }
+}
+
+/// Fails every request as unreachable; describing it panics after the first time.
+struct PanicsWhenDescribedAgain(AtomicUsize);
+
+impl bevy_loom::llm::LlmBackend for PanicsWhenDescribedAgain {
+    fn describe(&self) -> String {
+        assert!(
+            self.0.fetch_add(1, Ordering::SeqCst) == 0,
+            "described again"
+        );
+        "a backend that panics when described again".to_owned()
+    }
+
+    fn complete(
+        &self,
+        _request: &LlmRequest,
+        _deltas: bevy_loom::llm::DeltaSink,
+    ) -> bevy_loom::llm::LlmFuture {
+        Box::pin(async {
+            Err(LlmError::Unreachable {
+                url: "nowhere".to_owned(),
+                detail: "down".to_owned(),
+                refused: false,
+            })
+        })
+    }
+}
+
+#[test]
+fn a_panic_while_serving_a_request_ends_it_and_the_bridge_serves_the_next() {
+    let backend = Arc::new(PanicsWhenDescribedAgain(AtomicUsize::new(0)));
+    let mut app = app(LlmSettings {
+        backend: BackendChoice::Custom(backend),
+        concurrency_per_endpoint: 1,
+        retry: RetryPolicy {
+            max_retries: 0,
+            ..fast_retries()
+        },
+        breaker: BreakerSettings {
+            failures_to_open: 1,
+            open_for: Duration::from_secs(600),
+        },
+        ..default()
+    });
+    let first = submit(&mut app, request("opens the breaker"));
+    let done = outcomes(&mut app, &[first]);
+    assert!(matches!(
+        done[&first].result,
+        Err(LlmError::Unreachable { .. })
+    ));
+    app.world_mut().resource_mut::<Outcomes>().0.clear();
+    // With the breaker open, serving a request names the failing endpoint: it panics.
+    let later: Vec<RequestId> = (0..3)
+        .map(|i| submit(&mut app, request(&format!("after {i}"))))
+        .collect();
+    let done = outcomes(&mut app, &later);
+    for id in &later {
+        assert!(
+            matches!(&done[id].result, Err(LlmError::BackendFailed(m)) if m.contains("panicked")),
+            "{:?}",
+            done[id].result
+        );
+    }
+    let stats = app.world().resource::<LlmStats>();
+    assert_eq!(
+        (stats.queued, stats.in_flight),
+        (0, 0),
+        "every slot is free"
+    );
+}

@@ -125,6 +125,7 @@ fn settings(base_url: &str) -> OpenAiSettings {
         timeout: Duration::from_secs(30),
         schema_format: bevy_loom::llm::SchemaFormat::JsonSchema,
         slots: None,
+        limits: Default::default(),
     }
 }
 
@@ -574,4 +575,38 @@ fn requests_with_the_same_affinity_go_to_the_same_server_of_a_fleet() {
             .all(|r| r.result.as_ref().is_ok_and(|reply| reply.text == "second"))
     );
     assert_eq!((first.received().len(), second.received().len()), (0, 6));
+}
+
+#[test]
+fn a_fleet_uses_every_slot_of_every_server() {
+    let (_first, first_url, first) = recording_server("first");
+    let (_second, second_url, second) = recording_server("second");
+    let fleet = BackendChoice::Fleet(
+        [&first_url, &second_url]
+            .into_iter()
+            .map(|url| {
+                BackendChoice::OpenAi(OpenAiSettings {
+                    slots: Some(2),
+                    ..settings(url)
+                })
+            })
+            .collect(),
+    );
+    let mut bridge = LlmBridge::start(fleet.endpoints(), &LlmSettings::default());
+    for affinity in 0..4 {
+        bridge.submit(LlmRequest {
+            affinity: Some(affinity),
+            ..greeting()
+        });
+    }
+    drain_until(&mut bridge, 4);
+    for (server, recorder) in [("first", &first), ("second", &second)] {
+        let mut slots: Vec<Value> = recorder
+            .received()
+            .into_iter()
+            .map(|r| r.body["id_slot"].clone())
+            .collect();
+        slots.sort_by_key(|slot| slot.as_u64());
+        assert_eq!(slots, [json!(0), json!(1)], "the {server} server's slots");
+    }
 }

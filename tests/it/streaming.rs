@@ -10,9 +10,10 @@ use axum::extract::State;
 use bevy::prelude::*;
 use bevy_loom::llm::{
     ChatMessage, LlmBackend, LlmBridge, LlmDelta, LlmError, LlmRequest, LlmResponse, OllamaBackend,
-    OllamaSettings, OpenAiBackend, OpenAiSettings, SamplingOptions, TokenUsage,
+    OllamaSettings, OpenAiBackend, OpenAiSettings, ResponseLimits, SamplingOptions, TokenUsage,
 };
 use bevy_loom::prelude::*;
+use futures_lite::StreamExt;
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 
@@ -297,4 +298,152 @@ fn the_app_receives_pieces_then_the_outcome_while_frames_run() {
         ["delta:Wel", "delta:come.", "done:Welcome."]
     );
     assert!(frames > 1, "frames ran while the answer streamed in");
+}
+
+/// A server that answers every request with `status` and a body that never ends,
+/// `prefix` then `filler` over and over.
+fn endless_server(
+    status: axum::http::StatusCode,
+    prefix: &'static str,
+    filler: &'static str,
+) -> (Runtime, String) {
+    let router = Router::new().fallback(move || async move {
+        let chunks = futures_lite::stream::once(Bytes::from(prefix))
+            .chain(futures_lite::stream::repeat_with(move || {
+                Bytes::from(filler.repeat(64 * 1024 / filler.len()))
+            }))
+            .map(Ok::<_, std::io::Error>);
+        (status, Body::from_stream(chunks))
+    });
+    serve(router)
+}
+
+fn limited_openai(root: &str, limits: ResponseLimits) -> OpenAiBackend {
+    OpenAiBackend::new(OpenAiSettings {
+        base_url: format!("{root}/v1"),
+        model: "tiny".into(),
+        limits,
+        ..default()
+    })
+    .expect("a backend")
+}
+
+fn small_limits() -> ResponseLimits {
+    ResponseLimits {
+        body_bytes: 1 << 20,
+        line_bytes: 128 << 10,
+        error_body_bytes: 1 << 10,
+    }
+}
+
+#[test]
+fn a_streamed_line_that_never_ends_fails_at_the_line_limit() {
+    let (_server, root) = endless_server(axum::http::StatusCode::OK, "data: ", "a");
+    let (_, done) = run(limited_openai(&root, small_limits()), request(true));
+    let result = &done[0].result;
+    assert!(
+        matches!(result, Err(LlmError::TooLarge { setting: "line_bytes", limit, .. }) if *limit == 128 << 10),
+        "{result:?}"
+    );
+    let message = result.clone().expect_err("too large").to_string();
+    assert!(message.contains("limits.line_bytes"), "{message}");
+}
+
+#[test]
+fn a_stream_that_never_ends_fails_at_the_body_limit() {
+    let line = "data: {\"choices\":[{\"delta\":{\"content\":\"la \"}}]}\n\n";
+    let (_server, root) = endless_server(axum::http::StatusCode::OK, "", line);
+    let (deltas, done) = run(limited_openai(&root, small_limits()), request(true));
+    let result = &done[0].result;
+    assert!(
+        matches!(
+            result,
+            Err(LlmError::TooLarge {
+                setting: "body_bytes",
+                ..
+            })
+        ),
+        "{result:?}"
+    );
+    assert!(
+        !deltas.is_empty(),
+        "the pieces before the limit reached the game"
+    );
+}
+
+#[test]
+fn an_answer_larger_than_the_body_limit_fails_with_or_without_a_length() {
+    let text = "la ".repeat(700_000);
+    let body =
+        json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": text } }] })
+            .to_string();
+    let announced = body.clone();
+    let (_with_length, with_length) = serve(Router::new().fallback(move || {
+        let body = announced.clone();
+        async move {
+            (
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                body,
+            )
+        }
+    }));
+    let (_chunked, chunked) = serve(Router::new().fallback(move || {
+        let chunks: Vec<Result<Bytes, std::io::Error>> = body
+            .as_bytes()
+            .chunks(64 << 10)
+            .map(|chunk| Ok(Bytes::copy_from_slice(chunk)))
+            .collect();
+        async move { Body::from_stream(futures_lite::stream::iter(chunks)) }
+    }));
+    for root in [with_length, chunked] {
+        let (_, done) = run(limited_openai(&root, small_limits()), request(false));
+        let result = &done[0].result;
+        assert!(
+            matches!(result, Err(LlmError::TooLarge { setting: "body_bytes", limit, .. }) if *limit == 1 << 20),
+            "{root}: {result:?}"
+        );
+    }
+}
+
+#[test]
+fn only_the_start_of_an_error_body_is_read() {
+    let (_server, root) = endless_server(
+        axum::http::StatusCode::BAD_REQUEST,
+        "the model fell over: ",
+        "x",
+    );
+    let (_, done) = run(limited_openai(&root, small_limits()), request(false));
+    match &done[0].result {
+        Err(LlmError::Status { status, body, .. }) => {
+            assert_eq!(*status, 400);
+            assert!(body.starts_with("the model fell over: xxx"), "{body}");
+        }
+        other => panic!("expected the status, got {other:?}"),
+    }
+}
+
+#[test]
+fn lines_split_anywhere_across_chunks_arrive_whole() {
+    let pieces: Vec<String> = (0..40).map(|i| format!("piece {i}; ")).collect();
+    let chunks: Vec<Value> = pieces.iter().map(|p| openai_chunk(p)).collect();
+    let whole: String = sse(&chunks, true).concat();
+    // Odd cuts: many lines in one chunk, one line over many chunks, cuts inside "\n\n".
+    let mut cut = Vec::new();
+    let mut rest = whole.as_str();
+    for size in [3usize, 1, 700, 17, 2, 1500].iter().cycle() {
+        if rest.is_empty() {
+            break;
+        }
+        let (head, tail) = rest.split_at((*size).min(rest.len()));
+        cut.push(head.to_owned());
+        rest = tail;
+    }
+    let (_server, root, _) = streaming_server(cut);
+    let (deltas, done) = run(openai(&root), request(true));
+    let received: Vec<&str> = deltas.iter().map(|d| d.text.as_str()).collect();
+    assert_eq!(received, pieces);
+    assert_eq!(
+        done[0].result.as_ref().map(|r| r.text.clone()),
+        Ok(pieces.concat())
+    );
 }
