@@ -42,7 +42,9 @@ pub use actor::{ActorHistory, ActorPolicy, ActorSpec, MemorySeed, Persona};
 pub(crate) use aliases::command_words_are;
 pub use aliases::{COMMAND_ARTICLES, VerbAlias, command_words, template_lead};
 pub use error::ContentError;
-pub use loader::{ContentAsset, ContentLoader, ContentLoaderError, parse_content};
+pub use loader::{
+    ContentAsset, ContentLoader, ContentLoaderError, forbidden_character, parse_content,
+};
 pub use manifest::{GameManifest, ModContent, ModDependency, ModManifest};
 pub use narrative::{
     CANONICAL_EFFECTS, CANONICAL_FAILURE_REASONS, CANONICAL_VERBS, FRAGMENT_PLACEHOLDERS, Fragment,

@@ -551,3 +551,106 @@ fn actor_spec_in_the_old_flat_form() {
     );
     assert!(registry.actor("extra:marta").is_none());
 }
+
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let mut all = core_mod();
+    all.push(game(&["core", "extra"]));
+    all.push((
+        "mods/extra/mod.json",
+        format!(
+            "\u{FEFF}{}",
+            manifest(
+                "extra",
+                json!({ "content": { "actions": ["actions/hop.action.ron", "actions/nap.action.json"] } }),
+            )
+        ),
+    ));
+    all.push((
+        "mods/extra/actions/hop.action.ron",
+        "\u{FEFF}(id: \"extra:hop\", name: \"Hop\", description: \"Hop about\", template: \"hop\")"
+            .to_owned(),
+    ));
+    all.push((
+        "mods/extra/actions/nap.action.json",
+        format!(
+            "\u{FEFF}{}",
+            action("extra:nap", json!({ "template": "nap" }))
+        ),
+    ));
+    let (registry, errors) = load(&all);
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert!(registry.action("extra:hop").is_some());
+    assert!(registry.action("extra:nap").is_some());
+}
+
+#[test]
+fn a_ron_error_says_its_line_and_column() {
+    expect_one_error(
+        &["core", "extra"],
+        extra_mod_with_action(
+            "mods/extra/actions/hop.action.ron",
+            "(\n  id: \"extra:hop\",\n  name: Hop,\n  description: \"Hop about\",\n  template: \"hop\",\n)"
+                .to_owned(),
+        ),
+        "mods/extra/actions/hop.action.ron",
+        "/name",
+        "at line 3 column",
+    );
+}
+
+#[test]
+fn text_after_the_content_is_an_error() {
+    expect_one_error(
+        &["core", "extra"],
+        extra_mod_with_action(
+            "mods/extra/actions/hop.action.json",
+            format!("{} {{}}", action("extra:hop", json!({ "template": "hop" }))),
+        ),
+        "mods/extra/actions/hop.action.json",
+        "",
+        "trailing characters at line 1",
+    );
+}
+
+#[test]
+fn a_nul_in_prompt_text_rejects_the_file() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        extra_mod_with_action(
+            "mods/extra/actions/hop.action.json",
+            action(
+                "extra:hop",
+                json!({ "template": "hop", "description": "Hop\u{0}about" }),
+            ),
+        ),
+        "mods/extra/actions/hop.action.json",
+        "/description",
+        "a NUL character (U+0000) at character 4",
+    );
+    assert!(registry.action("extra:hop").is_none());
+}
+
+#[test]
+fn a_bidirectional_override_in_a_fragment_rejects_the_file() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        vec![
+            (
+                "mods/extra/mod.json",
+                manifest(
+                    "extra",
+                    json!({ "content": { "narrative": ["narrative/lamp.narrative.json"] } }),
+                ),
+            ),
+            (
+                "mods/extra/narrative/lamp.narrative.json",
+                json!({ "key": "extra:lamp", "traits": ["dim", "brass \u{202E}dlog"] }).to_string(),
+            ),
+        ],
+        "mods/extra/narrative/lamp.narrative.json",
+        "/traits/1",
+        "a bidirectional embedding or override (U+202E)",
+    );
+    assert!(registry.narrative("extra:lamp").is_none());
+}
