@@ -114,18 +114,16 @@ impl ContentAsset for ModManifest {
         for (list, paths) in [
             ("actions", &self.content.actions),
             ("actors", &self.content.actors),
+            ("narrative", &self.content.narrative),
             ("prompts", &self.content.prompts),
             ("tags", &self.content.tags),
         ] {
             for (index, path) in paths.iter().enumerate() {
-                if path.is_empty()
-                    || path.starts_with('/')
-                    || path.split('/').any(|part| part == "..")
-                {
+                if let Some(why) = outside_the_folder(path) {
                     problems.push(ContentError::new(
                         file,
                         format!("/content/{list}/{index}"),
-                        format!("`{path}` must be a path inside the mod's folder, like `{list}/name.json`"),
+                        format!("`{path}` {why}: list a path inside the mod's folder, like `{list}/name.json`"),
                     ));
                 }
             }
@@ -359,6 +357,25 @@ impl ContentAsset for TagFile {
             }
         }
         problems
+    }
+}
+
+/// Why a manifest's listed path does not name a file inside the mod's folder, if it
+/// does not. Bevy's asset server refuses a path that leaves the asset folder and reads
+/// `#` and `://` as a label and a source, so none of them is allowed.
+fn outside_the_folder(path: &str) -> Option<&'static str> {
+    if path.trim().is_empty() {
+        Some("is empty")
+    } else if path.starts_with('/') || path.contains(':') {
+        Some("is absolute, or names a drive or an asset source")
+    } else if path.contains('\\') {
+        Some("uses `\\`: separate folders with `/`")
+    } else if path.split('/').any(|part| part == "..") {
+        Some("goes up out of the folder with `..`")
+    } else if path.contains('#') {
+        Some("has a `#`, which Bevy reads as a label")
+    } else {
+        None
     }
 }
 

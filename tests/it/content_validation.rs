@@ -654,3 +654,124 @@ fn a_bidirectional_override_in_a_fragment_rejects_the_file() {
     );
     assert!(registry.narrative("extra:lamp").is_none());
 }
+
+#[test]
+fn a_narrative_path_out_of_the_content_folder_is_an_error() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        vec![(
+            "mods/extra/mod.json",
+            manifest(
+                "extra",
+                json!({ "content": { "narrative": ["../../../outside.narrative.json"] } }),
+            ),
+        )],
+        "mods/extra/mod.json",
+        "/content/narrative/0",
+        "goes up out of the folder",
+    );
+    assert!(!registry.is_mod_loaded("extra"));
+}
+
+#[test]
+fn an_absolute_or_labelled_listed_path_is_an_error() {
+    for (field, path, words) in [
+        ("actors", "/etc/marta.actor.json", "is absolute"),
+        ("actions", "C:/mods/hop.action.json", "names a drive"),
+        ("tags", "tags.json#places", "`#`"),
+        (
+            "prompts",
+            "prompts\\terse.prompt.json",
+            "separate folders with `/`",
+        ),
+    ] {
+        expect_one_error(
+            &["core", "extra"],
+            vec![(
+                "mods/extra/mod.json",
+                manifest("extra", json!({ "content": { field: [path] } })),
+            )],
+            "mods/extra/mod.json",
+            &format!("/content/{field}/0"),
+            words,
+        );
+    }
+}
+
+#[test]
+fn a_listed_file_that_is_missing_names_where_it_is_listed() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        vec![(
+            "mods/extra/mod.json",
+            manifest(
+                "extra",
+                json!({ "content": { "actions": ["actions/hop.action.json"] } }),
+            ),
+        )],
+        "mods/extra/mod.json",
+        "/content/actions/0",
+        "`mods/extra/actions/hop.action.json`, listed here, could not be loaded",
+    );
+    assert!(
+        registry.is_mod_loaded("extra"),
+        "the mod loads without the missing file"
+    );
+}
+
+#[test]
+fn a_mod_the_game_file_lists_without_a_manifest_names_the_game_file() {
+    let mut all = core_mod();
+    all.push(game(&["core", "ghost"]));
+    let (registry, errors) = load(&all);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(
+        (errors[0].file.as_str(), errors[0].pointer.as_str()),
+        ("game.loom.json", "/mods/1")
+    );
+    assert!(
+        errors[0].message.contains("`mods/ghost/mod.json`"),
+        "{}",
+        errors[0]
+    );
+    assert!(registry.is_mod_loaded("core"));
+}
+
+#[test]
+fn a_path_the_asset_server_refuses_settles_loading_with_an_error() {
+    use bevy::prelude::*;
+    use bevy_loom::content::{ContentPlugin, ContentSettings};
+
+    let mut all = core_mod();
+    all.push(game(&["core"]));
+    let dir = crate::support::content_dir(&all);
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: dir.path().to_string_lossy().into_owned(),
+            ..default()
+        },
+        ContentPlugin {
+            settings: ContentSettings {
+                manifest_file: "../../../elsewhere/mod.json".to_owned(),
+                ..default()
+            },
+        },
+    ))
+    .init_resource::<crate::support::SeenErrors>()
+    .add_systems(Last, crate::support::record_errors);
+    app.finish();
+    app.cleanup();
+    crate::support::update_until(&mut app, "content to load", |app| {
+        app.world().resource::<ContentRegistry>().generation() > 0
+    });
+    app.update();
+    let errors = &app.world().resource::<crate::support::SeenErrors>().0;
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(
+        (errors[0].file.as_str(), errors[0].pointer.as_str()),
+        ("game.loom.json", "/mods/0")
+    );
+    assert!(errors[0].message.contains("refused it"), "{}", errors[0]);
+}

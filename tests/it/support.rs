@@ -82,7 +82,7 @@ pub fn game(mods: &[&str]) -> (&'static str, String) {
 #[derive(Resource, Default)]
 pub struct SeenErrors(pub Vec<ContentError>);
 
-fn record_errors(mut seen: ResMut<SeenErrors>, mut errors: MessageReader<ContentError>) {
+pub fn record_errors(mut seen: ResMut<SeenErrors>, mut errors: MessageReader<ContentError>) {
     seen.0.extend(errors.read().cloned());
 }
 
