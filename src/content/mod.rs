@@ -56,7 +56,7 @@ pub use narrative::{
 pub use prompt_template::PromptTemplate;
 pub use registry::{ContentRegistry, ContentSources, LoadedMod, ModActionMetadata};
 pub use tags::{TagFile, TagIndex};
-pub use validate::{METADATA_LENGTH, is_valid_mod_id, owning_mod};
+pub use validate::{METADATA_LENGTH, TEXT_LIMITS, TextLimits, is_valid_mod_id, owning_mod};
 
 /// Loads the game file, the mods it lists and their content, and keeps the
 /// [`ContentRegistry`] up to date as files load, change or fail.

@@ -775,3 +775,75 @@ fn a_path_the_asset_server_refuses_settles_loading_with_an_error() {
     );
     assert!(errors[0].message.contains("refused it"), "{}", errors[0]);
 }
+
+#[test]
+fn an_action_description_or_template_above_its_limit() {
+    use bevy_loom::content::TEXT_LIMITS;
+
+    let description = "a".repeat(TEXT_LIMITS.action_description + 1);
+    let registry = expect_one_error(
+        &["core", "extra"],
+        extra_mod_with_action(
+            "mods/extra/actions/hop.action.json",
+            action(
+                "extra:hop",
+                json!({ "template": "hop", "description": description }),
+            ),
+        ),
+        "mods/extra/actions/hop.action.json",
+        "/description",
+        &format!(
+            "is {} characters long, above the limit of {} (`TEXT_LIMITS.action_description`)",
+            TEXT_LIMITS.action_description + 1,
+            TEXT_LIMITS.action_description
+        ),
+    );
+    assert!(registry.action("extra:hop").is_none());
+
+    let template = format!(
+        "hop{}",
+        " and hop".repeat(TEXT_LIMITS.action_template / 8 + 1)
+    );
+    expect_one_error(
+        &["core", "extra"],
+        extra_mod_with_action(
+            "mods/extra/actions/hop.action.json",
+            action("extra:hop", json!({ "template": template })),
+        ),
+        "mods/extra/actions/hop.action.json",
+        "/template",
+        &format!(
+            "is {} characters long, above the limit of {}",
+            template.chars().count(),
+            TEXT_LIMITS.action_template
+        ),
+    );
+}
+
+#[test]
+fn a_fragment_above_its_limit() {
+    use bevy_loom::content::TEXT_LIMITS;
+
+    let long = "the lamp flickers ".repeat(TEXT_LIMITS.fragment / 17);
+    expect_one_error(
+        &["core", "extra"],
+        vec![
+            (
+                "mods/extra/mod.json",
+                manifest(
+                    "extra",
+                    json!({ "content": { "narrative": ["narrative/lamp.narrative.json"] } }),
+                ),
+            ),
+            (
+                "mods/extra/narrative/lamp.narrative.json",
+                json!({ "key": "extra:lamp",
+                        "action_fragments": { "take": { "core": ["you take the lamp", long.trim()] } } })
+                .to_string(),
+            ),
+        ],
+        "mods/extra/narrative/lamp.narrative.json",
+        "/action_fragments/take/core/1",
+        "`TEXT_LIMITS.fragment`",
+    );
+}
