@@ -1,6 +1,7 @@
 //! Lints a content folder's narrative: missing verbs and failure reasons per entity,
 //! pools below the minimum and recommended sizes, variety per verb, verb coverage and
-//! content errors. Put it in a game's CI.
+//! content errors, including those of the scenes in its `scenes/` folder (keys that
+//! name no loaded actor spec or narrative file). Put it in a game's CI.
 //!
 //! ```text
 //! cargo run --example lint -- [CONTENT DIR]     # default: this crate's assets/
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use bevy::asset::AssetPlugin;
 use bevy::prelude::*;
-use bevy_loom::narration::lint::lint_narrative;
+use bevy_loom::narration::lint::{lint_narrative, lint_scene};
 use bevy_loom::prelude::*;
 
 const USAGE: &str = "usage: lint [CONTENT DIR]";
@@ -39,7 +40,16 @@ fn main() -> ExitCode {
     };
     match load(&folder) {
         Ok((registry, load_errors)) => {
-            let report = lint_narrative(&registry).with_load_errors(load_errors);
+            let scene_errors = match lint_scenes(&folder, &registry) {
+                Ok(errors) => errors,
+                Err(message) => {
+                    eprintln!("{message}");
+                    return ExitCode::from(2);
+                }
+            };
+            let report = lint_narrative(&registry)
+                .with_load_errors(load_errors)
+                .with_load_errors(scene_errors);
             println!("{report}");
             if report.has_errors() {
                 ExitCode::FAILURE
@@ -118,4 +128,34 @@ fn load(folder: &Path) -> Result<(ContentRegistry, Vec<ContentError>), String> {
     let registry = app.world().resource::<ContentRegistry>().clone();
     let errors = std::mem::take(&mut app.world_mut().resource_mut::<LoadErrors>().0);
     Ok((registry, errors))
+}
+
+/// The problems of every scene file in the folder's `scenes/`, sorted by file; none
+/// when there is no such folder.
+fn lint_scenes(folder: &Path, registry: &ContentRegistry) -> Result<Vec<ContentError>, String> {
+    let scenes = folder.join("scenes");
+    if !scenes.is_dir() {
+        return Ok(Vec::new());
+    }
+    let entries =
+        std::fs::read_dir(&scenes).map_err(|e| format!("scenes in {}: {e}", scenes.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.ends_with(".scene.json") || name.ends_with(".scene.ron"))
+        })
+        .collect();
+    files.sort();
+    let mut errors = Vec::new();
+    for path in files {
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        errors.extend(lint_scene(&bytes, &format!("scenes/{name}"), registry));
+    }
+    Ok(errors)
 }
