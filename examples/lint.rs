@@ -1,14 +1,16 @@
 //! Lints a content folder's narrative: missing verbs and failure reasons per entity,
 //! pools below the minimum and recommended sizes, variety per verb, verb coverage and
 //! content errors, including those of the scenes in its `scenes/` folder (keys that
-//! name no loaded actor spec or narrative file). Put it in a game's CI.
+//! name no loaded actor spec or narrative file), and warnings such as content files no
+//! manifest lists. Put it in a game's CI.
 //!
 //! ```text
 //! cargo run --example lint -- [CONTENT DIR]     # default: this crate's assets/
 //! ```
 //!
 //! Exits with 1 when there are content errors, 2 when the folder cannot be loaded or
-//! the arguments are wrong, 0 otherwise (small pools are only warnings).
+//! the arguments are wrong, 0 otherwise (small pools and unlisted files are only
+//! warnings).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -51,6 +53,22 @@ fn main() -> ExitCode {
                 .with_load_errors(load_errors)
                 .with_load_errors(scene_errors);
             println!("{report}");
+            // Pools below the minimum are listed above, by entity.
+            let warnings: Vec<&ContentError> = registry
+                .warnings()
+                .iter()
+                .filter(|w| {
+                    !report.entities.iter().any(|e| {
+                        e.file == w.file && e.small_pools.iter().any(|p| p.pointer == w.pointer)
+                    })
+                })
+                .collect();
+            if !warnings.is_empty() {
+                println!("\nwarnings ({}):", warnings.len());
+                for warning in warnings {
+                    println!("  {warning}");
+                }
+            }
             if report.has_errors() {
                 ExitCode::FAILURE
             } else {

@@ -22,6 +22,7 @@ mod aliases;
 mod error;
 mod loader;
 mod manifest;
+mod mod_folders;
 mod narrative;
 mod prompt_template;
 mod registry;
@@ -35,6 +36,7 @@ use bevy::asset::{
 };
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
+use bevy::tasks::{IoTaskPool, Task, futures::check_ready};
 
 pub use action::{
     ActionDefinition, ActionParameter, ActionTargets, TagRule, TargetRole, TargetSlot,
@@ -116,6 +118,7 @@ impl Plugin for ContentPlugin {
                     note_changes::<PromptTemplate>,
                     note_changes::<TagFile>,
                 ),
+                collect_folder_scans,
                 rebuild_registry,
             )
                 .chain()
@@ -155,6 +158,10 @@ struct ContentFiles {
     prompts: HashMap<String, Handle<PromptTemplate>>,
     tags: HashMap<String, Handle<TagFile>>,
     listings: Listings,
+    /// Walks of mods' folders under way, by manifest path.
+    scans: HashMap<String, Task<Vec<String>>>,
+    /// The content files found in each mod's folder, by manifest path.
+    found: HashMap<String, Vec<String>>,
     changed: bool,
     /// The files the registry was last built from. Bevy tells of a stored asset a
     /// frame or more after it is stored, so a build may already hold the file an
@@ -221,10 +228,19 @@ fn request_content_files(
     mut files: ResMut<ContentFiles>,
     games: Res<Assets<GameManifest>>,
     manifests: Res<Assets<ModManifest>>,
+    mut manifest_events: MessageReader<AssetEvent<ModManifest>>,
     mut errors: MessageWriter<ContentError>,
 ) {
     let files = &mut *files;
     let mut refused = Vec::new();
+    for event in manifest_events.read() {
+        if let AssetEvent::Modified { id } = event {
+            // Look at its folder again: the edit may list a file found there.
+            files
+                .found
+                .retain(|path, _| files.mods.get(path).is_none_or(|h| h.id() != *id));
+        }
+    }
     if files.game.is_none() && !files.listings.refused.contains(&settings.game_file) {
         let path = settings.game_file.clone();
         match load_listed(&server, &path) {
@@ -296,6 +312,12 @@ fn request_content_files(
                 listings,
                 listed("tags", &content.tags),
             ));
+            if !files.found.contains_key(path) && !files.scans.contains_key(path) {
+                let walk = mod_folders::content_files_in((*server).clone(), folder.to_owned());
+                files
+                    .scans
+                    .insert(path.clone(), IoTaskPool::get().spawn(walk));
+            }
         }
     }
     for problem in refused {
@@ -410,6 +432,22 @@ fn note_changes<T: ContentAsset>(
     }
 }
 
+/// Keeps the content files found by finished walks of mods' folders; a walk that
+/// found something new calls for a rebuild.
+fn collect_folder_scans(mut files: ResMut<ContentFiles>) {
+    let files = &mut *files;
+    files.scans.retain(|path, scan| {
+        let Some(found) = check_ready(scan) else {
+            return true;
+        };
+        if files.found.get(path) != Some(&found) {
+            files.changed = true;
+        }
+        files.found.insert(path.clone(), found);
+        false
+    });
+}
+
 /// The stored content assets.
 #[derive(SystemParam)]
 struct ContentAssets<'w> {
@@ -437,12 +475,13 @@ fn rebuild_registry(
     if !files.changed {
         return;
     }
-    let settled = files.ids().all(|id| {
-        matches!(
-            server.get_load_state(id),
-            Some(LoadState::Loaded | LoadState::Failed(_))
-        )
-    });
+    let settled = files.scans.is_empty()
+        && files.ids().all(|id| {
+            matches!(
+                server.get_load_state(id),
+                Some(LoadState::Loaded | LoadState::Failed(_))
+            )
+        });
     if !settled {
         return;
     }
@@ -463,7 +502,10 @@ fn rebuild_registry(
     let narrative_list = loaded(&files.narratives, &assets.narratives);
     let prompt_list = loaded(&files.prompts, &assets.prompts);
     let tag_list = loaded(&files.tags, &assets.tags);
+    let mut on_disk: Vec<String> = files.found.values().flatten().cloned().collect();
+    on_disk.sort();
     let sources = ContentSources {
+        files_on_disk: &on_disk,
         game,
         mods: &mod_list,
         actions: &action_list,

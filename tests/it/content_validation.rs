@@ -847,3 +847,58 @@ fn a_fragment_above_its_limit() {
         "`TEXT_LIMITS.fragment`",
     );
 }
+
+#[test]
+fn a_content_file_no_manifest_lists_is_a_warning() {
+    let mut all = core_mod();
+    all.push(game(&["core"]));
+    all.push((
+        "mods/core/actions/hop.action.json",
+        action("core:hop", json!({ "template": "hop" })),
+    ));
+    all.push((
+        "mods/core/narrative/deep/lamp.narrative.json",
+        json!({ "key": "core:lamp", "traits": ["dim"] }).to_string(),
+    ));
+    all.push(("mods/core/notes.txt", "not content".to_owned()));
+    all.push((
+        "mods/elsewhere/actions/jump.action.json",
+        action("elsewhere:jump", json!({ "template": "jump" })),
+    ));
+    let (registry, errors) = load(&all);
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert!(registry.action("core:hop").is_none(), "it is not loaded");
+    let warned: Vec<(&str, &str)> = registry
+        .warnings()
+        .iter()
+        .map(|w| (w.file.as_str(), w.message.as_str()))
+        .collect();
+    assert_eq!(
+        warned,
+        [
+            (
+                "mods/core/actions/hop.action.json",
+                "no manifest lists this file, so it is not loaded: add \"actions/hop.action.json\" to `content.actions` in mods/core/mod.json, or remove the file"
+            ),
+            (
+                "mods/core/narrative/deep/lamp.narrative.json",
+                "no manifest lists this file, so it is not loaded: add \"narrative/deep/lamp.narrative.json\" to `content.narrative` in mods/core/mod.json, or remove the file"
+            ),
+        ],
+        "files of mods the game does not load are not looked at"
+    );
+}
+
+#[test]
+fn the_shipped_content_loads_without_errors_or_warnings() {
+    let root = crate::support::repo_assets();
+    let mut app = crate::support::content_app(&root, false);
+    crate::support::update_until(&mut app, "content to load", |app| {
+        app.world().resource::<ContentRegistry>().generation() > 0
+    });
+    app.update();
+    let registry = app.world().resource::<ContentRegistry>();
+    assert!(registry.warnings().is_empty(), "{:#?}", registry.warnings());
+    let errors = &app.world().resource::<crate::support::SeenErrors>().0;
+    assert!(errors.is_empty(), "{errors:#?}");
+}
