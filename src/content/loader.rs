@@ -191,12 +191,12 @@ fn walk_strings(
 }
 
 /// What a character is, when content text may not hold it: control characters other
-/// than line breaks and tabs (NUL, escape, carriage return, …), and the invisible
+/// than line breaks and tabs (NUL, escape, backspace, …), and the invisible
 /// marks that reorder text (bidirectional overrides, embeddings and isolates), which
 /// can make a line read differently to a person than to the model.
 pub fn forbidden_character(c: char) -> Option<&'static str> {
     match c {
-        '\n' | '\t' => None,
+        '\n' | '\r' | '\t' => None,
         '\0' => Some("a NUL character"),
         '\u{061C}' | '\u{200E}' | '\u{200F}' => Some("a bidirectional mark"),
         '\u{202A}'..='\u{202E}' => Some("a bidirectional embedding or override"),

@@ -235,7 +235,7 @@ fn request_content_files(
     let mut refused = Vec::new();
     for event in manifest_events.read() {
         if let AssetEvent::Modified { id } = event {
-            // Look at its folder again: the edit may list a file found there.
+            // Look at its folder again, for files added since.
             files
                 .found
                 .retain(|path, _| files.mods.get(path).is_none_or(|h| h.id() != *id));
@@ -312,12 +312,20 @@ fn request_content_files(
                 listings,
                 listed("tags", &content.tags),
             ));
-            if !files.found.contains_key(path) && !files.scans.contains_key(path) {
-                let walk = mod_folders::content_files_in((*server).clone(), folder.to_owned());
-                files
-                    .scans
-                    .insert(path.clone(), IoTaskPool::get().spawn(walk));
-            }
+        }
+    }
+    // Each stored manifest's folder is walked once, and again after the manifest is
+    // edited (its `Modified` event comes a frame after it is stored).
+    for (path, handle) in &files.mods {
+        if manifests.contains(handle)
+            && !files.found.contains_key(path)
+            && !files.scans.contains_key(path)
+        {
+            let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
+            let walk = mod_folders::content_files_in((*server).clone(), folder.to_owned());
+            files
+                .scans
+                .insert(path.clone(), IoTaskPool::get().spawn(walk));
         }
     }
     for problem in refused {
