@@ -483,13 +483,11 @@ fn rebuild_registry(
     if !files.changed {
         return;
     }
+    // Only a file being loaded is waited for: one in no other state can never finish.
     let settled = files.scans.is_empty()
-        && files.ids().all(|id| {
-            matches!(
-                server.get_load_state(id),
-                Some(LoadState::Loaded | LoadState::Failed(_))
-            )
-        });
+        && !files
+            .ids()
+            .any(|id| matches!(server.get_load_state(id), Some(LoadState::Loading)));
     if !settled {
         return;
     }

@@ -196,5 +196,7 @@ fn a_file_added_beside_an_edited_manifest_is_warned_of() {
             json!({ "actionPurpose": "A purpose changed at run time.", "content": { "actions": ["actions/wait.action.json"] } }),
         ),
     );
-    update_until(&mut app, "the new file to be warned of", |app| unlisted(app));
+    update_until(&mut app, "the new file to be warned of", |app| {
+        unlisted(app)
+    });
 }
