@@ -423,14 +423,21 @@ fn note_changes<T: ContentAsset>(
         }
         .unwrap_or_else(|| {
             // Not the file's content: it is missing, unreadable or of no content kind,
-            // which is fixed where it is listed.
+            // which is fixed where it is listed. Only the game file is listed nowhere.
             let problem = match files.listings.by_path.get(&file) {
                 Some(listing) => listing.problem(
                     &file,
                     &format!("could not be loaded ({})", failure.error),
                     "create the file, or fix the path",
                 ),
-                None => ContentError::new(file.clone(), "", failure.error.to_string()),
+                None => ContentError::new(
+                    file.clone(),
+                    "",
+                    format!(
+                        "the game file could not be loaded ({}): create it, or set `ContentSettings::game_file` to its path",
+                        failure.error
+                    ),
+                ),
             };
             vec![problem]
         });

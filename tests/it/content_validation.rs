@@ -902,3 +902,16 @@ fn the_shipped_content_loads_without_errors_or_warnings() {
     let errors = &app.world().resource::<crate::support::SeenErrors>().0;
     assert!(errors.is_empty(), "{errors:#?}");
 }
+
+#[test]
+fn a_missing_game_file_says_which_setting_names_it() {
+    let (registry, errors) = load(&core_mod());
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0].file, "game.loom.json");
+    assert!(
+        errors[0].message.contains("`ContentSettings::game_file`"),
+        "{}",
+        errors[0]
+    );
+    assert!(registry.mods().is_empty());
+}
