@@ -291,3 +291,33 @@ impl<T: ContentAsset> AssetLoader for ContentLoader<T> {
         T::EXTENSIONS
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::ActionDefinition;
+
+    #[test]
+    fn line_breaks_and_tabs_pass_and_hidden_controls_do_not() {
+        for allowed in ['\n', '\r', '\t', 'é', '—', '\u{00A0}'] {
+            assert_eq!(forbidden_character(allowed), None, "{allowed:?}");
+        }
+        for refused in [
+            '\0', '\u{1B}', '\u{7F}', '\u{85}', '\u{200F}', '\u{202A}', '\u{202E}', '\u{2066}',
+            '\u{2069}',
+        ] {
+            assert!(forbidden_character(refused).is_some(), "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn a_forbidden_character_in_a_key_names_the_key() {
+        let json = r#"{ "id": "shop:hop", "name": "Hop", "description": "Hop", "template": "hop {n}",
+                        "parameters": { "n\u001b": { "default": 1 }, "n": { "default": 2 } } }"#;
+        let problems =
+            parse_content::<ActionDefinition>(json.as_bytes(), "mods/shop/actions/hop.action.json")
+                .expect_err("a control character in a key");
+        assert_eq!(problems[0].pointer, "/parameters/n\u{1b}");
+        assert!(problems[0].message.contains("U+001B"), "{}", problems[0]);
+    }
+}
