@@ -1,13 +1,16 @@
 //! Lints a content folder's narrative: missing verbs and failure reasons per entity,
 //! pools below the minimum and recommended sizes, variety per verb, verb coverage and
-//! content errors. Put it in a game's CI.
+//! content errors, including those of the scenes in its `scenes/` folder (keys that
+//! name no loaded actor spec or narrative file), and warnings such as content files no
+//! manifest lists. Put it in a game's CI.
 //!
 //! ```text
 //! cargo run --example lint -- [CONTENT DIR]     # default: this crate's assets/
 //! ```
 //!
 //! Exits with 1 when there are content errors, 2 when the folder cannot be loaded or
-//! the arguments are wrong, 0 otherwise (small pools are only warnings).
+//! the arguments are wrong, 0 otherwise (small pools and unlisted files are only
+//! warnings).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use bevy::asset::AssetPlugin;
 use bevy::prelude::*;
-use bevy_loom::narration::lint::lint_narrative;
+use bevy_loom::narration::lint::{lint_narrative, lint_scene};
 use bevy_loom::prelude::*;
 
 const USAGE: &str = "usage: lint [CONTENT DIR]";
@@ -39,8 +42,33 @@ fn main() -> ExitCode {
     };
     match load(&folder) {
         Ok((registry, load_errors)) => {
-            let report = lint_narrative(&registry).with_load_errors(load_errors);
+            let scene_errors = match lint_scenes(&folder, &registry) {
+                Ok(errors) => errors,
+                Err(message) => {
+                    eprintln!("{message}");
+                    return ExitCode::from(2);
+                }
+            };
+            let report = lint_narrative(&registry)
+                .with_load_errors(load_errors)
+                .with_load_errors(scene_errors);
             println!("{report}");
+            // Pools below the minimum are listed above, by entity.
+            let warnings: Vec<&ContentError> = registry
+                .warnings()
+                .iter()
+                .filter(|w| {
+                    !report.entities.iter().any(|e| {
+                        e.file == w.file && e.small_pools.iter().any(|p| p.pointer == w.pointer)
+                    })
+                })
+                .collect();
+            if !warnings.is_empty() {
+                println!("\nwarnings ({}):", warnings.len());
+                for warning in warnings {
+                    println!("  {warning}");
+                }
+            }
             if report.has_errors() {
                 ExitCode::FAILURE
             } else {
@@ -118,4 +146,34 @@ fn load(folder: &Path) -> Result<(ContentRegistry, Vec<ContentError>), String> {
     let registry = app.world().resource::<ContentRegistry>().clone();
     let errors = std::mem::take(&mut app.world_mut().resource_mut::<LoadErrors>().0);
     Ok((registry, errors))
+}
+
+/// The problems of every scene file in the folder's `scenes/`, sorted by file; none
+/// when there is no such folder.
+fn lint_scenes(folder: &Path, registry: &ContentRegistry) -> Result<Vec<ContentError>, String> {
+    let scenes = folder.join("scenes");
+    if !scenes.is_dir() {
+        return Ok(Vec::new());
+    }
+    let entries =
+        std::fs::read_dir(&scenes).map_err(|e| format!("scenes in {}: {e}", scenes.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.ends_with(".scene.json") || name.ends_with(".scene.ron"))
+        })
+        .collect();
+    files.sort();
+    let mut errors = Vec::new();
+    for path in files {
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        errors.extend(lint_scene(&bytes, &format!("scenes/{name}"), registry));
+    }
+    Ok(errors)
 }

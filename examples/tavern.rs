@@ -159,14 +159,16 @@ fn run(options: Options) -> Result<(), String> {
         }
         std::thread::sleep(Duration::from_millis(1));
     }
-    // Scenes load apart from the mods: every actor key must name a loaded spec.
-    let unbound = scene.check_actor_keys(
-        app.world().resource::<ContentRegistry>(),
-        &scene_path.to_string_lossy(),
-    );
+    // Scenes load apart from the mods: every actor key must name a loaded spec, and
+    // an entity whose narrative key names no file is narrated by its name alone.
+    let registry = app.world().resource::<ContentRegistry>();
+    let unbound = scene.check_actor_keys(registry, &scene_path.to_string_lossy());
     if !unbound.is_empty() {
         let lines: Vec<String> = unbound.iter().map(ToString::to_string).collect();
         return Err(lines.join("\n"));
+    }
+    for problem in scene.check_narrative_keys(registry, &scene_path.to_string_lossy()) {
+        eprintln!("warning: {problem}");
     }
     let spawned = {
         let world = app.world_mut();

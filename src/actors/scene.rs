@@ -170,12 +170,12 @@ impl ContentAsset for SceneDefinition {
     }
 }
 
-/// The ids of the loaded specs, for an error message: sorted, the first few.
-fn known_specs(registry: &ContentRegistry) -> String {
+/// Loaded ids for an error message: sorted, the first few; `none` when there are none.
+fn known_ids<'a>(ids: impl Iterator<Item = &'a str>, none: &str) -> String {
     const SHOWN: usize = 8;
-    let mut ids: Vec<&str> = registry.actors().map(|spec| spec.id.as_str()).collect();
+    let mut ids: Vec<&str> = ids.collect();
     if ids.is_empty() {
-        return "no spec is loaded".to_owned();
+        return none.to_owned();
     }
     ids.sort_unstable();
     let more = ids.len().saturating_sub(SHOWN);
@@ -226,11 +226,52 @@ impl SceneDefinition {
                 format!("/entities/{index}/smartActor"),
                 format!(
                     "no loaded actor spec has the key `{key}` ({}): fix the key, or list the spec's file in its mod's `content.actors` and fix the errors reported for it",
-                    known_specs(registry)
+                    known_ids(
+                        registry.actors().map(|spec| spec.id.as_str()),
+                        "no spec is loaded"
+                    )
                 ),
             ));
         }
         problems
+    }
+
+    /// The scene's narrative keys (of places and entities) that no loaded narrative
+    /// file defines, each a problem at its `narrative` in `file`. Call it with
+    /// [`check_actor_keys`](Self::check_actor_keys): narration would describe such an
+    /// entity by its name alone, without the fragments its author meant it to have.
+    pub fn check_narrative_keys(
+        &self,
+        registry: &ContentRegistry,
+        file: &str,
+    ) -> Vec<ContentError> {
+        let places = self
+            .places
+            .iter()
+            .enumerate()
+            .map(|(index, place)| (format!("/places/{index}/narrative"), &place.narrative));
+        let entities = self
+            .entities
+            .iter()
+            .enumerate()
+            .map(|(index, entity)| (format!("/entities/{index}/narrative"), &entity.narrative));
+        places
+            .chain(entities)
+            .filter_map(|(pointer, key)| {
+                let key = key.as_deref().filter(|key| registry.narrative(key).is_none())?;
+                Some(ContentError::new(
+                    file,
+                    pointer,
+                    format!(
+                        "no loaded narrative file defines the key `{key}` ({}): fix the key, or list its file in its mod's `content.narrative` and fix the errors reported for it",
+                        known_ids(
+                            registry.narratives().map(|context| context.key.as_str()),
+                            "no narrative file is loaded"
+                        )
+                    ),
+                ))
+            })
+            .collect()
     }
 
     /// Spawns the scene's places and entities with this crate's world components,

@@ -5,13 +5,15 @@ use std::marker::PhantomData;
 use bevy::asset::io::Reader;
 use bevy::asset::{Asset, AssetLoader, LoadContext};
 use bevy::reflect::TypePath;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use thiserror::Error;
 
 use super::ContentError;
 
-/// A content type that loads from a file and checks itself once parsed.
-pub trait ContentAsset: Asset + DeserializeOwned {
+/// A content type that loads from a file and checks itself once parsed. It serializes
+/// too, so every string in it can be checked for characters prompts must not hold.
+pub trait ContentAsset: Asset + DeserializeOwned + Serialize {
     /// File extensions (without the leading dot) this type loads from.
     const EXTENSIONS: &'static [&'static str];
 
@@ -65,38 +67,142 @@ fn join_problems(problems: &[ContentError]) -> String {
 }
 
 /// Parses and checks one content file. `.ron` files are RON; everything else is JSON.
+/// A leading UTF-8 byte-order mark is skipped. Text that reaches prompts may not hold
+/// control characters or bidirectional overrides ([`forbidden_character`]): a file with
+/// one is rejected, with the field and the character named.
 ///
 /// This is what the asset loader runs; games may call it on files they read themselves.
 pub fn parse_content<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, Vec<ContentError>> {
+    // Editors on Windows save a byte-order mark that neither parser accepts.
+    let bytes = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
     let parsed: T = if file.ends_with(".ron") {
-        let text = std::str::from_utf8(bytes).map_err(|error| {
-            vec![ContentError::new(
-                file,
-                "",
-                format!("the file is not UTF-8 text: {error}"),
-            )]
-        })?;
-        let mut deserializer = ron::Deserializer::from_str_with_options(text, &ron_options())
-            .map_err(|error| {
-                vec![ContentError::new(
-                    file,
-                    "",
-                    format!("not valid RON: {error}"),
-                )]
-            })?;
-        serde_path_to_error::deserialize(&mut deserializer)
-            .map_err(|error| path_error::<T>(file, "RON", error.path(), error.inner().to_string()))
+        parse_ron(bytes, file)
     } else {
-        let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-        serde_path_to_error::deserialize(&mut deserializer)
-            .map_err(|error| path_error::<T>(file, "JSON", error.path(), error.inner().to_string()))
+        parse_json(bytes, file)
     }
     .map_err(|error| vec![error])?;
-    let problems = parsed.check(file);
+    let mut problems = forbidden_characters(&parsed, file);
+    problems.extend(parsed.check(file));
     if problems.is_empty() {
         Ok(parsed)
     } else {
         Err(problems)
+    }
+}
+
+/// The UTF-8 byte-order mark.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+fn parse_json<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, ContentError> {
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let parsed = serde_path_to_error::deserialize(&mut deserializer)
+        .map_err(|error| path_error::<T>(file, "JSON", error.path(), error.inner().to_string()))?;
+    // serde_json's errors already say the line and column.
+    deserializer
+        .end()
+        .map_err(|error| ContentError::new(file, "", format!("not valid JSON: {error}")))?;
+    Ok(parsed)
+}
+
+fn parse_ron<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, ContentError> {
+    let text = std::str::from_utf8(bytes).map_err(|error| {
+        ContentError::new(file, "", format!("the file is not UTF-8 text: {error}"))
+    })?;
+    let mut deserializer =
+        ron::Deserializer::from_str_with_options(text, &ron_options()).map_err(|error| {
+            ContentError::new(file, "", format!("not valid RON: {}", ron_detail(&error)))
+        })?;
+    let parsed = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+        let path = error.path().clone();
+        // ron's own error has no position; the deserializer still knows where it stopped.
+        let spanned = deserializer.span_error(error.into_inner());
+        path_error::<T>(file, "RON", &path, ron_detail(&spanned))
+    })?;
+    deserializer.end().map_err(|error| {
+        let spanned = deserializer.span_error(error);
+        ContentError::new(file, "", format!("not valid RON: {}", ron_detail(&spanned)))
+    })?;
+    Ok(parsed)
+}
+
+/// A RON error with its place in the words serde_json uses: `… at line 3 column 7`.
+fn ron_detail(error: &ron::error::SpannedError) -> String {
+    let at = &error.span.start;
+    format!("{} at line {} column {}", error.code, at.line, at.col)
+}
+
+/// The characters text that reaches prompts may not hold, each with its field. Every
+/// string of the file counts, map keys included.
+fn forbidden_characters<T: ContentAsset>(parsed: &T, file: &str) -> Vec<ContentError> {
+    let Ok(value) = serde_json::to_value(parsed) else {
+        return Vec::new();
+    };
+    let mut problems = Vec::new();
+    let mut found = |pointer: &str, text: &str| {
+        if let Some((position, character)) = text
+            .chars()
+            .enumerate()
+            .find_map(|(position, c)| forbidden_character(c).map(|name| (position, (c, name))))
+        {
+            let (c, name) = character;
+            problems.push(ContentError::new(
+                file,
+                pointer,
+                format!(
+                    "holds {name} (U+{:04X}) at character {}: text that reaches the model may hold only printable characters, line breaks and tabs; the file is rejected until it is removed",
+                    u32::from(c),
+                    position + 1
+                ),
+            ));
+        }
+    };
+    walk_strings(&value, &mut String::new(), &mut found);
+    problems
+}
+
+/// Calls `found` with each string of `value` and its JSON pointer, keys before values.
+fn walk_strings(
+    value: &serde_json::Value,
+    pointer: &mut String,
+    found: &mut impl FnMut(&str, &str),
+) {
+    match value {
+        serde_json::Value::String(text) => found(pointer, text),
+        serde_json::Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                let length = pointer.len();
+                pointer.push_str(&format!("/{index}"));
+                walk_strings(item, pointer, found);
+                pointer.truncate(length);
+            }
+        }
+        serde_json::Value::Object(fields) => {
+            for (key, item) in fields {
+                let length = pointer.len();
+                pointer.push('/');
+                pointer.push_str(&super::validate::pointer_token(key));
+                found(pointer, key);
+                walk_strings(item, pointer, found);
+                pointer.truncate(length);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What a character is, when content text may not hold it: control characters other
+/// than line breaks and tabs (NUL, escape, backspace, …), and the invisible
+/// marks that reorder text (bidirectional overrides, embeddings and isolates), which
+/// can make a line read differently to a person than to the model.
+pub fn forbidden_character(c: char) -> Option<&'static str> {
+    match c {
+        '\n' | '\r' | '\t' => None,
+        '\0' => Some("a NUL character"),
+        '\u{061C}' | '\u{200E}' | '\u{200F}' => Some("a bidirectional mark"),
+        '\u{202A}'..='\u{202E}' => Some("a bidirectional embedding or override"),
+        '\u{2066}'..='\u{2069}' => Some("a bidirectional isolate"),
+        c if c.is_control() => Some("a control character"),
+        _ => None,
     }
 }
 
@@ -183,5 +289,35 @@ impl<T: ContentAsset> AssetLoader for ContentLoader<T> {
 
     fn extensions(&self) -> &[&str] {
         T::EXTENSIONS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::ActionDefinition;
+
+    #[test]
+    fn line_breaks_and_tabs_pass_and_hidden_controls_do_not() {
+        for allowed in ['\n', '\r', '\t', 'é', '—', '\u{00A0}'] {
+            assert_eq!(forbidden_character(allowed), None, "{allowed:?}");
+        }
+        for refused in [
+            '\0', '\u{1B}', '\u{7F}', '\u{85}', '\u{200F}', '\u{202A}', '\u{202E}', '\u{2066}',
+            '\u{2069}',
+        ] {
+            assert!(forbidden_character(refused).is_some(), "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn a_forbidden_character_in_a_key_names_the_key() {
+        let json = r#"{ "id": "shop:hop", "name": "Hop", "description": "Hop", "template": "hop {n}",
+                        "parameters": { "n\u001b": { "default": 1 }, "n": { "default": 2 } } }"#;
+        let problems =
+            parse_content::<ActionDefinition>(json.as_bytes(), "mods/shop/actions/hop.action.json")
+                .expect_err("a control character in a key");
+        assert_eq!(problems[0].pointer, "/parameters/n\u{1b}");
+        assert!(problems[0].message.contains("U+001B"), "{}", problems[0]);
     }
 }

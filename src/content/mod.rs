@@ -22,6 +22,7 @@ mod aliases;
 mod error;
 mod loader;
 mod manifest;
+mod mod_folders;
 mod narrative;
 mod prompt_template;
 mod registry;
@@ -30,9 +31,12 @@ mod validate;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use bevy::asset::{AssetLoadFailedEvent, AssetTrackingSystems, LoadState, UntypedAssetId};
+use bevy::asset::{
+    AssetLoadFailedEvent, AssetPath, AssetTrackingSystems, LoadState, UntypedAssetId,
+};
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
+use bevy::tasks::{IoTaskPool, Task, futures::check_ready};
 
 pub use action::{
     ActionDefinition, ActionParameter, ActionTargets, TagRule, TargetRole, TargetSlot,
@@ -42,7 +46,9 @@ pub use actor::{ActorHistory, ActorPolicy, ActorSpec, MemorySeed, Persona};
 pub(crate) use aliases::command_words_are;
 pub use aliases::{COMMAND_ARTICLES, VerbAlias, command_words, template_lead};
 pub use error::ContentError;
-pub use loader::{ContentAsset, ContentLoader, ContentLoaderError, parse_content};
+pub use loader::{
+    ContentAsset, ContentLoader, ContentLoaderError, forbidden_character, parse_content,
+};
 pub use manifest::{GameManifest, ModContent, ModDependency, ModManifest};
 pub use narrative::{
     CANONICAL_EFFECTS, CANONICAL_FAILURE_REASONS, CANONICAL_VERBS, FRAGMENT_PLACEHOLDERS, Fragment,
@@ -52,7 +58,7 @@ pub use narrative::{
 pub use prompt_template::PromptTemplate;
 pub use registry::{ContentRegistry, ContentSources, LoadedMod, ModActionMetadata};
 pub use tags::{TagFile, TagIndex};
-pub use validate::{METADATA_LENGTH, is_valid_mod_id, owning_mod};
+pub use validate::{METADATA_LENGTH, TEXT_LIMITS, TextLimits, is_valid_mod_id, owning_mod};
 
 /// Loads the game file, the mods it lists and their content, and keeps the
 /// [`ContentRegistry`] up to date as files load, change or fail.
@@ -112,6 +118,7 @@ impl Plugin for ContentPlugin {
                     note_changes::<PromptTemplate>,
                     note_changes::<TagFile>,
                 ),
+                collect_folder_scans,
                 rebuild_registry,
             )
                 .chain()
@@ -150,6 +157,11 @@ struct ContentFiles {
     narratives: HashMap<String, Handle<NarrativeContext>>,
     prompts: HashMap<String, Handle<PromptTemplate>>,
     tags: HashMap<String, Handle<TagFile>>,
+    listings: Listings,
+    /// Walks of mods' folders under way, by manifest path.
+    scans: HashMap<String, Task<Vec<String>>>,
+    /// The content files found in each mod's folder, by manifest path.
+    found: HashMap<String, Vec<String>>,
     changed: bool,
     /// The files the registry was last built from. Bevy tells of a stored asset a
     /// frame or more after it is stored, so a build may already hold the file an
@@ -172,6 +184,41 @@ impl ContentFiles {
     }
 }
 
+/// Where each requested file was listed, and the paths the asset server refused.
+#[derive(Default)]
+struct Listings {
+    by_path: HashMap<String, Listing>,
+    /// Paths never requested again: Bevy refuses a path that leaves the asset folder
+    /// or is absolute, and a handle it refused never loads nor fails.
+    refused: HashSet<String>,
+}
+
+/// The game file or manifest that listed a file, and the field that lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Listing {
+    file: String,
+    pointer: String,
+}
+
+impl Listing {
+    fn new(file: &str, pointer: String) -> Self {
+        Self {
+            file: file.to_owned(),
+            pointer,
+        }
+    }
+
+    /// A problem with the listed file `path`, reported where it is listed: that is
+    /// where the path is fixed.
+    fn problem(&self, path: &str, what: &str, fix: &str) -> ContentError {
+        ContentError::new(
+            &self.file,
+            &self.pointer,
+            format!("`{path}`, listed here, {what}: {fix}"),
+        )
+    }
+}
+
 /// Requests the mods the game file lists and the files their manifests list. Runs when
 /// a manifest was stored, not on its `AssetEvent`, which comes a frame later: the registry
 /// must not be built from a manifest whose files were not requested yet.
@@ -181,19 +228,50 @@ fn request_content_files(
     mut files: ResMut<ContentFiles>,
     games: Res<Assets<GameManifest>>,
     manifests: Res<Assets<ModManifest>>,
+    mut manifest_events: MessageReader<AssetEvent<ModManifest>>,
+    mut errors: MessageWriter<ContentError>,
 ) {
     let files = &mut *files;
-    if files.game.is_none() {
-        files.game = Some(server.load(settings.game_file.clone()));
+    let mut refused = Vec::new();
+    for event in manifest_events.read() {
+        if let AssetEvent::Modified { id } = event {
+            // Look at its folder again, for files added since.
+            files
+                .found
+                .retain(|path, _| files.mods.get(path).is_none_or(|h| h.id() != *id));
+        }
+    }
+    if files.game.is_none() && !files.listings.refused.contains(&settings.game_file) {
+        let path = settings.game_file.clone();
+        match load_listed(&server, &path) {
+            Ok(handle) => files.game = Some(handle),
+            Err(why) => {
+                // Nothing can load: build the empty registry, so loading settles.
+                files.changed = true;
+                files.listings.refused.insert(path.clone());
+                refused.push(ContentError::new(
+                    &path,
+                    "",
+                    format!("the asset server {why}: set `ContentSettings::game_file` to a path inside the asset folder"),
+                ));
+            }
+        }
     }
     if games.is_changed()
         && let Some(game) = files.game.as_ref().and_then(|h| games.get(h))
     {
-        let manifests = game
-            .mods
-            .iter()
-            .map(|id| format!("mods/{id}/{}", settings.manifest_file));
-        request(&server, &mut files.mods, manifests);
+        let manifests = game.mods.iter().enumerate().map(|(index, id)| {
+            (
+                format!("mods/{id}/{}", settings.manifest_file),
+                Listing::new(&settings.game_file, format!("/mods/{index}")),
+            )
+        });
+        refused.extend(request(
+            &server,
+            &mut files.mods,
+            &mut files.listings,
+            manifests,
+        ));
     }
     if manifests.is_changed() {
         for (path, handle) in &files.mods {
@@ -202,47 +280,119 @@ fn request_content_files(
             };
             let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
             let content = &manifest.content;
-            request(
+            let listed = |field: &'static str, paths| in_folder(path, folder, field, paths);
+            let listings = &mut files.listings;
+            refused.extend(request(
                 &server,
                 &mut files.actions,
-                in_folder(folder, &content.actions),
-            );
-            request(
+                listings,
+                listed("actions", &content.actions),
+            ));
+            refused.extend(request(
                 &server,
                 &mut files.actors,
-                in_folder(folder, &content.actors),
-            );
-            request(
+                listings,
+                listed("actors", &content.actors),
+            ));
+            refused.extend(request(
                 &server,
                 &mut files.narratives,
-                in_folder(folder, &content.narrative),
-            );
-            request(
+                listings,
+                listed("narrative", &content.narrative),
+            ));
+            refused.extend(request(
                 &server,
                 &mut files.prompts,
-                in_folder(folder, &content.prompts),
-            );
-            request(&server, &mut files.tags, in_folder(folder, &content.tags));
+                listings,
+                listed("prompts", &content.prompts),
+            ));
+            refused.extend(request(
+                &server,
+                &mut files.tags,
+                listings,
+                listed("tags", &content.tags),
+            ));
         }
+    }
+    // Each stored manifest's folder is walked once, and again after the manifest is
+    // edited (its `Modified` event comes a frame after it is stored).
+    for (path, handle) in &files.mods {
+        if manifests.contains(handle)
+            && !files.found.contains_key(path)
+            && !files.scans.contains_key(path)
+        {
+            let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
+            let walk = mod_folders::content_files_in((*server).clone(), folder.to_owned());
+            files
+                .scans
+                .insert(path.clone(), IoTaskPool::get().spawn(walk));
+        }
+    }
+    for problem in refused {
+        error!("{problem}");
+        errors.write(problem);
     }
 }
 
-/// The paths of a manifest's listed files, which are relative to its folder.
-fn in_folder<'a>(folder: &'a str, files: &'a [String]) -> impl Iterator<Item = String> + 'a {
-    files.iter().map(move |file| format!("{folder}/{file}"))
+/// The paths of a manifest's listed files, which are relative to its folder, each with
+/// where it is listed (`/content/<field>/<index>` in `manifest`).
+fn in_folder<'a>(
+    manifest: &'a str,
+    folder: &'a str,
+    field: &'static str,
+    files: &'a [String],
+) -> impl Iterator<Item = (String, Listing)> + 'a {
+    files.iter().enumerate().map(move |(index, file)| {
+        (
+            format!("{folder}/{file}"),
+            Listing::new(manifest, format!("/content/{field}/{index}")),
+        )
+    })
 }
 
-/// Loads each of `paths` not requested yet, keeping its handle.
+/// Loads each of `paths` not requested yet, keeping its handle and where it was
+/// listed; returns a problem for each path the asset server refused.
 fn request<A: Asset>(
     server: &AssetServer,
     handles: &mut HashMap<String, Handle<A>>,
-    paths: impl Iterator<Item = String>,
-) {
-    for path in paths {
-        handles
-            .entry(path.clone())
-            .or_insert_with(|| server.load(path));
+    listings: &mut Listings,
+    paths: impl Iterator<Item = (String, Listing)>,
+) -> Vec<ContentError> {
+    let mut refused = Vec::new();
+    for (path, listing) in paths {
+        if handles.contains_key(&path) || listings.refused.contains(&path) {
+            continue;
+        }
+        match load_listed(server, &path) {
+            Ok(handle) => {
+                handles.insert(path.clone(), handle);
+            }
+            Err(why) => {
+                refused.push(listing.problem(
+                    &path,
+                    &format!("was not loaded: the asset server {why}"),
+                    "list a path inside the mod's folder",
+                ));
+                listings.refused.insert(path.clone());
+            }
+        }
+        listings.by_path.insert(path, listing);
     }
+    refused
+}
+
+/// Starts loading `path`, or says why the asset server will not: it cannot parse the
+/// path, or refuses it (outside the asset folder, or absolute), which would leave a
+/// handle that never loads nor fails.
+fn load_listed<A: Asset>(server: &AssetServer, path: &str) -> Result<Handle<A>, String> {
+    let asset_path = AssetPath::try_parse(path)
+        .map_err(|error| format!("cannot read it as an asset path ({error})"))?
+        .into_owned();
+    let handle = server.load(asset_path);
+    if server.get_load_state(handle.id()).is_none() {
+        return Err("refused it: it leaves the asset folder or is absolute".to_owned());
+    }
+    Ok(handle)
 }
 
 fn note_changes<T: ContentAsset>(
@@ -272,16 +422,45 @@ fn note_changes<T: ContentAsset>(
             _ => None,
         }
         .unwrap_or_else(|| {
-            vec![ContentError::new(
-                file.clone(),
-                "",
-                failure.error.to_string(),
-            )]
+            // Not the file's content: it is missing, unreadable or of no content kind,
+            // which is fixed where it is listed. Only the game file is listed nowhere.
+            let problem = match files.listings.by_path.get(&file) {
+                Some(listing) => listing.problem(
+                    &file,
+                    &format!("could not be loaded ({})", failure.error),
+                    "create the file, or fix the path",
+                ),
+                None => ContentError::new(
+                    file.clone(),
+                    "",
+                    format!(
+                        "the game file could not be loaded ({}): create it, or set `ContentSettings::game_file` to its path",
+                        failure.error
+                    ),
+                ),
+            };
+            vec![problem]
         });
         for problem in problems {
             errors.write(problem);
         }
     }
+}
+
+/// Keeps the content files found by finished walks of mods' folders; a walk that
+/// found something new calls for a rebuild.
+fn collect_folder_scans(mut files: ResMut<ContentFiles>) {
+    let files = &mut *files;
+    files.scans.retain(|path, scan| {
+        let Some(found) = check_ready(scan) else {
+            return true;
+        };
+        if files.found.get(path) != Some(&found) {
+            files.changed = true;
+        }
+        files.found.insert(path.clone(), found);
+        false
+    });
 }
 
 /// The stored content assets.
@@ -311,12 +490,11 @@ fn rebuild_registry(
     if !files.changed {
         return;
     }
-    let settled = files.ids().all(|id| {
-        matches!(
-            server.get_load_state(id),
-            Some(LoadState::Loaded | LoadState::Failed(_))
-        )
-    });
+    // Only a file being loaded is waited for: one in no other state can never finish.
+    let settled = files.scans.is_empty()
+        && !files
+            .ids()
+            .any(|id| matches!(server.get_load_state(id), Some(LoadState::Loading)));
     if !settled {
         return;
     }
@@ -337,7 +515,10 @@ fn rebuild_registry(
     let narrative_list = loaded(&files.narratives, &assets.narratives);
     let prompt_list = loaded(&files.prompts, &assets.prompts);
     let tag_list = loaded(&files.tags, &assets.tags);
+    let mut on_disk: Vec<String> = files.found.values().flatten().cloned().collect();
+    on_disk.sort();
     let sources = ContentSources {
+        files_on_disk: &on_disk,
         game,
         mods: &mod_list,
         actions: &action_list,

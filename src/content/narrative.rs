@@ -27,7 +27,8 @@ use bevy::asset::Asset;
 use bevy::reflect::TypePath;
 use serde::{Deserialize, Serialize};
 
-use super::{ContentAsset, ContentError, owning_mod};
+use super::validate::too_long;
+use super::{ContentAsset, ContentError, TEXT_LIMITS, owning_mod};
 
 /// One authored phrase, with a stable id computed when it is loaded (for the
 /// repetition buffer, so picking never hashes text).
@@ -510,6 +511,15 @@ impl ContentAsset for NarrativeContext {
                 ),
             )),
         }
+        if let Some(atmosphere) = &self.atmosphere {
+            problems.extend(too_long(
+                file,
+                "/atmosphere",
+                atmosphere,
+                TEXT_LIMITS.fragment,
+                "fragment",
+            ));
+        }
         let mut fragments = |pointer: String, pool: &[Fragment], required: bool| {
             if required && pool.is_empty() {
                 problems.push(ContentError::new(
@@ -527,6 +537,13 @@ impl ContentAsset for NarrativeContext {
                         "an empty fragment: write the phrase or remove it",
                     ));
                 }
+                problems.extend(too_long(
+                    file,
+                    &pointer,
+                    fragment.text(),
+                    TEXT_LIMITS.fragment,
+                    "fragment",
+                ));
                 for placeholder in super::template_placeholders(fragment.text()) {
                     if !FRAGMENT_PLACEHOLDERS.contains(&placeholder) {
                         problems.push(ContentError::new(

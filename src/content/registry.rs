@@ -79,6 +79,9 @@ pub struct ContentSources<'a> {
     pub tags: &'a [(&'a str, &'a TagFile)],
     /// The target scope names actions may use; `None` skips that check.
     pub scopes: Option<&'a BTreeSet<String>>,
+    /// The content files found in the mods' folders, by asset path; each that its
+    /// mod's manifest does not list is a warning. Empty skips that check.
+    pub files_on_disk: &'a [String],
 }
 
 impl ContentRegistry {
@@ -307,6 +310,7 @@ impl ContentRegistry {
                 .insert(context.key.clone(), context.clone());
         }
         registry.merge_tags(sources.tags);
+        registry.warn_unlisted(sources.files_on_disk, &listed);
         registry.problems = problems;
         registry
     }
@@ -338,6 +342,36 @@ impl ContentRegistry {
                         ));
                     }
                 }
+            }
+        }
+    }
+
+    /// Warns of each content file in a loaded mod's folder that its manifest does not
+    /// list: it never loads, and the author most likely meant it to.
+    fn warn_unlisted(&mut self, on_disk: &[String], listed: &HashSet<String>) {
+        for loaded in &self.mods {
+            let Some((folder, _)) = loaded.file.rsplit_once('/') else {
+                continue;
+            };
+            for file in on_disk.iter().filter(|file| !listed.contains(*file)) {
+                let Some(inside) = file
+                    .strip_prefix(folder)
+                    .and_then(|rest| rest.strip_prefix('/'))
+                else {
+                    continue;
+                };
+                let name = inside.rsplit('/').next().unwrap_or(inside);
+                let Some(field) = super::mod_folders::listing_field(name) else {
+                    continue;
+                };
+                self.warnings.push(ContentError::new(
+                    file,
+                    "",
+                    format!(
+                        "no manifest lists this file, so it is not loaded: add \"{inside}\" to `content.{field}` in {}, or remove the file",
+                        loaded.file
+                    ),
+                ));
             }
         }
     }

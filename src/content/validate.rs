@@ -10,6 +10,69 @@ use super::{
 /// Length bounds of `actionPurpose` and `actionConsiderWhen`, in characters.
 pub const METADATA_LENGTH: std::ops::RangeInclusive<usize> = 10..=200;
 
+/// The longest each kind of content text may be, in characters. Text a prompt shows
+/// the model is bounded so one field cannot crowd the rest of a prompt out of its
+/// budget; a longer field is a [`ContentError`] naming the limit and the length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextLimits {
+    /// An action's `name`, and a persona's `name`.
+    pub name: usize,
+    /// An action's `description` (the line after its command), and the `description`
+    /// of a target slot or parameter.
+    pub action_description: usize,
+    /// An action's `template`, and a parameter's default as text: a command is one
+    /// short line.
+    pub action_template: usize,
+    /// Each fragment of a narrative file (traits, state variants, pools, dialogue) and
+    /// its `atmosphere`.
+    pub fragment: usize,
+    /// Each persona field other than the name (`role`, `voice`, each trait, goal,
+    /// taboo and line), and each property's value.
+    pub persona_line: usize,
+    /// An actor's `backstory`.
+    pub backstory: usize,
+    /// The text of a memory seed.
+    pub memory_seed: usize,
+    /// A prompt template's `rules`.
+    pub prompt_rules: usize,
+    /// A prompt template's `question` and `reply`.
+    pub prompt_line: usize,
+}
+
+/// The documented limits.
+pub const TEXT_LIMITS: TextLimits = TextLimits {
+    name: 60,
+    action_description: 200,
+    action_template: 100,
+    fragment: 300,
+    persona_line: 300,
+    backstory: 4000,
+    memory_seed: 500,
+    prompt_rules: 8000,
+    prompt_line: 1000,
+};
+
+/// A problem at `pointer` when `text` is longer than `limit` characters; `limit_name`
+/// is the [`TextLimits`] field, for the message.
+pub(crate) fn too_long(
+    file: &str,
+    pointer: &str,
+    text: &str,
+    limit: usize,
+    limit_name: &str,
+) -> Option<ContentError> {
+    let length = text.chars().count();
+    (length > limit).then(|| {
+        ContentError::new(
+            file,
+            pointer,
+            format!(
+                "is {length} characters long, above the limit of {limit} (`TEXT_LIMITS.{limit_name}`): shorten it"
+            ),
+        )
+    })
+}
+
 /// Whether a mod id uses only letters, digits, `_` and `-`.
 pub fn is_valid_mod_id(id: &str) -> bool {
     !id.is_empty()
@@ -114,18 +177,16 @@ impl ContentAsset for ModManifest {
         for (list, paths) in [
             ("actions", &self.content.actions),
             ("actors", &self.content.actors),
+            ("narrative", &self.content.narrative),
             ("prompts", &self.content.prompts),
             ("tags", &self.content.tags),
         ] {
             for (index, path) in paths.iter().enumerate() {
-                if path.is_empty()
-                    || path.starts_with('/')
-                    || path.split('/').any(|part| part == "..")
-                {
+                if let Some(why) = outside_the_folder(path) {
                     problems.push(ContentError::new(
                         file,
                         format!("/content/{list}/{index}"),
-                        format!("`{path}` must be a path inside the mod's folder, like `{list}/name.json`"),
+                        format!("`{path}` {why}: list a path inside the mod's folder, like `{list}/name.json`"),
                     ));
                 }
             }
@@ -147,6 +208,51 @@ impl ContentAsset for ActionDefinition {
                     format!("the {field} is empty"),
                 ));
             }
+        }
+        let limits = &TEXT_LIMITS;
+        let texts = [
+            ("/name", &self.name, limits.name, "name"),
+            (
+                "/description",
+                &self.description,
+                limits.action_description,
+                "action_description",
+            ),
+            (
+                "/template",
+                &self.template,
+                limits.action_template,
+                "action_template",
+            ),
+        ];
+        for (pointer, text, limit, name) in texts {
+            problems.extend(too_long(file, pointer, text, limit, name));
+        }
+        for (role, slot) in self.target_slots() {
+            problems.extend(too_long(
+                file,
+                &format!("/targets/{}/description", role.field()),
+                &slot.description,
+                limits.action_description,
+                "action_description",
+            ));
+        }
+        for (name, parameter) in &self.parameters {
+            let pointer = format!("/parameters/{}", pointer_token(name));
+            problems.extend(too_long(
+                file,
+                &format!("{pointer}/description"),
+                &parameter.description,
+                limits.action_description,
+                "action_description",
+            ));
+            problems.extend(too_long(
+                file,
+                &format!("{pointer}/default"),
+                &parameter.default_text(),
+                limits.action_template,
+                "action_template",
+            ));
         }
         let used: Vec<&str> = template_placeholders(&self.template).collect();
         let mut slot_names = HashSet::new();
@@ -230,6 +336,7 @@ impl ContentAsset for ActorSpec {
                 ));
             }
         }
+        problems.extend(self.overlong_texts(file));
         if let Some(id) = self.prompt_id.as_ref().filter(|id| !is_namespaced(id)) {
             problems.push(ContentError::new(
                 file,
@@ -310,11 +417,101 @@ impl ContentAsset for ActorSpec {
     }
 }
 
+impl ActorSpec {
+    /// The fields longer than [`TEXT_LIMITS`] allows.
+    fn overlong_texts(&self, file: &str) -> Vec<ContentError> {
+        let limits = &TEXT_LIMITS;
+        let persona = &self.persona;
+        let mut texts: Vec<(String, &str, usize, &str)> = vec![
+            ("/persona/name".into(), &persona.name, limits.name, "name"),
+            (
+                "/persona/role".into(),
+                &persona.role,
+                limits.persona_line,
+                "persona_line",
+            ),
+        ];
+        if let Some(voice) = &persona.voice {
+            texts.push((
+                "/persona/voice".into(),
+                voice,
+                limits.persona_line,
+                "persona_line",
+            ));
+        }
+        for (field, list) in [
+            ("traits", &persona.traits),
+            ("goals", &persona.goals),
+            ("taboos", &persona.taboos),
+            ("lines", &persona.lines),
+        ] {
+            for (index, text) in list.iter().enumerate() {
+                texts.push((
+                    format!("/persona/{field}/{index}"),
+                    text,
+                    limits.persona_line,
+                    "persona_line",
+                ));
+            }
+        }
+        for (name, value) in &self.properties {
+            texts.push((
+                format!("/properties/{}", pointer_token(name)),
+                value,
+                limits.persona_line,
+                "persona_line",
+            ));
+        }
+        if let Some(backstory) = &self.backstory {
+            texts.push((
+                "/backstory".into(),
+                backstory,
+                limits.backstory,
+                "backstory",
+            ));
+        }
+        let history_seeds = self.history.iter().flat_map(|h| &h.seeds);
+        for (index, seed) in self.memory_seeds.iter().enumerate() {
+            texts.push((
+                format!("/memorySeeds/{index}/text"),
+                &seed.text,
+                limits.memory_seed,
+                "memory_seed",
+            ));
+        }
+        for (index, seed) in history_seeds.enumerate() {
+            texts.push((
+                format!("/history/seeds/{index}/text"),
+                &seed.text,
+                limits.memory_seed,
+                "memory_seed",
+            ));
+        }
+        texts
+            .into_iter()
+            .filter_map(|(pointer, text, limit, name)| too_long(file, &pointer, text, limit, name))
+            .collect()
+    }
+}
+
 impl ContentAsset for PromptTemplate {
     const EXTENSIONS: &'static [&'static str] = &["prompt.json", "prompt.ron"];
 
     fn check(&self, file: &str) -> Vec<ContentError> {
         let mut problems = check_namespaced_id(&self.id, file);
+        let limits = &TEXT_LIMITS;
+        for (field, value, limit, name) in [
+            ("rules", &self.rules, limits.prompt_rules, "prompt_rules"),
+            (
+                "question",
+                &self.question,
+                limits.prompt_line,
+                "prompt_line",
+            ),
+            ("reply", &self.reply, limits.prompt_line, "prompt_line"),
+        ] {
+            problems.extend(too_long(file, &format!("/{field}"), value, limit, name));
+        }
         for (field, value) in [
             ("rules", &self.rules),
             ("question", &self.question),
@@ -359,6 +556,25 @@ impl ContentAsset for TagFile {
             }
         }
         problems
+    }
+}
+
+/// Why a manifest's listed path does not name a file inside the mod's folder, if it
+/// does not. Bevy's asset server refuses a path that leaves the asset folder and reads
+/// `#` and `://` as a label and a source, so none of them is allowed.
+fn outside_the_folder(path: &str) -> Option<&'static str> {
+    if path.trim().is_empty() {
+        Some("is empty")
+    } else if path.starts_with('/') || path.contains(':') {
+        Some("is absolute, or names a drive or an asset source")
+    } else if path.contains('\\') {
+        Some("uses `\\`: separate folders with `/`")
+    } else if path.split('/').any(|part| part == "..") {
+        Some("goes up out of the folder with `..`")
+    } else if path.contains('#') {
+        Some("has a `#`, which Bevy reads as a label")
+    } else {
+        None
     }
 }
 

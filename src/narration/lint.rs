@@ -3,7 +3,8 @@
 //! has, and the content errors, as one [`LintReport`].
 //!
 //! It reads a [`ContentRegistry`] and nothing else, so a game can run it in its own CI
-//! (see `examples/lint.rs`) or in a test on its content folder.
+//! (see `examples/lint.rs`) or in a test on its content folder. Scenes load apart from
+//! the mods: [`lint_scene`] checks a scene file against the registry.
 //!
 //! ```
 //! use bevy_loom::content::ContentRegistry;
@@ -17,9 +18,11 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
+use crate::actors::SceneDefinition;
 pub use crate::content::PoolShortfall;
 use crate::content::{
     ContentError, ContentRegistry, FragmentPool, NarrativeContext, POOL_MINIMUMS, POOL_RECOMMENDED,
+    parse_content,
 };
 
 /// What the linter found in the loaded narrative content.
@@ -227,6 +230,22 @@ pub fn lint_narrative(registry: &ContentRegistry) -> LintReport {
         verbs: verbs.into_iter().map(str::to_owned).collect(),
         entities,
         errors: registry.problems().to_vec(),
+    }
+}
+
+/// The problems of a scene file (`file` is its path, for the errors) with the loaded
+/// content: what stops it from parsing or spawning, then the actor keys
+/// ([`check_actor_keys`](SceneDefinition::check_actor_keys)) and narrative keys
+/// ([`check_narrative_keys`](SceneDefinition::check_narrative_keys)) nothing loaded
+/// defines. Add them to a report with [`LintReport::with_load_errors`].
+pub fn lint_scene(bytes: &[u8], file: &str, registry: &ContentRegistry) -> Vec<ContentError> {
+    match parse_content::<SceneDefinition>(bytes, file) {
+        Ok(scene) => {
+            let mut problems = scene.check_actor_keys(registry, file);
+            problems.extend(scene.check_narrative_keys(registry, file));
+            problems
+        }
+        Err(problems) => problems,
     }
 }
 

@@ -551,3 +551,367 @@ fn actor_spec_in_the_old_flat_form() {
     );
     assert!(registry.actor("extra:marta").is_none());
 }
+
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let mut all = core_mod();
+    all.push(game(&["core", "extra"]));
+    all.push((
+        "mods/extra/mod.json",
+        format!(
+            "\u{FEFF}{}",
+            manifest(
+                "extra",
+                json!({ "content": { "actions": ["actions/hop.action.ron", "actions/nap.action.json"] } }),
+            )
+        ),
+    ));
+    all.push((
+        "mods/extra/actions/hop.action.ron",
+        "\u{FEFF}(id: \"extra:hop\", name: \"Hop\", description: \"Hop about\", template: \"hop\")"
+            .to_owned(),
+    ));
+    all.push((
+        "mods/extra/actions/nap.action.json",
+        format!(
+            "\u{FEFF}{}",
+            action("extra:nap", json!({ "template": "nap" }))
+        ),
+    ));
+    let (registry, errors) = load(&all);
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert!(registry.action("extra:hop").is_some());
+    assert!(registry.action("extra:nap").is_some());
+}
+
+#[test]
+fn a_ron_error_says_its_line_and_column() {
+    expect_one_error(
+        &["core", "extra"],
+        extra_mod_with_action(
+            "mods/extra/actions/hop.action.ron",
+            "(\n  id: \"extra:hop\",\n  name: Hop,\n  description: \"Hop about\",\n  template: \"hop\",\n)"
+                .to_owned(),
+        ),
+        "mods/extra/actions/hop.action.ron",
+        "/name",
+        "at line 3 column",
+    );
+}
+
+#[test]
+fn text_after_the_content_is_an_error() {
+    expect_one_error(
+        &["core", "extra"],
+        extra_mod_with_action(
+            "mods/extra/actions/hop.action.json",
+            format!("{} {{}}", action("extra:hop", json!({ "template": "hop" }))),
+        ),
+        "mods/extra/actions/hop.action.json",
+        "",
+        "trailing characters at line 1",
+    );
+}
+
+#[test]
+fn a_nul_in_prompt_text_rejects_the_file() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        extra_mod_with_action(
+            "mods/extra/actions/hop.action.json",
+            action(
+                "extra:hop",
+                json!({ "template": "hop", "description": "Hop\u{0}about" }),
+            ),
+        ),
+        "mods/extra/actions/hop.action.json",
+        "/description",
+        "a NUL character (U+0000) at character 4",
+    );
+    assert!(registry.action("extra:hop").is_none());
+}
+
+#[test]
+fn a_bidirectional_override_in_a_fragment_rejects_the_file() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        vec![
+            (
+                "mods/extra/mod.json",
+                manifest(
+                    "extra",
+                    json!({ "content": { "narrative": ["narrative/lamp.narrative.json"] } }),
+                ),
+            ),
+            (
+                "mods/extra/narrative/lamp.narrative.json",
+                json!({ "key": "extra:lamp", "traits": ["dim", "brass \u{202E}dlog"] }).to_string(),
+            ),
+        ],
+        "mods/extra/narrative/lamp.narrative.json",
+        "/traits/1",
+        "a bidirectional embedding or override (U+202E)",
+    );
+    assert!(registry.narrative("extra:lamp").is_none());
+}
+
+#[test]
+fn a_narrative_path_out_of_the_content_folder_is_an_error() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        vec![(
+            "mods/extra/mod.json",
+            manifest(
+                "extra",
+                json!({ "content": { "narrative": ["../../../outside.narrative.json"] } }),
+            ),
+        )],
+        "mods/extra/mod.json",
+        "/content/narrative/0",
+        "goes up out of the folder",
+    );
+    assert!(!registry.is_mod_loaded("extra"));
+}
+
+#[test]
+fn an_absolute_or_labelled_listed_path_is_an_error() {
+    for (field, path, words) in [
+        ("actors", "/etc/marta.actor.json", "is absolute"),
+        ("actions", "C:/mods/hop.action.json", "names a drive"),
+        ("tags", "tags.json#places", "`#`"),
+        (
+            "prompts",
+            "prompts\\terse.prompt.json",
+            "separate folders with `/`",
+        ),
+    ] {
+        expect_one_error(
+            &["core", "extra"],
+            vec![(
+                "mods/extra/mod.json",
+                manifest("extra", json!({ "content": { field: [path] } })),
+            )],
+            "mods/extra/mod.json",
+            &format!("/content/{field}/0"),
+            words,
+        );
+    }
+}
+
+#[test]
+fn a_listed_file_that_is_missing_names_where_it_is_listed() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        vec![(
+            "mods/extra/mod.json",
+            manifest(
+                "extra",
+                json!({ "content": { "actions": ["actions/hop.action.json"] } }),
+            ),
+        )],
+        "mods/extra/mod.json",
+        "/content/actions/0",
+        "`mods/extra/actions/hop.action.json`, listed here, could not be loaded",
+    );
+    assert!(
+        registry.is_mod_loaded("extra"),
+        "the mod loads without the missing file"
+    );
+}
+
+#[test]
+fn a_mod_the_game_file_lists_without_a_manifest_names_the_game_file() {
+    let mut all = core_mod();
+    all.push(game(&["core", "ghost"]));
+    let (registry, errors) = load(&all);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(
+        (errors[0].file.as_str(), errors[0].pointer.as_str()),
+        ("game.loom.json", "/mods/1")
+    );
+    assert!(
+        errors[0].message.contains("`mods/ghost/mod.json`"),
+        "{}",
+        errors[0]
+    );
+    assert!(registry.is_mod_loaded("core"));
+}
+
+#[test]
+fn a_path_the_asset_server_refuses_settles_loading_with_an_error() {
+    use bevy::prelude::*;
+    use bevy_loom::content::{ContentPlugin, ContentSettings};
+
+    let mut all = core_mod();
+    all.push(game(&["core"]));
+    let dir = crate::support::content_dir(&all);
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: dir.path().to_string_lossy().into_owned(),
+            ..default()
+        },
+        ContentPlugin {
+            settings: ContentSettings {
+                manifest_file: "../../../elsewhere/mod.json".to_owned(),
+                ..default()
+            },
+        },
+    ))
+    .init_resource::<crate::support::SeenErrors>()
+    .add_systems(Last, crate::support::record_errors);
+    app.finish();
+    app.cleanup();
+    crate::support::update_until(&mut app, "content to load", |app| {
+        app.world().resource::<ContentRegistry>().generation() > 0
+    });
+    app.update();
+    let errors = &app.world().resource::<crate::support::SeenErrors>().0;
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(
+        (errors[0].file.as_str(), errors[0].pointer.as_str()),
+        ("game.loom.json", "/mods/0")
+    );
+    assert!(errors[0].message.contains("refused it"), "{}", errors[0]);
+}
+
+#[test]
+fn an_action_description_or_template_above_its_limit() {
+    use bevy_loom::content::TEXT_LIMITS;
+
+    let description = "a".repeat(TEXT_LIMITS.action_description + 1);
+    let registry = expect_one_error(
+        &["core", "extra"],
+        extra_mod_with_action(
+            "mods/extra/actions/hop.action.json",
+            action(
+                "extra:hop",
+                json!({ "template": "hop", "description": description }),
+            ),
+        ),
+        "mods/extra/actions/hop.action.json",
+        "/description",
+        &format!(
+            "is {} characters long, above the limit of {} (`TEXT_LIMITS.action_description`)",
+            TEXT_LIMITS.action_description + 1,
+            TEXT_LIMITS.action_description
+        ),
+    );
+    assert!(registry.action("extra:hop").is_none());
+
+    let template = format!(
+        "hop{}",
+        " and hop".repeat(TEXT_LIMITS.action_template / 8 + 1)
+    );
+    expect_one_error(
+        &["core", "extra"],
+        extra_mod_with_action(
+            "mods/extra/actions/hop.action.json",
+            action("extra:hop", json!({ "template": template })),
+        ),
+        "mods/extra/actions/hop.action.json",
+        "/template",
+        &format!(
+            "is {} characters long, above the limit of {}",
+            template.chars().count(),
+            TEXT_LIMITS.action_template
+        ),
+    );
+}
+
+#[test]
+fn a_fragment_above_its_limit() {
+    use bevy_loom::content::TEXT_LIMITS;
+
+    let long = "the lamp flickers ".repeat(TEXT_LIMITS.fragment / 17);
+    expect_one_error(
+        &["core", "extra"],
+        vec![
+            (
+                "mods/extra/mod.json",
+                manifest(
+                    "extra",
+                    json!({ "content": { "narrative": ["narrative/lamp.narrative.json"] } }),
+                ),
+            ),
+            (
+                "mods/extra/narrative/lamp.narrative.json",
+                json!({ "key": "extra:lamp",
+                        "action_fragments": { "take": { "core": ["you take the lamp", long.trim()] } } })
+                .to_string(),
+            ),
+        ],
+        "mods/extra/narrative/lamp.narrative.json",
+        "/action_fragments/take/core/1",
+        "`TEXT_LIMITS.fragment`",
+    );
+}
+
+#[test]
+fn a_content_file_no_manifest_lists_is_a_warning() {
+    let mut all = core_mod();
+    all.push(game(&["core"]));
+    all.push((
+        "mods/core/actions/hop.action.json",
+        action("core:hop", json!({ "template": "hop" })),
+    ));
+    all.push((
+        "mods/core/narrative/deep/lamp.narrative.json",
+        json!({ "key": "core:lamp", "traits": ["dim"] }).to_string(),
+    ));
+    all.push(("mods/core/notes.txt", "not content".to_owned()));
+    all.push((
+        "mods/elsewhere/actions/jump.action.json",
+        action("elsewhere:jump", json!({ "template": "jump" })),
+    ));
+    let (registry, errors) = load(&all);
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert!(registry.action("core:hop").is_none(), "it is not loaded");
+    let warned: Vec<(&str, &str)> = registry
+        .warnings()
+        .iter()
+        .map(|w| (w.file.as_str(), w.message.as_str()))
+        .collect();
+    assert_eq!(
+        warned,
+        [
+            (
+                "mods/core/actions/hop.action.json",
+                "no manifest lists this file, so it is not loaded: add \"actions/hop.action.json\" to `content.actions` in mods/core/mod.json, or remove the file"
+            ),
+            (
+                "mods/core/narrative/deep/lamp.narrative.json",
+                "no manifest lists this file, so it is not loaded: add \"narrative/deep/lamp.narrative.json\" to `content.narrative` in mods/core/mod.json, or remove the file"
+            ),
+        ],
+        "files of mods the game does not load are not looked at"
+    );
+}
+
+#[test]
+fn the_shipped_content_loads_without_errors_or_warnings() {
+    let root = crate::support::repo_assets();
+    let mut app = crate::support::content_app(&root, false);
+    crate::support::update_until(&mut app, "content to load", |app| {
+        app.world().resource::<ContentRegistry>().generation() > 0
+    });
+    app.update();
+    let registry = app.world().resource::<ContentRegistry>();
+    assert!(registry.warnings().is_empty(), "{:#?}", registry.warnings());
+    let errors = &app.world().resource::<crate::support::SeenErrors>().0;
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+#[test]
+fn a_missing_game_file_says_which_setting_names_it() {
+    let (registry, errors) = load(&core_mod());
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0].file, "game.loom.json");
+    assert!(
+        errors[0].message.contains("`ContentSettings::game_file`"),
+        "{}",
+        errors[0]
+    );
+    assert!(registry.mods().is_empty());
+}

@@ -171,3 +171,32 @@ fn loaded_content_is_not_built_again_until_a_file_changes() {
         "nothing changed, so the registry (and what is built from it) stays"
     );
 }
+
+#[test]
+fn a_file_added_beside_an_edited_manifest_is_warned_of() {
+    let (mut app, dir) = watched_core();
+    let unlisted = |app: &bevy::prelude::App| {
+        app.world()
+            .resource::<ContentRegistry>()
+            .warnings()
+            .iter()
+            .any(|w| w.file == "mods/core/actions/hop.action.json")
+    };
+    assert!(!unlisted(&app));
+    write(
+        dir.path(),
+        "mods/core/actions/hop.action.json",
+        &action("core:hop", json!({ "template": "hop" })),
+    );
+    write(
+        dir.path(),
+        "mods/core/mod.json",
+        &manifest(
+            "core",
+            json!({ "actionPurpose": "A purpose changed at run time.", "content": { "actions": ["actions/wait.action.json"] } }),
+        ),
+    );
+    update_until(&mut app, "the new file to be warned of", |app| {
+        unlisted(app)
+    });
+}

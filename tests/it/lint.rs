@@ -1,11 +1,12 @@
 //! The narrative linter on a fixture with known gaps (`tests/fixtures/lint`): what
-//! `cargo run --example lint -- tests/fixtures/lint` prints and exits with.
+//! `cargo run --example lint -- tests/fixtures/lint` prints and exits with, its mods
+//! first, then its scene (`lint_scene`), whose errors the example adds.
 
 use std::path::Path;
 
 use bevy_loom::content::CANONICAL_FAILURE_REASONS;
 use bevy_loom::narration::lint::{
-    EntityKind, EntityLint, LintReport, PoolShortfall, VerbVariety, lint_narrative,
+    EntityKind, EntityLint, LintReport, PoolShortfall, VerbVariety, lint_narrative, lint_scene,
 };
 use bevy_loom::prelude::*;
 
@@ -193,4 +194,55 @@ fn the_printed_report_lists_entities_then_the_summary() {
             "coverage 66.7% (2 of 3 entity-verb pairs); 1 content error, 1 pool below minimum, 8 below recommended"
         )
     );
+}
+
+#[test]
+fn a_scene_naming_keys_nothing_defines_fails_the_lint() {
+    let (registry, report, _) = lint_fixture();
+    let file = "scenes/shop.scene.json";
+    let bytes = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/lint")
+            .join(file),
+    )
+    .expect("the fixture scene");
+    let problems = lint_scene(&bytes, file, &registry);
+    let places: Vec<(&str, &str)> = problems
+        .iter()
+        .map(|p| (p.file.as_str(), p.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        places,
+        [
+            (file, "/places/0/narrative"),
+            (file, "/entities/4/narrative")
+        ],
+        "{problems:#?}"
+    );
+    assert!(
+        problems[0]
+            .message
+            .contains("no loaded narrative file defines the key `shop:shop_floor` (loaded: shop:clerk, shop:counter, shop:lamp)"),
+        "{}",
+        problems[0]
+    );
+    assert!(
+        problems[1].message.contains("`shop:juggler`"),
+        "the juggler's file did not load: {}",
+        problems[1]
+    );
+    let report = report.with_load_errors(problems);
+    assert_eq!(report.errors.len(), 3, "{:#?}", report.errors);
+}
+
+#[test]
+fn a_scene_that_does_not_parse_is_a_lint_error() {
+    let (registry, _, _) = lint_fixture();
+    let problems = lint_scene(
+        br#"{ "places": [{ "id": "shop", "name": "the shop" }], "entities": [{ "id": "x", "name": "x" }] }"#,
+        "scenes/broken.scene.json",
+        &registry,
+    );
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(problems[0].pointer, "/entities/0");
 }

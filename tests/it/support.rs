@@ -82,7 +82,7 @@ pub fn game(mods: &[&str]) -> (&'static str, String) {
 #[derive(Resource, Default)]
 pub struct SeenErrors(pub Vec<ContentError>);
 
-fn record_errors(mut seen: ResMut<SeenErrors>, mut errors: MessageReader<ContentError>) {
+pub fn record_errors(mut seen: ResMut<SeenErrors>, mut errors: MessageReader<ContentError>) {
     seen.0.extend(errors.read().cloned());
 }
 
@@ -258,10 +258,9 @@ pub fn tavern_app_configured(
     let bytes = std::fs::read(&path).expect("the tavern scene");
     let scene: SceneDefinition =
         bevy_loom::content::parse_content(&bytes, &path.to_string_lossy()).expect("a valid scene");
-    let unbound = scene.check_actor_keys(
-        app.world().resource::<ContentRegistry>(),
-        &path.to_string_lossy(),
-    );
+    let registry = app.world().resource::<ContentRegistry>();
+    let mut unbound = scene.check_actor_keys(registry, &path.to_string_lossy());
+    unbound.extend(scene.check_narrative_keys(registry, &path.to_string_lossy()));
     assert!(unbound.is_empty(), "{unbound:#?}");
     let spawned = {
         let world = app.world_mut();
