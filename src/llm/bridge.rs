@@ -199,6 +199,14 @@ impl LlmBridge {
         self.running.load(Ordering::SeqCst).min(self.in_flight)
     }
 
+    /// Whether nothing is left to come: every request submitted had its outcome
+    /// drained, and nothing runs or waits on the bridge's thread. An outcome sent just
+    /// as the thread went idle is in the next [`drain`](Self::drain); after that, none
+    /// arrives until the next submit.
+    pub fn is_idle(&self) -> bool {
+        self.outgoing.is_empty() && self.in_flight == 0 && self.running.load(Ordering::SeqCst) == 0
+    }
+
     /// Which backends answer, for logs and transcripts.
     pub fn backend_description(&self) -> &str {
         &self.description

@@ -296,7 +296,12 @@ pub(super) fn run(
         }
         let mut sequence = 0u64;
         let mut running = FuturesUnordered::new();
+        // When each queued request runs out of time, soonest first: one still queued
+        // then ends at once, rather than when a slot frees. Requests that left the
+        // queue stay here until their time comes, and are passed over then.
+        let mut expiring: BinaryHeap<Reverse<(Instant, RequestId)>> = BinaryHeap::new();
         loop {
+            let next_expiry = expiring.peek().map(|Reverse((at, _))| *at);
             tokio::select! {
                 command = commands.recv() => match command {
                     None => break,
@@ -304,12 +309,24 @@ pub(super) fn run(
                         let mut queue = lock(&shared.queue);
                         for job in jobs {
                             sequence += 1;
+                            let deadline = job.request.deadline.unwrap_or(shared.schedule.deadline);
+                            expiring.push(Reverse((later(job.submitted, deadline), job.id)));
                             queue.push(Queued(job.request.priority, Reverse(sequence), job));
                         }
                     }
                     Some(Command::Cancel(id)) => cancel(&shared, id),
                 },
                 Some(_) = running.next(), if !running.is_empty() => {}
+                () = sleep_until_some(next_expiry), if next_expiry.is_some() => {
+                    let now = Instant::now();
+                    while let Some(&Reverse((at, id))) = expiring.peek() {
+                        if at > now {
+                            break;
+                        }
+                        expiring.pop();
+                        expire(&shared, id, at);
+                    }
+                }
             }
             while let Some((job, registration)) = shared.next_job() {
                 running.push(Abortable::new(
@@ -322,22 +339,51 @@ pub(super) fn run(
     });
 }
 
+/// Sleeps until `at`; never returns without one (the branch is disabled then).
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Takes a request out of the queue, if it is still waiting there.
+fn take_queued(shared: &Shared, id: RequestId) -> Option<Job> {
+    let mut queue = lock(&shared.queue);
+    if !queue.iter().any(|queued| queued.2.id == id) {
+        return None;
+    }
+    let waiting: Vec<Queued> = std::mem::take(&mut *queue).into_vec();
+    let (taken, kept): (Vec<Queued>, Vec<Queued>) = waiting.into_iter().partition(|q| q.2.id == id);
+    *queue = kept.into();
+    taken.into_iter().next().map(|Queued(_, _, job)| job)
+}
+
+/// Ends a request still queued at its deadline (`at`): however busy the servers are
+/// with other work, it does not wait past it.
+fn expire(shared: &Shared, id: RequestId, at: Instant) {
+    if let Some(job) = take_queued(shared, id) {
+        shared.finish(LlmResponse {
+            id,
+            result: Err(LlmError::TimedOut(
+                at.saturating_duration_since(job.submitted),
+            )),
+            latency: job.submitted.elapsed(),
+            first_token: None,
+            retries: 0,
+        });
+    }
+}
+
 fn cancel(shared: &Arc<Shared>, id: RequestId) {
-    let cancelled = {
-        let mut queue = lock(&shared.queue);
-        let waiting: Vec<Queued> = std::mem::take(&mut *queue).into_vec();
-        let (cancelled, kept): (Vec<Queued>, Vec<Queued>) =
-            waiting.into_iter().partition(|q| q.2.id == id);
-        *queue = kept.into();
-        cancelled
-    };
+    let cancelled = take_queued(shared, id);
     let running = shared
         .running
         .lock()
         .ok()
         .and_then(|mut running| running.remove(&id));
-    let submitted = match (cancelled.into_iter().next(), running) {
-        (Some(Queued(_, _, job)), _) => job.submitted,
+    let submitted = match (cancelled, running) {
+        (Some(job), _) => job.submitted,
         (None, Some(handle)) => {
             // Aborting drops the request's future, and with it its connection.
             handle.abort();
@@ -388,7 +434,7 @@ async fn serve(shared: Arc<Shared>, job: Job) {
         }
         // A retry goes wherever is healthiest: its preferred server just failed it.
         let affinity = affinity.filter(|_| retries == 0);
-        let Some(endpoint) = pick_endpoint(&shared, now, affinity) else {
+        let Some(endpoint) = pick_endpoint(&shared, now, affinity, request.priority) else {
             let failing = shared
                 .endpoints
                 .iter()
@@ -397,10 +443,17 @@ async fn serve(shared: Arc<Shared>, job: Job) {
                 .join("; ");
             break Err(LlmError::Unavailable(failing));
         };
-        let Ok(slot) = Arc::clone(&endpoint.slots).acquire_owned().await else {
-            break Err(LlmError::BridgeStopped(
-                "the bridge is shutting down".to_owned(),
-            ));
+        // A slot may be busy with other work: wait for it no longer than the deadline.
+        let slot =
+            tokio::time::timeout_at(deadline.into(), Arc::clone(&endpoint.slots).acquire_owned());
+        let slot = match slot.await {
+            Ok(Ok(slot)) => slot,
+            Ok(Err(_)) => {
+                break Err(LlmError::BridgeStopped(
+                    "the bridge is shutting down".to_owned(),
+                ));
+            }
+            Err(_) => break Err(LlmError::TimedOut(deadline - submitted)),
         };
         let deltas = match &first_token {
             Some(first_token) => delta_sink(&shared, id, submitted, first_token),
@@ -536,15 +589,35 @@ fn later(instant: Instant, duration: Duration) -> Instant {
 /// What [`later`] adds when a duration is too long to add: longer than any game waits.
 const LONGEST_WAIT: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
 
-/// The endpoint a request's affinity names while its breaker admits it and it is not
-/// loading its model; otherwise the healthy endpoint with the most free slots, ready
-/// ones first, taking turns among equals.
-fn pick_endpoint(shared: &Shared, now: Instant, affinity: Option<u64>) -> Option<&Endpoint> {
+/// The endpoint a request's affinity names while its breaker admits it, it is not
+/// loading its model, and (for a request above background priority) it has a free
+/// slot or no other server has; otherwise the healthy endpoint with the most free
+/// slots, ready ones first, taking turns among equals.
+fn pick_endpoint(
+    shared: &Shared,
+    now: Instant,
+    affinity: Option<u64>,
+    priority: Priority,
+) -> Option<&Endpoint> {
     let count = shared.endpoints.len();
     if let Some(affinity) = affinity.filter(|_| count > 0) {
         let preferred = &shared.endpoints[(affinity % count as u64) as usize];
+        // Someone waits for a narration or a reply: it does not wait behind whatever
+        // keeps its server busy while another has a free slot. Background thinking
+        // waits for its own server, which holds its prompt.
+        let free_elsewhere = || {
+            priority > Priority::Background
+                && shared.endpoints.iter().any(|endpoint| {
+                    !std::ptr::eq(endpoint, preferred)
+                        && endpoint.slots.available_permits() > 0
+                        && usable(endpoint, now, &shared.schedule.breaker)
+                })
+        };
         let mut breaker = lock(&preferred.breaker);
-        if breaker.admits(now, &shared.schedule.breaker) && !breaker.loading(now) {
+        if breaker.admits(now, &shared.schedule.breaker)
+            && !breaker.loading(now)
+            && (preferred.slots.available_permits() > 0 || !free_elsewhere())
+        {
             breaker.admit(now);
             return Some(preferred);
         }
@@ -560,6 +633,12 @@ fn pick_endpoint(shared: &Shared, now: Instant, affinity: Option<u64>) -> Option
         })?;
     lock(&chosen.breaker).admit(now);
     Some(chosen)
+}
+
+/// Whether an endpoint's breaker admits a request now and its server is not loading.
+fn usable(endpoint: &Endpoint, now: Instant, breaker: &BreakerSettings) -> bool {
+    let state = lock(&endpoint.breaker);
+    state.admits(now, breaker) && !state.loading(now)
 }
 
 /// What a request that waited for a server not ready yet ends with at its deadline.
@@ -635,4 +714,64 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The breaker's life on a clock of the test's own: open after enough failures,
+    /// one probe once the open period passed, closed by a good probe, open again
+    /// after a bad one.
+    #[test]
+    fn a_breaker_opens_lets_one_probe_through_and_closes_on_its_success() {
+        let settings = BreakerSettings {
+            failures_to_open: 2,
+            open_for: Duration::from_secs(10),
+        };
+        let start = Instant::now();
+        let at = |seconds: u64| start + Duration::from_secs(seconds);
+        let mut breaker = Breaker::default();
+        breaker.failed(at(0), &settings);
+        assert!(
+            breaker.admits(at(0), &settings),
+            "one failure is not enough"
+        );
+        breaker.failed(at(1), &settings);
+        assert!(!breaker.admits(at(1), &settings), "open: fails fast");
+        assert!(!breaker.admits(at(10), &settings), "still open");
+        assert!(breaker.admits(at(11), &settings), "the open period passed");
+        breaker.admit(at(11));
+        assert!(!breaker.admits(at(12), &settings), "one probe at a time");
+        breaker.failed(at(12), &settings);
+        assert!(
+            !breaker.admits(at(21), &settings),
+            "a bad probe opens it again"
+        );
+        assert!(breaker.admits(at(22), &settings));
+        breaker.admit(at(22));
+        breaker.succeeded();
+        assert!(breaker.admits(at(22), &settings), "a good probe closes it");
+        breaker.failed(at(23), &settings);
+        assert!(
+            breaker.admits(at(23), &settings),
+            "and counts from zero again"
+        );
+    }
+
+    /// A probe that never reports back (cancelled) lets another go one open period on.
+    #[test]
+    fn a_probe_that_never_reports_lets_another_go_later() {
+        let settings = BreakerSettings {
+            failures_to_open: 1,
+            open_for: Duration::from_secs(10),
+        };
+        let start = Instant::now();
+        let at = |seconds: u64| start + Duration::from_secs(seconds);
+        let mut breaker = Breaker::default();
+        breaker.failed(at(0), &settings);
+        breaker.admit(at(10));
+        assert!(!breaker.admits(at(19), &settings));
+        assert!(breaker.admits(at(20), &settings));
+    }
 }

@@ -103,10 +103,17 @@ fn outcomes_and_frames(app: &mut App, ids: &[RequestId]) -> (HashMap<RequestId, 
         frames += 1;
         std::thread::sleep(Duration::from_millis(1));
     }
-    for _ in 0..20 {
+    // Exactly one each: once the bridge is idle nothing more can come, and an outcome
+    // sent just as it went idle arrives with the next frame.
+    while !app.world().resource::<LlmBridge>().is_idle() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "gave up waiting for the bridge to be idle"
+        );
         app.update();
         std::thread::sleep(Duration::from_millis(1));
     }
+    app.update();
     let all = &app.world().resource::<Outcomes>().0;
     assert_eq!(
         all.len(),
@@ -186,19 +193,15 @@ fn other_client_errors_are_not_retried() {
 }
 
 #[test]
-fn a_breaker_opens_fails_fast_and_closes_after_a_good_probe() {
-    let healthy = Arc::new(AtomicUsize::new(0));
-    let flag = healthy.clone();
-    let (_server, url, count) = server(move |_, _| {
-        if flag.load(Ordering::SeqCst) == 1 {
-            completion("back")
-        } else {
-            (StatusCode::BAD_GATEWAY, "down").into_response()
-        }
-    });
+fn a_breaker_opens_and_fails_fast() {
+    let (_server, url, count) =
+        server(move |_, _| (StatusCode::BAD_GATEWAY, "down").into_response());
+    // Open for longer than any machine takes to run the test: when its open period
+    // ends, and how a probe closes it, the scheduler's own tests show on a clock of
+    // their own.
     let breaker = BreakerSettings {
         failures_to_open: 2,
-        open_for: Duration::from_millis(300),
+        open_for: Duration::from_secs(3600),
     };
     let mut app = app(LlmSettings {
         backend: endpoint(&url),
@@ -216,34 +219,22 @@ fn a_breaker_opens_fails_fast_and_closes_after_a_good_probe() {
     assert_eq!(count.load(Ordering::SeqCst), 2);
     app.world_mut().resource_mut::<Outcomes>().0.clear();
 
-    let open = submit(&mut app, request("while open"));
-    let done = outcomes(&mut app, &[open]);
-    assert!(
-        matches!(done[&open].result, Err(LlmError::Unavailable(_))),
-        "{:?}",
-        done[&open].result
-    );
+    let open: Vec<RequestId> = (0..3)
+        .map(|i| submit(&mut app, request(&format!("while open {i}"))))
+        .collect();
+    let done = outcomes(&mut app, &open);
+    for id in &open {
+        assert!(
+            matches!(done[id].result, Err(LlmError::Unavailable(_))),
+            "{:?}",
+            done[id].result
+        );
+    }
     assert_eq!(
         count.load(Ordering::SeqCst),
         2,
         "an open breaker sends nothing"
     );
-    app.world_mut().resource_mut::<Outcomes>().0.clear();
-
-    healthy.store(1, Ordering::SeqCst);
-    std::thread::sleep(Duration::from_millis(350));
-    let probe = submit(&mut app, request("probe"));
-    let done = outcomes(&mut app, &[probe]);
-    assert!(
-        done[&probe].result.is_ok(),
-        "the probe goes through and closes the breaker"
-    );
-    app.world_mut().resource_mut::<Outcomes>().0.clear();
-    let after: Vec<RequestId> = (0..3)
-        .map(|i| submit(&mut app, request(&format!("b{i}"))))
-        .collect();
-    let done = outcomes(&mut app, &after);
-    assert!(after.iter().all(|id| done[id].result.is_ok()));
 }
 
 #[test]
@@ -348,13 +339,18 @@ fn slow_answers_time_out_and_cancelled_ones_end_cancelled() {
 fn dialogue_goes_before_background_thinking() {
     let order = Arc::new(Mutex::new(Vec::new()));
     let seen = order.clone();
-    let (_server, url, _) = server(move |_, body| {
+    // The first request is held until the others wait behind it.
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let held = Arc::new(Mutex::new(held));
+    let (_server, url, _) = server(move |n, body| {
         let text = body["messages"][0]["content"]
             .as_str()
             .unwrap_or_default()
             .to_owned();
         seen.lock().expect("the record").push(text);
-        std::thread::sleep(Duration::from_millis(100));
+        if n == 0 {
+            let _ = held.lock().expect("the latch").recv();
+        }
         completion("ok")
     });
     let mut app = app(LlmSettings {
@@ -366,6 +362,9 @@ fn dialogue_goes_before_background_thinking() {
     // behind it and are sent together.
     let first = submit(&mut app, request("first"));
     app.world_mut().resource_mut::<LlmBridge>().flush();
+    crate::support::update_until(&mut app, "the first request to reach the server", |_| {
+        !order.lock().expect("the record").is_empty()
+    });
     let ids = vec![
         first,
         submit(&mut app, request("background")),
@@ -384,6 +383,8 @@ fn dialogue_goes_before_background_thinking() {
             },
         ),
     ];
+    app.world_mut().resource_mut::<LlmBridge>().flush();
+    release.send(()).expect("the server waits");
     outcomes(&mut app, &ids);
     assert_eq!(
         *order.lock().expect("the record"),
@@ -583,5 +584,106 @@ fn a_panic_while_serving_a_request_ends_it_and_the_bridge_serves_the_next() {
         (stats.queued, stats.in_flight),
         (0, 0),
         "every slot is free"
+    );
+}
+
+/// A server that holds every request until the test lets go (dropping the returned
+/// sender), and counts the requests it received.
+fn holding_server() -> (
+    tokio::runtime::Runtime,
+    String,
+    std::sync::mpsc::Sender<()>,
+    Arc<AtomicUsize>,
+) {
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let held = Arc::new(Mutex::new(held));
+    let (runtime, url, count) = server(move |_, _| {
+        let _ = held.lock().expect("the latch").recv();
+        completion("held")
+    });
+    (runtime, url, release, count)
+}
+
+/// A request for the server at index `server` of a two-server fleet.
+fn bound_to(server: u64, priority: Priority, text: &str) -> LlmRequest {
+    LlmRequest {
+        affinity: Some(server),
+        priority,
+        ..request(text)
+    }
+}
+
+/// A request whose server is busy with background work goes to a free one of the
+/// fleet instead of waiting behind it, however long that work takes.
+#[test]
+fn a_request_bound_to_a_busy_server_goes_to_a_free_one() {
+    let (_busy_server, busy, release, busy_count) = holding_server();
+    let (_free_server, free, _) = server(|_, _| completion("from the free server"));
+    let mut app = app(LlmSettings {
+        backend: BackendChoice::Fleet(vec![endpoint(&busy), endpoint(&free)]),
+        concurrency_per_endpoint: 1,
+        ..default()
+    });
+    let background = submit(&mut app, bound_to(0, Priority::Background, "thinking"));
+    crate::support::update_until(&mut app, "the busy server to be busy", |_| {
+        busy_count.load(Ordering::SeqCst) == 1
+    });
+    let dialogue = submit(&mut app, bound_to(0, Priority::Dialogue, "a reply"));
+    crate::support::update_until(&mut app, "the reply", |app| {
+        app.world()
+            .resource::<Outcomes>()
+            .0
+            .iter()
+            .any(|r| r.id == dialogue)
+    });
+    let reply = &app.world().resource::<Outcomes>().0[0];
+    assert_eq!(
+        reply.result.as_ref().map(|r| r.text.as_str()),
+        Ok("from the free server")
+    );
+    drop(release);
+    let done = outcomes(&mut app, &[background, dialogue]);
+    assert!(done[&background].result.is_ok());
+}
+
+/// A request waiting for a slot that other work holds ends at its deadline, not when
+/// the slot frees.
+#[test]
+fn a_request_waiting_behind_busy_slots_ends_at_its_deadline() {
+    let (_server, url, release, count) = holding_server();
+    let mut app = app(LlmSettings {
+        backend: endpoint(&url),
+        concurrency_per_endpoint: 1,
+        ..default()
+    });
+    let background = submit(&mut app, request("thinking"));
+    crate::support::update_until(&mut app, "the server to be busy", |_| {
+        count.load(Ordering::SeqCst) == 1
+    });
+    let waiting = submit(
+        &mut app,
+        LlmRequest {
+            deadline: Some(Duration::from_millis(200)),
+            priority: Priority::Dialogue,
+            ..request("a reply")
+        },
+    );
+    crate::support::update_until(&mut app, "the waiting request's outcome", |app| {
+        !app.world().resource::<Outcomes>().0.is_empty()
+    });
+    let outcome = &app.world().resource::<Outcomes>().0[0];
+    assert_eq!(outcome.id, waiting);
+    assert!(
+        matches!(outcome.result, Err(LlmError::TimedOut(_))),
+        "{:?}",
+        outcome.result
+    );
+    drop(release);
+    let done = outcomes(&mut app, &[background, waiting]);
+    assert!(done[&background].result.is_ok());
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        1,
+        "the late one was never sent"
     );
 }

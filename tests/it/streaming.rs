@@ -101,7 +101,16 @@ fn run(backend: impl LlmBackend, request: LlmRequest) -> (Vec<LlmDelta>, Vec<Llm
         done.extend(bridge.drain());
         deltas.extend(bridge.drain_deltas());
     }
-    std::thread::sleep(Duration::from_millis(20));
+    // Exactly one: once the bridge is idle nothing more can come, and an outcome sent
+    // just as it went idle is in the next drain.
+    while !bridge.is_idle() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "gave up waiting for the bridge to be idle"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+        done.extend(bridge.drain());
+    }
     done.extend(bridge.drain());
     assert_eq!(done.len(), 1, "exactly one outcome: {done:?}");
     assert_eq!(done[0].id, id);
