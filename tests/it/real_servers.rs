@@ -239,20 +239,26 @@ fn llama_with_context(
     (server, url, seen)
 }
 
+/// The tavern, its actors asking the server at `url`.
+fn tavern_served_by(url: &str) -> App {
+    let (app, _) = tavern_app_configured(
+        LlmSettings {
+            backend: openai(url),
+            retry: fast_retries(),
+            ..default()
+        },
+        SmartActorSettings::default(),
+    );
+    app
+}
+
 /// A prompt too long for the server's context is not a fault: each actor starts its
 /// conversation again from a fresh prompt and is asked once more, and decides.
 #[test]
 fn a_context_exceeded_restarts_the_transcript_and_asks_once_more() {
     // A context that holds one fresh prompt but no second turn.
     let (_server, url, seen) = llama_with_context(|messages, _| messages.len() <= 2, None);
-    let (mut app, _) = tavern_app_configured(
-        LlmSettings {
-            backend: openai(&url),
-            retry: fast_retries(),
-            ..default()
-        },
-        SmartActorSettings::default(),
-    );
+    let mut app = tavern_served_by(&url);
     let first = run_turn(&mut app);
     assert!(first.rejected.is_empty(), "{:?}", first.rejected);
     assert!(seen.take().iter().all(|&(_, refused)| !refused));
@@ -301,14 +307,7 @@ fn transcripts_start_again_before_outgrowing_the_servers_context() {
     let fits = |messages: &[Value], max_tokens| four_chars_a_token(messages, max_tokens) <= CONTEXT;
     let run = |props: Option<Value>| {
         let (_server, url, seen) = llama_with_context(fits, props.clone());
-        let (mut app, _) = tavern_app_configured(
-            LlmSettings {
-                backend: openai(&url),
-                retry: fast_retries(),
-                ..default()
-            },
-            SmartActorSettings::default(),
-        );
+        let mut app = tavern_served_by(&url);
         if props.is_some() {
             crate::support::update_until(&mut app, "the server's limits", |app| {
                 app.world().resource::<LlmBridge>().context_per_slot(None) == Some(1400)
