@@ -184,6 +184,7 @@ pub fn parse_decision(
             kind(&value)
         )));
     };
+    let object = unwrapped(object);
     let answer_type = match object.get("type") {
         None | Some(Value::Null) => None,
         Some(Value::String(name)) => match ANSWER_TYPES
@@ -312,6 +313,17 @@ fn kind(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// The answer itself: under a schema it sits alone under `answer`
+/// ([`decision_schema`](crate::prompt::decision_schema)); written freely it is the object.
+fn unwrapped(mut object: serde_json::Map<String, Value>) -> serde_json::Map<String, Value> {
+    if object.len() == 1
+        && let Some(Value::Object(answer)) = object.remove("answer")
+    {
+        return answer;
+    }
+    object
 }
 
 #[cfg(test)]
@@ -481,30 +493,41 @@ mod tests {
 
     /// The answer of each type a server bound by the decision schema may send: every
     /// field the schema has, `null` where the type does not use it.
+    /// One answer of each kind the schema allows, as a server that honours it writes
+    /// them (under `answer`): every field filled, the last index offered, every line
+    /// as long as the schema lets it be.
     fn answers_the_schema_allows(offered: usize, limits: &DecisionLimits) -> Vec<(String, Value)> {
         let schema = crate::prompt::decision_schema(offered, limits);
-        let properties = schema["properties"].as_object().expect("properties");
-        let types = properties["type"]["enum"].as_array().expect("answer types");
-        types
+        let answers = schema["properties"]["answer"]["anyOf"]
+            .as_array()
+            .expect("the answers");
+        answers
             .iter()
-            .map(|kind| {
-                let kind = kind.as_str().expect("a type name");
-                let fields = properties.keys().map(|field| {
-                    let value = match (field.as_str(), kind) {
-                        ("type", _) => Value::from(kind),
-                        ("action", "ACTION") => {
-                            properties["action"]["anyOf"][0]["enum"][offered - 1].clone()
+            .map(|answer| {
+                let properties = answer["properties"].as_object().expect("its fields");
+                let fields = properties.iter().map(|(name, field)| {
+                    let value = match field["type"].as_str() {
+                        _ if name == "type" => field["enum"][0].clone(),
+                        Some("integer") => field["enum"]
+                            .as_array()
+                            .and_then(|indices| indices.last().cloned())
+                            .unwrap_or_else(|| field["maximum"].clone()),
+                        Some("string") => {
+                            let longest = field["maxLength"].as_u64().unwrap_or(0) as usize;
+                            Value::from("a".repeat(longest))
                         }
-                        ("speech", "ACTION") if limits.max_color_lines != Some(0) => {
-                            Value::from("Evening.")
-                        }
-                        ("speech", "ACTION") => Value::from(""),
-                        ("color", "COLOR") => Value::from("Mind the step."),
-                        _ => Value::Null,
+                        other => panic!("a field of type {other:?}"),
                     };
-                    (field.clone(), value)
+                    (name.clone(), value)
                 });
-                (kind.to_owned(), Value::Object(fields.collect()))
+                let kind = answer["properties"]["type"]["enum"][0]
+                    .as_str()
+                    .expect("a type")
+                    .to_owned();
+                (
+                    kind,
+                    serde_json::json!({ "answer": Value::Object(fields.collect()) }),
+                )
             })
             .collect()
     }
@@ -521,12 +544,15 @@ mod tests {
                     let raw = answer.to_string();
                     let parsed = parse_decision(&raw, offered, &limits)
                         .unwrap_or_else(|reason| panic!("{raw} is rejected: {reason}"));
+                    let answer = &answer["answer"];
                     let expected = match kind.as_str() {
                         "ACTION" => Answer::Action {
                             index: offered,
                             speech: answer["speech"].as_str().unwrap_or_default().to_owned(),
                         },
-                        "COLOR" => Answer::Color("Mind the step.".into()),
+                        "COLOR" => {
+                            Answer::Color(answer["color"].as_str().unwrap_or_default().into())
+                        }
                         _ => Answer::Pass,
                     };
                     assert_eq!(parsed.answer, expected, "{raw}");

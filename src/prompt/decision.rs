@@ -42,8 +42,9 @@ impl DecisionLimits {
 }
 
 /// The characters of a decision answer around its longest line:
-/// `{"type": "ACTION", "action": 12, "speech": ""}` and some room.
-const ANSWER_OVERHEAD_CHARS: usize = 64;
+/// `{"answer": {"type": "ACTION", "action": 12, "speech": ""}}` and room for the
+/// spaces a grammar lets a model put between its parts.
+const ANSWER_OVERHEAD_CHARS: usize = 96;
 
 /// A decision prompt: what stays the same turn after turn, and what changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -330,18 +331,20 @@ pub const NOTHING_OFFERED: &str = "(nothing to do right now: answer with COLOR o
 const MAX_LISTED_INDICES: usize = 500;
 
 /// The JSON schema of a decision answer when `offered` actions (numbered from 1) were
-/// offered: one object whose `type` is `ACTION`, `COLOR` or `NONE`, with `action` one
-/// of the offered indices and `speech` and `color` within the speech limit. With
-/// nothing offered, only `COLOR` and `NONE`, and no `action` or `speech`; with no
-/// lines allowed, no `COLOR`. A server that honours it cannot answer with an action
-/// that was not offered.
+/// offered: an object whose `answer` is one of the answers the prompt describes,
+/// each with exactly its own fields: `ACTION` with `action` (one of the offered
+/// indices) and `speech`, `COLOR` with `color` (both lines within the speech limit),
+/// or `NONE`. With nothing offered there is no `ACTION`; with no lines allowed no
+/// `COLOR`, and an action's `speech` must be empty. A server that honours it can
+/// write no answer [`parse_decision`](crate::actors::parse_decision) refuses, and no
+/// action that was not offered.
 ///
-/// It is in the subset of JSON Schema every server takes: OpenAI's strict mode (an
-/// object at the root, every field required, `null` for a field the answer's type
-/// does not use, no other fields) and the grammars of llama.cpp, vLLM and Ollama.
-/// [`parse_decision`](crate::actors::parse_decision) reads each answer it allows and
-/// takes a `null` field as left out. (OpenAI's fine-tuned models do not take
-/// `maxLength`; their answers are checked for length when they are parsed.)
+/// The answers sit under `answer` because OpenAI's strict structured outputs want an
+/// object at the root (with every field required and no others), and only a choice
+/// among whole answers (`anyOf`) ties each `type` to its own fields; the grammars of
+/// llama.cpp, vLLM and Ollama take the same schema. The parser reads an answer with
+/// or without the wrapper. (OpenAI's fine-tuned models do not take `maxLength`;
+/// their answers are checked for length when they are parsed.)
 ///
 /// `UTTERANCE` is left out: it is for models that write free text, and under a schema
 /// the index says the same in fewer tokens. It depends only on the number offered and
@@ -349,57 +352,46 @@ const MAX_LISTED_INDICES: usize = 500;
 pub fn decision_schema(offered: usize, limits: &DecisionLimits) -> Value {
     // An actor that may say no line may only say nothing along with its action.
     let speaks = limits.max_color_lines != Some(0);
-    let longest = if speaks { limits.max_speech_chars } else { 0 };
-    // Nullable fields are an `anyOf` with `null`, the form every server's grammar
-    // takes (it is what Pydantic writes for an optional field).
-    let line = |description: &str| {
+    let line =
+        json!({ "type": "string", "maxLength": if speaks { limits.max_speech_chars } else { 0 } });
+    let answer = |kind: &str, fields: &[(&str, Value)]| {
+        let mut properties = serde_json::Map::with_capacity(fields.len() + 1);
+        properties.insert(
+            "type".to_owned(),
+            json!({ "type": "string", "enum": [kind] }),
+        );
+        for (name, field) in fields {
+            properties.insert((*name).to_owned(), field.clone());
+        }
+        let required: Vec<String> = properties.keys().cloned().collect();
         json!({
-            "anyOf": [{ "type": "string", "maxLength": longest }, { "type": "null" }],
-            "description": description
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false
         })
     };
-    let mut kinds = Vec::with_capacity(3);
-    let mut properties = serde_json::Map::with_capacity(4);
+    let mut answers = Vec::with_capacity(3);
     if offered > 0 {
-        kinds.push("ACTION");
         let index = if offered <= MAX_LISTED_INDICES {
             let indices: Vec<Value> = (1..=offered).map(Value::from).collect();
             json!({ "type": "integer", "enum": indices })
         } else {
             json!({ "type": "integer", "minimum": 1, "maximum": offered })
         };
-        properties.insert(
-            "action".to_owned(),
-            json!({
-                "anyOf": [index, { "type": "null" }],
-                "description": "the Index of the offered action; null if your answer is not ACTION"
-            }),
-        );
-        properties.insert(
-            "speech".to_owned(),
-            line("what you say as you act, or empty; null if your answer is not ACTION"),
-        );
+        answers.push(answer(
+            "ACTION",
+            &[("action", index), ("speech", line.clone())],
+        ));
     }
     if speaks {
-        kinds.push("COLOR");
-        properties.insert(
-            "color".to_owned(),
-            line("a short line you say; null if your answer is not COLOR"),
-        );
+        answers.push(answer("COLOR", &[("color", line)]));
     }
-    kinds.push("NONE");
-    properties.insert(
-        "type".to_owned(),
-        json!({ "type": "string", "enum": kinds }),
-    );
-    let required: Vec<Value> = properties
-        .keys()
-        .map(|name| Value::from(name.as_str()))
-        .collect();
+    answers.push(answer("NONE", &[]));
     json!({
         "type": "object",
-        "properties": properties,
-        "required": required,
+        "properties": { "answer": { "anyOf": answers } },
+        "required": ["answer"],
         "additionalProperties": false
     })
 }
@@ -592,7 +584,7 @@ What do you do? Answer with the JSON object only."
 
     #[test]
     fn answers_are_capped_at_what_the_schema_allows() {
-        assert_eq!(DecisionLimits::default().max_answer_tokens(), 300 + 64);
+        assert_eq!(DecisionLimits::default().max_answer_tokens(), 300 + 96);
     }
 
     /// Where `schema` breaks the rules of OpenAI's strict structured outputs: an
@@ -772,63 +764,81 @@ What do you do? Answer with the JSON object only."
         );
     }
 
+    /// Each answer a schema allows, by type: its fields.
+    fn answers(schema: &Value) -> Vec<(String, Vec<String>)> {
+        schema["properties"]["answer"]["anyOf"]
+            .as_array()
+            .expect("the answers")
+            .iter()
+            .map(|answer| {
+                let kind = answer["properties"]["type"]["enum"][0]
+                    .as_str()
+                    .expect("a type")
+                    .to_owned();
+                let fields = answer["properties"]
+                    .as_object()
+                    .expect("its fields")
+                    .keys()
+                    .cloned()
+                    .collect();
+                (kind, fields)
+            })
+            .collect()
+    }
+
     #[test]
     fn the_schema_offers_only_the_indices_offered() {
         let schema = decision_schema(2, &DecisionLimits::default());
-        let properties = &schema["properties"];
+        let action = &schema["properties"]["answer"]["anyOf"][0]["properties"];
         assert_eq!(
-            properties["type"]["enum"],
-            json!(["ACTION", "COLOR", "NONE"])
+            action["action"],
+            json!({ "type": "integer", "enum": [1, 2] })
         );
+        let line = json!({ "type": "string", "maxLength": 300 });
+        assert_eq!(action["speech"], line);
         assert_eq!(
-            properties["action"]["anyOf"],
-            json!([{ "type": "integer", "enum": [1, 2] }, { "type": "null" }])
+            schema["properties"]["answer"]["anyOf"][1]["properties"]["color"],
+            line
         );
-        let line = json!([{ "type": "string", "maxLength": 300 }, { "type": "null" }]);
-        assert_eq!(properties["speech"]["anyOf"], line);
-        assert_eq!(properties["color"]["anyOf"], line);
         let many = decision_schema(MAX_LISTED_INDICES + 1, &DecisionLimits::default());
         assert_eq!(
-            many["properties"]["action"]["anyOf"][0],
+            many["properties"]["answer"]["anyOf"][0]["properties"]["action"],
             json!({ "type": "integer", "minimum": 1, "maximum": MAX_LISTED_INDICES + 1 })
         );
     }
 
     #[test]
+    fn each_answer_has_exactly_its_own_fields() {
+        let fields = |names: &[&str]| names.iter().map(|&n| n.to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            answers(&decision_schema(2, &DecisionLimits::default())),
+            [
+                ("ACTION".to_owned(), fields(&["action", "speech", "type"])),
+                ("COLOR".to_owned(), fields(&["color", "type"])),
+                ("NONE".to_owned(), fields(&["type"])),
+            ]
+        );
+    }
+
+    #[test]
     fn with_nothing_offered_or_no_lines_allowed_the_schema_narrows() {
-        let fields = |schema: &Value| -> (Value, Vec<String>) {
-            let properties = schema["properties"].as_object().expect("properties");
-            (
-                properties["type"]["enum"].clone(),
-                properties.keys().cloned().collect(),
-            )
+        let kinds = |schema: &Value| -> Vec<String> {
+            answers(schema).into_iter().map(|(kind, _)| kind).collect()
         };
         assert_eq!(
-            fields(&decision_schema(0, &DecisionLimits::default())),
-            (
-                json!(["COLOR", "NONE"]),
-                vec!["color".into(), "type".into()]
-            )
+            kinds(&decision_schema(0, &DecisionLimits::default())),
+            ["COLOR", "NONE"]
         );
         let mute = DecisionLimits {
             max_color_lines: Some(0),
             ..DecisionLimits::default()
         };
         let schema = decision_schema(1, &mute);
+        assert_eq!(kinds(&schema), ["ACTION", "NONE"]);
         assert_eq!(
-            fields(&schema),
-            (
-                json!(["ACTION", "NONE"]),
-                vec!["action".into(), "speech".into(), "type".into()]
-            )
-        );
-        assert_eq!(
-            schema["properties"]["speech"]["anyOf"][0]["maxLength"], 0,
+            schema["properties"]["answer"]["anyOf"][0]["properties"]["speech"]["maxLength"], 0,
             "nothing may be said along with the action"
         );
-        assert_eq!(
-            fields(&decision_schema(0, &mute)),
-            (json!(["NONE"]), vec!["type".into()])
-        );
+        assert_eq!(kinds(&decision_schema(0, &mute)), ["NONE"]);
     }
 }

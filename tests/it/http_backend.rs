@@ -449,16 +449,20 @@ fn tavern_actors_act_on_server_decisions() {
             schema["type"], "object",
             "strict mode wants an object at the root"
         );
-        let choices = schema["properties"]["action"]["anyOf"][0]["enum"]
+        let answers = &schema["properties"]["answer"]["anyOf"];
+        let choices = answers[0]["properties"]["action"]["enum"]
             .as_array()
             .expect("an enum of offered indices");
         let offered = content.matches("[Index: ").count();
         let expected: Vec<serde_json::Value> = (1..=offered).map(|i| json!(i)).collect();
         assert_eq!(choices, &expected);
-        assert_eq!(
-            schema["properties"]["type"]["enum"],
-            json!(["ACTION", "COLOR", "NONE"])
-        );
+        let kinds: Vec<&serde_json::Value> = answers
+            .as_array()
+            .expect("the answers")
+            .iter()
+            .map(|answer| &answer["properties"]["type"]["enum"][0])
+            .collect();
+        assert_eq!(kinds, [&json!("ACTION"), &json!("COLOR"), &json!("NONE")]);
     }
 }
 
