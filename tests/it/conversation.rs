@@ -90,6 +90,7 @@ impl Tavern {
             spoke: after.spoke[before.spoke.len()..].to_vec(),
             rejected: after.rejected[before.rejected.len()..].to_vec(),
             prompts: after.prompts[before.prompts.len()..].to_vec(),
+            responses: after.responses[before.responses.len()..].to_vec(),
         }
     }
 

@@ -201,5 +201,30 @@ fn the_tavern_plays_three_turns_against_the_server_without_rejections() {
         let log = run_turn(&mut app);
         assert!(log.rejected.is_empty(), "turn {turn}: {:#?}", log.rejected);
         assert!(!log.prompts.is_empty());
+        // Four characters a token is far off for this model's vocabulary (about five
+        // times as many tokens); after the first answers a prompt's figures are the
+        // server's own count.
+        for prompt in &log.prompts {
+            let figured: usize = prompt.sections.iter().map(|s| s.tokens).sum();
+            let counted = log
+                .responses
+                .iter()
+                .find(|response| response.id == prompt.request)
+                .and_then(|response| response.result.as_ref().ok()?.usage)
+                .expect("the server reports usage")
+                .prompt_tokens as f64;
+            let off = (figured as f64 - counted).abs() / counted;
+            if turn == 1 {
+                assert!(
+                    off > 0.05,
+                    "uncalibrated: {figured} figured, {counted} counted"
+                );
+            } else {
+                assert!(
+                    off <= 0.05,
+                    "turn {turn}: {figured} figured, {counted} counted by the server"
+                );
+            }
+        }
     }
 }

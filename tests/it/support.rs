@@ -185,6 +185,7 @@ pub struct TurnLog {
     pub spoke: Vec<ActorSpoke>,
     pub rejected: Vec<DecisionRejected>,
     pub prompts: Vec<DecisionRequested>,
+    pub responses: Vec<LlmResponse>,
 }
 
 fn record_turn(
@@ -193,11 +194,13 @@ fn record_turn(
     mut spoke: MessageReader<ActorSpoke>,
     mut rejected: MessageReader<DecisionRejected>,
     mut prompts: MessageReader<DecisionRequested>,
+    mut responses: MessageReader<LlmResponse>,
 ) {
     log.requests.extend(requests.read().cloned());
     log.spoke.extend(spoke.read().cloned());
     log.rejected.extend(rejected.read().cloned());
     log.prompts.extend(prompts.read().cloned());
+    log.responses.extend(responses.read().cloned());
 }
 
 /// A headless app on the repository's content and tavern scene, with this backend.
