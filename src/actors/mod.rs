@@ -1238,14 +1238,14 @@ fn apply_decisions(
         match &response.result {
             // The answer stays in the actor's conversation with the model, used or not.
             Ok(reply) => mind.transcript.answered(&reply.text),
-            Err(LlmError::ContextExceeded(_)) => mind.transcript.forget(),
+            Err(LlmError::ContextExceeded { .. }) => mind.transcript.forget(),
             // The server still holds what it read of the conversation.
             Err(_) => mind.transcript.unanswered(),
         }
-        if let Err(LlmError::ContextExceeded(why)) = &response.result
+        if let Err(LlmError::ContextExceeded { detail, .. }) = &response.result
             && !asked_again
         {
-            info!("smart actor {entity}: {why}; asking again from a fresh prompt");
+            info!("smart actor {entity}: {detail}; asking again from a fresh prompt");
             mind.asked_again = true;
             mind.reply_to = mind.reply_to.take().or(replying_to);
             if !mind.queued {

@@ -36,7 +36,7 @@ pub(super) fn status_error(
         .iter()
         .any(|words| lowercase.contains(words))
     {
-        return LlmError::ContextExceeded(message_of(&body));
+        return context_exceeded(&body);
     }
     if status == 503 && LOADING.iter().any(|words| lowercase.contains(words)) {
         return LlmError::Loading {
@@ -59,9 +59,57 @@ pub(super) fn reported_error(error: &serde_json::Value, context: &str) -> LlmErr
         .iter()
         .any(|words| text.to_ascii_lowercase().contains(words))
     {
-        return LlmError::ContextExceeded(message_of(&text));
+        return context_exceeded(&text);
     }
     LlmError::InvalidResponse(format!("{context}: {text}"))
+}
+
+/// A context error, with the prompt's tokens and the context's size where the server
+/// gave them: llama.cpp as `n_prompt_tokens` and `n_ctx` (and in words), OpenAI, vLLM
+/// and llama-cpp-python in words ("maximum context length is 4096 tokens … 5175 in
+/// the messages").
+fn context_exceeded(body: &str) -> LlmError {
+    let detail = message_of(body);
+    let value = serde_json::from_str::<serde_json::Value>(body).ok();
+    let error = value.as_ref().map(|v| v.get("error").unwrap_or(v));
+    let field = |name: &str| {
+        error
+            .and_then(|e| e.get(name))
+            .and_then(serde_json::Value::as_u64)
+    };
+    let said = |phrases: &[&str]| phrases.iter().find_map(|p| number_after(&detail, p));
+    LlmError::ContextExceeded {
+        prompt_tokens: field("n_prompt_tokens")
+            .or_else(|| said(&["request (", "input ("]))
+            .or_else(|| number_before(&detail, " in the messages")),
+        context: field("n_ctx").or_else(|| {
+            said(&[
+                "available context size (",
+                "max context size (",
+                "maximum context length is ",
+            ])
+        }),
+        detail,
+    }
+}
+
+/// The whole number right after `phrase` in `text`.
+fn number_after(text: &str, phrase: &str) -> Option<u64> {
+    let start = text.find(phrase)? + phrase.len();
+    let digits: String = text[start..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// The whole number right before `phrase` in `text`.
+fn number_before(text: &str, phrase: &str) -> Option<u64> {
+    let end = text.find(phrase)?;
+    let start = text[..end]
+        .rfind(|c: char| !c.is_ascii_digit())
+        .map_or(0, |at| at + 1);
+    text[start..end].parse().ok()
 }
 
 /// The `message` of a JSON error body (`{"error": {"message": ...}}`, `{"error": "..."}`,
@@ -116,7 +164,7 @@ mod tests {
         ] {
             let error = status_error("u", status, body.to_owned(), None);
             assert!(
-                matches!(&error, LlmError::ContextExceeded(message) if !message.contains('{')),
+                matches!(&error, LlmError::ContextExceeded { detail, .. } if !detail.contains('{')),
                 "{body} gave {error:?}"
             );
             assert!(!error.is_retryable() && !error.is_server_fault());
@@ -125,7 +173,42 @@ mod tests {
             serde_json::json!({"message": "Context size has been exceeded.", "code": 500});
         assert!(matches!(
             reported_error(&streamed, "mid-stream"),
-            LlmError::ContextExceeded(_)
+            LlmError::ContextExceeded { .. }
         ));
+    }
+
+    #[test]
+    fn a_context_error_gives_the_prompts_tokens_and_the_context_where_it_says_them() {
+        let figures = |body: &str| match status_error("u", 400, body.to_owned(), None) {
+            LlmError::ContextExceeded {
+                prompt_tokens,
+                context,
+                ..
+            } => (prompt_tokens, context),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            figures(
+                r#"{"error":{"code":400,"message":"request (5210 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5210,"n_ctx":4096}}"#
+            ),
+            (Some(5210), Some(4096))
+        );
+        assert_eq!(
+            figures(
+                r#"{"error":{"message":"request (5210 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error"}}"#
+            ),
+            (Some(5210), Some(4096)),
+            "in words only"
+        );
+        assert_eq!(
+            figures(
+                r#"{"error":{"message":"This model's maximum context length is 4096 tokens. However, you requested 5571 tokens (5175 in the messages, 396 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error"}}"#
+            ),
+            (Some(5175), Some(4096))
+        );
+        assert_eq!(
+            figures(r#"{"error":{"message":"Context size has been exceeded.","code":500}}"#),
+            (None, None)
+        );
     }
 }

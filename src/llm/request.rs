@@ -223,11 +223,19 @@ pub enum LlmError {
     },
     /// The prompt and the answer it asks for do not fit in the model's context
     /// (llama.cpp's `exceed_context_size_error`, OpenAI's `context_length_exceeded`).
-    /// A smart actor starts its conversation again from a fresh prompt and asks once more.
+    /// A smart actor starts its conversation again from a fresh prompt and asks once
+    /// more; what the server said of its figures calibrates the bridge's token counts.
     #[error(
-        "the prompt does not fit in the model's context: {0}; start the server with a larger context per slot, or lower the prompt budgets"
+        "the prompt does not fit in the model's context: {detail}; start the server with a larger context per slot, or lower the prompt budgets"
     )]
-    ContextExceeded(String),
+    ContextExceeded {
+        /// What the server said.
+        detail: String,
+        /// The prompt's tokens, when the server said.
+        prompt_tokens: Option<u64>,
+        /// The tokens its context (per slot) holds, when the server said.
+        context: Option<u64>,
+    },
     /// The server answered with an error status.
     #[error("the model server answered HTTP {status}: {body}")]
     Status {

@@ -24,6 +24,7 @@ use super::{
     DeltaSink, LlmBackend, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, Priority,
     RequestId,
 };
+use super::{ServerLimits, TokenUsage};
 
 /// How the bridge retries failed requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -475,7 +476,30 @@ async fn serve(shared: Arc<Shared>, job: Job) {
                 // Its probe came back: the next may go.
                 breaker.probing_since = None;
             }
-            Err(LlmError::ContextExceeded(_)) => {}
+            // What it said of its figures is worth knowing for the next prompt.
+            Err(LlmError::ContextExceeded {
+                prompt_tokens,
+                context,
+                ..
+            }) => {
+                if let Some(prompt_tokens) = *prompt_tokens {
+                    let usage = TokenUsage {
+                        prompt_tokens,
+                        completion_tokens: 0,
+                    };
+                    shared
+                        .profiles
+                        .observe(endpoint.index, &request.messages, usage);
+                }
+                let context_per_slot = context.and_then(|c| u32::try_from(c).ok());
+                shared.profiles.learn(
+                    endpoint.index,
+                    ServerLimits {
+                        context_per_slot,
+                        slots: None,
+                    },
+                );
+            }
             Err(error) if error.is_server_fault() => {
                 lock(&endpoint.breaker).failed(Instant::now(), &shared.schedule.breaker)
             }
