@@ -282,6 +282,11 @@ fn a_context_exceeded_restarts_the_transcript_and_asks_once_more() {
         thinking,
         "and asked again from a fresh prompt: {asked:?}"
     );
+    // What the server said of its context is known from then on.
+    assert_eq!(
+        app.world().resource::<LlmBridge>().context_per_slot(None),
+        Some(4096)
+    );
     // The breaker stayed closed: the next turn is answered too.
     let third = run_turn(&mut app);
     assert!(third.rejected.is_empty(), "{:?}", third.rejected);
