@@ -107,8 +107,10 @@ fn number_after(text: &str, phrase: &str) -> Option<u64> {
 fn number_before(text: &str, phrase: &str) -> Option<u64> {
     let end = text.find(phrase)?;
     let start = text[..end]
-        .rfind(|c: char| !c.is_ascii_digit())
-        .map_or(0, |at| at + 1);
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !c.is_ascii_digit())
+        .map_or(0, |(at, c)| at + c.len_utf8());
     text[start..end].parse().ok()
 }
 
@@ -209,6 +211,13 @@ mod tests {
         assert_eq!(
             figures(r#"{"error":{"message":"Context size has been exceeded.","code":500}}"#),
             (None, None)
+        );
+        assert_eq!(
+            figures(
+                r#"{"error":{"message":"maximum context length is 99999999999999999999999 tokens —5175 in the messages"}}"#
+            ),
+            (Some(5175), None),
+            "a number too large or after a wide character is read safely"
         );
     }
 }

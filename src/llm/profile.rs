@@ -27,6 +27,8 @@ struct ServerProfile {
     context_per_slot: AtomicU32,
     /// Whether the server was asked for its limits after it first answered.
     asked_when_ready: AtomicBool,
+    /// How many reports in a row came in far below the rate.
+    low_reports: AtomicU32,
 }
 
 /// Every endpoint's profile, in the bridge's endpoint order.
@@ -36,6 +38,9 @@ pub(super) struct ServerProfiles(Vec<ServerProfile>);
 /// How much a new measurement moves the rate: enough to settle within a few answers,
 /// little enough that one odd answer does not swing it.
 const WEIGHT_OF_NEW: f32 = 0.5;
+
+/// How many reports in a row far below the rate make it move after all.
+const LOW_REPORTS_TRUSTED: u32 = 3;
 
 impl ServerProfiles {
     pub(super) fn new(endpoints: usize) -> Self {
@@ -55,11 +60,19 @@ impl ServerProfiles {
         let known = f32::from_bits(profile.tokens_per_char.load(Ordering::Relaxed));
         let rate = if known > 0.0 {
             // Some servers report only the tokens they did not have cached: a rate far
-            // below the known one is that, not the tokenizer.
+            // below the known one is that, not the tokenizer, unless it keeps coming
+            // (the known rate came from one count too high).
             if measured < known / 2.0 {
-                return;
+                let in_a_row = profile.low_reports.fetch_add(1, Ordering::Relaxed) + 1;
+                if in_a_row < LOW_REPORTS_TRUSTED {
+                    return;
+                }
+                profile.low_reports.store(0, Ordering::Relaxed);
+                measured
+            } else {
+                profile.low_reports.store(0, Ordering::Relaxed);
+                known + WEIGHT_OF_NEW * (measured - known)
             }
-            known + WEIGHT_OF_NEW * (measured - known)
         } else {
             measured
         };
@@ -149,6 +162,13 @@ mod tests {
             (moved - 0.35).abs() < 1e-6,
             "half way to the new rate: {moved}"
         );
+        // One count far too high does not hold the rate up for good.
+        profiles.observe(1, &prompt, usage(5000));
+        for _ in 0..6 {
+            profiles.observe(1, &prompt, usage(300));
+        }
+        let settled = profiles.tokens_per_char(Some(1)).expect("a rate");
+        assert!(settled < 0.5, "back near the reports: {settled}");
     }
 
     #[test]

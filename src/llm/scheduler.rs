@@ -194,7 +194,25 @@ struct Shared {
     started: Instant,
     /// What each endpoint's answers tell of it.
     profiles: Arc<ServerProfiles>,
+    /// Told when a slot frees, so a queued request waiting for that server can go.
+    freed: Arc<tokio::sync::Notify>,
 }
+
+/// A request's turn on one endpoint; dropping it frees the slot for the next.
+struct Slot {
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    freed: Arc<tokio::sync::Notify>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.freed.notify_one();
+    }
+}
+
+/// Where a dispatched request first goes: an endpoint and a slot taken there, or
+/// nowhere when no endpoint admits requests (it then fails fast).
+type Start = Option<(usize, Slot)>;
 
 impl Shared {
     /// Whether `error` means the server is not ready yet: it is loading its model, or
@@ -232,17 +250,81 @@ impl Shared {
         self.active.fetch_sub(1, Ordering::SeqCst);
     }
 
-    /// The next queued request, highest priority first, when a slot is free; its
-    /// slot is taken and it counts as running.
-    fn next_job(&self) -> Option<(Job, AbortRegistration)> {
+    /// The next queued request that can start now, highest priority first: its
+    /// endpoint ([`pick_endpoint`]) has a free slot, which it takes, and it counts as
+    /// running. One waiting for a busy server stays queued without holding up the
+    /// requests behind it that can go elsewhere.
+    fn next_job(&self) -> Option<(Job, AbortRegistration, Start)> {
         if self.active.load(Ordering::SeqCst) >= self.capacity {
             return None;
         }
-        let Queued(_, _, job) = lock(&self.queue).pop()?;
+        let now = Instant::now();
+        let mut queue = lock(&self.queue);
+        let mut passed = Vec::new();
+        let found = loop {
+            let Some(queued) = queue.pop() else {
+                break None;
+            };
+            let request = &queued.2.request;
+            let Some(endpoint) = pick_endpoint(self, now, request.affinity, request.priority)
+            else {
+                break Some((queued, None));
+            };
+            match self.take_slot(endpoint) {
+                Some(slot) => {
+                    lock(&endpoint.breaker).admit(now);
+                    break Some((queued, Some((endpoint.index, slot))));
+                }
+                None => passed.push(queued),
+            }
+        };
+        queue.extend(passed);
+        drop(queue);
+        let (Queued(_, _, job), start) = found?;
         self.active.fetch_add(1, Ordering::SeqCst);
         let (handle, registration) = AbortHandle::new_pair();
         lock(&self.running).insert(job.id, handle);
-        Some((job, registration))
+        Some((job, registration, start))
+    }
+
+    /// When a request runs out of time.
+    fn deadline_of(&self, job: &Job) -> Instant {
+        later(
+            job.submitted,
+            job.request.deadline.unwrap_or(self.schedule.deadline),
+        )
+    }
+
+    /// A free slot of `endpoint`, if it has one now.
+    fn take_slot(&self, endpoint: &Endpoint) -> Option<Slot> {
+        let permit = Arc::clone(&endpoint.slots).try_acquire_owned().ok()?;
+        Some(Slot {
+            _permit: permit,
+            freed: Arc::clone(&self.freed),
+        })
+    }
+
+    /// A slot of `endpoint`, waited for until `deadline`; `Err` with why not.
+    async fn wait_for_slot(
+        &self,
+        endpoint: &Endpoint,
+        deadline: Instant,
+        submitted: Instant,
+    ) -> Result<Slot, LlmError> {
+        let permit =
+            tokio::time::timeout_at(deadline.into(), Arc::clone(&endpoint.slots).acquire_owned());
+        match permit.await {
+            Ok(Ok(permit)) => Ok(Slot {
+                _permit: permit,
+                freed: Arc::clone(&self.freed),
+            }),
+            Ok(Err(_)) => Err(LlmError::BridgeStopped(
+                "the bridge is shutting down".to_owned(),
+            )),
+            Err(_) => Err(LlmError::TimedOut(
+                deadline.saturating_duration_since(submitted),
+            )),
+        }
     }
 }
 
@@ -287,6 +369,7 @@ pub(super) fn run(
         next_endpoint: AtomicUsize::new(0),
         started: Instant::now(),
         profiles,
+        freed: Arc::default(),
     });
     // The running requests are polled by this one future rather than spawned as
     // tasks: a request costs no task of its own, and cancelling one drops its future,
@@ -310,14 +393,22 @@ pub(super) fn run(
                         let mut queue = lock(&shared.queue);
                         for job in jobs {
                             sequence += 1;
-                            let deadline = job.request.deadline.unwrap_or(shared.schedule.deadline);
-                            expiring.push(Reverse((later(job.submitted, deadline), job.id)));
+                            expiring.push(Reverse((shared.deadline_of(&job), job.id)));
                             queue.push(Queued(job.request.priority, Reverse(sequence), job));
+                        }
+                        // Those that left the queue are passed over at their time; far
+                        // more of them than are queued are dropped now.
+                        if expiring.len() > 2 * queue.len() + 64 {
+                            expiring = queue
+                                .iter()
+                                .map(|Queued(_, _, job)| Reverse((shared.deadline_of(job), job.id)))
+                                .collect();
                         }
                     }
                     Some(Command::Cancel(id)) => cancel(&shared, id),
                 },
                 Some(_) = running.next(), if !running.is_empty() => {}
+                () = shared.freed.notified() => {}
                 () = sleep_until_some(next_expiry), if next_expiry.is_some() => {
                     let now = Instant::now();
                     while let Some(&Reverse((at, id))) = expiring.peek() {
@@ -329,9 +420,9 @@ pub(super) fn run(
                     }
                 }
             }
-            while let Some((job, registration)) = shared.next_job() {
+            while let Some((job, registration, start)) = shared.next_job() {
                 running.push(Abortable::new(
-                    serve_unwinding(Arc::clone(&shared), job),
+                    serve_unwinding(Arc::clone(&shared), job, start),
                     registration,
                 ));
             }
@@ -404,7 +495,7 @@ fn cancel(shared: &Arc<Shared>, id: RequestId) {
 }
 
 /// One request from dispatch to outcome: attempts on healthy endpoints, with retries.
-async fn serve(shared: Arc<Shared>, job: Job) {
+async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
     let Job {
         id,
         mut request,
@@ -428,33 +519,36 @@ async fn serve(shared: Arc<Shared>, job: Job) {
     let mut not_ready: Option<LlmError> = None;
     // Only a retry needs jitter; most requests never make one.
     let mut rng: Option<ChaCha8Rng> = None;
+    // The first try goes where the dispatcher found a free slot.
+    let mut start = start.map(|(index, slot)| (&shared.endpoints[index], slot));
     let result = loop {
         let now = Instant::now();
         if now >= deadline {
             break Err(LlmError::TimedOut(deadline - submitted));
         }
-        // A retry goes wherever is healthiest: its preferred server just failed it.
-        let affinity = affinity.filter(|_| retries == 0);
-        let Some(endpoint) = pick_endpoint(&shared, now, affinity, request.priority) else {
-            let failing = shared
-                .endpoints
-                .iter()
-                .map(|e| e.backend.describe())
-                .collect::<Vec<_>>()
-                .join("; ");
-            break Err(LlmError::Unavailable(failing));
-        };
-        // A slot may be busy with other work: wait for it no longer than the deadline.
-        let slot =
-            tokio::time::timeout_at(deadline.into(), Arc::clone(&endpoint.slots).acquire_owned());
-        let slot = match slot.await {
-            Ok(Ok(slot)) => slot,
-            Ok(Err(_)) => {
-                break Err(LlmError::BridgeStopped(
-                    "the bridge is shutting down".to_owned(),
-                ));
+        let (endpoint, slot) = match start.take() {
+            Some(started) => started,
+            None => {
+                // A retry goes wherever is healthiest: its preferred server just failed it.
+                let affinity = affinity.filter(|_| retries == 0 && waits == 0);
+                let Some(endpoint) = pick_endpoint(&shared, now, affinity, request.priority) else {
+                    let failing = shared
+                        .endpoints
+                        .iter()
+                        .map(|e| e.backend.describe())
+                        .collect::<Vec<_>>()
+                        .join("; ");
+                    break Err(LlmError::Unavailable(failing));
+                };
+                // A slot may be busy with other work: wait for it no longer than the deadline.
+                match shared.wait_for_slot(endpoint, deadline, submitted).await {
+                    Ok(slot) => {
+                        lock(&endpoint.breaker).admit(Instant::now());
+                        (endpoint, slot)
+                    }
+                    Err(error) => break Err(error),
+                }
             }
-            Err(_) => break Err(LlmError::TimedOut(deadline - submitted)),
         };
         let deltas = match &first_token {
             Some(first_token) => delta_sink(&shared, id, submitted, first_token),
@@ -476,12 +570,14 @@ async fn serve(shared: Arc<Shared>, job: Job) {
                 // Its probe came back: the next may go.
                 breaker.probing_since = None;
             }
-            // What it said of its figures is worth knowing for the next prompt.
+            // The server answered: it is up. What it said of its figures is worth
+            // knowing for the next prompt.
             Err(LlmError::ContextExceeded {
                 prompt_tokens,
                 context,
                 ..
             }) => {
+                lock(&endpoint.breaker).succeeded();
                 if let Some(prompt_tokens) = *prompt_tokens {
                     let usage = TokenUsage {
                         prompt_tokens,
@@ -565,9 +661,9 @@ async fn serve(shared: Arc<Shared>, job: Job) {
 /// Serves one request (see [`serve`]) so that a panic anywhere in serving it ends
 /// that request with [`LlmError::BackendFailed`] and frees its slot, while the
 /// dispatcher and every other request go on.
-async fn serve_unwinding(shared: Arc<Shared>, job: Job) {
+async fn serve_unwinding(shared: Arc<Shared>, job: Job, start: Start) {
     let (id, submitted) = (job.id, job.submitted);
-    let served = AssertUnwindSafe(serve(Arc::clone(&shared), job))
+    let served = AssertUnwindSafe(serve(Arc::clone(&shared), job, start))
         .catch_unwind()
         .await;
     if served.is_err() {
@@ -604,9 +700,10 @@ fn conclude(
 /// `instant + duration`, saturating: a duration from outside (a settings file, a
 /// server's `Retry-After`, a game's deadline) can be too long to add to an instant.
 fn later(instant: Instant, duration: Duration) -> Instant {
+    // Tokio rounds a deadline up to the next millisecond: one at the very end of
+    // `Instant`'s range would overflow there.
     instant
-        .checked_add(duration)
-        .or_else(|| instant.checked_add(LONGEST_WAIT))
+        .checked_add(duration.min(LONGEST_WAIT))
         .unwrap_or(instant)
 }
 
@@ -616,7 +713,8 @@ const LONGEST_WAIT: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
 /// The endpoint a request's affinity names while its breaker admits it, it is not
 /// loading its model, and (for a request above background priority) it has a free
 /// slot or no other server has; otherwise the healthy endpoint with the most free
-/// slots, ready ones first, taking turns among equals.
+/// slots, ready ones first, taking turns among equals. The caller admits the request
+/// to the endpoint's breaker once it has a slot there.
 fn pick_endpoint(
     shared: &Shared,
     now: Instant,
@@ -637,12 +735,9 @@ fn pick_endpoint(
                         && usable(endpoint, now, &shared.schedule.breaker)
                 })
         };
-        let mut breaker = lock(&preferred.breaker);
-        if breaker.admits(now, &shared.schedule.breaker)
-            && !breaker.loading(now)
+        if usable(preferred, now, &shared.schedule.breaker)
             && (preferred.slots.available_permits() > 0 || !free_elsewhere())
         {
-            breaker.admit(now);
             return Some(preferred);
         }
     }
@@ -655,7 +750,6 @@ fn pick_endpoint(
             let ready = !lock(&endpoint.breaker).loading(now);
             (ready, endpoint.slots.available_permits())
         })?;
-    lock(&chosen.breaker).admit(now);
     Some(chosen)
 }
 
@@ -693,7 +787,8 @@ fn retry_delay(
     let backoff = policy
         .first_delay
         .saturating_mul(1 << retries.min(16))
-        .min(policy.max_delay);
+        .min(policy.max_delay)
+        .min(LONGEST_WAIT);
     // "Full jitter": anywhere between half and all of the backoff.
     backoff.mul_f64(rng.random_range(0.5..=1.0))
 }

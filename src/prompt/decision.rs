@@ -36,7 +36,7 @@ impl DecisionLimits {
     /// Decision requests ask for no more, so a model cannot ramble on past what the
     /// schema allows.
     pub fn max_answer_tokens(&self) -> u32 {
-        let chars = self.max_speech_chars + ANSWER_OVERHEAD_CHARS;
+        let chars = self.max_speech_chars.saturating_add(ANSWER_OVERHEAD_CHARS);
         u32::try_from(chars).unwrap_or(u32::MAX)
     }
 }

@@ -687,3 +687,43 @@ fn a_request_waiting_behind_busy_slots_ends_at_its_deadline() {
         "the late one was never sent"
     );
 }
+
+/// Background thinking waiting for its own busy server holds no slot of the fleet's:
+/// a request that can go elsewhere goes at once.
+#[test]
+fn background_work_waiting_for_its_server_does_not_hold_up_the_rest() {
+    let (_busy_server, busy, release, busy_count) = holding_server();
+    let (_free_server, free, _) = server(|_, _| completion("from the free server"));
+    let mut app = app(LlmSettings {
+        backend: BackendChoice::Fleet(vec![endpoint(&busy), endpoint(&free)]),
+        concurrency_per_endpoint: 1,
+        ..default()
+    });
+    let first = submit(&mut app, bound_to(0, Priority::Background, "thinking"));
+    crate::support::update_until(&mut app, "the busy server to be busy", |_| {
+        busy_count.load(Ordering::SeqCst) == 1
+    });
+    let waiting = submit(&mut app, bound_to(0, Priority::Background, "more thinking"));
+    let elsewhere = submit(&mut app, request("anywhere"));
+    crate::support::update_until(&mut app, "the request that can go elsewhere", |app| {
+        app.world()
+            .resource::<Outcomes>()
+            .0
+            .iter()
+            .any(|r| r.id == elsewhere)
+    });
+    let outcome = &app.world().resource::<Outcomes>().0[0];
+    assert_eq!(outcome.id, elsewhere);
+    assert_eq!(
+        outcome.result.as_ref().map(|r| r.text.as_str()),
+        Ok("from the free server")
+    );
+    drop(release);
+    let done = outcomes(&mut app, &[first, waiting, elsewhere]);
+    assert!(done[&waiting].result.is_ok());
+    assert_eq!(
+        busy_count.load(Ordering::SeqCst),
+        2,
+        "background thinking waited for its own server"
+    );
+}

@@ -341,9 +341,9 @@ fn transcripts_start_again_before_outgrowing_the_servers_context() {
     );
 }
 
-/// A model whose second turn of every actor gets no answer before the deadline, and
-/// whose server counts tokens like a real tokenizer: 0.3 a character, and 4 more a
-/// message for the chat template.
+/// A model whose second turn of every actor runs out of time, and whose server counts
+/// tokens like a real tokenizer: 0.3 a character, and 4 more a message for the chat
+/// template.
 struct ScriptedModel {
     /// The system messages of the conversations whose second turn got no answer.
     hung: Mutex<Vec<Arc<str>>>,
@@ -372,7 +372,9 @@ impl LlmBackend for ScriptedModel {
             let system = Arc::clone(&messages[0].content);
             if !hung.contains(&system) {
                 hung.push(system);
-                return Box::pin(std::future::pending());
+                // What the bridge ends a request with at its deadline, without waiting
+                // for one.
+                return Box::pin(async { Err(LlmError::TimedOut(Duration::from_secs(60))) });
             }
         }
         let usage = TokenUsage {
@@ -396,7 +398,6 @@ fn scripted_tavern(hang_on_turn: Option<usize>) -> App {
     let (app, _) = tavern_app_configured(
         LlmSettings {
             backend: BackendChoice::Custom(model),
-            deadline: Duration::from_millis(300),
             ..default()
         },
         SmartActorSettings::default(),
