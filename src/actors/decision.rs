@@ -319,7 +319,7 @@ fn kind(value: &Value) -> &'static str {
 /// ([`decision_schema`](crate::prompt::decision_schema)); written freely it is the object.
 fn unwrapped(mut object: serde_json::Map<String, Value>) -> serde_json::Map<String, Value> {
     if object.len() == 1
-        && let Some(Value::Object(answer)) = object.remove("answer")
+        && let Some(Value::Object(answer)) = object.remove(crate::prompt::ANSWER_FIELD)
     {
         return answer;
     }
@@ -491,8 +491,6 @@ mod tests {
         assert!(parse(two_lines).is_ok(), "no line limit by default");
     }
 
-    /// The answer of each type a server bound by the decision schema may send: every
-    /// field the schema has, `null` where the type does not use it.
     /// One answer of each kind the schema allows, as a server that honours it writes
     /// them (under `answer`): every field filled, the last index offered, every line
     /// as long as the schema lets it be.

@@ -571,6 +571,10 @@ fn outside_the_folder(path: &str) -> Option<&'static str> {
         Some("uses `\\`: separate folders with `/`")
     } else if path.split('/').any(|part| part == "..") {
         Some("goes up out of the folder with `..`")
+    } else if path.split('/').any(|part| part.is_empty() || part == ".") {
+        Some(
+            "has an empty or `.` part: write it as a plain path such as `actions/wait.action.json`",
+        )
     } else if path.contains('#') {
         Some("has a `#`, which Bevy reads as a label")
     } else {

@@ -39,6 +39,9 @@ pub(super) struct ServerProfiles(Vec<ServerProfile>);
 /// little enough that one odd answer does not swing it.
 const WEIGHT_OF_NEW: f32 = 0.5;
 
+/// The smallest context per slot a server is believed to have.
+const SMALLEST_CONTEXT: u32 = 512;
+
 /// How many reports in a row far below the rate make it move after all.
 const LOW_REPORTS_TRUSTED: u32 = 3;
 
@@ -83,9 +86,13 @@ impl ServerProfiles {
         }
     }
 
-    /// Notes what a server said of its limits.
+    /// Notes what a server said of its limits. A context too small to hold any
+    /// decision prompt is not believed: it would only start every transcript cold.
     pub(super) fn learn(&self, endpoint: usize, limits: ServerLimits) {
-        if let (Some(profile), Some(context)) = (self.0.get(endpoint), limits.context_per_slot) {
+        let context = limits
+            .context_per_slot
+            .filter(|&context| context >= SMALLEST_CONTEXT);
+        if let (Some(profile), Some(context)) = (self.0.get(endpoint), context) {
             profile.context_per_slot.store(context, Ordering::Relaxed);
         }
     }
@@ -185,5 +192,13 @@ mod tests {
         );
         assert_eq!(profiles.context_per_slot(Some(7)), Some(4096));
         assert!(!profiles.ask_when_ready(3), "no such endpoint");
+        profiles.learn(
+            0,
+            ServerLimits {
+                context_per_slot: Some(1),
+                slots: None,
+            },
+        );
+        assert_eq!(profiles.context_per_slot(None), Some(4096), "not believed");
     }
 }

@@ -326,6 +326,10 @@ fn push_tagged_list(text: &mut String, tag: &str, items: &[impl AsRef<str>]) {
 /// conversation, an actor in combat with no combat action): the answers left.
 pub const NOTHING_OFFERED: &str = "(nothing to do right now: answer with COLOR or NONE)";
 
+/// The field a schema-bound answer sits under ([`decision_schema`]); the parser reads
+/// an answer with or without it.
+pub const ANSWER_FIELD: &str = "answer";
+
 /// The most offered indices the schema lists one by one; beyond them it gives a range.
 /// OpenAI's strict mode takes at most 1,000 enum values in a schema.
 const MAX_LISTED_INDICES: usize = 500;
@@ -390,8 +394,8 @@ pub fn decision_schema(offered: usize, limits: &DecisionLimits) -> Value {
     answers.push(answer("NONE", &[]));
     json!({
         "type": "object",
-        "properties": { "answer": { "anyOf": answers } },
-        "required": ["answer"],
+        "properties": { ANSWER_FIELD: { "anyOf": answers } },
+        "required": [ANSWER_FIELD],
         "additionalProperties": false
     })
 }

@@ -12,9 +12,9 @@ pub use actions_block::{
     write_available_actions,
 };
 pub use decision::{
-    DECISION_QUESTION, DECISION_REPLY, DECISION_RULES, DecisionContext, DecisionLimits,
-    DecisionPrompt, NOTHING_OFFERED, PromptPart, PromptSection, decision_prompt, decision_schema,
-    decision_system_prompt, decision_user_prompt, write_decision_user_prompt,
+    ANSWER_FIELD, DECISION_QUESTION, DECISION_REPLY, DECISION_RULES, DecisionContext,
+    DecisionLimits, DecisionPrompt, NOTHING_OFFERED, PromptPart, PromptSection, decision_prompt,
+    decision_schema, decision_system_prompt, decision_user_prompt, write_decision_user_prompt,
 };
 pub use narration::{NARRATOR_RULES, narration_user_message};
 pub(crate) use tokens::tokens_of_chars;

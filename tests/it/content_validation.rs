@@ -684,6 +684,16 @@ fn an_absolute_or_labelled_listed_path_is_an_error() {
             "prompts\\terse.prompt.json",
             "separate folders with `/`",
         ),
+        (
+            "actions",
+            "./actions/hop.action.json",
+            "an empty or `.` part",
+        ),
+        (
+            "narrative",
+            "narrative//inn.narrative.json",
+            "an empty or `.` part",
+        ),
     ] {
         expect_one_error(
             &["core", "extra"],
