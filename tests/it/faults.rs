@@ -613,36 +613,65 @@ fn bound_to(server: u64, priority: Priority, text: &str) -> LlmRequest {
     }
 }
 
+/// A fleet of two servers, one request at a time each: the first holds every request
+/// (background thinking bound to it holds it now), the second answers at once.
+struct BusyFleet {
+    app: App,
+    first: RequestId,
+    release: Option<std::sync::mpsc::Sender<()>>,
+    busy_count: Arc<AtomicUsize>,
+    _servers: [tokio::runtime::Runtime; 2],
+}
+
+impl BusyFleet {
+    fn new() -> Self {
+        let (busy_server, busy, release, busy_count) = holding_server();
+        let (free_server, free, _) = server(|_, _| completion("from the free server"));
+        let mut app = app(LlmSettings {
+            backend: BackendChoice::Fleet(vec![endpoint(&busy), endpoint(&free)]),
+            concurrency_per_endpoint: 1,
+            ..default()
+        });
+        let first = submit(&mut app, bound_to(0, Priority::Background, "thinking"));
+        crate::support::update_until(&mut app, "the busy server to be busy", |_| {
+            busy_count.load(Ordering::SeqCst) == 1
+        });
+        Self {
+            app,
+            first,
+            release: Some(release),
+            busy_count,
+            _servers: [busy_server, free_server],
+        }
+    }
+
+    /// Lets the busy server answer what it holds.
+    fn release(&mut self) {
+        self.release.take();
+    }
+}
+
 /// A request whose server is busy with background work goes to a free one of the
 /// fleet instead of waiting behind it, however long that work takes.
 #[test]
 fn a_request_bound_to_a_busy_server_goes_to_a_free_one() {
-    let (_busy_server, busy, release, busy_count) = holding_server();
-    let (_free_server, free, _) = server(|_, _| completion("from the free server"));
-    let mut app = app(LlmSettings {
-        backend: BackendChoice::Fleet(vec![endpoint(&busy), endpoint(&free)]),
-        concurrency_per_endpoint: 1,
-        ..default()
-    });
-    let background = submit(&mut app, bound_to(0, Priority::Background, "thinking"));
-    crate::support::update_until(&mut app, "the busy server to be busy", |_| {
-        busy_count.load(Ordering::SeqCst) == 1
-    });
-    let dialogue = submit(&mut app, bound_to(0, Priority::Dialogue, "a reply"));
-    crate::support::update_until(&mut app, "the reply", |app| {
+    let mut fleet = BusyFleet::new();
+    let background = fleet.first;
+    let dialogue = submit(&mut fleet.app, bound_to(0, Priority::Dialogue, "a reply"));
+    crate::support::update_until(&mut fleet.app, "the reply", |app| {
         app.world()
             .resource::<Outcomes>()
             .0
             .iter()
             .any(|r| r.id == dialogue)
     });
-    let reply = &app.world().resource::<Outcomes>().0[0];
+    let reply = &fleet.app.world().resource::<Outcomes>().0[0];
     assert_eq!(
         reply.result.as_ref().map(|r| r.text.as_str()),
         Ok("from the free server")
     );
-    drop(release);
-    let done = outcomes(&mut app, &[background, dialogue]);
+    fleet.release();
+    let done = outcomes(&mut fleet.app, &[background, dialogue]);
     assert!(done[&background].result.is_ok());
 }
 
@@ -692,37 +721,31 @@ fn a_request_waiting_behind_busy_slots_ends_at_its_deadline() {
 /// a request that can go elsewhere goes at once.
 #[test]
 fn background_work_waiting_for_its_server_does_not_hold_up_the_rest() {
-    let (_busy_server, busy, release, busy_count) = holding_server();
-    let (_free_server, free, _) = server(|_, _| completion("from the free server"));
-    let mut app = app(LlmSettings {
-        backend: BackendChoice::Fleet(vec![endpoint(&busy), endpoint(&free)]),
-        concurrency_per_endpoint: 1,
-        ..default()
-    });
-    let first = submit(&mut app, bound_to(0, Priority::Background, "thinking"));
-    crate::support::update_until(&mut app, "the busy server to be busy", |_| {
-        busy_count.load(Ordering::SeqCst) == 1
-    });
-    let waiting = submit(&mut app, bound_to(0, Priority::Background, "more thinking"));
-    let elsewhere = submit(&mut app, request("anywhere"));
-    crate::support::update_until(&mut app, "the request that can go elsewhere", |app| {
+    let mut fleet = BusyFleet::new();
+    let first = fleet.first;
+    let waiting = submit(
+        &mut fleet.app,
+        bound_to(0, Priority::Background, "more thinking"),
+    );
+    let elsewhere = submit(&mut fleet.app, request("anywhere"));
+    crate::support::update_until(&mut fleet.app, "the request that can go elsewhere", |app| {
         app.world()
             .resource::<Outcomes>()
             .0
             .iter()
             .any(|r| r.id == elsewhere)
     });
-    let outcome = &app.world().resource::<Outcomes>().0[0];
+    let outcome = &fleet.app.world().resource::<Outcomes>().0[0];
     assert_eq!(outcome.id, elsewhere);
     assert_eq!(
         outcome.result.as_ref().map(|r| r.text.as_str()),
         Ok("from the free server")
     );
-    drop(release);
-    let done = outcomes(&mut app, &[first, waiting, elsewhere]);
+    fleet.release();
+    let done = outcomes(&mut fleet.app, &[first, waiting, elsewhere]);
     assert!(done[&waiting].result.is_ok());
     assert_eq!(
-        busy_count.load(Ordering::SeqCst),
+        fleet.busy_count.load(Ordering::SeqCst),
         2,
         "background thinking waited for its own server"
     );
