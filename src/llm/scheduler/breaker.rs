@@ -1,0 +1,141 @@
+//! An endpoint's circuit breaker: closed while the server answers, open (failing fast)
+//! after repeated failures, then one probe at a time until one succeeds; and whether
+//! the server was last seen loading its model.
+
+use std::time::{Duration, Instant};
+
+use super::later;
+
+/// When an endpoint's circuit breaker opens, and for how long.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BreakerSettings {
+    /// Consecutive failures that open the breaker.
+    pub failures_to_open: u32,
+    /// How long an open breaker fails fast before one probe request may try again.
+    pub open_for: Duration,
+}
+
+impl Default for BreakerSettings {
+    fn default() -> Self {
+        Self {
+            failures_to_open: 3,
+            open_for: Duration::from_secs(10),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Breaker {
+    failures: u32,
+    open_until: Option<Instant>,
+    /// When the probe of a half-open breaker went out; a probe that never reports
+    /// back (cancelled) lets another go after one more open period.
+    probing_since: Option<Instant>,
+    /// Until when the server is taken to be still loading its model: requests go to
+    /// another endpoint while one is ready.
+    loading_until: Option<Instant>,
+}
+
+impl Breaker {
+    /// Whether a request may go to this endpoint now. After the open period, one probe may.
+    pub(super) fn admits(&self, now: Instant, settings: &BreakerSettings) -> bool {
+        match (self.open_until, self.probing_since) {
+            (None, _) => true,
+            (Some(until), None) => now >= until,
+            (Some(_), Some(since)) => now >= later(since, settings.open_for),
+        }
+    }
+
+    /// Takes the admission [`admits`](Self::admits) granted: an open breaker's probe.
+    pub(super) fn admit(&mut self, now: Instant) {
+        if self.open_until.is_some() {
+            self.probing_since = Some(now);
+        }
+    }
+
+    /// Whether the server was last seen loading its model, and may still be.
+    pub(super) fn loading(&self, now: Instant) -> bool {
+        self.loading_until.is_some_and(|until| now < until)
+    }
+
+    /// The server answered that it is loading its model: take it to be loading for
+    /// `for_about`, and let the next probe go.
+    pub(super) fn still_loading(&mut self, now: Instant, for_about: Duration) {
+        self.loading_until = Some(later(now, for_about));
+        self.probing_since = None;
+    }
+
+    /// The server answered (even with a client error): it is up.
+    pub(super) fn succeeded(&mut self) {
+        *self = Self::default();
+    }
+
+    /// The server was unreachable, overloaded or failing.
+    pub(super) fn failed(&mut self, now: Instant, settings: &BreakerSettings) {
+        self.failures = self.failures.saturating_add(1);
+        if self.probing_since.is_some() || self.failures >= settings.failures_to_open {
+            self.open_until = Some(later(now, settings.open_for));
+            self.probing_since = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The breaker's life on a clock of the test's own: open after enough failures,
+    /// one probe once the open period passed, closed by a good probe, open again
+    /// after a bad one.
+    #[test]
+    fn a_breaker_opens_lets_one_probe_through_and_closes_on_its_success() {
+        let settings = BreakerSettings {
+            failures_to_open: 2,
+            open_for: Duration::from_secs(10),
+        };
+        let start = Instant::now();
+        let at = |seconds: u64| start + Duration::from_secs(seconds);
+        let mut breaker = Breaker::default();
+        breaker.failed(at(0), &settings);
+        assert!(
+            breaker.admits(at(0), &settings),
+            "one failure is not enough"
+        );
+        breaker.failed(at(1), &settings);
+        assert!(!breaker.admits(at(1), &settings), "open: fails fast");
+        assert!(!breaker.admits(at(10), &settings), "still open");
+        assert!(breaker.admits(at(11), &settings), "the open period passed");
+        breaker.admit(at(11));
+        assert!(!breaker.admits(at(12), &settings), "one probe at a time");
+        breaker.failed(at(12), &settings);
+        assert!(
+            !breaker.admits(at(21), &settings),
+            "a bad probe opens it again"
+        );
+        assert!(breaker.admits(at(22), &settings));
+        breaker.admit(at(22));
+        breaker.succeeded();
+        assert!(breaker.admits(at(22), &settings), "a good probe closes it");
+        breaker.failed(at(23), &settings);
+        assert!(
+            breaker.admits(at(23), &settings),
+            "and counts from zero again"
+        );
+    }
+
+    /// A probe that never reports back (cancelled) lets another go one open period on.
+    #[test]
+    fn a_probe_that_never_reports_lets_another_go_later() {
+        let settings = BreakerSettings {
+            failures_to_open: 1,
+            open_for: Duration::from_secs(10),
+        };
+        let start = Instant::now();
+        let at = |seconds: u64| start + Duration::from_secs(seconds);
+        let mut breaker = Breaker::default();
+        breaker.failed(at(0), &settings);
+        breaker.admit(at(10));
+        assert!(!breaker.admits(at(19), &settings));
+        assert!(breaker.admits(at(20), &settings));
+    }
+}

@@ -1,0 +1,286 @@
+//! One request from dispatch to outcome: tries on healthy endpoints within its
+//! deadline, retries with backoff, waits for a server still loading its model, and
+//! exactly one outcome even when serving it panics.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use futures_lite::FutureExt;
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+
+use super::super::{
+    DeltaSink, LlmBackend, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, RequestId,
+    ServerLimits, TokenUsage,
+};
+use super::{Arrival, Job, LONGEST_WAIT, RetryPolicy, Shared, Start, later, lock, pick_endpoint};
+
+/// One request from dispatch to outcome: attempts on healthy endpoints, with retries.
+async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
+    let Job {
+        id,
+        mut request,
+        submitted,
+    } = job;
+    // The affinity modulo the fleet's size picks the server; what is left of it is the
+    // backend's to pick a slot within that server, so that every slot of every server
+    // gets used (the same number modulo both would leave most slots idle).
+    let affinity = request.affinity;
+    let servers = shared.endpoints.len().max(1) as u64;
+    request.affinity = affinity.map(|affinity| affinity / servers);
+    let deadline = later(
+        submitted,
+        request.deadline.unwrap_or(shared.schedule.deadline),
+    );
+    // When the first piece of a streamed answer arrived; unset, nothing reached the game.
+    let first_token = request.stream.then(|| Arc::new(OnceLock::new()));
+    let mut retries = 0u32;
+    // Waits for a server that is not ready yet, and why the last one was needed.
+    let mut waits = 0u32;
+    let mut not_ready: Option<LlmError> = None;
+    // Only a retry needs jitter; most requests never make one.
+    let mut rng: Option<ChaCha8Rng> = None;
+    // The first try goes where the dispatcher found a free slot.
+    let mut start = start.map(|(index, slot)| (&shared.endpoints[index], slot));
+    let result = loop {
+        let now = Instant::now();
+        if now >= deadline {
+            break Err(LlmError::TimedOut(deadline - submitted));
+        }
+        let (endpoint, slot) = match start.take() {
+            Some(started) => started,
+            None => {
+                // A retry goes wherever is healthiest: its preferred server just failed it.
+                let affinity = affinity.filter(|_| retries == 0 && waits == 0);
+                let Some(endpoint) = pick_endpoint(&shared, now, affinity, request.priority) else {
+                    let failing = shared
+                        .endpoints
+                        .iter()
+                        .map(|e| e.backend.describe())
+                        .collect::<Vec<_>>()
+                        .join("; ");
+                    break Err(LlmError::Unavailable(failing));
+                };
+                // A slot may be busy with other work: wait for it no longer than the deadline.
+                match shared.wait_for_slot(endpoint, deadline, submitted).await {
+                    Ok(slot) => {
+                        lock(&endpoint.breaker).admit(Instant::now());
+                        (endpoint, slot)
+                    }
+                    Err(error) => break Err(error),
+                }
+            }
+        };
+        let deltas = match &first_token {
+            Some(first_token) => delta_sink(&shared, id, submitted, first_token),
+            None => DeltaSink::discard(),
+        };
+        let attempt = answer(&*endpoint.backend, &request, deltas);
+        let result = match tokio::time::timeout_at(deadline.into(), attempt).await {
+            Ok(result) => result,
+            Err(_) => Err(LlmError::TimedOut(deadline - submitted)),
+        };
+        let starting = result
+            .as_ref()
+            .is_err_and(|error| shared.not_ready(error, now));
+        match &result {
+            // A server loading its model, or finding the prompt too long, is healthy.
+            Err(_) if starting => {
+                lock(&endpoint.breaker).still_loading(now, shared.schedule.retry.max_delay);
+            }
+            // The server answered: it is up. What it said of its figures is worth
+            // knowing for the next prompt.
+            Err(LlmError::ContextExceeded {
+                prompt_tokens,
+                context,
+                ..
+            }) => {
+                lock(&endpoint.breaker).succeeded();
+                if let Some(prompt_tokens) = *prompt_tokens {
+                    let usage = TokenUsage {
+                        prompt_tokens,
+                        completion_tokens: 0,
+                    };
+                    shared
+                        .profiles
+                        .observe(endpoint.index, &request.messages, usage);
+                }
+                let context_per_slot = context.and_then(|c| u32::try_from(c).ok());
+                shared.profiles.learn(
+                    endpoint.index,
+                    ServerLimits {
+                        context_per_slot,
+                        slots: None,
+                    },
+                );
+            }
+            Err(error) if error.is_server_fault() => {
+                lock(&endpoint.breaker).failed(Instant::now(), &shared.schedule.breaker)
+            }
+            // A request out of time says nothing of the server: the game set the deadline.
+            // (A probe that ran out lets another go after the next open period.)
+            Err(LlmError::TimedOut(_)) => {}
+            _ => lock(&endpoint.breaker).succeeded(),
+        }
+        let error = match result {
+            Ok(reply) => {
+                if let Some(usage) = reply.usage {
+                    shared
+                        .profiles
+                        .observe(endpoint.index, &request.messages, usage);
+                }
+                if shared.profiles.ask_when_ready(endpoint.index) {
+                    shared.ask_limits(endpoint);
+                }
+                break Ok(reply);
+            }
+            Err(error) => error,
+        };
+        let rng = rng.get_or_insert_with(|| {
+            ChaCha8Rng::seed_from_u64(id.0 ^ u64::from(submitted.elapsed().subsec_nanos()))
+        });
+        if starting {
+            // Not ready yet: wait with backoff until the deadline, however many times.
+            drop(slot);
+            let wait = retry_delay(&shared.schedule.retry, waits, &error, rng);
+            not_ready = Some(loading(error));
+            waits = waits.saturating_add(1);
+            let until = later(Instant::now(), wait).min(deadline);
+            tokio::time::sleep_until(until.into()).await;
+            continue;
+        }
+        // A streamed answer that already reached the game is not asked again.
+        if !error.is_retryable()
+            || retries >= shared.schedule.retry.max_retries
+            || first_token
+                .as_ref()
+                .is_some_and(|first| first.get().is_some())
+        {
+            break Err(error);
+        }
+        drop(slot);
+        let wait = retry_delay(&shared.schedule.retry, retries, &error, rng);
+        // A wait past the deadline (a huge `Retry-After`) ends the request now.
+        if deadline.saturating_duration_since(Instant::now()) <= wait {
+            break Err(error);
+        }
+        tokio::time::sleep(wait).await;
+        retries += 1;
+    };
+    // Out of time while the server was not ready: say so, not only that time ran out.
+    let result = match (result, not_ready) {
+        (Err(LlmError::TimedOut(_)), Some(not_ready)) => Err(not_ready),
+        (result, _) => result,
+    };
+    let first_token = first_token.and_then(|first| first.get().copied());
+    conclude(&shared, id, submitted, result, first_token, retries);
+}
+
+/// Serves one request (see [`serve`]) so that a panic anywhere in serving it ends
+/// that request with [`LlmError::BackendFailed`] and frees its slot, while the
+/// dispatcher and every other request go on.
+pub(super) async fn serve_unwinding(shared: Arc<Shared>, job: Job, start: Start) {
+    let (id, submitted) = (job.id, job.submitted);
+    let served = AssertUnwindSafe(serve(Arc::clone(&shared), job, start))
+        .catch_unwind()
+        .await;
+    if served.is_err() {
+        let error = LlmError::BackendFailed(
+            "serving the request panicked; see the log for where".to_owned(),
+        );
+        conclude(&shared, id, submitted, Err(error), None, 0);
+    }
+}
+
+/// Sends a running request's one outcome and frees its slot, unless a cancellation
+/// already did.
+fn conclude(
+    shared: &Shared,
+    id: RequestId,
+    submitted: Instant,
+    result: Result<LlmReply, LlmError>,
+    first_token: Option<Duration>,
+    retries: u32,
+) {
+    let claimed = lock(&shared.running).remove(&id).is_some();
+    if claimed {
+        shared.finish(LlmResponse {
+            id,
+            result,
+            latency: submitted.elapsed(),
+            first_token,
+            retries,
+        });
+        shared.release();
+    }
+}
+
+/// What a request that waited for a server not ready yet ends with at its deadline.
+fn loading(error: LlmError) -> LlmError {
+    match error {
+        LlmError::Unreachable { url, .. } => LlmError::Loading {
+            url,
+            detail: "it did not accept connections yet".to_owned(),
+        },
+        other => other,
+    }
+}
+
+/// Exponential backoff with jitter, or the server's `Retry-After`.
+fn retry_delay(
+    policy: &RetryPolicy,
+    retries: u32,
+    error: &LlmError,
+    rng: &mut ChaCha8Rng,
+) -> Duration {
+    if let LlmError::Status {
+        retry_after: Some(after),
+        ..
+    } = error
+    {
+        return *after;
+    }
+    let backoff = policy
+        .first_delay
+        .saturating_mul(1 << retries.min(16))
+        .min(policy.max_delay)
+        .min(LONGEST_WAIT);
+    // "Full jitter": anywhere between half and all of the backoff.
+    backoff.mul_f64(rng.random_range(0.5..=1.0))
+}
+
+/// Passes a streamed answer's pieces to the game, noting when the first arrived.
+fn delta_sink(
+    shared: &Arc<Shared>,
+    id: RequestId,
+    submitted: Instant,
+    first_token: &Arc<OnceLock<Duration>>,
+) -> DeltaSink {
+    let (shared, first_token) = (Arc::clone(shared), Arc::clone(first_token));
+    DeltaSink::new(move |text| {
+        first_token.get_or_init(|| submitted.elapsed());
+        let _ = shared.arrivals.send(Arrival::Delta(LlmDelta { id, text }));
+    })
+}
+
+/// Runs a backend on one request. A backend that panics ends its request with
+/// [`LlmError::BackendFailed`] instead of leaving it without an outcome.
+async fn answer(
+    backend: &dyn LlmBackend,
+    request: &LlmRequest,
+    deltas: DeltaSink,
+) -> Result<LlmReply, LlmError> {
+    let failed = |_| {
+        LlmError::BackendFailed(format!(
+            "the backend `{}` panicked; see the log",
+            backend.describe()
+        ))
+    };
+    let future = std::panic::catch_unwind(AssertUnwindSafe(|| backend.complete(request, deltas)))
+        .map_err(failed)?;
+    AssertUnwindSafe(future)
+        .catch_unwind()
+        .await
+        .map_err(failed)?
+}
