@@ -1,0 +1,149 @@
+//! Memories: each spec's seeds pinned into the history, and what every actor
+//! witnessed (narration in its place, what others said) written under its store key.
+
+use bevy::prelude::*;
+
+use super::memory::{self, MemoryScope, NewMemory};
+use super::{ActorSpoke, HistoryStore, SmartActor, TurnClock};
+use crate::content::ContentRegistry;
+use crate::world::{DisplayName, InPlace, NarrativeKey};
+
+/// Pins each spec's `memorySeeds` and `history.seeds` into the history, under its store
+/// key, when one of its actors is first seen, when content is loaded again (a spec
+/// edited on disk), and when the game puts in another [`HistoryStore`] (a save
+/// loaded): a seed the store already holds, same source and text, is not added again.
+pub(super) fn seed_memories(
+    registry: Res<ContentRegistry>,
+    clock: Res<TurnClock>,
+    mut history: ResMut<HistoryStore>,
+    mut seeded: Local<bevy::platform::collections::HashSet<String>>,
+    mut store: Local<Option<memory::StoreInstance>>,
+    actors: Query<&SmartActor>,
+    arrived: Query<(), Added<SmartActor>>,
+) {
+    // Only a new actor, newly loaded specs or another store can need seeding.
+    let replaced = *store != Some(history.instance());
+    *store = Some(history.instance());
+    let renewed = registry.is_changed() || replaced;
+    if !renewed && arrived.is_empty() {
+        return;
+    }
+    if renewed {
+        seeded.clear();
+    }
+    for actor in &actors {
+        if seeded.contains(&actor.spec) {
+            continue;
+        }
+        let Some(spec) = registry.actor(&actor.spec) else {
+            continue;
+        };
+        for seed in spec.seeds() {
+            let source = format!("seed {}/{}", spec.id, seed.id);
+            let held = history
+                .entries()
+                .iter()
+                .any(|entry| entry.source == source && entry.text == seed.text);
+            if held {
+                continue;
+            }
+            history.append(NewMemory {
+                text: seed.text.clone(),
+                tags: seed.tags.clone(),
+                scope: Some(match &seed.plot {
+                    Some(plot) => MemoryScope::Plot(plot.clone()),
+                    None => MemoryScope::Actor(spec.store_key().to_owned()),
+                }),
+                turn: clock.turn,
+                source,
+                pinned: true,
+            });
+        }
+        seeded.insert(actor.spec.clone());
+    }
+}
+
+/// Writes what each smart actor witnessed into its memory (under its spec's store
+/// key): the narration of every action in its place, and what others there said.
+pub(super) fn remember_what_was_witnessed(
+    registry: Res<ContentRegistry>,
+    clock: Res<TurnClock>,
+    mut history: ResMut<HistoryStore>,
+    mut narrated: MessageReader<crate::narration::NarrationText>,
+    mut spoke: MessageReader<ActorSpoke>,
+    actors: Query<(Entity, &SmartActor, Option<&InPlace>)>,
+    about: Query<(
+        Option<&NarrativeKey>,
+        Option<&InPlace>,
+        Option<&DisplayName>,
+    )>,
+) {
+    let key = |entity: Entity| about.get(entity).ok()?.0.map(|k| k.0.clone());
+    // An actor whose spec is not loaded never thinks; its memories wait under its id.
+    let store_key = |actor: &SmartActor| {
+        let key = registry
+            .actor(&actor.spec)
+            .map_or(actor.spec.as_str(), |spec| spec.store_key());
+        MemoryScope::Actor(key.to_owned())
+    };
+    let place_of = |entity: Entity| about.get(entity).ok()?.1.map(|p| p.0);
+    let witnesses = |place: Option<Entity>| {
+        actors
+            .iter()
+            .filter(move |(_, _, in_place)| place.is_some() && in_place.map(|p| p.0) == place)
+    };
+    for text in narrated.read().filter(|t| t.is_final) {
+        let report = &text.report;
+        let place = place_of(report.actor);
+        let mut tags: Vec<String> = [
+            Some(report.actor),
+            report.object,
+            report.indirect_object,
+            report.instrument,
+            place,
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(key)
+        .collect();
+        tags.sort_unstable();
+        tags.dedup();
+        for (_, actor, _) in witnesses(place) {
+            history.append(NewMemory {
+                text: text.text.clone(),
+                tags: tags.clone(),
+                scope: Some(store_key(actor)),
+                turn: clock.turn,
+                source: "witnessed".to_owned(),
+                pinned: false,
+            });
+        }
+    }
+    for line in spoke.read() {
+        let place = place_of(line.actor);
+        let speaker = about
+            .get(line.actor)
+            .ok()
+            .and_then(|(_, _, name)| name)
+            .map_or("Someone", |n| n.0.as_str());
+        let heard = format!("{speaker} said: \"{}\"", line.text);
+        let tags: Vec<String> = [Some(line.actor), place]
+            .into_iter()
+            .flatten()
+            .filter_map(key)
+            .collect();
+        for (listener, actor, _) in witnesses(place) {
+            if listener == line.actor {
+                continue;
+            }
+            history.append(NewMemory {
+                text: heard.clone(),
+                tags: tags.clone(),
+                scope: Some(store_key(actor)),
+                turn: clock.turn,
+                source: "heard".to_owned(),
+                pinned: false,
+            });
+        }
+    }
+}
