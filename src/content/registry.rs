@@ -5,10 +5,11 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use bevy::ecs::resource::Resource;
 
 use super::aliases::resolve_aliases;
+use super::mod_order::{resolve_mods, select_mods};
+use super::references::{unknown_allowed_verbs, unknown_prompt, unknown_scopes, unknown_verb};
 use super::{
     ActionDefinition, ActorSpec, ContentError, GameManifest, ModManifest, NarrativeContext,
     NarrativeVocabulary, PromptTemplate, TagFile, TagIndex, VerbAlias, action_namespace,
-    owning_mod,
 };
 
 /// A mod's action metadata, resolved once per load for every prompt.
@@ -550,129 +551,6 @@ impl ContentRegistry {
     }
 }
 
-/// The game file's mods that have a manifest, in load order, each once.
-fn select_mods<'a>(
-    game: &GameManifest,
-    mods: &[(&'a str, &'a ModManifest)],
-) -> Vec<(&'a str, &'a ModManifest)> {
-    let mut selected: Vec<(&str, &ModManifest)> = Vec::new();
-    for id in &game.mods {
-        // A manifest that failed to load was already reported by its loader.
-        let found = mods.iter().find(|(file, manifest)| {
-            manifest.id.eq_ignore_ascii_case(id)
-                && owning_mod(file).is_none_or(|folder| folder.eq_ignore_ascii_case(id))
-        });
-        if let Some(&(file, manifest)) = found
-            && !selected.iter().any(|(_, m)| m.id.eq_ignore_ascii_case(id))
-        {
-            selected.push((file, manifest));
-        }
-    }
-    selected
-}
-
-/// The mods that pass conflicts, cycles and dependencies, reporting the others.
-fn resolve_mods<'a>(
-    mut candidates: Vec<(&'a str, &'a ModManifest)>,
-    game: &GameManifest,
-    problems: &mut Vec<ContentError>,
-) -> Vec<(&'a str, &'a ModManifest)> {
-    let is_present = |set: &[(&str, &ModManifest)], id: &str| {
-        set.iter().any(|(_, m)| m.id.eq_ignore_ascii_case(id))
-    };
-
-    // Declared conflicts: the mod that declares the conflict is skipped.
-    let before_conflicts = candidates.clone();
-    candidates.retain(|(file, manifest)| {
-        let mut ok = true;
-        for (index, other) in manifest.conflicts.iter().enumerate() {
-            if !other.eq_ignore_ascii_case(&manifest.id) && is_present(&before_conflicts, other) {
-                problems.push(ContentError::new(
-                    *file,
-                    format!("/conflicts/{index}"),
-                    format!("`{}` conflicts with `{other}`, which is also loaded: remove one of them from the game file", manifest.id),
-                ));
-                ok = false;
-            }
-        }
-        ok
-    });
-
-    // Dependency cycles: every mod on a cycle is skipped.
-    let cycles = dependency_cycles(&candidates);
-    for cycle in &cycles {
-        let ids: Vec<&str> = cycle.iter().map(|&i| candidates[i].1.id.as_str()).collect();
-        let names = format!("{} → {}", ids.join(" → "), ids[0]);
-        for (position, &member) in cycle.iter().enumerate() {
-            let (file, manifest) = candidates[member];
-            let next = ids[(position + 1) % ids.len()];
-            let index = manifest
-                .dependencies
-                .iter()
-                .position(|d| d.id.eq_ignore_ascii_case(next))
-                .unwrap_or_default();
-            problems.push(ContentError::new(
-                file,
-                format!("/dependencies/{index}/id"),
-                format!("dependency cycle {names}: a mod cannot depend on itself through others; remove one of these dependencies"),
-            ));
-        }
-    }
-    let on_cycle: HashSet<usize> = cycles.into_iter().flatten().collect();
-    candidates = candidates
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| !on_cycle.contains(i))
-        .map(|(_, c)| c)
-        .collect();
-
-    // Missing dependencies and version ranges, until nothing more drops out.
-    loop {
-        let mut dropped = false;
-        let snapshot = candidates.clone();
-        candidates.retain(|(file, manifest)| {
-            for (index, dependency) in manifest.dependencies.iter().enumerate() {
-                match snapshot.iter().find(|(_, m)| m.id.eq_ignore_ascii_case(&dependency.id)) {
-                    None => {
-                        let listed = game.mods.iter().any(|m| m.eq_ignore_ascii_case(&dependency.id));
-                        let hint = if listed {
-                            "it is listed in the game file but did not load; fix the errors reported for it"
-                        } else {
-                            "add it to the game file's `mods`"
-                        };
-                        problems.push(ContentError::new(
-                            *file,
-                            format!("/dependencies/{index}/id"),
-                            format!("`{}` depends on `{}`, which is not loaded: {hint}", manifest.id, dependency.id),
-                        ));
-                        dropped = true;
-                        return false;
-                    }
-                    Some((_, found)) if !dependency.version.matches(&found.version) => {
-                        problems.push(ContentError::new(
-                            *file,
-                            format!("/dependencies/{index}/version"),
-                            format!(
-                                "`{}` needs `{}` {}, but version {} is loaded: update one of the mods or widen the range",
-                                manifest.id, dependency.id, dependency.version, found.version
-                            ),
-                        ));
-                        dropped = true;
-                        return false;
-                    }
-                    Some(_) => {}
-                }
-            }
-            true
-        });
-        if !dropped {
-            break;
-        }
-    }
-
-    candidates
-}
-
 /// The note that a file's last valid version stays in use.
 fn kept_last_valid(file: &str) -> ContentError {
     ContentError::new(
@@ -712,90 +590,6 @@ fn accept_items<'a, T: PartialEq>(
     accepted
 }
 
-/// An action's target slots whose scope nobody registered.
-fn unknown_scopes(
-    file: &str,
-    action: &ActionDefinition,
-    scopes: Option<&BTreeSet<String>>,
-) -> Vec<ContentError> {
-    let Some(scopes) = scopes else {
-        return Vec::new();
-    };
-    action
-        .target_slots()
-        .filter(|(_, slot)| !scopes.contains(&slot.scope))
-        .map(|(role, slot)| {
-            let known = scopes.iter().map(String::as_str).collect::<Vec<_>>().join(", ");
-            ContentError::new(
-                file,
-                format!("/targets/{}/scope", role.field()),
-                format!("unknown scope `{}`: use one of {known}, or register it with `add_target_scope`", slot.scope),
-            )
-        })
-        .collect()
-}
-
-/// An action's `verb` when no vocabulary knows it.
-fn unknown_verb(
-    file: &str,
-    action: &ActionDefinition,
-    vocabulary: &NarrativeVocabulary,
-) -> Option<ContentError> {
-    let verb = action.verb.as_ref()?;
-    (!vocabulary.verbs.contains(verb)).then(|| {
-        ContentError::new(
-            file,
-            "/verb",
-            format!("unknown verb `{verb}`: use a canonical verb, or add it to a manifest's `vocabulary.verbs`"),
-        )
-    })
-}
-
-/// Verbs an actor's `policy.allowedVerbs` names that no vocabulary knows.
-fn unknown_allowed_verbs(
-    file: &str,
-    actor: &ActorSpec,
-    vocabulary: &NarrativeVocabulary,
-) -> Vec<ContentError> {
-    actor
-        .policy
-        .allowed_verbs
-        .iter()
-        .enumerate()
-        .filter(|(_, verb)| !vocabulary.verbs.contains(*verb))
-        .map(|(index, verb)| {
-            ContentError::new(
-                file,
-                format!("/policy/allowedVerbs/{index}"),
-                format!("unknown verb `{verb}`: use a canonical verb, or add it to a manifest's `vocabulary.verbs`"),
-            )
-        })
-        .collect()
-}
-
-/// An actor's `promptId` when no loaded template has that id.
-fn unknown_prompt(
-    file: &str,
-    actor: &ActorSpec,
-    prompts: &HashMap<String, PromptTemplate>,
-) -> Option<ContentError> {
-    let id = actor.prompt_id.as_ref()?;
-    (!prompts.contains_key(id)).then(|| {
-        let mut known: Vec<&str> = prompts.keys().map(String::as_str).collect();
-        known.sort_unstable();
-        let known = if known.is_empty() {
-            "none is loaded".to_owned()
-        } else {
-            format!("loaded: {}", known.join(", "))
-        };
-        ContentError::new(
-            file,
-            "/promptId",
-            format!("no prompt template has the id `{id}` ({known}): fix the id, list the template's file in its mod's `content.prompts`, or remove `promptId` to use the built-in template"),
-        )
-    })
-}
-
 /// The items of loaded mods, skipping (and reporting) every later claim to an id already taken.
 fn first_claims<'a, T>(
     items: &[(&'a str, &'a T)],
@@ -823,52 +617,4 @@ fn first_claims<'a, T>(
         kept.push((file, item));
     }
     kept
-}
-
-/// Each dependency cycle among the candidates, as candidate indices in dependency order.
-fn dependency_cycles(candidates: &[(&str, &ModManifest)]) -> Vec<Vec<usize>> {
-    let edges: Vec<Vec<usize>> = candidates
-        .iter()
-        .map(|(_, manifest)| {
-            manifest
-                .dependencies
-                .iter()
-                .filter_map(|d| {
-                    candidates
-                        .iter()
-                        .position(|(_, m)| m.id.eq_ignore_ascii_case(&d.id))
-                })
-                .collect()
-        })
-        .collect();
-    // 0 = unvisited, 1 = on the current path, 2 = done.
-    let mut state = vec![0u8; candidates.len()];
-    let mut cycles: Vec<Vec<usize>> = Vec::new();
-    fn visit(
-        node: usize,
-        edges: &[Vec<usize>],
-        state: &mut [u8],
-        path: &mut Vec<usize>,
-        cycles: &mut Vec<Vec<usize>>,
-    ) {
-        state[node] = 1;
-        path.push(node);
-        for &next in &edges[node] {
-            if state[next] == 1 {
-                if let Some(start) = path.iter().position(|&n| n == next) {
-                    cycles.push(path[start..].to_vec());
-                }
-            } else if state[next] == 0 {
-                visit(next, edges, state, path, cycles);
-            }
-        }
-        path.pop();
-        state[node] = 2;
-    }
-    for node in 0..candidates.len() {
-        if state[node] == 0 {
-            visit(node, &edges, &mut state, &mut Vec::new(), &mut cycles);
-        }
-    }
-    cycles
 }
