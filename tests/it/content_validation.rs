@@ -44,13 +44,18 @@ fn expect_one_error(
 
 /// The files of a mod `extra` whose listing holds one action file, at `file`.
 fn extra_mod_with_action(file: &'static str, action: String) -> Vec<(&'static str, String)> {
+    extra_mod_listing("actions", file, action)
+}
+
+/// The files of a mod `extra` whose manifest lists one file, at `file`, in `field`.
+fn extra_mod_listing(field: &str, file: &'static str, text: String) -> Vec<(&'static str, String)> {
     let listed = file.trim_start_matches("mods/extra/");
     vec![
         (
             "mods/extra/mod.json",
-            manifest("extra", json!({ "content": { "actions": [listed] } })),
+            manifest("extra", json!({ "content": { field: [listed] } })),
         ),
-        (file, action),
+        (file, text),
     ]
 }
 
@@ -635,19 +640,11 @@ fn a_nul_in_prompt_text_rejects_the_file() {
 fn a_bidirectional_override_in_a_fragment_rejects_the_file() {
     let registry = expect_one_error(
         &["core", "extra"],
-        vec![
-            (
-                "mods/extra/mod.json",
-                manifest(
-                    "extra",
-                    json!({ "content": { "narrative": ["narrative/lamp.narrative.json"] } }),
-                ),
-            ),
-            (
-                "mods/extra/narrative/lamp.narrative.json",
-                json!({ "key": "extra:lamp", "traits": ["dim", "brass \u{202E}dlog"] }).to_string(),
-            ),
-        ],
+        extra_mod_listing(
+            "narrative",
+            "mods/extra/narrative/lamp.narrative.json",
+            json!({ "key": "extra:lamp", "traits": ["dim", "brass \u{202E}dlog"] }).to_string(),
+        ),
         "mods/extra/narrative/lamp.narrative.json",
         "/traits/1",
         "a bidirectional embedding or override (U+202E)",
@@ -837,21 +834,13 @@ fn a_fragment_above_its_limit() {
     let long = "the lamp flickers ".repeat(TEXT_LIMITS.fragment / 17);
     expect_one_error(
         &["core", "extra"],
-        vec![
-            (
-                "mods/extra/mod.json",
-                manifest(
-                    "extra",
-                    json!({ "content": { "narrative": ["narrative/lamp.narrative.json"] } }),
-                ),
-            ),
-            (
-                "mods/extra/narrative/lamp.narrative.json",
-                json!({ "key": "extra:lamp",
-                        "action_fragments": { "take": { "core": ["you take the lamp", long.trim()] } } })
-                .to_string(),
-            ),
-        ],
+        extra_mod_listing(
+            "narrative",
+            "mods/extra/narrative/lamp.narrative.json",
+            json!({ "key": "extra:lamp",
+                    "action_fragments": { "take": { "core": ["you take the lamp", long.trim()] } } })
+            .to_string(),
+        ),
         "mods/extra/narrative/lamp.narrative.json",
         "/action_fragments/take/core/1",
         "`TEXT_LIMITS.fragment`",

@@ -65,6 +65,15 @@ fn fast_retries() -> RetryPolicy {
     }
 }
 
+/// An app whose bridge asks the server at `url` and retries quickly.
+fn retrying_app(url: &str) -> App {
+    app(LlmSettings {
+        backend: endpoint(url),
+        retry: fast_retries(),
+        ..default()
+    })
+}
+
 fn request(text: &str) -> LlmRequest {
     LlmRequest {
         messages: vec![ChatMessage::user(text)].into(),
@@ -155,11 +164,7 @@ fn server_errors_and_429_are_retried_honouring_retry_after() {
             .into_response(),
         _ => completion("Evening."),
     });
-    let mut app = app(LlmSettings {
-        backend: endpoint(&url),
-        retry: fast_retries(),
-        ..default()
-    });
+    let mut app = retrying_app(&url);
     let id = submit(&mut app, request("hello"));
     let done = outcomes(&mut app, &[id]);
     assert_eq!(
@@ -178,11 +183,7 @@ fn server_errors_and_429_are_retried_honouring_retry_after() {
 fn other_client_errors_are_not_retried() {
     let (_server, url, count) =
         server(|_, _| (StatusCode::BAD_REQUEST, "unknown model").into_response());
-    let mut app = app(LlmSettings {
-        backend: endpoint(&url),
-        retry: fast_retries(),
-        ..default()
-    });
+    let mut app = retrying_app(&url);
     let id = submit(&mut app, request("hello"));
     let done = outcomes(&mut app, &[id]);
     assert!(matches!(
@@ -280,11 +281,7 @@ fn a_connection_reset_mid_stream_fails_once() {
         });
         Body::from_stream(chunks).into_response()
     });
-    let mut app = app(LlmSettings {
-        backend: endpoint(&url),
-        retry: fast_retries(),
-        ..default()
-    });
+    let mut app = retrying_app(&url);
     let id = submit(
         &mut app,
         LlmRequest {
@@ -454,11 +451,7 @@ fn a_retry_after_too_long_to_wait_ends_each_request_and_the_bridge_goes_on() {
             _ => completion("Evening."),
         },
     );
-    let mut app = app(LlmSettings {
-        backend: endpoint(&url),
-        retry: fast_retries(),
-        ..default()
-    });
+    let mut app = retrying_app(&url);
     let refused = [
         submit(&mut app, request("busy")),
         submit(&mut app, request("loading")),
