@@ -108,10 +108,9 @@ impl ServerProfiles {
 
     /// The endpoint requests with this affinity prefer; all of them without one.
     fn for_affinity(&self, affinity: Option<u64>) -> impl Iterator<Item = &ServerProfile> {
-        let count = self.0.len() as u64;
         let preferred = affinity
-            .filter(|_| count > 0)
-            .map(|affinity| (affinity % count) as usize);
+            .and_then(|affinity| super::scheduler::split_affinity(affinity, self.0.len()))
+            .map(|(server, _)| server);
         self.0
             .iter()
             .enumerate()

@@ -426,6 +426,15 @@ fn cancel(shared: &Arc<Shared>, id: RequestId) {
     });
 }
 
+/// Where requests with `affinity` go in a fleet of `servers`: the affinity modulo the
+/// servers picks the server, and what is left of it is the backend's to pick a slot
+/// within that server, so that every slot of every server gets used (the same number
+/// modulo both would leave most slots idle). `None` without servers.
+pub(super) fn split_affinity(affinity: u64, servers: usize) -> Option<(usize, u64)> {
+    let servers = u64::try_from(servers).ok().filter(|&n| n > 0)?;
+    Some(((affinity % servers) as usize, affinity / servers))
+}
+
 /// `instant + duration`, saturating: a duration from outside (a settings file, a
 /// server's `Retry-After`, a game's deadline) can be too long to add to an instant.
 fn later(instant: Instant, duration: Duration) -> Instant {
@@ -451,8 +460,8 @@ fn pick_endpoint(
     priority: Priority,
 ) -> Option<&Endpoint> {
     let count = shared.endpoints.len();
-    if let Some(affinity) = affinity.filter(|_| count > 0) {
-        let preferred = &shared.endpoints[(affinity % count as u64) as usize];
+    if let Some((server, _)) = affinity.and_then(|affinity| split_affinity(affinity, count)) {
+        let preferred = &shared.endpoints[server];
         // Someone waits for a narration or a reply: it does not wait behind whatever
         // keeps its server busy while another has a free slot. Background thinking
         // waits for its own server, which holds its prompt.

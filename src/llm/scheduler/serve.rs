@@ -14,7 +14,10 @@ use super::super::{
     DeltaSink, LlmBackend, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, RequestId,
     ServerLimits, TokenUsage,
 };
-use super::{Arrival, Job, LONGEST_WAIT, RetryPolicy, Shared, Start, later, lock, pick_endpoint};
+use super::{
+    Arrival, Job, LONGEST_WAIT, RetryPolicy, Shared, Start, later, lock, pick_endpoint,
+    split_affinity,
+};
 
 /// One request from dispatch to outcome: attempts on healthy endpoints, with retries.
 async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
@@ -23,12 +26,11 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
         mut request,
         submitted,
     } = job;
-    // The affinity modulo the fleet's size picks the server; what is left of it is the
-    // backend's to pick a slot within that server, so that every slot of every server
-    // gets used (the same number modulo both would leave most slots idle).
+    // The backend gets what is left of the affinity once the server is picked.
     let affinity = request.affinity;
-    let servers = shared.endpoints.len().max(1) as u64;
-    request.affinity = affinity.map(|affinity| affinity / servers);
+    request.affinity = affinity
+        .and_then(|affinity| split_affinity(affinity, shared.endpoints.len()))
+        .map(|(_, slot)| slot);
     let deadline = later(
         submitted,
         request.deadline.unwrap_or(shared.schedule.deadline),
