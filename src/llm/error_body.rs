@@ -32,10 +32,7 @@ pub(super) fn status_error(
     retry_after: Option<Duration>,
 ) -> LlmError {
     let lowercase = body.to_ascii_lowercase();
-    if CONTEXT_EXCEEDED
-        .iter()
-        .any(|words| lowercase.contains(words))
-    {
+    if says_context_exceeded(&lowercase) {
         return context_exceeded(&body);
     }
     if status == 503 && LOADING.iter().any(|words| lowercase.contains(words)) {
@@ -55,13 +52,17 @@ pub(super) fn status_error(
 /// middle of a stream.
 pub(super) fn reported_error(error: &serde_json::Value, context: &str) -> LlmError {
     let text = error.to_string();
-    if CONTEXT_EXCEEDED
-        .iter()
-        .any(|words| text.to_ascii_lowercase().contains(words))
-    {
+    if says_context_exceeded(&text.to_ascii_lowercase()) {
         return context_exceeded(&text);
     }
     LlmError::InvalidResponse(format!("{context}: {text}"))
+}
+
+/// Whether a lowercase error text says the prompt did not fit the context.
+fn says_context_exceeded(lowercase: &str) -> bool {
+    CONTEXT_EXCEEDED
+        .iter()
+        .any(|words| lowercase.contains(words))
 }
 
 /// A context error, with the prompt's tokens and the context's size where the server
