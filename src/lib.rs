@@ -18,7 +18,7 @@ use bevy::app::{PluginGroup, PluginGroupBuilder};
 /// Everything a game usually imports.
 pub mod prelude {
     pub use crate::actors::{
-        ActionRequest, ActorHesitated, ActorMind, ActorSpoke, Answer, Conversation,
+        ActionRequest, ActorHesitated, ActorMind, ActorPassed, ActorSpoke, Answer, Conversation,
         ConversationEvent, DecisionFallback, DecisionRejected, DecisionRequested, HistoryStore,
         InCombat, OfferTrimmed, PlayerSaid, RejectionReason, SceneDefinition, SmartActor,
         SmartActorPlugin, SmartActorSettings, TurnClock, TurnEnded,

@@ -6,9 +6,9 @@
 use bevy::prelude::*;
 
 use super::{
-    ActionRequest, ActorHesitated, ActorMind, ActorSpoke, Answer, Decision, DecisionFallback,
-    DecisionRejected, DecisionWriters, RejectionReason, SmartActor, SmartActorSettings, ThinkQueue,
-    TurnClock, match_utterance, parse_decision, permits,
+    ActionRequest, ActorHesitated, ActorMind, ActorPassed, ActorSpoke, Answer, Decision,
+    DecisionFallback, DecisionRejected, DecisionWriters, RejectionReason, SmartActor,
+    SmartActorSettings, ThinkQueue, TurnClock, match_utterance, parse_decision, permits,
 };
 use crate::content::{ActionDefinition, ContentRegistry};
 use crate::llm::{LlmError, LlmResponse};
@@ -137,6 +137,11 @@ pub(super) fn apply_decisions(
             out.spoke.write(ActorSpoke {
                 actor: entity,
                 text: speech.to_owned(),
+            });
+        } else if chosen.is_none() {
+            out.passed.write(ActorPassed {
+                actor: entity,
+                thought: decision.thought,
             });
         }
     }

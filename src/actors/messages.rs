@@ -61,6 +61,16 @@ pub struct OfferTrimmed {
     pub budget: usize,
 }
 
+/// A smart actor's valid answer chose to do nothing and say nothing (`NONE`): it lets
+/// the moment pass. Written so that every decision shows somewhere, a pass included.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct ActorPassed {
+    /// Who passed.
+    pub actor: Entity,
+    /// Its private thought, when it gave one; may be empty.
+    pub thought: String,
+}
+
 /// A validated request for the game to carry out.
 ///
 /// It was valid when offered; the world may have moved on while the model thought,

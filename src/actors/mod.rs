@@ -34,7 +34,7 @@ pub use budget::{Lifeline, OfferLine, PromptBudgets, drop_order, fit_lines, fit_
 pub use decision::{ANSWER_TYPES, Answer, Decision, RejectionReason, parse_decision};
 pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use messages::{
-    ActionRequest, ActorHesitated, ActorSpoke, ConversationEvent, DecisionFallback,
+    ActionRequest, ActorHesitated, ActorPassed, ActorSpoke, ConversationEvent, DecisionFallback,
     DecisionRejected, DecisionRequested, OfferTrimmed, PlayerSaid, TurnEnded,
 };
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
@@ -271,6 +271,7 @@ impl Plugin for SmartActorPlugin {
             .register_type::<SmartActor>()
             .register_type::<InCombat>()
             .add_message::<ActorHesitated>()
+            .add_message::<ActorPassed>()
             .add_message::<TurnEnded>()
             .add_message::<ActionRequest>()
             .add_message::<ActorSpoke>()
@@ -333,6 +334,7 @@ struct DecisionWriters<'w> {
     spoke: MessageWriter<'w, ActorSpoke>,
     rejected: MessageWriter<'w, DecisionRejected>,
     hesitated: MessageWriter<'w, ActorHesitated>,
+    passed: MessageWriter<'w, ActorPassed>,
     trimmed: MessageWriter<'w, OfferTrimmed>,
 }
 

@@ -88,6 +88,7 @@ impl Tavern {
         TurnLog {
             requests: after.requests[before.requests.len()..].to_vec(),
             spoke: after.spoke[before.spoke.len()..].to_vec(),
+            passed: after.passed[before.passed.len()..].to_vec(),
             rejected: after.rejected[before.rejected.len()..].to_vec(),
             prompts: after.prompts[before.prompts.len()..].to_vec(),
             responses: after.responses[before.responses.len()..].to_vec(),

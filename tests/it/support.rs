@@ -183,6 +183,7 @@ pub fn answering_app(root: &Path, answer: &str) -> App {
 pub struct TurnLog {
     pub requests: Vec<ActionRequest>,
     pub spoke: Vec<ActorSpoke>,
+    pub passed: Vec<ActorPassed>,
     pub rejected: Vec<DecisionRejected>,
     pub prompts: Vec<DecisionRequested>,
     pub responses: Vec<LlmResponse>,
@@ -192,12 +193,14 @@ fn record_turn(
     mut log: ResMut<TurnLog>,
     mut requests: MessageReader<ActionRequest>,
     mut spoke: MessageReader<ActorSpoke>,
+    mut passed: MessageReader<ActorPassed>,
     mut rejected: MessageReader<DecisionRejected>,
     mut prompts: MessageReader<DecisionRequested>,
     mut responses: MessageReader<LlmResponse>,
 ) {
     log.requests.extend(requests.read().cloned());
     log.spoke.extend(spoke.read().cloned());
+    log.passed.extend(passed.read().cloned());
     log.rejected.extend(rejected.read().cloned());
     log.prompts.extend(prompts.read().cloned());
     log.responses.extend(responses.read().cloned());
