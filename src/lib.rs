@@ -7,11 +7,9 @@ pub mod content;
 pub mod llm;
 pub mod narration;
 pub mod prompt;
-mod schedule;
 pub mod world;
 
-pub use schedule::LoomSystems;
-pub(crate) use schedule::configure_loom_sets;
+pub use world::LoomSystems;
 
 use bevy::app::{PluginGroup, PluginGroupBuilder};
 
@@ -29,7 +27,7 @@ pub mod prelude {
     };
     pub use crate::llm::{
         BackendChoice, LlmBridge, LlmDelta, LlmPlugin, LlmRequest, LlmResponse, LlmSettings,
-        LlmStats, Priority,
+        LlmStats, LlmSystems, Priority,
     };
     pub use crate::narration::{
         ActionReport, EffectReport, NarrationPlugin, NarrationSettings, NarrationSource,
@@ -37,7 +35,7 @@ pub mod prelude {
     };
     pub use crate::world::{
         AvailableAction, CarriedBy, Character, DisplayName, Exits, InPlace, NarrativeKey,
-        OfferedActions, Place, Player, Tags, TargetScopeAppExt, WorldPlugin, WorldView,
+        OfferedActions, Place, Player, Tags, TargetScopeAppExt, Witnessed, WorldPlugin, WorldView,
     };
     pub use crate::{LoomPlugins, LoomSystems};
 }

@@ -41,13 +41,14 @@ pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedSce
 pub use transcript::{Shown, Transcript, TurnPlan, TurnPrompt, text_fingerprint};
 pub use utterance::match_utterance;
 
-use crate::LoomSystems;
 use crate::content::{
     ActionDefinition, ActorSpec, ContentRegistry, content_loaded, register_content_asset,
 };
 use crate::llm::{LlmBridge, OfferedChoice, OfferedChoices, RequestId};
 use crate::prompt::{ActionLine, ActionList, BlockLine, BlockOptions, DecisionLimits};
-use crate::world::{AvailableAction, Character, OfferedActions, TargetScopes};
+use crate::world::{
+    AvailableAction, Character, LoomSystems, OfferedActions, TargetScopes, Witnessed,
+};
 
 // The prompt layer renders what the world layer offers.
 impl ActionLine for AvailableAction<'_> {
@@ -258,7 +259,7 @@ pub struct SmartActorPlugin {
 
 impl Plugin for SmartActorPlugin {
     fn build(&self, app: &mut App) {
-        crate::configure_loom_sets(app);
+        crate::world::configure_loom_sets(app);
         register_content_asset::<SceneDefinition>(app);
         app.insert_resource(self.settings.clone())
             .init_resource::<TurnClock>()
@@ -267,7 +268,7 @@ impl Plugin for SmartActorPlugin {
             .init_resource::<Conversation>()
             .add_message::<PlayerSaid>()
             .add_message::<ConversationEvent>()
-            .add_message::<crate::narration::NarrationText>()
+            .add_message::<Witnessed>()
             .register_type::<SmartActor>()
             .register_type::<InCombat>()
             .add_message::<ActorHesitated>()

@@ -6,7 +6,7 @@ use bevy::prelude::*;
 use super::memory::{self, MemoryScope, NewMemory};
 use super::{ActorSpoke, HistoryStore, SmartActor, TurnClock};
 use crate::content::ContentRegistry;
-use crate::world::{DisplayName, InPlace, NarrativeKey};
+use crate::world::{DisplayName, InPlace, NarrativeKey, Witnessed};
 
 /// Pins each spec's `memorySeeds` and `history.seeds` into the history, under its store
 /// key, when one of its actors is first seen, when content is loaded again (a spec
@@ -69,7 +69,7 @@ pub(super) fn remember_what_was_witnessed(
     registry: Res<ContentRegistry>,
     clock: Res<TurnClock>,
     mut history: ResMut<HistoryStore>,
-    mut narrated: MessageReader<crate::narration::NarrationText>,
+    mut witnessed: MessageReader<Witnessed>,
     mut spoke: MessageReader<ActorSpoke>,
     actors: Query<(Entity, &SmartActor, Option<&InPlace>)>,
     about: Query<(
@@ -92,25 +92,19 @@ pub(super) fn remember_what_was_witnessed(
             .iter()
             .filter(move |(_, _, in_place)| place.is_some() && in_place.map(|p| p.0) == place)
     };
-    for text in narrated.read().filter(|t| t.is_final) {
-        let report = &text.report;
-        let place = place_of(report.actor);
-        let mut tags: Vec<String> = [
-            Some(report.actor),
-            report.object,
-            report.indirect_object,
-            report.instrument,
-            place,
-        ]
-        .into_iter()
-        .flatten()
-        .filter_map(key)
-        .collect();
+    for seen in witnessed.read() {
+        let place = place_of(seen.actor);
+        let mut tags: Vec<String> = [seen.actor]
+            .into_iter()
+            .chain(seen.involved.iter().copied())
+            .chain(place)
+            .filter_map(key)
+            .collect();
         tags.sort_unstable();
         tags.dedup();
         for (_, actor, _) in witnesses(place) {
             history.append(NewMemory {
-                text: text.text.clone(),
+                text: seen.text.clone(),
                 tags: tags.clone(),
                 scope: Some(store_key(actor)),
                 turn: clock.turn,

@@ -51,8 +51,6 @@ pub use request::{
 pub use scheduler::{BreakerSettings, RetryPolicy};
 pub use stats::LlmStats;
 
-use crate::LoomSystems;
-
 /// Which backend answers requests.
 #[derive(Clone, Default)]
 #[non_exhaustive]
@@ -301,25 +299,27 @@ impl Plugin for LlmPlugin {
         }
         let bridge = LlmBridge::start(self.settings.backend.endpoints(), &self.settings);
         info!("bevy_loom answers with {}", bridge.backend_description());
-        crate::configure_loom_sets(app);
         app.insert_resource(self.settings.clone())
             .insert_resource(bridge)
             .init_resource::<LlmStats>()
             .add_message::<LlmResponse>()
             .add_message::<LlmDelta>()
             .add_systems(
-                Update,
-                (
-                    apply_settings
-                        .run_if(resource_changed::<LlmSettings>)
-                        .before(LoomSystems::Think),
-                    receive_responses.in_set(LoomSystems::Receive),
-                ),
+                PreUpdate,
+                apply_settings.run_if(resource_changed::<LlmSettings>),
             )
+            .add_systems(Update, receive_responses.in_set(LlmSystems))
             // Requests submitted after `Receive` (narration, the game's own) leave this frame.
             .add_systems(Last, flush_requests);
     }
 }
+
+/// The bridge's system that drains finished requests into [`LlmResponse`] and
+/// [`LlmDelta`] messages, in `Update`. With the other bevy_loom plugins it runs in
+/// [`LoomSystems::Receive`](crate::LoomSystems::Receive): between prompts being
+/// submitted and answers being read.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LlmSystems;
 
 fn apply_settings(settings: Res<LlmSettings>, mut bridge: ResMut<LlmBridge>) {
     bridge.set_defaults(settings.deadline, settings.sampling.clone());

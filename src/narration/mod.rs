@@ -41,14 +41,15 @@ pub use report::{ActionReport, EffectReport, Outcome};
 pub use resolver::{Described, FragmentResolver, ReportEntities, Selection};
 pub use weave::weave_offline;
 
-use crate::LoomSystems;
 use crate::content::ContentRegistry;
 use crate::llm::{
     ChatMessage, LlmBridge, LlmDelta, LlmRequest, LlmResponse, Priority, RequestId, RequestIntent,
     SamplingOptions,
 };
 use crate::prompt::{NARRATOR_RULES, narration_user_message};
-use crate::world::{Character, DisplayName, Exits, InPlace, NarrativeKey, Place, Player};
+use crate::world::{
+    Character, DisplayName, Exits, InPlace, LoomSystems, NarrativeKey, Place, Player, Witnessed,
+};
 
 /// How much of the picked material narration uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Reflect)]
@@ -150,15 +151,21 @@ impl Plugin for NarrationPlugin {
             })
             .add_message::<ActionReport>()
             .add_message::<NarrationText>()
+            .add_message::<Witnessed>()
             .add_message::<LlmResponse>()
             .add_message::<LlmDelta>()
             .add_systems(
                 Update,
-                (follow_settings, receive_narration, narrate_reports)
+                (
+                    follow_settings,
+                    receive_narration,
+                    narrate_reports,
+                    tell_witnesses,
+                )
                     .chain()
                     .in_set(LoomSystems::Narrate),
             );
-        crate::configure_loom_sets(app);
+        crate::world::configure_loom_sets(app);
     }
 }
 
@@ -318,6 +325,24 @@ fn narrate_reports(
                 offline,
             },
         );
+    }
+}
+
+/// Each report's final text is what those in its actor's place witnessed.
+fn tell_witnesses(
+    mut texts: MessageReader<NarrationText>,
+    mut witnessed: MessageWriter<Witnessed>,
+) {
+    for text in texts.read().filter(|text| text.is_final) {
+        let report = &text.report;
+        witnessed.write(Witnessed {
+            actor: report.actor,
+            involved: [report.object, report.indirect_object, report.instrument]
+                .into_iter()
+                .flatten()
+                .collect(),
+            text: text.text.clone(),
+        });
     }
 }
 

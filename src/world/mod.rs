@@ -10,8 +10,10 @@
 mod available;
 mod components;
 mod perception;
+mod schedule;
 mod scope;
 mod view;
+mod witnessed;
 
 use bevy::prelude::*;
 
@@ -23,8 +25,11 @@ pub use components::{
     CarriedBy, Character, DisplayName, Exits, InPlace, NarrativeKey, Place, Player, Tags,
 };
 pub use perception::{describe_surroundings, write_surroundings};
+pub use schedule::LoomSystems;
+pub(crate) use schedule::configure_loom_sets;
 pub use scope::{ScopeFn, TargetScopeAppExt, TargetScopes};
 pub use view::{EntityView, PlaceRevisions, WorldView, WorldViewChanges, WorldViewQuery};
+pub use witnessed::Witnessed;
 
 use crate::content::{ContentSystems, TargetScopeNames};
 
@@ -35,6 +40,7 @@ pub struct WorldPlugin;
 
 impl Plugin for WorldPlugin {
     fn build(&self, app: &mut App) {
+        configure_loom_sets(app);
         app.init_resource::<TargetScopes>()
             .register_type::<Place>()
             .register_type::<Exits>()
@@ -46,6 +52,7 @@ impl Plugin for WorldPlugin {
             .register_type::<Player>()
             .register_type::<NarrativeKey>()
             .init_resource::<TargetScopeNames>()
+            .add_message::<Witnessed>()
             .add_systems(PreUpdate, publish_scope_names.before(ContentSystems));
     }
 }

@@ -2,6 +2,8 @@
 
 use bevy::prelude::*;
 
+use crate::llm::LlmSystems;
+
 /// The stages of a turn, chained in `Update` in this order. Put the game's own rule
 /// systems between [`Decide`](Self::Decide) and [`Narrate`](Self::Narrate).
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -10,7 +12,7 @@ pub enum LoomSystems {
     Sense,
     /// Prompt assembly and submission.
     Think,
-    /// Drain the bridge into [`LlmResponse`](crate::llm::LlmResponse) messages.
+    /// Drain the bridge into [`LlmResponse`](crate::llm::LlmResponse) messages ([`LlmSystems`]).
     Receive,
     /// Parse and validate answers; write [`ActionRequest`](crate::actors::ActionRequest)s.
     Decide,
@@ -20,17 +22,19 @@ pub enum LoomSystems {
     Remember,
 }
 
+/// Orders the stages; every feature plugin calls it, so each works alone.
 pub(crate) fn configure_loom_sets(app: &mut App) {
-    app.configure_sets(
-        Update,
-        (
-            LoomSystems::Sense,
-            LoomSystems::Think,
-            LoomSystems::Receive,
-            LoomSystems::Decide,
-            LoomSystems::Narrate,
-            LoomSystems::Remember,
-        )
-            .chain(),
-    );
+    app.configure_sets(Update, LlmSystems.in_set(LoomSystems::Receive))
+        .configure_sets(
+            Update,
+            (
+                LoomSystems::Sense,
+                LoomSystems::Think,
+                LoomSystems::Receive,
+                LoomSystems::Decide,
+                LoomSystems::Narrate,
+                LoomSystems::Remember,
+            )
+                .chain(),
+        );
 }
