@@ -12,8 +12,8 @@ use bevy::ecs::entity::Entity;
 use bevy_loom::content::{
     ActionDefinition, ContentRegistry, ContentSources, GameManifest, ModManifest,
 };
-use bevy_loom::prompt::{ActionLine, BlockOptions, render_available_actions};
-use bevy_loom::world::{EntityView, TargetScopes, WorldView, available_actions};
+use bevy_loom::prompt::{BlockOptions, render_available_actions};
+use bevy_loom::world::{AvailableAction, EntityView, TargetScopes, WorldView, available_actions};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
@@ -420,18 +420,16 @@ struct Line {
     description: &'static str,
 }
 
-impl ActionLine for Line {
-    fn index(&self) -> usize {
-        self.index
-    }
-    fn action_id(&self) -> &str {
-        &self.action_id
-    }
-    fn command(&self) -> &str {
-        &self.command
-    }
-    fn description(&self) -> &str {
-        self.description
+impl Line {
+    /// The offered action this line stands for.
+    fn offered(&self) -> AvailableAction<'_> {
+        AvailableAction {
+            index: self.index,
+            action_id: &self.action_id,
+            targets: &[],
+            command: &self.command,
+            description: self.description,
+        }
     }
 }
 
@@ -515,7 +513,8 @@ fn block_fixture() -> BlockFixture {
 fn bench_block(c: &mut Criterion) {
     let fixture = block_fixture();
     let options = BlockOptions::default();
-    let block = render_available_actions(&fixture.actions, &fixture.registry, &options);
+    let grouped: Vec<AvailableAction<'_>> = fixture.actions.iter().map(Line::offered).collect();
+    let block = render_available_actions(&grouped, &fixture.registry, &options);
     assert!(
         block.contains("## CORE ACTIONS (10 actions)"),
         "grouped block"
@@ -533,15 +532,47 @@ fn bench_block(c: &mut Criterion) {
         "group order"
     );
 
-    c.bench_function("available_actions_block/200_actions_29_mods", |b| {
-        b.iter(|| {
-            render_available_actions(
-                black_box(fixture.actions.as_slice()),
-                black_box(&fixture.registry),
-                black_box(&options),
-            )
-        })
-    });
+    // The same actions dealt out one mod after the other, as an offer made in another
+    // order than the groups' brings them: every line starts another group's run.
+    let mut by_mod: Vec<Vec<AvailableAction<'_>>> = Vec::new();
+    for action in &grouped {
+        let namespace = action.action_id.split(':').next().unwrap_or_default();
+        match by_mod
+            .iter_mut()
+            .find(|run| run[0].action_id.starts_with(namespace))
+        {
+            Some(run) => run.push(*action),
+            None => by_mod.push(vec![*action]),
+        }
+    }
+    let mut interleaved = Vec::with_capacity(grouped.len());
+    for round in 0.. {
+        let before = interleaved.len();
+        interleaved.extend(by_mod.iter().filter_map(|run| run.get(round).copied()));
+        if interleaved.len() == before {
+            break;
+        }
+    }
+    assert_eq!(
+        render_available_actions(&interleaved, &fixture.registry, &options),
+        block,
+        "the same block: each group's lines keep their order"
+    );
+
+    for (name, actions) in [("", &grouped), ("_interleaved", &interleaved)] {
+        c.bench_function(
+            &format!("available_actions_block/200_actions_29_mods{name}"),
+            |b| {
+                b.iter(|| {
+                    render_available_actions(
+                        black_box(actions.as_slice()),
+                        black_box(&fixture.registry),
+                        black_box(&options),
+                    )
+                })
+            },
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -16,10 +16,10 @@ use bevy::app::{PluginGroup, PluginGroupBuilder};
 /// Everything a game usually imports.
 pub mod prelude {
     pub use crate::actors::{
-        ActionRequest, ActorHesitated, ActorMind, ActorPassed, ActorSpoke, Answer, Conversation,
+        ActionRequest, ActorHesitated, ActorMind, ActorPassed, ActorSpoke, Conversation,
         ConversationEvent, DecisionFallback, DecisionRejected, DecisionRequested, HistoryStore,
-        InCombat, OfferTrimmed, PlayerSaid, RejectionReason, SceneDefinition, SmartActor,
-        SmartActorPlugin, SmartActorSettings, TurnClock, TurnEnded,
+        InCombat, OfferTrimmed, PlayerSaid, SceneDefinition, SmartActor, SmartActorPlugin,
+        SmartActorSettings, TurnClock, TurnEnded,
     };
     pub use crate::content::{
         ActionDefinition, ActorSpec, ContentError, ContentPlugin, ContentRegistry, ContentSettings,
@@ -33,6 +33,7 @@ pub mod prelude {
         ActionReport, EffectReport, NarrationPlugin, NarrationSettings, NarrationSource,
         NarrationText, Outcome, Verbosity,
     };
+    pub use crate::prompt::{Answer, PromptBudgets, RejectionReason};
     pub use crate::world::{
         AvailableAction, CarriedBy, Character, DisplayName, Exits, InPlace, NarrativeKey,
         OfferedActions, Place, Player, Tags, TargetScopeAppExt, Witnessed, WorldPlugin, WorldView,

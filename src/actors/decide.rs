@@ -6,12 +6,13 @@
 use bevy::prelude::*;
 
 use super::{
-    ActionRequest, ActorHesitated, ActorMind, ActorPassed, ActorSpoke, Answer, Decision,
-    DecisionFallback, DecisionRejected, DecisionWriters, RejectionReason, SmartActor,
-    SmartActorSettings, ThinkQueue, TurnClock, match_utterance, parse_decision, permits,
+    ActionRequest, ActorHesitated, ActorMind, ActorPassed, ActorSpoke, Decision, DecisionFallback,
+    DecisionRejected, DecisionWriters, RejectionReason, SmartActor, SmartActorSettings, ThinkQueue,
+    TurnClock, permits,
 };
 use crate::content::{ActionDefinition, ContentRegistry};
 use crate::llm::{LlmError, LlmResponse};
+use crate::prompt::read_decision;
 use crate::world::{AvailableAction, DisplayName};
 
 pub(super) fn apply_decisions(
@@ -64,24 +65,14 @@ pub(super) fn apply_decisions(
             .as_ref()
             .map_or("", |reply| reply.text.as_str());
         let decision = match &response.result {
-            Ok(_) => parse_decision(raw, offered.len(), &mind.limits).and_then(|decision| {
-                let Answer::Utterance(line) = &decision.answer else {
-                    return Ok(decision);
-                };
+            Ok(_) => {
                 let permitted = |action: &ActionDefinition| {
                     spec.is_some_and(|spec| {
                         permits(spec, &settings.combat_verbs, mind.fighting, action)
                     })
                 };
-                let index = match_utterance(line, &offered, &registry, permitted)?;
-                Ok(Decision {
-                    answer: Answer::Action {
-                        index,
-                        speech: String::new(),
-                    },
-                    thought: decision.thought,
-                })
-            }),
+                read_decision(raw, &offered, &registry, permitted, &mind.limits)
+            }
             Err(error) => {
                 warn!("smart actor {entity} gets no decision: {error}");
                 Err(RejectionReason::NoAnswer(error.clone()))

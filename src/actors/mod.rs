@@ -10,19 +10,15 @@
 //! [`DecisionRejected`] and the actor passes. The plugin never changes game state:
 //! the game's own systems carry out requests.
 
-mod budget;
 pub mod conversation;
 mod decide;
-mod decision;
 pub mod memory;
 mod messages;
 mod prompt_cache;
 mod remember;
 mod scene;
 mod think;
-mod transcript;
 mod turns;
-mod utterance;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -30,86 +26,20 @@ use std::time::Duration;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
-pub use budget::{Lifeline, OfferLine, PromptBudgets, drop_order, fit_lines, fit_words, trim_mask};
-pub use decision::{ANSWER_TYPES, Answer, Decision, RejectionReason, parse_decision};
 pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use messages::{
     ActionRequest, ActorHesitated, ActorPassed, ActorSpoke, ConversationEvent, DecisionFallback,
     DecisionRejected, DecisionRequested, OfferTrimmed, PlayerSaid, TurnEnded,
 };
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
-pub use transcript::{Shown, Transcript, TurnPlan, TurnPrompt, text_fingerprint};
-pub use utterance::match_utterance;
 
 use crate::content::{
     ActionDefinition, ActorSpec, ContentRegistry, content_loaded, register_content_asset,
 };
-use crate::llm::{LlmBridge, OfferedChoice, OfferedChoices, RequestId};
-use crate::prompt::{ActionLine, ActionList, BlockLine, BlockOptions, DecisionLimits};
-use crate::world::{
-    AvailableAction, Character, LoomSystems, OfferedActions, TargetScopes, Witnessed,
-};
-
-// The prompt layer renders what the world layer offers.
-impl ActionLine for AvailableAction<'_> {
-    fn index(&self) -> usize {
-        self.index
-    }
-    fn action_id(&self) -> &str {
-        self.action_id
-    }
-    fn command(&self) -> &str {
-        self.command
-    }
-    fn description(&self) -> &str {
-        self.description
-    }
-}
-
-// The block reads an actor's offer in place.
-impl ActionList for OfferedActions {
-    fn len(&self) -> usize {
-        OfferedActions::len(self)
-    }
-    fn line(&self, position: usize) -> BlockLine<'_> {
-        let action = self.get(position + 1).unwrap_or(AvailableAction {
-            index: position + 1,
-            action_id: "",
-            targets: &[],
-            command: "",
-            description: "",
-        });
-        block_line(action)
-    }
-
-    fn lines(&self) -> impl Iterator<Item = BlockLine<'_>> {
-        self.iter().map(block_line)
-    }
-}
-
-/// An offered action's line in the block.
-fn block_line(action: AvailableAction<'_>) -> BlockLine<'_> {
-    BlockLine {
-        index: action.index,
-        action_id: action.action_id,
-        command: action.command,
-        description: action.description,
-    }
-}
-
-// A decision request shares what the actor was offered.
-impl OfferedChoices for OfferedActions {
-    fn len(&self) -> usize {
-        OfferedActions::len(self)
-    }
-    fn choice(&self, position: usize) -> Option<OfferedChoice<'_>> {
-        self.get(position + 1).map(|action| OfferedChoice {
-            index: action.index,
-            action_id: action.action_id,
-            command: action.command,
-        })
-    }
-}
+use crate::llm::{LlmBridge, RequestId};
+use crate::prompt::{BlockOptions, DecisionLimits, PromptBudgets, Transcript};
+use crate::prompt::{Decision, RejectionReason};
+use crate::world::{Character, LoomSystems, OfferedActions, TargetScopes, Witnessed};
 
 /// Marks a character as driven by a model, naming its spec by id (`tavern:marta`).
 #[derive(Component, Debug, Clone, PartialEq, Eq, Reflect)]

@@ -12,14 +12,14 @@ use smallvec::SmallVec;
 use super::prompt_cache::PromptCache;
 use super::{
     ActorMind, DecisionRejected, DecisionRequested, DecisionWriters, HistoryStore, InCombat,
-    Lifeline, MemoryQuery, OfferTrimmed, RejectionReason, Shown, SmartActor, SmartActorSettings,
-    ThinkQueue, TurnPlan, fit_lines, fit_words, text_fingerprint, trim_mask,
+    MemoryQuery, OfferTrimmed, RejectionReason, SmartActor, SmartActorSettings, ThinkQueue,
 };
 use crate::content::{ContentRegistry, PromptTemplate, TagIndex};
-use crate::llm::{LlmBridge, LlmRequest, Priority, RequestIntent, SamplingOptions};
+use crate::llm::{LlmBridge, LlmRequest, Priority, SamplingOptions};
 use crate::prompt::{
-    ActionCatalog, BlockOptions, DecisionContext, DecisionLimits, PromptPart, TokenScale,
-    estimate_tokens, write_available_actions, write_decision_user_prompt,
+    BlockOptions, DecisionContext, DecisionLimits, Lifeline, OfflineDecision, PromptPart, Shown,
+    TokenScale, TurnPlan, estimate_tokens, fit_lines, fit_words, text_fingerprint, trim_mask,
+    write_available_actions, write_decision_user_prompt,
 };
 use crate::world::{
     ActionMenu, ActionOffers, AvailableAction, CarriedBy, InPlace, NarrativeKey, OfferedActions,
@@ -63,14 +63,14 @@ impl ShownOffer {
     }
 
     /// Shows `offered` within `budget`, trimmed by `relevance` and `lifeline`
-    /// ([`trim_mask`]) when its block (from `catalog` with `options`) does not fit
+    /// ([`trim_mask`]) when its block (from `registry` with `options`) does not fit
     /// whole. The same offer and budget as last time are trimmed the same way, so an
     /// unchanged world keeps its prompt. Returns how many of its actions were left out.
     fn show(
         &mut self,
         offered: OfferedActions,
         budget: usize,
-        catalog: &impl ActionCatalog,
+        registry: &ContentRegistry,
         options: &BlockOptions,
         relevance: impl Fn(&AvailableAction<'_>) -> u32,
         lifeline: impl Fn(&AvailableAction<'_>) -> Option<Lifeline>,
@@ -79,7 +79,7 @@ impl ShownOffer {
             shown.trimmed = offered.clone();
             shown.trimmed.leave_out(&shown.mask);
             shown.block.clear();
-            write_available_actions(&mut shown.block, &shown.trimmed, catalog, options);
+            write_available_actions(&mut shown.block, &shown.trimmed, registry, options);
         };
         // The same offer made again from a menu built again (content or settings
         // changed) keeps its mask, unless its block no longer fits: another layout, or
@@ -90,7 +90,7 @@ impl ShownOffer {
             estimate_tokens(&self.block) <= budget
         };
         if !kept {
-            self.mask = trim_mask(&offered, budget, relevance, lifeline, catalog, options);
+            self.mask = trim_mask(&offered, budget, relevance, lifeline, registry, options);
             write(self);
         }
         self.block_fingerprint = text_fingerprint(&self.block);
@@ -299,7 +299,7 @@ pub(super) fn submit_decisions(
             let left_out = shown_offer.show(
                 offered,
                 for_actions,
-                &*registry,
+                &registry,
                 &settings.block,
                 relevance,
                 lifeline,
@@ -382,10 +382,10 @@ pub(super) fn submit_decisions(
         let request = LlmRequest {
             messages: Arc::clone(&turn.messages),
             schema: Some(cache.schema(&offered, &limits)),
-            intent: RequestIntent::Decision {
+            offline: Some(Arc::new(OfflineDecision {
                 actor: name,
-                offered: Arc::new(offered.clone()),
-            },
+                offered: offered.clone(),
+            })),
             sampling: SamplingOptions {
                 max_tokens: Some(limits.max_answer_tokens()),
                 ..SamplingOptions::default()

@@ -45,8 +45,8 @@ pub use ollama::{OllamaBackend, OllamaSettings};
 pub use openai::{ApiKey, OpenAiBackend, OpenAiSettings, SchemaFormat};
 pub use profile::ServerLimits;
 pub use request::{
-    ChatMessage, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, OfferedChoice,
-    OfferedChoices, Priority, RequestId, RequestIntent, SamplingOptions, TokenUsage,
+    ChatMessage, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, OfflineAnswer, Priority,
+    RequestId, SamplingOptions, TokenUsage,
 };
 pub use scheduler::{BreakerSettings, RetryPolicy};
 pub use stats::LlmStats;

@@ -82,62 +82,28 @@ pub struct SamplingOptions {
     pub stop: Vec<String>,
 }
 
-/// A choice offered in a decision request, as its requester keeps it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OfferedChoice<'a> {
-    /// Its index in the prompt.
-    pub index: usize,
-    /// The action's `mod:action` id.
-    pub action_id: &'a str,
-    /// The rendered command.
-    pub command: &'a str,
+/// How the offline backend, which is not a language model, answers a request: its
+/// requester knows what a valid answer looks like and writes one. `rng` is seeded from
+/// the backend's seed and the request, so the same requests get the same answers.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot write offline answers",
+    label = "implement `OfflineAnswer` for it",
+    note = "`fn write(&self, rng: &mut dyn rand::Rng) -> String` returns the whole answer text"
+)]
+pub trait OfflineAnswer: std::fmt::Debug + Send + Sync {
+    /// The answer text.
+    fn write(&self, rng: &mut dyn rand::Rng) -> String;
 }
 
-/// The choices of a decision request, however its requester keeps them: the request
-/// shares them instead of copying each one.
-pub trait OfferedChoices: std::fmt::Debug + Send + Sync {
-    /// How many choices there are.
-    fn len(&self) -> usize;
-
-    /// Whether there are none.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
+/// A fixed text is its own offline answer.
+impl OfflineAnswer for String {
+    fn write(&self, _rng: &mut dyn rand::Rng) -> String {
+        self.clone()
     }
-
-    /// The choice at `position`, from 0.
-    fn choice(&self, position: usize) -> Option<OfferedChoice<'_>>;
-}
-
-impl PartialEq for dyn OfferedChoices + '_ {
-    fn eq(&self, other: &Self) -> bool {
-        self.len() == other.len() && (0..self.len()).all(|i| self.choice(i) == other.choice(i))
-    }
-}
-
-/// What a request is for. Language models read only the messages; the offline
-/// backend, which is not a language model, answers from this.
-#[derive(Debug, Clone, Default, PartialEq)]
-#[non_exhaustive]
-pub enum RequestIntent {
-    /// Free text.
-    #[default]
-    Text,
-    /// A smart actor's decision among offered actions.
-    Decision {
-        /// The actor's name.
-        actor: Arc<str>,
-        /// What was offered.
-        offered: Arc<dyn OfferedChoices>,
-    },
-    /// Narration of one report, with the line written without a model.
-    Narration {
-        /// The offline weave of the same plan, which the offline backend answers with.
-        offline: String,
-    },
 }
 
 /// One chat request to a model.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct LlmRequest {
     /// The conversation, system message first. Shared: a smart actor's transcript,
     /// its request and its [`DecisionRequested`](crate::actors::DecisionRequested)
@@ -156,8 +122,9 @@ pub struct LlmRequest {
     /// Ask for the answer in pieces as it is written: [`LlmDelta`] messages, then the
     /// [`LlmResponse`]. Backends that cannot stream send the whole text as one delta.
     pub stream: bool,
-    /// What the request is for.
-    pub intent: RequestIntent,
+    /// What the offline backend answers with; a stock sentence when `None`. Language
+    /// models read only the messages.
+    pub offline: Option<Arc<dyn OfflineAnswer>>,
     /// Requests with the same affinity (one actor's, say) go to the same server of a
     /// fleet while it is healthy, and to the same server slot where the backend
     /// supports it, so the server can reuse the prompt prefix it already read.

@@ -43,8 +43,7 @@ pub use weave::weave_offline;
 
 use crate::content::ContentRegistry;
 use crate::llm::{
-    ChatMessage, LlmBridge, LlmDelta, LlmRequest, LlmResponse, Priority, RequestId, RequestIntent,
-    SamplingOptions,
+    ChatMessage, LlmBridge, LlmDelta, LlmRequest, LlmResponse, Priority, RequestId, SamplingOptions,
 };
 use crate::prompt::{NARRATOR_RULES, narration_user_message};
 use crate::world::{
@@ -313,9 +312,7 @@ fn narrate_reports(
             deadline: Some(settings.deadline),
             priority: Priority::Narration,
             stream: settings.stream,
-            intent: RequestIntent::Narration {
-                offline: offline.clone(),
-            },
+            offline: Some(Arc::new(offline.clone())),
             ..LlmRequest::default()
         });
         narrator.pending.insert(

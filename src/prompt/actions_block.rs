@@ -1,123 +1,15 @@
 //! The `<available_actions>` block: the offered actions, grouped by mod with each
 //! mod's Purpose and Consider-when lines, or a flat list when there are few.
 
+use std::borrow::Borrow;
+
 use smallvec::SmallVec;
 
-use super::decision::NOTHING_OFFERED;
+use bevy::platform::collections::HashMap;
+
+use super::answer::NOTHING_OFFERED;
 use crate::content::{ContentRegistry, ModActionMetadata, action_namespace};
-
-/// An offered action as the block shows it.
-pub trait ActionLine {
-    /// Its number, from 1.
-    fn index(&self) -> usize;
-    /// Its `mod:action` id; the namespace picks the group.
-    fn action_id(&self) -> &str;
-    /// The rendered command.
-    fn command(&self) -> &str;
-    /// What the action does.
-    fn description(&self) -> &str;
-}
-
-/// The offered actions in prompt order, as the block reads them: by position, from 0.
-///
-/// Slices, arrays and vectors of [`ActionLine`]s are lists, and so is a smart actor's
-/// [`OfferedActions`](crate::world::OfferedActions).
-pub trait ActionList {
-    /// How many actions there are.
-    fn len(&self) -> usize;
-
-    /// Whether there are none.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The action at `position`.
-    fn line(&self, position: usize) -> BlockLine<'_>;
-
-    /// Every action, in order.
-    fn lines(&self) -> impl Iterator<Item = BlockLine<'_>> {
-        (0..self.len()).map(|position| self.line(position))
-    }
-}
-
-/// One offered action, as its line in the block shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BlockLine<'a> {
-    /// Its number, from 1.
-    pub index: usize,
-    /// Its `mod:action` id; the namespace picks the group.
-    pub action_id: &'a str,
-    /// The rendered command.
-    pub command: &'a str,
-    /// What the action does.
-    pub description: &'a str,
-}
-
-impl<'a, A: ActionLine> From<&'a A> for BlockLine<'a> {
-    fn from(action: &'a A) -> Self {
-        Self {
-            index: action.index(),
-            action_id: action.action_id(),
-            command: action.command(),
-            description: action.description(),
-        }
-    }
-}
-
-// A block's lines are a list too.
-impl ActionLine for BlockLine<'_> {
-    fn index(&self) -> usize {
-        self.index
-    }
-    fn action_id(&self) -> &str {
-        self.action_id
-    }
-    fn command(&self) -> &str {
-        self.command
-    }
-    fn description(&self) -> &str {
-        self.description
-    }
-}
-
-impl<A: ActionLine> ActionList for [A] {
-    fn len(&self) -> usize {
-        <[A]>::len(self)
-    }
-    fn line(&self, position: usize) -> BlockLine<'_> {
-        BlockLine::from(&self[position])
-    }
-}
-
-impl<A: ActionLine, const N: usize> ActionList for [A; N] {
-    fn len(&self) -> usize {
-        N
-    }
-    fn line(&self, position: usize) -> BlockLine<'_> {
-        BlockLine::from(&self[position])
-    }
-}
-
-impl<A: ActionLine> ActionList for Vec<A> {
-    fn len(&self) -> usize {
-        Vec::len(self)
-    }
-    fn line(&self, position: usize) -> BlockLine<'_> {
-        BlockLine::from(&self[position])
-    }
-}
-
-/// Where groups come from: each mod's metadata and its place in the group order.
-pub trait ActionCatalog {
-    /// The group's position (lower first; ties alphabetical) and the mod's metadata.
-    fn action_group(&self, mod_id: &str) -> (usize, Option<&ModActionMetadata>);
-}
-
-impl ActionCatalog for ContentRegistry {
-    fn action_group(&self, mod_id: &str) -> (usize, Option<&ModActionMetadata>) {
-        ContentRegistry::action_group(self, mod_id)
-    }
-}
+use crate::world::AvailableAction;
 
 /// When the block groups actions by mod.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,53 +48,53 @@ const FLAT_GUIDANCE: &str = "<selection_guidance>
 </selection_guidance>
 </available_actions>";
 
-/// Renders the block for these actions, in the order given within each group.
+/// Renders the block for these actions (an actor's
+/// [`OfferedActions`](crate::world::OfferedActions), or any list of
+/// [`AvailableAction`]s), in the order given within each group; `registry` gives each
+/// mod's group order and metadata.
 ///
 /// ```
 /// # use bevy_loom::prelude::*;
-/// # use bevy_loom::prompt::{ActionLine, render_available_actions};
-/// struct Line(usize, &'static str, &'static str, &'static str);
-/// impl ActionLine for Line {
-///     fn index(&self) -> usize { self.0 }
-///     fn action_id(&self) -> &str { self.1 }
-///     fn command(&self) -> &str { self.2 }
-///     fn description(&self) -> &str { self.3 }
-/// }
-/// let block = render_available_actions(
-///     &[Line(1, "core:wait", "wait", "Let time pass")],
-///     &ContentRegistry::default(),
-///     &Default::default(),
-/// );
+/// # use bevy_loom::prompt::{BlockOptions, render_available_actions};
+/// let wait = AvailableAction {
+///     index: 1,
+///     action_id: "core:wait",
+///     targets: &[],
+///     command: "wait",
+///     description: "Let time pass",
+/// };
+/// let block = render_available_actions([wait], &ContentRegistry::default(), &BlockOptions::default());
 /// assert!(block.contains("[Index: 1] Command: \"wait\" - Let time pass"));
 /// ```
-pub fn render_available_actions<L: ActionList + ?Sized>(
-    actions: &L,
-    catalog: &impl ActionCatalog,
+pub fn render_available_actions<'a>(
+    actions: impl IntoIterator<Item = impl Borrow<AvailableAction<'a>>>,
+    registry: &ContentRegistry,
     options: &BlockOptions,
 ) -> String {
+    let lines: SmallVec<[AvailableAction<'_>; 64]> =
+        actions.into_iter().map(|action| *action.borrow()).collect();
     // Room for the lines, plus headers, metadata and guidance.
     let mut out = String::with_capacity(
-        8192 + (0..actions.len())
-            .map(|i| {
-                let line = actions.line(i);
-                line.command.len() + line.description.len() + 32
-            })
+        8192 + lines
+            .iter()
+            .map(|line| line.command.len() + line.description.len() + 32)
             .sum::<usize>(),
     );
-    write_available_actions(&mut out, actions, catalog, options);
+    lay_out(&mut out, &lines, registry, options);
     out
 }
 
 /// Like [`render_available_actions`], appending to `out`.
-pub fn write_available_actions<L: ActionList + ?Sized>(
+pub fn write_available_actions<'a>(
     out: &mut String,
-    actions: &L,
-    catalog: &impl ActionCatalog,
+    actions: impl IntoIterator<Item = impl Borrow<AvailableAction<'a>>>,
+    registry: &ContentRegistry,
     options: &BlockOptions,
 ) {
     // Each line looked up once.
-    let lines: SmallVec<[BlockLine<'_>; 64]> = actions.lines().collect();
-    lay_out(out, &lines, catalog, options);
+    let lines: SmallVec<[AvailableAction<'_>; 64]> =
+        actions.into_iter().map(|action| *action.borrow()).collect();
+    lay_out(out, &lines, registry, options);
 }
 
 /// What the block of a list's lines comes to in characters, as lines are left out
@@ -229,14 +121,14 @@ pub(crate) struct BlockMeasure {
 impl BlockMeasure {
     /// Every line of `lines` kept.
     #[cfg(test)]
-    fn new<L: ActionList + ?Sized>(
-        lines: &L,
-        catalog: &impl ActionCatalog,
+    fn new(
+        lines: &[AvailableAction<'_>],
+        registry: &ContentRegistry,
         options: &BlockOptions,
     ) -> Self {
         let mut measuring = Measuring::default();
-        lines.lines().for_each(|line| measuring.add(&line));
-        measuring.measure(catalog, options)
+        lines.iter().for_each(|line| measuring.add(line));
+        measuring.measure(registry, options)
     }
 
     /// Leaves out the line at `position` (from 0 in the list it was made from); a
@@ -299,7 +191,7 @@ impl<'a> Measuring<'a> {
 
     /// Adds the next line.
     #[inline]
-    pub(crate) fn add(&mut self, line: &BlockLine<'a>) {
+    pub(crate) fn add(&mut self, line: &AvailableAction<'a>) {
         if !std::ptr::eq(line.description, self.description.0) {
             self.description = (line.description, chars(line.description));
         }
@@ -308,10 +200,10 @@ impl<'a> Measuring<'a> {
         self.lines.push((chars, group));
     }
 
-    /// The block of every line added, from `catalog` with `options`.
+    /// The block of every line added, from `registry` with `options`.
     pub(crate) fn measure(
         self,
-        catalog: &impl ActionCatalog,
+        registry: &ContentRegistry,
         options: &BlockOptions,
     ) -> BlockMeasure {
         let groups: SmallVec<[(usize, usize); 8]> = self
@@ -319,7 +211,7 @@ impl<'a> Measuring<'a> {
             .list
             .iter()
             .map(|group| {
-                let (_, metadata) = catalog.action_group(group.namespace);
+                let (_, metadata) = registry.action_group(group.namespace);
                 (group_chars(group.namespace, metadata), group.count)
             })
             .collect();
@@ -371,16 +263,19 @@ const OPENING: &str = "<available_actions>\n";
 /// Lays out the block of these lines.
 fn lay_out(
     out: &mut String,
-    lines: &[BlockLine<'_>],
-    catalog: &impl ActionCatalog,
+    lines: &[AvailableAction<'_>],
+    registry: &ContentRegistry,
     options: &BlockOptions,
 ) {
     out.push_str(OPENING);
-    let Groups {
-        list: groups,
-        split,
-        ..
-    } = Groups::of(lines);
+    let (
+        Groups {
+            list: groups,
+            split,
+            ..
+        },
+        group_of_line,
+    ) = Groups::of(lines);
     if lines.is_empty() {
         // What an empty block says before its guidance.
         out.push_str(NOTHING_OFFERED);
@@ -401,7 +296,7 @@ fn lay_out(
         .iter()
         .enumerate()
         .map(|(group, &Group { namespace, .. })| {
-            let (rank, metadata) = catalog.action_group(namespace);
+            let (rank, metadata) = registry.action_group(namespace);
             (rank, namespace, metadata, group)
         })
         .collect();
@@ -415,17 +310,14 @@ fn lay_out(
         starts.push(total);
         total += group.count;
     }
-    let members: Vec<BlockLine<'_>> = if !split {
+    let members: Vec<AvailableAction<'_>> = if !split {
         Vec::new()
     } else {
         let mut next = starts.clone();
         let mut members = lines.to_vec();
-        for line in lines {
-            let namespace = action_namespace(line.action_id);
-            if let Some(group) = groups.iter().position(|group| group.namespace == namespace) {
-                members[next[group]] = *line;
-                next[group] += 1;
-            }
+        for (line, &group) in lines.iter().zip(&group_of_line) {
+            members[next[group]] = *line;
+            next[group] += 1;
         }
         members
     };
@@ -447,20 +339,28 @@ fn lay_out(
 #[derive(Default)]
 struct Groups<'a> {
     list: SmallVec<[Group<'a>; 8]>,
+    /// Each group's position by namespace, once there are more than a few groups to
+    /// search; empty (and unallocated) until then.
+    by_namespace: HashMap<&'a str, usize>,
     /// Some group's actions are not one run of the list.
     split: bool,
     /// The last line's action id and group.
     previous: Option<(&'a str, usize)>,
 }
 
+/// Groups are searched one by one up to this many, and by namespace beyond.
+const GROUPS_SEARCHED_IN_ORDER: usize = 8;
+
 impl<'a> Groups<'a> {
-    /// The namespaces of `lines`.
-    fn of(lines: &[BlockLine<'a>]) -> Self {
+    /// The namespaces of `lines`, and each line's group.
+    fn of(lines: &[AvailableAction<'a>]) -> (Self, SmallVec<[usize; 64]>) {
         let mut groups = Self::default();
-        for (position, line) in lines.iter().enumerate() {
-            groups.add(position, line.action_id);
-        }
-        groups
+        let group_of_line = lines
+            .iter()
+            .enumerate()
+            .map(|(position, line)| groups.add(position, line.action_id))
+            .collect();
+        (groups, group_of_line)
     }
 
     /// Adds the line at `position`, with this action id; returns its group's position.
@@ -488,17 +388,30 @@ impl<'a> Groups<'a> {
             return self.list.len() - 1;
         }
         let namespace = action_namespace(action_id);
-        if let Some(found) = self.list.iter().position(|g| g.namespace == namespace) {
+        let found = if self.by_namespace.is_empty() {
+            self.list.iter().position(|g| g.namespace == namespace)
+        } else {
+            self.by_namespace.get(namespace).copied()
+        };
+        if let Some(found) = found {
             self.list[found].count += 1;
             self.split = true;
             return found;
         }
+        let group = self.list.len();
         self.list.push(Group {
             namespace,
             count: 1,
             first: position,
         });
-        self.list.len() - 1
+        if !self.by_namespace.is_empty() {
+            self.by_namespace.insert(namespace, group);
+        } else if self.list.len() > GROUPS_SEARCHED_IN_ORDER {
+            self.by_namespace = (self.list.iter().enumerate())
+                .map(|(group, g)| (g.namespace, group))
+                .collect();
+        }
+        group
     }
 }
 
@@ -509,7 +422,7 @@ fn write_group(
     namespace: &str,
     metadata: Option<&ModActionMetadata>,
     count: usize,
-    lines: &[BlockLine<'_>],
+    lines: &[AvailableAction<'_>],
 ) {
     let [open, before_count, after_count] = GROUP_HEADING;
     out.push_str(open);
@@ -575,7 +488,7 @@ struct Group<'a> {
 /// A group's rank, namespace, mod metadata and position among the groups found.
 type GroupOrder<'a> = (usize, &'a str, Option<&'a ModActionMetadata>, usize);
 
-fn write_line(out: &mut String, line: &BlockLine<'_>) {
+fn write_line(out: &mut String, line: &AvailableAction<'_>) {
     out.push_str("[Index: ");
     push_number(out, line.index);
     out.push_str("] Command: \"");
@@ -635,20 +548,18 @@ mod tests {
 </selection_guidance>
 </available_actions>";
 
-    struct Line(usize, &'static str, &'static str, &'static str);
-
-    impl ActionLine for Line {
-        fn index(&self) -> usize {
-            self.0
-        }
-        fn action_id(&self) -> &str {
-            self.1
-        }
-        fn command(&self) -> &str {
-            self.2
-        }
-        fn description(&self) -> &str {
-            self.3
+    fn line(
+        index: usize,
+        action_id: &'static str,
+        command: &'static str,
+        description: &'static str,
+    ) -> AvailableAction<'static> {
+        AvailableAction {
+            index,
+            action_id,
+            targets: &[],
+            command,
+            description,
         }
     }
 
@@ -684,34 +595,34 @@ mod tests {
         })
     }
 
-    fn actions() -> Vec<Line> {
+    fn actions() -> Vec<AvailableAction<'static>> {
         vec![
-            Line(1, "core:wait", "wait", "Let time pass"),
-            Line(
+            line(1, "core:wait", "wait", "Let time pass"),
+            line(
                 2,
                 "positioning:get_close",
                 "get close to Registrar Copperplate",
                 "Move closer to someone",
             ),
-            Line(
+            line(
                 3,
                 "positioning:step_back",
                 "step back from Registrar Copperplate",
                 "Create distance from someone",
             ),
-            Line(
+            line(
                 4,
                 "positioning:sit_down",
                 "sit down on bench",
                 "Take a seat on available furniture",
             ),
-            Line(
+            line(
                 5,
                 "items:pick_up",
                 "pick up book",
                 "Take an item from location",
             ),
-            Line(
+            line(
                 6,
                 "items:give",
                 "give book to Registrar Copperplate",
@@ -734,8 +645,9 @@ mod tests {
             &["positioning"],
         );
         let actions = actions();
-        let mut all: Vec<BlockLine<'_>> = actions.iter().map(BlockLine::from).collect();
-        all.push(BlockLine {
+        let mut all: Vec<AvailableAction<'_>> = actions;
+        all.push(AvailableAction {
+            targets: &[],
             index: 7,
             action_id: "items:give",
             command: "give crêpe to Zoë",
@@ -744,7 +656,8 @@ mod tests {
         // Enough lines for two-digit numbers and counts.
         let varied = all.len();
         for index in 8..=16 {
-            all.push(BlockLine {
+            all.push(AvailableAction {
+                targets: &[],
                 index,
                 action_id: "core:wait",
                 command: "wait",
@@ -777,18 +690,18 @@ mod tests {
                             .map(move |waits| subset | (((1 << waits) - 1) << (list.len() - waits)))
                     });
                     for subset in subsets {
-                        let kept: Vec<BlockLine<'_>> = list
+                        let kept: Vec<AvailableAction<'_>> = list
                             .iter()
                             .enumerate()
                             .filter(|(i, _)| subset & (1 << i) != 0)
                             .enumerate()
-                            .map(|(index, (_, line))| BlockLine {
+                            .map(|(index, (_, line))| AvailableAction {
                                 index: index + 1,
                                 ..*line
                             })
                             .collect();
                         let mut block = String::new();
-                        write_available_actions(&mut block, &kept, catalog, options);
+                        write_available_actions(&mut block, kept, catalog, options);
                         let left_out = (0..list.len()).filter(|i| subset & (1 << i) == 0);
                         let mut forwards = BlockMeasure::new(list, catalog, options);
                         let mut backwards = BlockMeasure::new(list, catalog, options);
@@ -838,7 +751,7 @@ mod tests {
             ],
             &["positioning"],
         );
-        let block = render_available_actions(&actions(), &registry, &BlockOptions::default());
+        let block = render_available_actions(actions(), &registry, &BlockOptions::default());
         assert_eq!(
             block,
             format!(
@@ -882,7 +795,7 @@ mod tests {
             ],
             &[],
         );
-        let block = render_available_actions(&actions(), &registry, &BlockOptions::default());
+        let block = render_available_actions(actions(), &registry, &BlockOptions::default());
         assert_eq!(
             block,
             format!(
@@ -911,7 +824,7 @@ mod tests {
     #[test]
     fn no_metadata_anywhere_is_the_plain_grouped_list() {
         let block = render_available_actions(
-            &actions(),
+            actions(),
             &ContentRegistry::default(),
             &BlockOptions::default(),
         );
@@ -947,7 +860,7 @@ mod tests {
             &BlockOptions::default(),
         );
         let grouped = render_available_actions(
-            &actions(),
+            actions(),
             &ContentRegistry::default(),
             &BlockOptions::default(),
         );
@@ -980,12 +893,12 @@ mod tests {
             ],
             &[],
         );
-        let expected_flat = |lines: &[Line]| {
+        let expected_flat = |lines: &[AvailableAction<'_>]| {
             let mut text = String::from("<available_actions>\n");
             for line in lines {
                 text.push_str(&format!(
                     "[Index: {}] Command: \"{}\" - {}\n",
-                    line.0, line.2, line.3
+                    line.index, line.command, line.description
                 ));
             }
             format!("{text}\n{FLAT}")
@@ -997,15 +910,15 @@ mod tests {
             "5 < 6 actions"
         );
         let one_mod = [
-            Line(1, "core:a", "a", "A"),
-            Line(2, "core:b", "b", "B"),
-            Line(3, "core:c", "c", "C"),
-            Line(4, "core:d", "d", "D"),
-            Line(5, "core:e", "e", "E"),
-            Line(6, "core:f", "f", "F"),
+            line(1, "core:a", "a", "A"),
+            line(2, "core:b", "b", "B"),
+            line(3, "core:c", "c", "C"),
+            line(4, "core:d", "d", "D"),
+            line(5, "core:e", "e", "E"),
+            line(6, "core:f", "f", "F"),
         ];
         assert_eq!(
-            render_available_actions(&one_mod, &registry, &BlockOptions::default()),
+            render_available_actions(one_mod.iter(), &registry, &BlockOptions::default()),
             expected_flat(&one_mod),
             "1 < 2 mods"
         );
@@ -1020,9 +933,38 @@ mod tests {
     }
 
     #[test]
+    fn many_mods_interleaved_give_the_block_they_give_grouped() {
+        let ids: Vec<String> = (0..12)
+            .flat_map(|m| (0..3).map(move |a| format!("mod{m:02}:act{a}")))
+            .collect();
+        let grouped: Vec<AvailableAction<'_>> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| AvailableAction {
+                index: i + 1,
+                action_id: id,
+                targets: &[],
+                command: id,
+                description: "Do it",
+            })
+            .collect();
+        // Each mod's first action, then each one's second, then each one's third.
+        let mut interleaved = grouped.clone();
+        interleaved.sort_by_key(|line| (line.index - 1) % 3);
+        let registry = ContentRegistry::default();
+        let options = BlockOptions::default();
+        let block = render_available_actions(&grouped, &registry, &options);
+        assert_eq!(block.matches(" ACTIONS (3 actions)").count(), 12, "{block}");
+        assert_eq!(
+            render_available_actions(&interleaved, &registry, &options),
+            block
+        );
+    }
+
+    #[test]
     fn nothing_to_offer_says_so() {
         let block = render_available_actions(
-            &Vec::<Line>::new(),
+            Vec::<AvailableAction<'_>>::new(),
             &ContentRegistry::default(),
             &BlockOptions::default(),
         );

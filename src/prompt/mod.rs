@@ -1,21 +1,35 @@
-//! Prompts as pure functions of plain data: the available-actions block, the
-//! decision prompt and the schema of its answer, the narrator prompt. Nothing here touches the ECS.
+//! Prompt assembly as pure functions of plain data; nothing here touches the ECS.
+//!
+//! The prompt layer sits above content, the LLM transport and the world view, and
+//! below the features. It owns:
+//! - the available-actions block, written from the world's offer
+//!   ([`AvailableAction`](crate::world::AvailableAction)) as it is;
+//! - the decision prompt ([`decision_prompt`]) and the narrator prompt;
+//! - the [`answer`] contract: the kinds of answer, their JSON Schema, the parser and
+//!   the offline writer;
+//! - token budgets ([`PromptBudgets`], [`trim_mask`]) and each actor's append-only
+//!   conversation with the model ([`Transcript`]).
+
+pub mod answer;
 
 mod actions_block;
+mod budget;
 mod decision;
 mod narration;
 mod tokens;
+mod transcript;
 
-pub(crate) use actions_block::Measuring;
-pub use actions_block::{
-    ActionCatalog, ActionLine, ActionList, BlockLine, BlockOptions, render_available_actions,
-    write_available_actions,
+pub use actions_block::{BlockOptions, render_available_actions, write_available_actions};
+pub use answer::{
+    ANSWER_FIELD, ANSWER_TYPES, Answer, DECISION_REPLY, DECISION_RULES, Decision, DecisionLimits,
+    NOTHING_OFFERED, OfflineDecision, RejectionReason, decision_schema, match_utterance,
+    parse_decision, read_decision,
 };
+pub use budget::{Lifeline, PromptBudgets, fit_lines, fit_words, trim_mask};
 pub use decision::{
-    ANSWER_FIELD, DECISION_QUESTION, DECISION_REPLY, DECISION_RULES, DecisionContext,
-    DecisionLimits, DecisionPrompt, NOTHING_OFFERED, PromptPart, PromptSection, decision_prompt,
-    decision_schema, decision_system_prompt, decision_user_prompt, write_decision_user_prompt,
+    DECISION_QUESTION, DecisionContext, DecisionPrompt, PromptPart, PromptSection, decision_prompt,
+    decision_system_prompt, decision_user_prompt, write_decision_user_prompt,
 };
 pub use narration::{NARRATOR_RULES, narration_user_message};
-pub(crate) use tokens::tokens_of_chars;
 pub use tokens::{TokenScale, estimate_tokens};
+pub use transcript::{Shown, Transcript, TurnPlan, TurnPrompt, text_fingerprint};

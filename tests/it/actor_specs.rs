@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use bevy::prelude::*;
 use bevy_loom::content::{PromptTemplate, parse_content};
-use bevy_loom::llm::{DeltaSink, LlmBackend, LlmFuture, LlmReply, RequestIntent};
+use bevy_loom::llm::{DeltaSink, LlmBackend, LlmFuture, LlmReply};
 use bevy_loom::prelude::*;
 use bevy_loom::prompt::{DECISION_QUESTION, DECISION_RULES};
 use serde_json::json;
@@ -175,8 +175,12 @@ impl LlmBackend for AskedBackend {
     }
 
     fn complete(&self, request: &LlmRequest, _deltas: DeltaSink) -> LlmFuture {
-        if let RequestIntent::Decision { actor, .. } = &request.intent {
-            self.0.lock().expect("not poisoned").push(actor.to_string());
+        // A decision's system message introduces its character: "You are Marta, ...".
+        let system = request.messages.first().map_or("", |m| &*m.content);
+        if let Some((_, rest)) = system.split_once("\nYou are ")
+            && let Some((name, _)) = rest.split_once(',')
+        {
+            self.0.lock().expect("not poisoned").push(name.to_owned());
         }
         let answer = r#"{"action": null, "speech": "", "thought": ""}"#;
         Box::pin(async move { Ok(LlmReply::text(answer)) })

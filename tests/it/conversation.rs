@@ -7,9 +7,9 @@ use axum::Router;
 use axum::extract::State;
 use axum::response::Json;
 use bevy::prelude::*;
-use bevy_loom::actors::parse_decision;
 use bevy_loom::llm::{DeltaSink, LlmBackend, LlmFuture, LlmReply, OpenAiSettings, SchemaFormat};
 use bevy_loom::prelude::*;
+use bevy_loom::prompt::parse_decision;
 use bevy_loom::prompt::{DecisionLimits, NOTHING_OFFERED};
 use serde_json::{Value, json};
 

@@ -208,7 +208,7 @@ fn an_utterance_may_use_the_mods_verb_aliases_and_articles() {
     // `items` aliases "look at" to "examine"; articles are not compared. The budget
     // leaves every offered action in.
     let settings = SmartActorSettings {
-        budgets: bevy_loom::actors::PromptBudgets {
+        budgets: bevy_loom::prompt::PromptBudgets {
             total: 10_000,
             ..Default::default()
         },

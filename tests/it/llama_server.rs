@@ -12,12 +12,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bevy_loom::actors::parse_decision;
 use bevy_loom::llm::{
     ChatMessage, LlmBridge, LlmRequest, OpenAiBackend, OpenAiSettings, SamplingOptions,
     SchemaFormat,
 };
 use bevy_loom::prelude::*;
+use bevy_loom::prompt::parse_decision;
 use bevy_loom::prompt::{DecisionLimits, decision_schema};
 
 use crate::support::{run_turn, tavern_app_configured};

@@ -3,9 +3,10 @@
 
 use bevy::prelude::*;
 
-use bevy_loom::actors::{HistoryStore, MemoryScope, NewMemory, PromptBudgets};
+use bevy_loom::actors::{HistoryStore, MemoryScope, NewMemory};
 use bevy_loom::llm::ChatMessage;
 use bevy_loom::prelude::*;
+use bevy_loom::prompt::PromptBudgets;
 use bevy_loom::prompt::estimate_tokens;
 use bevy_loom::world::TargetScopes;
 use serde_json::json;

@@ -416,7 +416,7 @@ fn a_turn_without_an_answer_keeps_the_conversation_warm() {
         !lost.rejected.is_empty()
             && lost.rejected.iter().all(|rejected| matches!(
                 rejected.reason,
-                bevy_loom::actors::RejectionReason::NoAnswer(LlmError::TimedOut(_))
+                bevy_loom::prompt::RejectionReason::NoAnswer(LlmError::TimedOut(_))
             )),
         "{:?}",
         lost.rejected

@@ -3,9 +3,9 @@
 //! edits, settings changes and renames: nothing stale reaches a prompt.
 
 use bevy::prelude::*;
-use bevy_loom::actors::PromptBudgets;
 use bevy_loom::prelude::*;
 use bevy_loom::prompt::BlockOptions;
+use bevy_loom::prompt::PromptBudgets;
 use serde_json::json;
 
 use crate::support::{

@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use bevy::platform::collections::HashSet;
 
+use super::{PromptSection, estimate_tokens};
 use crate::llm::ChatMessage;
-use crate::prompt::{PromptSection, estimate_tokens};
 
 /// What an actor is shown on a turn, for the transcript to compare with what it showed.
 #[derive(Debug, Clone, Copy)]

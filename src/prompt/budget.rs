@@ -1,7 +1,7 @@
 //! Token budgets for the parts of a decision prompt, and how each part is trimmed to
 //! fit: deterministically, so the same world gives the same prompt.
 //!
-//! - Memories: the retrieval's own budget ([`RecallSettings::token_budget`](super::RecallSettings)):
+//! - Memories: the retrieval's own budget (`RecallSettings::token_budget` of smart actors):
 //!   the least relevant are left out first.
 //! - Perception: whole lines, from the first; the rest is left out.
 //! - The player's words: whole words, from the first.
@@ -15,10 +15,10 @@
 use bevy::platform::collections::HashMap;
 use smallvec::SmallVec;
 
+use super::actions_block::{BlockOptions, Measuring};
+use super::tokens::{estimate_tokens, tokens_of_chars};
 use crate::content::ActionDefinition;
-use crate::prompt::{
-    ActionCatalog, BlockLine, BlockOptions, Measuring, estimate_tokens, tokens_of_chars,
-};
+use crate::content::ContentRegistry;
 use crate::world::{AvailableAction, OfferedActions};
 
 /// How many estimated tokens ([`estimate_tokens`]) a decision prompt and its parts may take.
@@ -85,19 +85,18 @@ pub fn fit_words(text: &str, budget: usize) -> String {
     kept
 }
 
-/// One offered action as trimming sees it.
+/// An offered action's id and how much it matters to the actor now (higher is kept
+/// longer): all that the order of leaving out reads. Combinations of one action share its id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OfferLine<'a> {
-    /// Its action's id: combinations of one action share it.
-    pub action_id: &'a str,
-    /// How much it matters to the actor now (higher is kept longer).
-    pub relevance: u32,
+struct Weighed<'a> {
+    action_id: &'a str,
+    relevance: u32,
 }
 
 /// The order in which an offer's lines are left out: extra
 /// combinations before an action's most relevant one (the first among equals), least
 /// relevant first, the last offered first.
-pub fn drop_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
+fn drop_order(lines: &[Weighed<'_>]) -> Vec<usize> {
     // Each action's keeper: its most relevant line, the first among equals. An
     // action's lines usually come one after another: the best of each run is found
     // first, then the runs of one action compared.
@@ -167,7 +166,7 @@ pub fn drop_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
 }
 
 /// [`drop_order`] of lines in many classes, by sorting them.
-fn sorted_drop_order(lines: &[OfferLine<'_>], keeper: &[bool]) -> Vec<usize> {
+fn sorted_drop_order(lines: &[Weighed<'_>], keeper: &[bool]) -> Vec<usize> {
     // Each line's key, one number: keepers last, then by relevance, then the last
     // offered first. Keys are distinct (each holds its line's position), so any sort
     // gives one order.
@@ -216,8 +215,10 @@ impl Lifeline {
 }
 
 /// Which lines to leave out, in a mask over `offered`, so that its available-actions
-/// block (from `catalog` with `options`, numbered again from 1) is within `budget`
-/// estimated tokens: the fewest lines in [`drop_order`]. Of the lines `lifeline`
+/// block (from `registry` with `options`, numbered again from 1) is within `budget`
+/// estimated tokens: the fewest lines, left out in order (extra combinations of an action
+/// before its most relevant one, the least relevant first, among equals the last
+/// offered first). Of the lines `lifeline`
 /// finds a way to wait or to leave, the last of each kind in that order stays, even
 /// when the block is then over its budget; every other line goes when even one does
 /// not fit. Apply it with [`OfferedActions::leave_out`].
@@ -229,25 +230,20 @@ pub fn trim_mask(
     budget: usize,
     relevance: impl Fn(&AvailableAction<'_>) -> u32,
     lifeline: impl Fn(&AvailableAction<'_>) -> Option<Lifeline>,
-    catalog: &impl ActionCatalog,
+    registry: &ContentRegistry,
     options: &BlockOptions,
 ) -> Vec<bool> {
     // Each line measured and weighed in one pass.
     let mut measuring = Measuring::with_capacity(offered.len());
-    let mut lines: Vec<OfferLine<'_>> = Vec::with_capacity(offered.len());
+    let mut lines: Vec<Weighed<'_>> = Vec::with_capacity(offered.len());
     for action in offered {
-        measuring.add(&BlockLine {
-            index: action.index,
-            action_id: action.action_id,
-            command: action.command,
-            description: action.description,
-        });
-        lines.push(OfferLine {
+        measuring.add(&action);
+        lines.push(Weighed {
             action_id: action.action_id,
             relevance: relevance(&action),
         });
     }
-    let mut block = measuring.measure(catalog, options);
+    let mut block = measuring.measure(registry, options);
     let mut mask = vec![false; offered.len()];
     // Nothing to leave out: an empty offer's block is as short as it gets.
     if tokens_of_chars(block.chars()) <= budget || offered.is_empty() {
@@ -282,8 +278,8 @@ pub fn trim_mask(
 mod tests {
     use super::*;
 
-    fn line(action_id: &'static str, relevance: u32) -> OfferLine<'static> {
-        OfferLine {
+    fn line(action_id: &'static str, relevance: u32) -> Weighed<'static> {
+        Weighed {
             action_id,
             relevance,
         }
@@ -316,7 +312,7 @@ mod tests {
 
     /// The order as its rule says: keepers (each action's most relevant line, the
     /// first among equals) last, then by relevance, then the last offered first.
-    fn reference_order(lines: &[OfferLine<'_>]) -> Vec<usize> {
+    fn reference_order(lines: &[Weighed<'_>]) -> Vec<usize> {
         let keeper = |i: usize| {
             let line = &lines[i];
             lines
@@ -350,7 +346,7 @@ mod tests {
             let len = next(40) as usize;
             // Up to 2 relevances (few classes) or up to 30 (many).
             let relevances = if round % 2 == 0 { 2 } else { 30 };
-            let lines: Vec<OfferLine<'_>> = (0..len)
+            let lines: Vec<Weighed<'_>> = (0..len)
                 .map(|_| {
                     line(
                         ids[next(ids.len() as u64) as usize],

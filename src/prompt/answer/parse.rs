@@ -3,8 +3,8 @@
 use serde_json::Value;
 use thiserror::Error;
 
+use super::{ANSWER_FIELD, ANSWER_TYPES, DecisionLimits};
 use crate::llm::LlmError;
-use crate::prompt::DecisionLimits;
 
 /// A valid decision: what the actor answered, and its private thought, if it gave one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,7 +27,7 @@ pub enum Answer {
         speech: String,
     },
     /// `UTTERANCE`: a player-like command line, still to be matched against the offered
-    /// commands ([`match_utterance`](super::match_utterance)).
+    /// commands (`match_utterance` in smart actors).
     Utterance(String),
     /// `COLOR`: a short in-character line with no mechanical effect.
     Color(String),
@@ -53,11 +53,8 @@ impl Decision {
     }
 }
 
-/// The answer types a decision may have, as the model writes them.
-pub const ANSWER_TYPES: [&str; 4] = ["ACTION", "UTTERANCE", "COLOR", "NONE"];
-
 /// Why an answer was rejected. The actor passes its turn, or takes the configured
-/// fallback ([`DecisionFallback`](super::DecisionFallback)), instead.
+/// fallback (`DecisionFallback` of smart actors), instead.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum RejectionReason {
@@ -160,7 +157,7 @@ pub enum RejectionReason {
 /// Each may carry a `thought`. Without `type`, the older form `{"action": <index or
 /// null>, "speech": "..."}` is read as `ACTION`, or as `COLOR` (with speech) or
 /// `NONE` (without) when `action` is null. An utterance is returned as written:
-/// [`match_utterance`](super::match_utterance) finds the offered command it names.
+/// smart actors find the offered command it names (`match_utterance`).
 ///
 /// Lenient where it costs nothing: a single Markdown code fence around the object is
 /// tolerated, other fields are ignored, and a missing `speech` or `thought` is empty.
@@ -316,10 +313,10 @@ fn kind(value: &Value) -> &'static str {
 }
 
 /// The answer itself: under a schema it sits alone under `answer`
-/// ([`decision_schema`](crate::prompt::decision_schema)); written freely it is the object.
+/// ([`decision_schema`](super::decision_schema)); written freely it is the object.
 fn unwrapped(mut object: serde_json::Map<String, Value>) -> serde_json::Map<String, Value> {
     if object.len() == 1
-        && let Some(Value::Object(answer)) = object.remove(crate::prompt::ANSWER_FIELD)
+        && let Some(Value::Object(answer)) = object.remove(ANSWER_FIELD)
     {
         return answer;
     }
@@ -495,7 +492,7 @@ mod tests {
     /// them (under `answer`): every field filled, the last index offered, every line
     /// as long as the schema lets it be.
     fn answers_the_schema_allows(offered: usize, limits: &DecisionLimits) -> Vec<(String, Value)> {
-        let schema = crate::prompt::decision_schema(offered, limits);
+        let schema = super::super::decision_schema(offered, limits);
         let answers = schema["properties"]["answer"]["anyOf"]
             .as_array()
             .expect("the answers");

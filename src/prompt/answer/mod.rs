@@ -1,0 +1,116 @@
+//! The answer contract of a decision: the kinds of answer an actor may give, how the
+//! prompt promises them ([`DECISION_RULES`]), the JSON Schema that enforces them
+//! ([`decision_schema`]), the parser that checks them against what was offered
+//! ([`parse_decision`]), and the answers written without a model
+//! ([`OfflineDecision`]). A new kind of answer is added here, in each of these four.
+//!
+//! | kind | written as | read as |
+//! |---|---|---|
+//! | act | `{"type": "ACTION", "action": <index>, "speech": "..."}` | [`Answer::Action`] |
+//! | name a command | `{"type": "UTTERANCE", "utterance": "<command>"}` | [`Answer::Utterance`] |
+//! | say a line | `{"type": "COLOR", "color": "..."}` | [`Answer::Color`] |
+//! | pass | `{"type": "NONE"}` | [`Answer::Pass`] |
+//!
+//! Under a schema the answer sits under [`ANSWER_FIELD`]; any may carry a `thought`.
+
+mod offline;
+mod parse;
+mod schema;
+mod utterance;
+
+pub use offline::OfflineDecision;
+pub use parse::{Answer, Decision, RejectionReason, parse_decision};
+pub use schema::decision_schema;
+pub use utterance::match_utterance;
+
+use crate::content::{ActionDefinition, ContentRegistry};
+use crate::world::OfferedActions;
+
+/// Reads a model's answer to a decision prompt: parsed and checked against the limits
+/// and what was `offered` ([`parse_decision`]), and an `UTTERANCE` resolved to the
+/// offered action it names ([`match_utterance`], through actions `permitted` for the
+/// actor now), so a valid decision names an offered action by its index or none.
+pub fn read_decision(
+    raw: &str,
+    offered: &OfferedActions,
+    registry: &ContentRegistry,
+    permitted: impl Fn(&ActionDefinition) -> bool,
+    limits: &DecisionLimits,
+) -> Result<Decision, RejectionReason> {
+    let decision = parse_decision(raw, offered.len(), limits)?;
+    let Answer::Utterance(line) = &decision.answer else {
+        return Ok(decision);
+    };
+    let index = match_utterance(line, offered, registry, permitted)?;
+    Ok(Decision {
+        answer: Answer::Action {
+            index,
+            speech: String::new(),
+        },
+        thought: decision.thought,
+    })
+}
+
+/// The answer types a decision may have, as the model writes them.
+pub const ANSWER_TYPES: [&str; 4] = ["ACTION", "UTTERANCE", "COLOR", "NONE"];
+
+/// The rules every decision prompt starts with; they never change, so servers can cache them.
+pub const DECISION_RULES: &str = "You play one character in a game. Stay in character. You cannot change the world directly: the game carries out what you choose, if it can.
+Answer with exactly one JSON object on one line, one of:
+{\"type\": \"ACTION\", \"action\": <the Index of an offered action>, \"speech\": \"<what you say as you do it, or empty>\"}
+{\"type\": \"UTTERANCE\", \"utterance\": \"<an offered Command, word for word>\"}
+{\"type\": \"COLOR\", \"color\": \"<a short line you say; nothing else happens>\"}
+{\"type\": \"NONE\"}";
+
+/// The instruction after the player's words, when the actor replies in a conversation.
+pub const DECISION_REPLY: &str =
+    "Reply to the player in character with a COLOR answer; this turn you take no action.";
+
+/// What the available-actions block says when nothing is offered (a reply in a
+/// conversation, an actor in combat with no combat action): the answers left.
+pub const NOTHING_OFFERED: &str = "(nothing to do right now: answer with COLOR or NONE)";
+
+/// The field a schema-bound answer sits under ([`decision_schema`]); the parser reads
+/// an answer with or without it.
+pub const ANSWER_FIELD: &str = "answer";
+
+/// Size limits on a decision answer, enforced when it is validated and announced in its schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecisionLimits {
+    /// The longest line said aloud (`speech`, `color`) or `utterance`, in characters.
+    pub max_speech_chars: usize,
+    /// The longest `thought`, in characters (the prompt does not ask for one).
+    pub max_thought_chars: usize,
+    /// The longest whole answer, in bytes.
+    pub max_answer_bytes: usize,
+    /// The most lines a line said aloud may have (the spec's `maxColorLines`); `None`
+    /// for no limit, 0 for an actor that never speaks.
+    pub max_color_lines: Option<u32>,
+}
+
+impl Default for DecisionLimits {
+    fn default() -> Self {
+        Self {
+            max_speech_chars: 300,
+            max_thought_chars: 500,
+            max_answer_bytes: 4096,
+            max_color_lines: None,
+        }
+    }
+}
+
+impl DecisionLimits {
+    /// The most tokens a valid answer can take, even from a model whose vocabulary
+    /// spends a token on every character: its longest line and the JSON around it.
+    /// Decision requests ask for no more, so a model cannot ramble on past what the
+    /// schema allows.
+    pub fn max_answer_tokens(&self) -> u32 {
+        let chars = self.max_speech_chars.saturating_add(ANSWER_OVERHEAD_CHARS);
+        u32::try_from(chars).unwrap_or(u32::MAX)
+    }
+}
+
+/// The characters of a decision answer around its longest line:
+/// `{"answer": {"type": "ACTION", "action": 12, "speech": ""}}` and room for the
+/// spaces a grammar lets a model put between its parts.
+const ANSWER_OVERHEAD_CHARS: usize = 96;

@@ -1,0 +1,340 @@
+//! The JSON Schema of a decision answer, derived from what was offered.
+
+use serde_json::{Value, json};
+
+use super::{ANSWER_FIELD, DecisionLimits};
+
+/// The most offered indices the schema lists one by one; beyond them it gives a range.
+/// OpenAI's strict mode takes at most 1,000 enum values in a schema.
+const MAX_LISTED_INDICES: usize = 500;
+
+/// The JSON schema of a decision answer when `offered` actions (numbered from 1) were
+/// offered: an object whose `answer` is one of the answers the prompt describes,
+/// each with exactly its own fields: `ACTION` with `action` (one of the offered
+/// indices) and `speech`, `COLOR` with `color` (both lines within the speech limit),
+/// or `NONE`. With nothing offered there is no `ACTION`; with no lines allowed no
+/// `COLOR`, and an action's `speech` must be empty. A server that honours it can
+/// write no answer [`parse_decision`](super::parse_decision) refuses, and no
+/// action that was not offered.
+///
+/// The answers sit under `answer` because OpenAI's strict structured outputs want an
+/// object at the root (with every field required and no others), and only a choice
+/// among whole answers (`anyOf`) ties each `type` to its own fields; the grammars of
+/// llama.cpp, vLLM and Ollama take the same schema. The parser reads an answer with
+/// or without the wrapper. (OpenAI's fine-tuned models do not take `maxLength`;
+/// their answers are checked for length when they are parsed.)
+///
+/// `UTTERANCE` is left out: it is for models that write free text, and under a schema
+/// the index says the same in fewer tokens. It depends only on the number offered and
+/// the limits, so one schema serves every actor offered as many actions.
+pub fn decision_schema(offered: usize, limits: &DecisionLimits) -> Value {
+    // An actor that may say no line may only say nothing along with its action.
+    let speaks = limits.max_color_lines != Some(0);
+    let line =
+        json!({ "type": "string", "maxLength": if speaks { limits.max_speech_chars } else { 0 } });
+    let answer = |kind: &str, fields: &[(&str, Value)]| {
+        let mut properties = serde_json::Map::with_capacity(fields.len() + 1);
+        properties.insert(
+            "type".to_owned(),
+            json!({ "type": "string", "enum": [kind] }),
+        );
+        for (name, field) in fields {
+            properties.insert((*name).to_owned(), field.clone());
+        }
+        let required: Vec<String> = properties.keys().cloned().collect();
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false
+        })
+    };
+    let mut answers = Vec::with_capacity(3);
+    if offered > 0 {
+        let index = if offered <= MAX_LISTED_INDICES {
+            let indices: Vec<Value> = (1..=offered).map(Value::from).collect();
+            json!({ "type": "integer", "enum": indices })
+        } else {
+            json!({ "type": "integer", "minimum": 1, "maximum": offered })
+        };
+        answers.push(answer(
+            "ACTION",
+            &[("action", index), ("speech", line.clone())],
+        ));
+    }
+    if speaks {
+        answers.push(answer("COLOR", &[("color", line)]));
+    }
+    answers.push(answer("NONE", &[]));
+    json!({
+        "type": "object",
+        "properties": { ANSWER_FIELD: { "anyOf": answers } },
+        "required": [ANSWER_FIELD],
+        "additionalProperties": false
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_capped_at_what_the_schema_allows() {
+        assert_eq!(DecisionLimits::default().max_answer_tokens(), 300 + 96);
+    }
+
+    /// Where `schema` breaks the rules of OpenAI's strict structured outputs: an
+    /// object at the root (no `anyOf` there), every object listing all its properties
+    /// as required and no others, `anyOf` branches and types from the subset strict
+    /// mode takes, and enum values of their schema's type. Empty when it keeps them.
+    fn strict_mode_faults(schema: &Value) -> Vec<String> {
+        let mut faults = Vec::new();
+        if schema["type"] != "object" {
+            faults.push(format!("the root is not an object: {schema}"));
+        }
+        for keyword in ["anyOf", "oneOf", "allOf", "$ref"] {
+            if schema.get(keyword).is_some() {
+                faults.push(format!("the root has `{keyword}`"));
+            }
+        }
+        check_strict(schema, "", 0, &mut faults);
+        faults
+    }
+
+    fn check_strict(schema: &Value, at: &str, depth: usize, faults: &mut Vec<String>) {
+        const KEYWORDS: [&str; 12] = [
+            "type",
+            "properties",
+            "required",
+            "additionalProperties",
+            "enum",
+            "const",
+            "anyOf",
+            "items",
+            "description",
+            // Strict mode takes these since 2025 (not on fine-tuned models).
+            "maxLength",
+            "minimum",
+            "maximum",
+        ];
+        const TYPES: [&str; 7] = [
+            "string", "number", "integer", "boolean", "object", "array", "null",
+        ];
+        let Some(object) = schema.as_object() else {
+            faults.push(format!("{at}: not a schema object"));
+            return;
+        };
+        if depth > 10 {
+            faults.push(format!("{at}: nested deeper than 10"));
+        }
+        for keyword in object.keys() {
+            if !KEYWORDS.contains(&keyword.as_str()) {
+                faults.push(format!("{at}: `{keyword}` is not in strict mode's subset"));
+            }
+        }
+        let types: Vec<&str> = match &object.get("type") {
+            Some(Value::String(name)) => vec![name.as_str()],
+            Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
+            Some(other) => {
+                faults.push(format!("{at}: `type` is {other}"));
+                Vec::new()
+            }
+            None => Vec::new(),
+        };
+        if types.is_empty() && object.get("anyOf").is_none() {
+            faults.push(format!("{at}: neither a type nor anyOf"));
+        }
+        for name in &types {
+            if !TYPES.contains(name) {
+                faults.push(format!("{at}: unknown type {name}"));
+            }
+        }
+        if let Some(values) = object.get("enum") {
+            let values = values.as_array().map(Vec::as_slice).unwrap_or_default();
+            if values.is_empty() {
+                faults.push(format!("{at}: an empty enum"));
+            }
+            let fits = |value: &Value| match value {
+                Value::Null => types.contains(&"null"),
+                Value::String(_) => types.contains(&"string"),
+                Value::Number(n) if n.is_u64() || n.is_i64() => {
+                    types.contains(&"integer") || types.contains(&"number")
+                }
+                Value::Number(_) => types.contains(&"number"),
+                _ => false,
+            };
+            if let Some(value) = values.iter().find(|value| !fits(value)) {
+                faults.push(format!("{at}: enum value {value} is not of type {types:?}"));
+            }
+        }
+        if types.contains(&"object") {
+            let properties = object.get("properties").and_then(Value::as_object);
+            let required: Vec<&str> = object
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|names| names.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let names: Vec<&str> = properties
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            if names.iter().any(|name| !required.contains(name)) || names.len() != required.len() {
+                faults.push(format!(
+                    "{at}: required {required:?} is not every property {names:?}"
+                ));
+            }
+            if object.get("additionalProperties") != Some(&Value::Bool(false)) {
+                faults.push(format!("{at}: additionalProperties is not false"));
+            }
+            for (name, property) in properties.into_iter().flatten() {
+                check_strict(property, &format!("{at}/{name}"), depth + 1, faults);
+            }
+        }
+        if let Some(branches) = object.get("anyOf") {
+            for (i, branch) in branches.as_array().into_iter().flatten().enumerate() {
+                check_strict(branch, &format!("{at}/anyOf/{i}"), depth + 1, faults);
+            }
+        }
+        if let Some(items) = object.get("items") {
+            check_strict(items, &format!("{at}/items"), depth + 1, faults);
+        }
+    }
+
+    /// The limits a decision schema can be made for.
+    fn every_limit() -> Vec<DecisionLimits> {
+        [None, Some(0), Some(1), Some(3)]
+            .into_iter()
+            .map(|max_color_lines| DecisionLimits {
+                max_color_lines,
+                ..DecisionLimits::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_schema_keeps_the_rules_of_strict_structured_outputs() {
+        for limits in every_limit() {
+            for offered in [0, 1, 2, 17, 500, 501, 2000] {
+                let schema = decision_schema(offered, &limits);
+                assert_eq!(
+                    strict_mode_faults(&schema),
+                    Vec::<String>::new(),
+                    "{offered} offered, {limits:?}: {schema:#}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_strict_mode_check_finds_what_breaks_the_rules() {
+        let kinds = json!({ "anyOf": [
+            { "type": "object", "properties": { "type": { "const": "NONE" } },
+              "required": ["type"], "additionalProperties": false }
+        ]});
+        assert!(!strict_mode_faults(&kinds).is_empty(), "anyOf at the root");
+        let optional = json!({
+            "type": "object",
+            "properties": { "type": { "type": "string" }, "speech": { "type": "string" } },
+            "required": ["type"],
+            "additionalProperties": false
+        });
+        assert!(
+            !strict_mode_faults(&optional).is_empty(),
+            "a field not required"
+        );
+        let open = json!({
+            "type": "object", "properties": {}, "required": []
+        });
+        assert!(
+            !strict_mode_faults(&open).is_empty(),
+            "other fields allowed"
+        );
+        let pattern = json!({
+            "type": "object",
+            "properties": { "line": { "type": "string", "pattern": "^a" } },
+            "required": ["line"],
+            "additionalProperties": false
+        });
+        assert!(
+            !strict_mode_faults(&pattern).is_empty(),
+            "a keyword outside the subset"
+        );
+    }
+
+    /// Each answer a schema allows, by type: its fields.
+    fn answers(schema: &Value) -> Vec<(String, Vec<String>)> {
+        schema["properties"]["answer"]["anyOf"]
+            .as_array()
+            .expect("the answers")
+            .iter()
+            .map(|answer| {
+                let kind = answer["properties"]["type"]["enum"][0]
+                    .as_str()
+                    .expect("a type")
+                    .to_owned();
+                let fields = answer["properties"]
+                    .as_object()
+                    .expect("its fields")
+                    .keys()
+                    .cloned()
+                    .collect();
+                (kind, fields)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_schema_offers_only_the_indices_offered() {
+        let schema = decision_schema(2, &DecisionLimits::default());
+        let action = &schema["properties"]["answer"]["anyOf"][0]["properties"];
+        assert_eq!(
+            action["action"],
+            json!({ "type": "integer", "enum": [1, 2] })
+        );
+        let line = json!({ "type": "string", "maxLength": 300 });
+        assert_eq!(action["speech"], line);
+        assert_eq!(
+            schema["properties"]["answer"]["anyOf"][1]["properties"]["color"],
+            line
+        );
+        let many = decision_schema(MAX_LISTED_INDICES + 1, &DecisionLimits::default());
+        assert_eq!(
+            many["properties"]["answer"]["anyOf"][0]["properties"]["action"],
+            json!({ "type": "integer", "minimum": 1, "maximum": MAX_LISTED_INDICES + 1 })
+        );
+    }
+
+    #[test]
+    fn each_answer_has_exactly_its_own_fields() {
+        let fields = |names: &[&str]| names.iter().map(|&n| n.to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            answers(&decision_schema(2, &DecisionLimits::default())),
+            [
+                ("ACTION".to_owned(), fields(&["action", "speech", "type"])),
+                ("COLOR".to_owned(), fields(&["color", "type"])),
+                ("NONE".to_owned(), fields(&["type"])),
+            ]
+        );
+    }
+
+    #[test]
+    fn with_nothing_offered_or_no_lines_allowed_the_schema_narrows() {
+        let kinds = |schema: &Value| -> Vec<String> {
+            answers(schema).into_iter().map(|(kind, _)| kind).collect()
+        };
+        assert_eq!(
+            kinds(&decision_schema(0, &DecisionLimits::default())),
+            ["COLOR", "NONE"]
+        );
+        let mute = DecisionLimits {
+            max_color_lines: Some(0),
+            ..DecisionLimits::default()
+        };
+        let schema = decision_schema(1, &mute);
+        assert_eq!(kinds(&schema), ["ACTION", "NONE"]);
+        assert_eq!(
+            schema["properties"]["answer"]["anyOf"][0]["properties"]["speech"]["maxLength"], 0,
+            "nothing may be said along with the action"
+        );
+        assert_eq!(kinds(&decision_schema(0, &mute)), ["NONE"]);
+    }
+}
