@@ -454,7 +454,7 @@ fn clear_cooldowns(app: &mut App) {
     let world = app.world_mut();
     let mut minds = world.query::<&mut ActorMind>();
     for mut mind in minds.iter_mut(world) {
-        mind.next_turn = 0;
+        mind.end_cooldown();
     }
 }
 

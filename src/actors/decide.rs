@@ -7,11 +7,11 @@ use bevy::prelude::*;
 
 use super::{
     ActionRequest, ActorHesitated, ActorMind, ActorPassed, ActorSpoke, Decision, DecisionFallback,
-    DecisionRejected, DecisionWriters, RejectionReason, SmartActor, SmartActorSettings, ThinkQueue,
-    TurnClock, permits,
+    DecisionRejected, DecisionWriters, PendingDecision, RejectionReason, SmartActor,
+    SmartActorSettings, ThinkQueue, ThinkState, TurnClock, permits,
 };
 use crate::content::{ActionDefinition, ContentRegistry};
-use crate::llm::{LlmError, LlmResponse};
+use crate::llm::{LlmError, LlmReply, LlmResponse};
 use crate::prompt::read_decision;
 use crate::world::{AvailableAction, DisplayName};
 
@@ -32,110 +32,160 @@ pub(super) fn apply_decisions(
         let Ok((mut mind, actor, name)) = actors.get_mut(entity) else {
             continue;
         };
-        if mind.pending != Some(response.id) {
-            continue;
-        }
-        mind.pending = None;
-        let asked_again = std::mem::take(&mut mind.asked_again);
-        let replying_to = mind.replying_to.take();
-        match &response.result {
-            // The answer stays in the actor's conversation with the model, used or not.
-            Ok(reply) => mind.transcript.answered(&reply.text),
-            Err(LlmError::ContextExceeded { .. }) => mind.transcript.forget(),
-            // The server still holds what it read of the conversation.
-            Err(_) => mind.transcript.unanswered(),
-        }
-        if let Err(LlmError::ContextExceeded { detail, .. }) = &response.result
-            && !asked_again
-        {
-            info!("smart actor {entity}: {detail}; asking again from a fresh prompt");
-            mind.asked_again = true;
-            mind.reply_to = mind.reply_to.take().or(replying_to);
-            if !mind.queued {
-                mind.queued = true;
-                queue.waiting.push_front(entity);
-            }
-            continue;
-        }
-        mind.next_turn = clock.turn + 1 + u64::from(mind.cooldown);
-        let offered = std::mem::take(&mut mind.offered);
-        let spec = actor.and_then(|actor| registry.actor(&actor.spec));
-        let raw = response
-            .result
-            .as_ref()
-            .map_or("", |reply| reply.text.as_str());
-        let decision = match &response.result {
-            Ok(_) => {
-                let permitted = |action: &ActionDefinition| {
-                    spec.is_some_and(|spec| {
-                        permits(spec, &settings.combat_verbs, mind.fighting, action)
-                    })
-                };
-                read_decision(raw, &offered, &registry, permitted, &mind.limits)
-            }
-            Err(error) => {
-                warn!("smart actor {entity} gets no decision: {error}");
-                Err(RejectionReason::NoAnswer(error.clone()))
-            }
-        };
-        let chosen = decision
-            .as_ref()
-            .ok()
-            .and_then(Decision::action)
-            .and_then(|index| offered.get(index));
-        // Combat always advances: anything but a combat action is a pass.
-        let hesitates = mind.fighting && chosen.is_none();
-        if hesitates {
-            out.hesitated.write(ActorHesitated {
-                actor: entity,
-                line: format!("{} hesitates.", name.map_or("Someone", |n| n.0.as_str())),
-                reason: decision.as_ref().err().cloned(),
-            });
-        }
-        let decision = match decision {
-            Ok(decision) => decision,
-            Err(reason) => {
-                if response.result.is_ok() {
-                    warn!("smart actor {entity}: decision rejected: {reason}");
-                    mind.note = Some(format!("Your last answer was not used: {reason}."));
-                }
-                let fallback = match &settings.fallback {
-                    DecisionFallback::Action(id) if !mind.fighting => {
-                        offered.iter().find(|a| a.action_id == id.as_str())
-                    }
-                    _ => None,
-                };
-                if let Some(fallback) = fallback {
-                    out.requests.write(request_for(entity, &fallback));
-                }
-                out.rejected.write(DecisionRejected {
-                    actor: entity,
-                    reason,
-                    raw: raw.to_owned(),
-                    fallback: fallback.map(|f| f.command.to_owned()),
-                });
+        let pending = match std::mem::take(&mut mind.state) {
+            ThinkState::Waiting(pending) if pending.request == response.id => pending,
+            other => {
+                mind.state = other;
                 continue;
             }
         };
-        if hesitates {
+        mind.transcript.close_turn(&response.result);
+        if let Err(LlmError::ContextExceeded { detail, .. }) = &response.result
+            && !pending.asking_again
+        {
+            info!("smart actor {entity}: {detail}; asking again from a fresh prompt");
+            mind.state = ThinkState::Queued {
+                reply_to: pending.reply_to,
+                asking_again: true,
+            };
+            queue.waiting.push_front(entity);
             continue;
         }
-        if let Some(chosen) = chosen {
-            out.requests.write(request_for(entity, &chosen));
+        mind.state = ThinkState::CoolingDown {
+            until: clock.turn + 1 + u64::from(pending.cooldown),
+        };
+        let spec = actor.and_then(|actor| registry.actor(&actor.spec));
+        let permitted = |action: &ActionDefinition| {
+            spec.is_some_and(|spec| permits(spec, &settings.combat_verbs, pending.fighting, action))
+        };
+        let verdict = judge(
+            &response.result,
+            &pending,
+            &registry,
+            permitted,
+            &settings.fallback,
+        );
+        if let Err(reason) = &verdict.decision {
+            match reason {
+                RejectionReason::NoAnswer(error) => {
+                    warn!("smart actor {entity} gets no decision: {error}");
+                }
+                _ => {
+                    warn!("smart actor {entity}: decision rejected: {reason}");
+                    mind.note = Some(format!("Your last answer was not used: {reason}."));
+                }
+            }
         }
-        let speech = decision.speech();
-        if !speech.is_empty() {
-            out.spoke.write(ActorSpoke {
-                actor: entity,
-                text: speech.to_owned(),
-            });
-        } else if chosen.is_none() {
-            out.passed.write(ActorPassed {
-                actor: entity,
-                thought: decision.thought,
-            });
-        }
+        let name = name.map_or("Someone", |n| n.0.as_str());
+        write_verdict(
+            entity,
+            name,
+            verdict,
+            raw_answer(&response.result),
+            &mut out,
+        );
     }
+}
+
+/// What a decision comes to.
+#[derive(Debug, PartialEq)]
+pub(super) struct Verdict<'a> {
+    /// The valid decision, or why the answer was rejected.
+    pub(super) decision: Result<Decision, RejectionReason>,
+    /// The offered action requested: the one chosen, or for a rejected answer the
+    /// configured fallback when it was offered.
+    pub(super) action: Option<AvailableAction<'a>>,
+    /// In combat, an answer that chose no combat action: the actor hesitates.
+    pub(super) hesitates: bool,
+}
+
+/// Judges the model's `reply` to a pending decision: read against what was offered
+/// and the actions `permitted` now, with `fallback` for a rejected one outside combat.
+pub(super) fn judge<'a>(
+    reply: &Result<LlmReply, LlmError>,
+    pending: &'a PendingDecision,
+    registry: &ContentRegistry,
+    permitted: impl Fn(&ActionDefinition) -> bool,
+    fallback: &DecisionFallback,
+) -> Verdict<'a> {
+    let offered = &pending.offered;
+    let decision = match reply {
+        Ok(reply) => read_decision(&reply.text, offered, registry, permitted, &pending.limits),
+        Err(error) => Err(RejectionReason::NoAnswer(error.clone())),
+    };
+    let chosen = decision
+        .as_ref()
+        .ok()
+        .and_then(Decision::action)
+        .and_then(|index| offered.get(index));
+    let action = match (&decision, fallback) {
+        (Ok(_), _) => chosen,
+        (Err(_), DecisionFallback::Action(id)) if !pending.fighting => {
+            offered.iter().find(|a| a.action_id == id.as_str())
+        }
+        (Err(_), _) => None,
+    };
+    Verdict {
+        hesitates: pending.fighting && chosen.is_none(),
+        decision,
+        action,
+    }
+}
+
+/// Writes what a verdict comes to for the actor `entity`, called `name`.
+fn write_verdict(
+    entity: Entity,
+    name: &str,
+    verdict: Verdict<'_>,
+    raw: &str,
+    out: &mut DecisionWriters,
+) {
+    // Combat always advances: anything but a combat action is a pass.
+    if verdict.hesitates {
+        out.hesitated.write(ActorHesitated {
+            actor: entity,
+            line: format!("{name} hesitates."),
+            reason: verdict.decision.as_ref().err().cloned(),
+        });
+    }
+    let decision = match verdict.decision {
+        Ok(decision) => decision,
+        Err(reason) => {
+            if let Some(fallback) = &verdict.action {
+                out.requests.write(request_for(entity, fallback));
+            }
+            out.rejected.write(DecisionRejected {
+                actor: entity,
+                reason,
+                raw: raw.to_owned(),
+                fallback: verdict.action.map(|f| f.command.to_owned()),
+            });
+            return;
+        }
+    };
+    if verdict.hesitates {
+        return;
+    }
+    if let Some(chosen) = &verdict.action {
+        out.requests.write(request_for(entity, chosen));
+    }
+    let speech = decision.speech();
+    if !speech.is_empty() {
+        out.spoke.write(ActorSpoke {
+            actor: entity,
+            text: speech.to_owned(),
+        });
+    } else if verdict.action.is_none() {
+        out.passed.write(ActorPassed {
+            actor: entity,
+            thought: decision.thought,
+        });
+    }
+}
+
+/// The model's answer, empty when there was none.
+fn raw_answer(reply: &Result<LlmReply, LlmError>) -> &str {
+    reply.as_ref().map_or("", |reply| reply.text.as_str())
 }
 
 /// The request to carry out an offered action.
@@ -145,5 +195,81 @@ fn request_for(actor: Entity, action: &AvailableAction) -> ActionRequest {
         action_id: action.action_id.to_string(),
         targets: action.targets.to_vec(),
         command: action.command.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::RequestId;
+    use crate::prompt::{Answer, DecisionLimits};
+    use crate::world::OfferedActions;
+
+    fn pending(fighting: bool) -> PendingDecision {
+        PendingDecision {
+            request: RequestId(7),
+            offered: OfferedActions::default(),
+            fighting,
+            reply_to: None,
+            asking_again: false,
+            limits: DecisionLimits::default(),
+            cooldown: 0,
+        }
+    }
+
+    /// The decision, whether an action is requested, and whether the actor hesitates.
+    fn judged(
+        answer: Result<&str, LlmError>,
+        fighting: bool,
+    ) -> (Result<Decision, RejectionReason>, bool, bool) {
+        let pending = pending(fighting);
+        let verdict = judge(
+            &answer.map(LlmReply::text),
+            &pending,
+            &ContentRegistry::default(),
+            |_| true,
+            &DecisionFallback::Action("core:wait".into()),
+        );
+        (
+            verdict.decision,
+            verdict.action.is_some(),
+            verdict.hesitates,
+        )
+    }
+
+    #[test]
+    fn a_valid_answer_is_a_decision_and_nothing_else() {
+        let (decision, acts, hesitates) =
+            judged(Ok(r#"{"type": "COLOR", "color": "Evening."}"#), false);
+        assert_eq!(
+            decision.map(|d| d.answer),
+            Ok(Answer::Color("Evening.".into()))
+        );
+        assert_eq!((acts, hesitates), (false, false));
+    }
+
+    #[test]
+    fn no_answer_and_a_bad_answer_are_rejections_with_their_reason() {
+        let (decision, ..) = judged(Err(LlmError::Cancelled), false);
+        assert_eq!(
+            decision,
+            Err(RejectionReason::NoAnswer(LlmError::Cancelled))
+        );
+        let (decision, acts, _) = judged(Ok(r#"{"type": "ACTION", "action": 1}"#), false);
+        assert_eq!(
+            decision,
+            Err(RejectionReason::NotOffered {
+                index: 1,
+                offered: 0
+            })
+        );
+        assert!(!acts, "the fallback was not offered");
+    }
+
+    #[test]
+    fn in_combat_anything_but_an_action_hesitates() {
+        assert!(judged(Ok(r#"{"type": "NONE"}"#), true).2);
+        assert!(judged(Ok("no JSON at all"), true).2);
+        assert!(!judged(Ok(r#"{"type": "NONE"}"#), false).2);
     }
 }

@@ -14,6 +14,7 @@ pub mod conversation;
 mod decide;
 pub mod memory;
 mod messages;
+mod mind;
 mod prompt_cache;
 mod remember;
 mod scene;
@@ -31,15 +32,16 @@ pub use messages::{
     ActionRequest, ActorHesitated, ActorPassed, ActorSpoke, ConversationEvent, DecisionFallback,
     DecisionRejected, DecisionRequested, OfferTrimmed, PlayerSaid, TurnEnded,
 };
+pub use mind::{ActorMind, PendingDecision, ThinkState};
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
 
 use crate::content::{
     ActionDefinition, ActorSpec, ContentRegistry, content_loaded, register_content_asset,
 };
 use crate::llm::{LlmBridge, RequestId};
-use crate::prompt::{BlockOptions, DecisionLimits, PromptBudgets, Transcript};
+use crate::prompt::{BlockOptions, DecisionLimits, PromptBudgets};
 use crate::prompt::{Decision, RejectionReason};
-use crate::world::{Character, LoomSystems, OfferedActions, TargetScopes, Witnessed};
+use crate::world::{Character, LoomSystems, TargetScopes, Witnessed};
 
 /// Marks a character as driven by a model, naming its spec by id (`tavern:marta`).
 #[derive(Component, Debug, Clone, PartialEq, Eq, Reflect)]
@@ -57,44 +59,6 @@ impl SmartActor {
     }
 }
 
-/// A smart actor's turn bookkeeping.
-#[derive(Component, Debug, Clone, Default)]
-pub struct ActorMind {
-    /// The first turn it may think again.
-    pub next_turn: u64,
-    /// The request it is waiting on, if any.
-    pub pending: Option<RequestId>,
-    /// What it was offered for the pending request.
-    pub offered: OfferedActions,
-    queued: bool,
-    cooldown: u32,
-    /// Whether the pending decision was asked for in combat.
-    fighting: bool,
-    /// What the player said to it, to reply to instead of acting.
-    reply_to: Option<String>,
-    /// What the pending request replies to, to ask again with.
-    replying_to: Option<String>,
-    /// Whether the pending request asks again from a fresh prompt, after the server
-    /// found the last one too long for its context: it is asked again only once.
-    asked_again: bool,
-    /// The limits its pending decision is checked against.
-    limits: DecisionLimits,
-    /// Its conversation with the model so far.
-    transcript: Transcript,
-    /// Why its last answer was not used, for its next prompt.
-    note: Option<String>,
-    /// The estimated tokens its offer may take, set when its transcript starts, so an
-    /// unchanged world keeps the same offer from turn to turn.
-    actions_budget: usize,
-    /// The last offer it was shown, and how.
-    shown_offer: think::ShownOffer,
-    /// What it last perceived, and the place model's revision then
-    /// ([`PlaceRevisions::revision`]); 0 before it perceived anything.
-    perceived: (u64, String),
-    /// Whether an [`OfferTrimmed`] was written for it.
-    trimming_reported: bool,
-}
-
 /// Who the player is talking with.
 #[derive(Resource, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Conversation {
@@ -108,13 +72,6 @@ pub struct Conversation {
 #[derive(Component, Debug, Clone, Copy, Default, PartialEq, Eq, Reflect)]
 #[reflect(Component)]
 pub struct InCombat;
-
-impl ActorMind {
-    /// Whether the actor is queued to think or waiting for an answer.
-    pub fn is_thinking(&self) -> bool {
-        self.queued || self.pending.is_some()
-    }
-}
 
 /// The turn count: one per [`TurnEnded`] (or cadence tick) so far.
 #[derive(Resource, Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -12,7 +12,8 @@ use smallvec::SmallVec;
 use super::prompt_cache::PromptCache;
 use super::{
     ActorMind, DecisionRejected, DecisionRequested, DecisionWriters, HistoryStore, InCombat,
-    MemoryQuery, OfferTrimmed, RejectionReason, SmartActor, SmartActorSettings, ThinkQueue,
+    MemoryQuery, OfferTrimmed, PendingDecision, RejectionReason, SmartActor, SmartActorSettings,
+    ThinkQueue, ThinkState,
 };
 use crate::content::{ContentRegistry, PromptTemplate, TagIndex};
 use crate::llm::{LlmBridge, LlmRequest, Priority, SamplingOptions};
@@ -180,7 +181,16 @@ pub(super) fn submit_decisions(
             continue;
         };
         let mind = mind.into_inner();
-        mind.queued = false;
+        let ThinkState::Queued {
+            reply_to,
+            asking_again,
+        } = &mut mind.state
+        else {
+            continue;
+        };
+        let (reply_to, asking_again) = (reply_to.take(), *asking_again);
+        // Until its request is sent; an actor whose spec is not loaded stays so.
+        mind.state = ThinkState::Idle;
         let Some(spec) = registry.actor(&actor.spec) else {
             out.rejected.write(DecisionRejected {
                 actor: entity,
@@ -194,7 +204,6 @@ pub(super) fn submit_decisions(
         // Budgets are in the server's tokens; prompts are measured in estimates.
         let affinity = entity.to_bits();
         let scale = TokenScale::from_tokens_per_char(bridge.tokens_per_char(Some(affinity)));
-        let reply_to = mind.reply_to.take();
         let player_says = reply_to
             .as_deref()
             .map(|words| fit_words(words, scale.to_estimate(budgets.player_says)));
@@ -403,12 +412,15 @@ pub(super) fn submit_decisions(
         };
         let id = bridge.submit(request);
         queue.pending.insert(id, entity);
-        mind.pending = Some(id);
-        mind.replying_to = reply_to;
-        mind.cooldown = spec.policy.cooldown_turns;
-        mind.offered = offered.clone();
-        mind.fighting = fighting;
-        mind.limits = limits;
+        mind.state = ThinkState::Waiting(PendingDecision {
+            request: id,
+            offered: offered.clone(),
+            fighting,
+            reply_to,
+            asking_again,
+            limits,
+            cooldown: spec.policy.cooldown_turns,
+        });
         out.requested.write(DecisionRequested {
             actor: entity,
             request: id,

@@ -57,8 +57,7 @@ pub(super) fn start_turns(
     }
     clock.turn += started;
     for (entity, mut mind) in &mut actors {
-        if mind.pending.is_none() && !mind.queued && clock.turn >= mind.next_turn {
-            mind.queued = true;
+        if mind.state.ready_for(clock.turn) && mind.queue(None) {
             queue.waiting.push_back(entity);
         }
     }
@@ -142,15 +141,12 @@ pub(super) fn hear_the_player(
         };
         // The reply takes the place of whatever the actor was about to do; the
         // conversation goes on from its last answered turn.
-        if let Some(pending) = mind.pending.take() {
-            queue.pending.remove(&pending);
-            bridge.cancel(pending);
+        if let Some(pending) = mind.state.pending() {
+            queue.pending.remove(&pending.request);
+            bridge.cancel(pending.request);
             mind.transcript.unanswered();
-            mind.asked_again = false;
         }
-        mind.reply_to = Some(utterance);
-        if !mind.queued {
-            mind.queued = true;
+        if mind.queue(Some(utterance)) {
             queue.waiting.push_front(to);
         }
     }

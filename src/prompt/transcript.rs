@@ -15,7 +15,7 @@ use std::sync::Arc;
 use bevy::platform::collections::HashSet;
 
 use super::{PromptSection, estimate_tokens};
-use crate::llm::ChatMessage;
+use crate::llm::{ChatMessage, LlmError, LlmReply};
 
 /// What an actor is shown on a turn, for the transcript to compare with what it showed.
 #[derive(Debug, Clone, Copy)]
@@ -229,6 +229,17 @@ impl Transcript {
         if self.awaiting {
             self.push(ChatMessage::assistant(answer.to_owned()));
             self.awaiting = false;
+        }
+    }
+
+    /// Ends the last turn as the model's reply says: an answer is kept (used or not);
+    /// a context overflow [forgets](Self::forget) the conversation; any other failure
+    /// takes the turn back ([`unanswered`](Self::unanswered)).
+    pub fn close_turn(&mut self, reply: &Result<LlmReply, LlmError>) {
+        match reply {
+            Ok(reply) => self.answered(&reply.text),
+            Err(LlmError::ContextExceeded { .. }) => self.forget(),
+            Err(_) => self.unanswered(),
         }
     }
 

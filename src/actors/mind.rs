@@ -1,0 +1,222 @@
+//! A smart actor's mind: where it is in its turn ([`ThinkState`]), and what it keeps
+//! from turn to turn (its conversation with the model, what it was last shown).
+
+use bevy::prelude::*;
+
+use super::think::ShownOffer;
+use crate::llm::RequestId;
+use crate::prompt::{DecisionLimits, Transcript};
+use crate::world::OfferedActions;
+
+/// Where a smart actor is in its turn. One state at a time:
+///
+/// ```text
+///            turn begins            prompt sent              answer read
+///   Idle ───────────────▶ Queued ───────────────▶ Waiting ───────────────▶ CoolingDown
+///    ▲                     ▲  ▲                      │                          │
+///    │                     │  └── the player speaks ─┤                          │
+///    │                     └── context exceeded, ────┘                          │
+///    │                         asked once again                                 │
+///    └──────── a turn at or after `until` begins: queued again ◀─────────────────┘
+/// ```
+///
+/// The player's words queue the actor they are for at the front, in place of
+/// whatever it was waiting on. An actor whose spec is not loaded goes from `Queued`
+/// back to `Idle` with a [`DecisionRejected`](super::DecisionRejected).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum ThinkState {
+    /// Nothing to do until a turn begins.
+    #[default]
+    Idle,
+    /// Waiting its turn to assemble a prompt ([`LoomSystems::Think`](crate::LoomSystems::Think)).
+    Queued {
+        /// What the player said to it, to reply to instead of acting.
+        reply_to: Option<String>,
+        /// Whether this is the one time it is asked again from a fresh prompt, after
+        /// the server found its last prompt too long for its context.
+        asking_again: bool,
+    },
+    /// Its prompt was sent; waiting on the model's answer.
+    Waiting(PendingDecision),
+    /// It decided; it thinks again on the first turn from `until` on (its spec's
+    /// `cooldownTurns` after the turn it decided in).
+    CoolingDown {
+        /// The first turn it may think again.
+        until: u64,
+    },
+}
+
+/// A decision asked for and not yet answered: what the answer is checked against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingDecision {
+    /// The request; its [`LlmResponse`](crate::llm::LlmResponse) carries the same id.
+    pub request: RequestId,
+    /// What the actor was offered, by index.
+    pub offered: OfferedActions,
+    /// Whether it was asked in combat.
+    pub fighting: bool,
+    /// What it is replying to, when the player spoke to it.
+    pub reply_to: Option<String>,
+    /// Whether this request asks again after a context overflow.
+    pub asking_again: bool,
+    /// The limits its answer is checked against.
+    pub limits: DecisionLimits,
+    /// Turns it rests after deciding (its spec's `cooldownTurns`).
+    pub cooldown: u32,
+}
+
+impl ThinkState {
+    /// Whether it may be queued when `turn` begins.
+    pub fn ready_for(&self, turn: u64) -> bool {
+        match self {
+            Self::Idle => true,
+            Self::CoolingDown { until } => turn >= *until,
+            Self::Queued { .. } | Self::Waiting(_) => false,
+        }
+    }
+
+    /// Whether it is queued to think or waiting for an answer.
+    pub fn is_thinking(&self) -> bool {
+        matches!(self, Self::Queued { .. } | Self::Waiting(_))
+    }
+
+    /// The decision it waits on, if any.
+    pub fn pending(&self) -> Option<&PendingDecision> {
+        match self {
+            Self::Waiting(pending) => Some(pending),
+            _ => None,
+        }
+    }
+}
+
+/// A smart actor's turn state and what it keeps from turn to turn.
+#[derive(Component, Debug, Clone, Default)]
+pub struct ActorMind {
+    /// Where it is in its turn.
+    pub(super) state: ThinkState,
+    /// Its conversation with the model so far.
+    pub(super) transcript: Transcript,
+    /// Why its last answer was not used, for its next prompt.
+    pub(super) note: Option<String>,
+    /// The estimated tokens its offer may take, set when its transcript starts, so an
+    /// unchanged world keeps the same offer from turn to turn.
+    pub(super) actions_budget: usize,
+    /// The last offer it was shown, and how.
+    pub(super) shown_offer: ShownOffer,
+    /// What it last perceived, and the place model's revision then
+    /// ([`PlaceRevisions::revision`](crate::world::PlaceRevisions::revision)); 0 before
+    /// it perceived anything.
+    pub(super) perceived: (u64, String),
+    /// Whether an [`OfferTrimmed`](super::OfferTrimmed) was written for it.
+    pub(super) trimming_reported: bool,
+}
+
+impl ActorMind {
+    /// Where it is in its turn.
+    pub fn state(&self) -> &ThinkState {
+        &self.state
+    }
+
+    /// Whether the actor is queued to think or waiting for an answer.
+    pub fn is_thinking(&self) -> bool {
+        self.state.is_thinking()
+    }
+
+    /// Lets it think on the next turn, whatever cooldown it is resting: for a game
+    /// that skips time, or a test.
+    pub fn end_cooldown(&mut self) {
+        if let ThinkState::CoolingDown { .. } = self.state {
+            self.state = ThinkState::Idle;
+        }
+    }
+
+    /// Queues it to think, replying to `reply_to` when the player spoke to it; an
+    /// actor already queued keeps its place and takes the newer words. Returns whether
+    /// it joined the queue (it was not in it).
+    pub(super) fn queue(&mut self, reply_to: Option<String>) -> bool {
+        match &mut self.state {
+            ThinkState::Queued {
+                reply_to: queued, ..
+            } => {
+                if reply_to.is_some() {
+                    *queued = reply_to;
+                }
+                false
+            }
+            _ => {
+                self.state = ThinkState::Queued {
+                    reply_to,
+                    asking_again: false,
+                };
+                true
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiting() -> ThinkState {
+        ThinkState::Waiting(PendingDecision {
+            request: RequestId(1),
+            offered: OfferedActions::default(),
+            fighting: false,
+            reply_to: None,
+            asking_again: false,
+            limits: DecisionLimits::default(),
+            cooldown: 0,
+        })
+    }
+
+    #[test]
+    fn only_an_idle_or_rested_actor_is_ready_for_a_turn() {
+        assert!(ThinkState::Idle.ready_for(0));
+        assert!(!ThinkState::CoolingDown { until: 3 }.ready_for(2));
+        assert!(ThinkState::CoolingDown { until: 3 }.ready_for(3));
+        let queued = ThinkState::Queued {
+            reply_to: None,
+            asking_again: false,
+        };
+        assert!(!queued.ready_for(9) && queued.is_thinking());
+        assert!(!waiting().ready_for(9) && waiting().is_thinking());
+        assert!(waiting().pending().is_some() && queued.pending().is_none());
+    }
+
+    #[test]
+    fn queueing_keeps_a_queued_actors_place_and_takes_the_newest_words() {
+        let mut mind = ActorMind::default();
+        assert!(mind.queue(None), "an idle actor joins the queue");
+        assert!(
+            !mind.queue(Some("Hello?".into())),
+            "a queued one keeps its place"
+        );
+        assert!(!mind.queue(None), "and its words");
+        assert_eq!(
+            mind.state,
+            ThinkState::Queued {
+                reply_to: Some("Hello?".into()),
+                asking_again: false
+            }
+        );
+        mind.state = waiting();
+        assert!(
+            mind.queue(Some("Wait!".into())),
+            "a waiting actor is queued again"
+        );
+    }
+
+    #[test]
+    fn ending_a_cooldown_makes_the_actor_ready() {
+        let mut mind = ActorMind {
+            state: ThinkState::CoolingDown { until: 10 },
+            ..ActorMind::default()
+        };
+        mind.end_cooldown();
+        assert!(mind.state.ready_for(1));
+        mind.state = waiting();
+        mind.end_cooldown();
+        assert!(mind.is_thinking(), "a waiting actor keeps waiting");
+    }
+}
