@@ -8,6 +8,7 @@ pub mod llm;
 pub mod narration;
 pub mod prompt;
 mod schedule;
+pub mod testing;
 pub mod world;
 
 pub use schedule::LoomSystems;
