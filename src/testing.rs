@@ -28,6 +28,7 @@
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use bevy::app::PluginsState;
 use bevy::asset::AssetPlugin;
 use bevy::prelude::*;
 use tempfile::TempDir;
@@ -135,8 +136,8 @@ impl HeadlessApp {
         self
     }
 
-    /// The app with its plugins finished, not yet updated: add your own systems, then
-    /// [`wait_for_content`].
+    /// The app, not yet finished nor updated: add your own plugins and systems, then
+    /// call [`wait_for_content`], which finishes it.
     pub fn build(self) -> App {
         let mut app = App::new();
         app.add_plugins((
@@ -157,8 +158,6 @@ impl HeadlessApp {
         ))
         .init_resource::<ContentErrorLog>()
         .add_systems(Last, record_content_errors);
-        app.finish();
-        app.cleanup();
         app
     }
 
@@ -188,9 +187,12 @@ pub fn record_content_errors(
 /// above 0: every requested file loaded or failed), or returns
 /// [`TestingError::ContentTimeout`] once `timeout` has passed instead of hanging.
 ///
-/// Sleeps a millisecond between updates so the asset server's threads get a core.
+/// First finishes the app's plugins (`App::finish`, `App::cleanup`) where that was
+/// not done yet. Sleeps a millisecond between updates so the asset server's threads
+/// get a core.
 pub fn wait_for_content(app: &mut App, timeout: Duration) -> Result<(), TestingError> {
     let started = Instant::now();
+    finish_plugins(app, started, timeout)?;
     loop {
         let loaded = app
             .world()
@@ -206,6 +208,24 @@ pub fn wait_for_content(app: &mut App, timeout: Duration) -> Result<(), TestingE
         app.update();
         std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// Finishes the app's plugins as `App::run` does, waiting for plugins still building.
+fn finish_plugins(app: &mut App, started: Instant, timeout: Duration) -> Result<(), TestingError> {
+    while app.plugins_state() == PluginsState::Adding {
+        let waited = started.elapsed();
+        if waited >= timeout {
+            return Err(TestingError::ContentTimeout { waited });
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    if app.plugins_state() == PluginsState::Ready {
+        app.finish();
+    }
+    if app.plugins_state() == PluginsState::Finished {
+        app.cleanup();
+    }
+    Ok(())
 }
 
 /// Loads the content in `folder` once in a [`HeadlessApp`] and returns the registry
@@ -302,8 +322,6 @@ mod tests {
         ))
         .init_resource::<ContentErrorLog>()
         .add_systems(Last, record_content_errors);
-        app.finish();
-        app.cleanup();
         wait_for_content(&mut app, CONTENT_TIMEOUT).expect("loading settles");
         let errors = &app.world().resource::<ContentErrorLog>().0;
         assert_eq!(errors.len(), 1, "{errors:#?}");

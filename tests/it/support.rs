@@ -75,10 +75,13 @@ pub fn game(mods: &[&str]) -> (&'static str, String) {
 pub use bevy_loom::testing::ContentErrorLog as SeenErrors;
 pub use bevy_loom::testing::record_content_errors as record_errors;
 
-/// A headless app on the content in `root` (watched for edits when `watch`), not yet
-/// updated, keeping every content error in [`SeenErrors`].
+/// A headless app on the content in `root` (watched for edits when `watch`), finished
+/// but not yet updated, keeping every content error in [`SeenErrors`].
 pub fn content_app(root: &Path, watch: bool) -> App {
-    HeadlessApp::new(root).watch(watch).build()
+    let mut app = HeadlessApp::new(root).watch(watch).build();
+    app.finish();
+    app.cleanup();
+    app
 }
 
 /// Updates until `done` holds, failing the test after 20 s instead of hanging.
