@@ -30,7 +30,7 @@ impl Plugin for RulesPlugin {
 
 /// Scene entities in the order the scene lists them: requests are carried out, and
 /// the transcript printed, in that order.
-#[derive(Resource)]
+#[derive(Resource, Default)]
 pub struct SceneOrder(HashMap<Entity, usize>);
 
 impl SceneOrder {
