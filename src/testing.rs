@@ -11,7 +11,7 @@
 //!
 //! let manifest = r#"{
 //!     "id": "core", "version": "1.0.0", "name": "Core",
-//!     "actionPurpose": "Everyday actions.", "actionConsiderWhen": "Always.",
+//!     "actionPurpose": "Everyday actions.", "actionConsiderWhen": "Whenever nothing else fits.",
 //!     "content": { "actions": ["actions/wait.action.json"] }
 //! }"#;
 //! let wait = r#"{ "id": "core:wait", "name": "Wait", "description": "Let time pass", "template": "wait" }"#;
