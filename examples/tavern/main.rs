@@ -22,6 +22,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
+use bevy_loom::actors::SpawnedScene;
 use bevy_loom::content::parse_content;
 use bevy_loom::llm::SamplingOptions;
 use bevy_loom::prelude::*;
@@ -86,25 +87,7 @@ fn run(options: Options) -> Result<(), String> {
     wait_for_content(&mut app, CONTENT_TIMEOUT)
         .map_err(|error| format!("{}: {error}", content.display()))?;
 
-    // Scenes load apart from the mods: every actor key must name a loaded spec, and
-    // an entity whose narrative key names no file is narrated by its name alone.
-    let registry = app.world().resource::<ContentRegistry>();
-    let unbound = scene.check_actor_keys(registry, &scene_path.to_string_lossy());
-    if !unbound.is_empty() {
-        let lines: Vec<String> = unbound.iter().map(ToString::to_string).collect();
-        return Err(lines.join("\n"));
-    }
-    for problem in scene.check_narrative_keys(registry, &scene_path.to_string_lossy()) {
-        eprintln!("warning: {problem}");
-    }
-    let spawned = {
-        let world = app.world_mut();
-        let spawned = scene
-            .spawn(&mut world.commands())
-            .map_err(|e| e.to_string())?;
-        world.flush();
-        spawned
-    };
+    let spawned = spawn_scene(&mut app, &scene, &scene_path.to_string_lossy())?;
     app.insert_resource(SceneOrder::new(&spawned));
 
     let registry = app.world().resource::<ContentRegistry>();
@@ -125,6 +108,27 @@ fn run(options: Options) -> Result<(), String> {
     let give_up = bridge.default_deadline() + Duration::from_secs(5);
     print(&mut app, &header);
     play(&mut app, &options, give_up)
+}
+
+/// Spawns the scene once its keys are checked against the loaded content: every actor
+/// key must name a loaded spec, and an entity whose narrative key names no file is
+/// narrated by its name alone (a warning).
+fn spawn_scene(app: &mut App, scene: &SceneDefinition, path: &str) -> Result<SpawnedScene, String> {
+    let registry = app.world().resource::<ContentRegistry>();
+    let unbound = scene.check_actor_keys(registry, path);
+    if !unbound.is_empty() {
+        let lines: Vec<String> = unbound.iter().map(ToString::to_string).collect();
+        return Err(lines.join("\n"));
+    }
+    for problem in scene.check_narrative_keys(registry, path) {
+        eprintln!("warning: {problem}");
+    }
+    let world = app.world_mut();
+    let spawned = scene
+        .spawn(&mut world.commands())
+        .map_err(|e| e.to_string())?;
+    world.flush();
+    Ok(spawned)
 }
 
 /// Plays the turns: a fixed number, or one per line of the player's.

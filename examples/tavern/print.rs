@@ -188,27 +188,11 @@ fn compose(world: &mut World) {
             Line::plain(text)
         }));
     }
-    for verdict in std::mem::take(&mut turn.verdicts) {
-        let request = &verdict.request;
-        let speech = silent
-            .iter()
-            .position(|(actor, _)| *actor == request.actor)
-            .map(|i| format!(" — \"{}\"", silent.remove(i).1))
-            .unwrap_or_default();
-        let outcome = verdict
-            .refusal
-            .map(|why| format!(" (the game refuses: {why})"))
-            .unwrap_or_default();
-        lines.push(Line {
-            text: format!(
-                "{}: {}{speech}{outcome}",
-                name(world, request.actor),
-                request.command
-            ),
-            report: Some(verdict.report),
-            narration: None,
-        });
-    }
+    lines.extend(action_lines(
+        world,
+        std::mem::take(&mut turn.verdicts),
+        &mut silent,
+    ));
     let talking_with = world.resource::<Conversation>().with;
     lines.extend(silent.into_iter().map(|(actor, text)| {
         Line::plain(if talking_with == Some(actor) {
@@ -237,6 +221,39 @@ fn compose(world: &mut World) {
         ))
     }));
     world.resource_mut::<Turn>().lines = lines;
+}
+
+/// A line for each carried-out or refused request, with what its actor said
+/// (taken from `silent`) and why the game refused it.
+fn action_lines(
+    world: &World,
+    verdicts: Vec<Verdict>,
+    silent: &mut Vec<(Entity, String)>,
+) -> Vec<Line> {
+    verdicts
+        .into_iter()
+        .map(|verdict| {
+            let request = &verdict.request;
+            let speech = silent
+                .iter()
+                .position(|(actor, _)| *actor == request.actor)
+                .map(|i| format!(" — \"{}\"", silent.remove(i).1))
+                .unwrap_or_default();
+            let outcome = verdict
+                .refusal
+                .map(|why| format!(" (the game refuses: {why})"))
+                .unwrap_or_default();
+            Line {
+                text: format!(
+                    "{}: {}{speech}{outcome}",
+                    name(world, request.actor),
+                    request.command
+                ),
+                report: Some(verdict.report),
+                narration: None,
+            }
+        })
+        .collect()
 }
 
 /// Gives each action line its narration; once every line has one, prints the turn.

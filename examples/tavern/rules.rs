@@ -144,43 +144,8 @@ fn carry_out(world: &mut World, request: &ActionRequest) -> Result<Done, Refusal
     let target = request.targets.first().copied();
     let here = world.get::<InPlace>(actor).map(|p| p.0);
     let mut done = Done::default();
-    let nothing = || refuse("not_here", "it names nothing to act on");
     match request.action_id.as_str() {
-        "items:pick_up" => {
-            let item = target.ok_or_else(nothing)?;
-            if world.get::<InPlace>(item).map(|p| p.0) != here {
-                return Err(refuse("not_here", "it is no longer here"));
-            }
-            world
-                .entity_mut(item)
-                .remove::<InPlace>()
-                .insert(CarriedBy(actor));
-            done.new_state = Some("carried");
-        }
-        "items:drop" => {
-            let item = target.ok_or_else(nothing)?;
-            let place = here.ok_or_else(|| refuse("blocked", "there is nowhere to drop it"))?;
-            world
-                .entity_mut(item)
-                .remove::<CarriedBy>()
-                .insert(InPlace(place));
-            done.new_state = Some("here");
-        }
-        "items:give" => {
-            let item = target.ok_or_else(nothing)?;
-            let recipient = *request
-                .targets
-                .get(1)
-                .ok_or_else(|| refuse("not_here", "nobody to give it to"))?;
-            if world.get::<CarriedBy>(item).map(|c| c.0) != Some(actor) {
-                return Err(refuse("not_held", "they no longer hold it"));
-            }
-            if world.get::<InPlace>(recipient).map(|p| p.0) != here {
-                return Err(refuse("not_here", "they are no longer here"));
-            }
-            world.entity_mut(item).insert(CarriedBy(recipient));
-            done.new_state = Some("carried");
-        }
+        "items:pick_up" | "items:drop" | "items:give" => return move_item(world, request, here),
         "positioning:sit_down" => {
             tag(world, actor, "sitting", true);
             let effect = EffectReport::new("position_change", "sit_down");
@@ -196,7 +161,7 @@ fn carry_out(world: &mut World, request: &ActionRequest) -> Result<Done, Refusal
         }
         "combat:draw_weapon" => tag(world, actor, "armed", true),
         "core:go" | "combat:flee" => {
-            let destination = target.ok_or_else(nothing)?;
+            let destination = target.ok_or_else(|| refuse("not_here", "it names nowhere to go"))?;
             tag(world, actor, "sitting", false);
             world.entity_mut(actor).insert(InPlace(destination));
             let mut exit = EffectReport::new("position_change", "exit");
@@ -227,6 +192,58 @@ fn carry_out(world: &mut World, request: &ActionRequest) -> Result<Done, Refusal
         }
     }
     Ok(done)
+}
+
+/// Picking up, dropping and giving an item: it must be where the rules expect it.
+fn move_item(
+    world: &mut World,
+    request: &ActionRequest,
+    here: Option<Entity>,
+) -> Result<Done, Refusal> {
+    let actor = request.actor;
+    let item = request
+        .targets
+        .first()
+        .copied()
+        .ok_or_else(|| refuse("not_here", "it names nothing to act on"))?;
+    let new_state = match request.action_id.as_str() {
+        "items:pick_up" => {
+            if world.get::<InPlace>(item).map(|p| p.0) != here {
+                return Err(refuse("not_here", "it is no longer here"));
+            }
+            world
+                .entity_mut(item)
+                .remove::<InPlace>()
+                .insert(CarriedBy(actor));
+            "carried"
+        }
+        "items:drop" => {
+            let place = here.ok_or_else(|| refuse("blocked", "there is nowhere to drop it"))?;
+            world
+                .entity_mut(item)
+                .remove::<CarriedBy>()
+                .insert(InPlace(place));
+            "here"
+        }
+        _ => {
+            let recipient = *request
+                .targets
+                .get(1)
+                .ok_or_else(|| refuse("not_here", "nobody to give it to"))?;
+            if world.get::<CarriedBy>(item).map(|c| c.0) != Some(actor) {
+                return Err(refuse("not_held", "they no longer hold it"));
+            }
+            if world.get::<InPlace>(recipient).map(|p| p.0) != here {
+                return Err(refuse("not_here", "they are no longer here"));
+            }
+            world.entity_mut(item).insert(CarriedBy(recipient));
+            "carried"
+        }
+    };
+    Ok(Done {
+        new_state: Some(new_state),
+        effects: Vec::new(),
+    })
 }
 
 fn tag(world: &mut World, entity: Entity, tag: &str, on: bool) {
