@@ -68,7 +68,6 @@
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use bevy::asset::AssetPlugin;
 use bevy::ecs::query::QueryState;
 use bevy::ecs::schedule::SingleThreadedExecutor;
 use bevy::prelude::*;
@@ -76,6 +75,7 @@ use bevy_loom::actors::SpawnedScene;
 use bevy_loom::llm::ChatMessage;
 use bevy_loom::prelude::*;
 use bevy_loom::prompt::estimate_tokens;
+use bevy_loom::testing::{HeadlessApp, wait_for_content};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 /// Places in the generated world.
@@ -189,39 +189,27 @@ fn update_until(app: &mut App, what: &str, mut done: impl FnMut(&mut App) -> boo
 /// smart-actor settings, updated until the content has loaded.
 fn loaded_app(actors: SmartActorSettings) -> App {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin {
-            file_path: root.to_string_lossy().into_owned(),
-            watch_for_changes_override: Some(false),
+    let mut app = HeadlessApp::new(root)
+        .llm(LlmSettings {
+            backend: BackendChoice::Offline { seed: SEED },
             ..default()
-        },
-        LoomPlugins
-            .set(LlmPlugin {
-                settings: LlmSettings {
-                    backend: BackendChoice::Offline { seed: SEED },
-                    ..default()
-                },
-            })
-            .set(SmartActorPlugin { settings: actors }),
-    ))
-    .init_resource::<Requested>()
-    .add_systems(
-        Update,
-        (
-            think_begins
-                .after(LoomSystems::Sense)
-                .before(LoomSystems::Think),
-            count_requested.after(LoomSystems::Think),
-        ),
-    )
-    .add_systems(Last, frame_ends);
-    app.finish();
-    app.cleanup();
-    update_until(&mut app, "content to load", |app| {
-        app.world().resource::<ContentRegistry>().generation() > 0
-    });
+        })
+        .actors(actors)
+        .build();
+    app.init_resource::<Requested>()
+        .add_systems(
+            Update,
+            (
+                think_begins
+                    .after(LoomSystems::Sense)
+                    .before(LoomSystems::Think),
+                count_requested.after(LoomSystems::Think),
+            ),
+        )
+        .add_systems(Last, frame_ends);
+    if let Err(error) = wait_for_content(&mut app, GIVE_UP) {
+        panic!("{error}");
+    }
     app
 }
 

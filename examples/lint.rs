@@ -14,23 +14,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
-use bevy::asset::AssetPlugin;
-use bevy::prelude::*;
 use bevy_loom::narration::lint::{lint_narrative, lint_scene};
 use bevy_loom::prelude::*;
+use bevy_loom::testing::registry_from_folder;
 
 const USAGE: &str = "usage: lint [CONTENT DIR]";
-
-/// Content errors written while the folder loads, including files that did not parse,
-/// which the registry does not hold.
-#[derive(Resource, Default)]
-struct LoadErrors(Vec<ContentError>);
-
-fn record_errors(mut seen: ResMut<LoadErrors>, mut errors: MessageReader<ContentError>) {
-    seen.0.extend(errors.read().cloned());
-}
 
 fn main() -> ExitCode {
     let folder = match parse_args() {
@@ -111,41 +100,7 @@ fn load(folder: &Path) -> Result<(ContentRegistry, Vec<ContentError>), String> {
             content.display()
         ));
     }
-    // No model is asked; the offline backend keeps the linter from reading the environment.
-    let llm = LlmSettings {
-        backend: BackendChoice::Offline { seed: 0 },
-        ..default()
-    };
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin {
-            file_path: content.to_string_lossy().into_owned(),
-            ..default()
-        },
-        LoomPlugins.set(LlmPlugin { settings: llm }),
-    ))
-    .init_resource::<LoadErrors>()
-    .add_systems(Last, record_errors);
-    app.finish();
-    app.cleanup();
-
-    let started = Instant::now();
-    while app.world().resource::<ContentRegistry>().generation() == 0 {
-        app.update();
-        if started.elapsed() > Duration::from_secs(30) {
-            return Err(format!(
-                "content in {} did not finish loading in 30 s",
-                content.display()
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    // Let messages written in the last update reach `record_errors`.
-    app.update();
-    let registry = app.world().resource::<ContentRegistry>().clone();
-    let errors = std::mem::take(&mut app.world_mut().resource_mut::<LoadErrors>().0);
-    Ok((registry, errors))
+    registry_from_folder(&content).map_err(|error| format!("{}: {error}", content.display()))
 }
 
 /// The problems of every scene file in the folder's `scenes/`, sorted by file; none

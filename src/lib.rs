@@ -7,6 +7,7 @@ pub mod content;
 pub mod llm;
 pub mod narration;
 pub mod prompt;
+pub mod testing;
 pub mod world;
 
 pub use world::LoomSystems;

@@ -10,18 +10,13 @@ use bevy_loom::narration::lint::{
 };
 use bevy_loom::prelude::*;
 
-use crate::support::{SeenErrors, content_app, update_until};
+use bevy_loom::testing::registry_from_folder;
 
 /// Loads the fixture as the example does and lints it, with the errors the app reported.
 fn lint_fixture() -> (ContentRegistry, LintReport, Vec<ContentError>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lint");
-    let mut app = content_app(&root, false);
-    update_until(&mut app, "the fixture to load", |app| {
-        app.world().resource::<ContentRegistry>().generation() > 0
-    });
-    app.update();
-    let registry = app.world().resource::<ContentRegistry>().clone();
-    let reported = app.world().resource::<SeenErrors>().0.clone();
+    let (registry, reported) =
+        registry_from_folder(&root).unwrap_or_else(|error| panic!("{error}"));
     let report = lint_narrative(&registry).with_load_errors(reported.clone());
     (registry, report, reported)
 }

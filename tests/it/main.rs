@@ -23,4 +23,5 @@ mod setup;
 mod shared_prompts;
 mod streaming;
 mod tags;
+mod tavern_example;
 mod tavern_turn;

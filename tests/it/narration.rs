@@ -4,13 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bevy::asset::AssetPlugin;
 use bevy::prelude::*;
 use bevy_loom::llm::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply};
 use bevy_loom::prelude::*;
+use bevy_loom::testing::HeadlessApp;
 use serde_json::json;
 
-use crate::support::{content_dir, game, manifest, update_until};
+use crate::support::{content_dir, game, manifest, update_until, wait_for_content};
 
 /// How a test backend answers narration requests.
 #[derive(Clone, Copy)]
@@ -101,35 +101,19 @@ fn scene(answer: Option<Answer>, settings: NarrationSettings) -> Scene {
         Some(answer) => BackendChoice::Custom(Arc::new(TestBackend(answer))),
         None => BackendChoice::Offline { seed: 0 },
     };
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin {
-            file_path: content.path().to_string_lossy().into_owned(),
-            watch_for_changes_override: Some(false),
+    let mut app = HeadlessApp::new(content.path())
+        .llm(LlmSettings {
+            backend,
             ..default()
-        },
-        LoomPlugins
-            .set(LlmPlugin {
-                settings: LlmSettings {
-                    backend,
-                    ..default()
-                },
-            })
-            .set(NarrationPlugin {
-                settings: NarrationSettings {
-                    use_model: answer.is_some(),
-                    ..settings
-                },
-            }),
-    ))
-    .init_resource::<Narrated>()
-    .add_systems(Update, record.after(LoomSystems::Narrate));
-    app.finish();
-    app.cleanup();
-    update_until(&mut app, "content to load", |app| {
-        app.world().resource::<ContentRegistry>().generation() > 0
-    });
+        })
+        .narration(NarrationSettings {
+            use_model: answer.is_some(),
+            ..settings
+        })
+        .build();
+    app.init_resource::<Narrated>()
+        .add_systems(Update, record.after(LoomSystems::Narrate));
+    wait_for_content(&mut app);
     let world = app.world_mut();
     let room = world
         .spawn((Place, DisplayName("the common room".into())))

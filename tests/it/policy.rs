@@ -2,13 +2,13 @@
 
 use std::time::Duration;
 
-use bevy::asset::AssetPlugin;
 use bevy::prelude::*;
 use bevy_loom::prelude::*;
+use bevy_loom::testing::HeadlessApp;
 use serde_json::json;
 
 use crate::support::{
-    FixedBackend, SeenErrors, action, content_dir, game, load, manifest, update_until,
+    FixedBackend, action, content_dir, game, load, manifest, update_until, wait_for_content,
 };
 
 /// A `core` mod with three actions and a guard who may only wait or attack, and say
@@ -58,28 +58,14 @@ fn files() -> Vec<(&'static str, String)> {
 fn allowed_verbs_narrow_the_offer_and_the_utterance_limit_is_enforced() {
     let content = content_dir(&files());
     let answer = r#"{"action": 1, "speech": "Stand back, all of you!", "thought": ""}"#;
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin {
-            file_path: content.path().to_string_lossy().into_owned(),
-            watch_for_changes_override: Some(false),
+    let mut app = HeadlessApp::new(content.path())
+        .llm(LlmSettings {
+            backend: FixedBackend::choice(answer),
+            deadline: Duration::from_secs(5),
             ..default()
-        },
-        LoomPlugins.set(LlmPlugin {
-            settings: LlmSettings {
-                backend: FixedBackend::choice(answer),
-                deadline: Duration::from_secs(5),
-                ..default()
-            },
-        }),
-    ))
-    .init_resource::<SeenErrors>();
-    app.finish();
-    app.cleanup();
-    update_until(&mut app, "content to load", |app| {
-        app.world().resource::<ContentRegistry>().generation() > 0
-    });
+        })
+        .build();
+    wait_for_content(&mut app);
     let world = app.world_mut();
     let room = world.spawn((Place, DisplayName("the gate".into()))).id();
     let guard = world

@@ -3,27 +3,20 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use bevy::asset::AssetPlugin;
 use bevy::prelude::*;
-use bevy_loom::content::ContentPlugin;
 use bevy_loom::prelude::*;
+use bevy_loom::testing::{self, HeadlessApp};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
 /// Writes files (path relative to the folder, text) into a fresh temporary folder.
 pub fn content_dir(files: &[(&str, String)]) -> TempDir {
-    let dir = tempfile::tempdir().expect("temporary folder");
-    for (path, text) in files {
-        write(dir.path(), path, text);
-    }
-    dir
+    testing::content_folder(files).expect("a content folder")
 }
 
 /// Writes one file, creating its folders.
 pub fn write(root: &Path, path: &str, text: &str) {
-    let full = root.join(path);
-    std::fs::create_dir_all(full.parent().expect("a parent folder")).expect("create folders");
-    std::fs::write(full, text).expect("write file");
+    testing::write_file(root, Path::new(path), text.as_bytes()).expect("the file is written");
 }
 
 /// A valid mod manifest with the given overrides merged in.
@@ -79,28 +72,13 @@ pub fn game(mods: &[&str]) -> (&'static str, String) {
 }
 
 /// Content errors seen so far.
-#[derive(Resource, Default)]
-pub struct SeenErrors(pub Vec<ContentError>);
+pub use bevy_loom::testing::ContentErrorLog as SeenErrors;
+pub use bevy_loom::testing::record_content_errors as record_errors;
 
-pub fn record_errors(mut seen: ResMut<SeenErrors>, mut errors: MessageReader<ContentError>) {
-    seen.0.extend(errors.read().cloned());
-}
-
-/// A headless app that loads content from `root` with the real `AssetServer`.
+/// A headless app on the content in `root` (watched for edits when `watch`), finished
+/// but not yet updated, keeping every content error in [`SeenErrors`].
 pub fn content_app(root: &Path, watch: bool) -> App {
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin {
-            file_path: root.to_string_lossy().into_owned(),
-            watch_for_changes_override: Some(watch),
-            ..default()
-        },
-        ContentPlugin::default(),
-        WorldPlugin,
-    ))
-    .init_resource::<SeenErrors>()
-    .add_systems(Last, record_errors);
+    let mut app = HeadlessApp::new(root).watch(watch).build();
     app.finish();
     app.cleanup();
     app
@@ -119,19 +97,16 @@ pub fn update_until(app: &mut App, what: &str, mut done: impl FnMut(&mut App) ->
     }
 }
 
+/// Updates until the content has loaded, failing the test on a timeout.
+pub fn wait_for_content(app: &mut App) {
+    if let Err(error) = testing::wait_for_content(app, testing::CONTENT_TIMEOUT) {
+        panic!("{error}");
+    }
+}
+
 /// Loads a content folder once and returns the registry and every error reported.
 pub fn load(files: &[(&str, String)]) -> (ContentRegistry, Vec<ContentError>) {
-    let dir = content_dir(files);
-    let mut app = content_app(dir.path(), false);
-    update_until(&mut app, "content to load", |app| {
-        app.world().resource::<ContentRegistry>().generation() > 0
-    });
-    for _ in 0..3 {
-        app.update();
-    }
-    let registry = app.world().resource::<ContentRegistry>().clone();
-    let errors = app.world().resource::<SeenErrors>().0.clone();
-    (registry, errors)
+    testing::registry_from_files(files).unwrap_or_else(|error| panic!("{error}"))
 }
 
 /// The repository's own content folder.
@@ -229,27 +204,14 @@ pub fn tavern_app_with(
 /// `watch`), with these bridge and smart-actor settings, updated until the content has
 /// loaded; [`run_turn`] logs what each turn writes.
 pub fn loom_app(root: &Path, watch: bool, llm: LlmSettings, actors: SmartActorSettings) -> App {
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin {
-            file_path: root.to_string_lossy().into_owned(),
-            watch_for_changes_override: Some(watch),
-            ..default()
-        },
-        LoomPlugins
-            .set(LlmPlugin { settings: llm })
-            .set(SmartActorPlugin { settings: actors }),
-    ))
-    .init_resource::<TurnLog>()
-    .init_resource::<SeenErrors>()
-    .add_systems(Update, record_turn.after(LoomSystems::Decide))
-    .add_systems(Last, record_errors);
-    app.finish();
-    app.cleanup();
-    update_until(&mut app, "content to load", |app| {
-        app.world().resource::<ContentRegistry>().generation() > 0
-    });
+    let mut app = HeadlessApp::new(root)
+        .watch(watch)
+        .llm(llm)
+        .actors(actors)
+        .build();
+    app.init_resource::<TurnLog>()
+        .add_systems(Update, record_turn.after(LoomSystems::Decide));
+    wait_for_content(&mut app);
     app
 }
 

@@ -1,0 +1,66 @@
+//! The tavern's command line: which content and scene to play, for how many turns,
+//! and where the player's lines come from.
+
+use std::path::{Path, PathBuf};
+
+pub const USAGE: &str = "usage: tavern [--turns N] [--seed S] [--show-prompt] [--content DIR] [--scene FILE] [--interactive | --script FILE]";
+
+/// What the command line asked for.
+#[derive(Clone)]
+pub struct Options {
+    pub content: PathBuf,
+    pub scene: PathBuf,
+    pub turns: u32,
+    pub seed: u64,
+    pub show_prompt: bool,
+    /// Where the player's lines come from, if the player speaks.
+    pub player: Option<PlayerLines>,
+}
+
+/// Where the player's lines come from.
+#[derive(Clone)]
+pub enum PlayerLines {
+    Stdin,
+    Script(PathBuf),
+}
+
+/// Reads the options from the process's arguments; an error is the message to print.
+pub fn parse_args() -> Result<Options, String> {
+    parse(std::env::args().skip(1))
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
+    let mut options = Options {
+        content: Path::new(env!("CARGO_MANIFEST_DIR")).join("assets"),
+        scene: PathBuf::from("scenes/tavern.scene.json"),
+        turns: 5,
+        seed: 0,
+        show_prompt: false,
+        player: None,
+    };
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value\n{USAGE}"));
+        match arg.as_str() {
+            "--content" => options.content = PathBuf::from(value("--content")?),
+            "--scene" => options.scene = PathBuf::from(value("--scene")?),
+            "--turns" => {
+                options.turns = value("--turns")?
+                    .parse()
+                    .map_err(|e| format!("--turns: {e}"))?
+            }
+            "--seed" => {
+                options.seed = value("--seed")?
+                    .parse()
+                    .map_err(|e| format!("--seed: {e}"))?
+            }
+            "--show-prompt" => options.show_prompt = true,
+            "--interactive" => options.player = Some(PlayerLines::Stdin),
+            "--script" => {
+                options.player = Some(PlayerLines::Script(PathBuf::from(value("--script")?)))
+            }
+            "--help" | "-h" => return Err(USAGE.into()),
+            other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
+        }
+    }
+    Ok(options)
+}

@@ -1,0 +1,196 @@
+//! A headless tavern: smart NPCs take turns on real content, the game's own rule
+//! system carries out what they choose and reports it, and narration weaves the
+//! tavern's authored fragments into a line for each action. Prints a transcript.
+//!
+//! ```text
+//! cargo run --example tavern -- [--turns N] [--seed S] [--show-prompt]
+//!                               [--content DIR] [--scene FILE]
+//!                               [--interactive | --script FILE]
+//! ```
+//!
+//! With `--interactive` each line you type is the player's for one turn (`@Marta, any
+//! rooms?` starts a conversation, `okay, bye` ends it); `--script FILE` reads the
+//! lines from a file instead. Either way the game runs until the lines run out.
+//!
+//! With `LOOM_LLM_URL` set it asks that server; otherwise the offline backend answers.
+
+mod cli;
+mod print;
+mod rules;
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+use bevy_loom::actors::SpawnedScene;
+use bevy_loom::content::parse_content;
+use bevy_loom::llm::SamplingOptions;
+use bevy_loom::prelude::*;
+use bevy_loom::testing::{CONTENT_TIMEOUT, HeadlessApp, wait_for_content};
+
+use cli::{Options, PlayerLines};
+use print::{Printer, TranscriptPlugin, Turn};
+use rules::{RulesPlugin, SceneOrder};
+
+fn main() -> ExitCode {
+    match cli::parse_args().and_then(run) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Loads the content and the scene, then plays the turns.
+fn run(options: Options) -> Result<(), String> {
+    let content = options
+        .content
+        .canonicalize()
+        .map_err(|e| format!("content folder {}: {e}", options.content.display()))?;
+    let scene_path = if options.scene.is_absolute() || options.scene.exists() {
+        options.scene.clone()
+    } else {
+        content.join(&options.scene)
+    };
+    let bytes =
+        std::fs::read(&scene_path).map_err(|e| format!("scene {}: {e}", scene_path.display()))?;
+    let scene: SceneDefinition =
+        parse_content(&bytes, &scene_path.to_string_lossy()).map_err(|problems| {
+            let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+            lines.join("\n")
+        })?;
+
+    let backend = if std::env::var("LOOM_LLM_URL").is_ok_and(|url| !url.trim().is_empty()) {
+        BackendChoice::FromEnv
+    } else {
+        BackendChoice::Offline { seed: options.seed }
+    };
+    let llm = LlmSettings {
+        backend,
+        sampling: SamplingOptions {
+            seed: Some(options.seed),
+            ..LlmSettings::default().sampling
+        },
+        ..default()
+    };
+    let mut app = HeadlessApp::new(&content)
+        .watch(cfg!(feature = "hot_reload"))
+        .llm(llm)
+        .build();
+    app.insert_non_send(Printer::stdout()).add_plugins((
+        RulesPlugin,
+        TranscriptPlugin {
+            show_prompt: options.show_prompt,
+        },
+    ));
+    wait_for_content(&mut app, CONTENT_TIMEOUT)
+        .map_err(|error| format!("{}: {error}", content.display()))?;
+
+    let spawned = spawn_scene(&mut app, &scene, &scene_path.to_string_lossy())?;
+    app.insert_resource(SceneOrder::new(&spawned));
+
+    let registry = app.world().resource::<ContentRegistry>();
+    let bridge = app.world().resource::<LlmBridge>();
+    let header = format!(
+        "== {} — {} mods, {} actions; turns: {}, seed {}; answers from {} ==",
+        if scene.name.is_empty() {
+            "scene"
+        } else {
+            &scene.name
+        },
+        registry.mods().len(),
+        registry.actions().len(),
+        options.turns,
+        options.seed,
+        bridge.backend_description(),
+    );
+    let give_up = bridge.default_deadline() + Duration::from_secs(5);
+    print(&mut app, &header);
+    play(&mut app, &options, give_up)
+}
+
+/// Spawns the scene once its keys are checked against the loaded content: every actor
+/// key must name a loaded spec, and an entity whose narrative key names no file is
+/// narrated by its name alone (a warning).
+fn spawn_scene(app: &mut App, scene: &SceneDefinition, path: &str) -> Result<SpawnedScene, String> {
+    let registry = app.world().resource::<ContentRegistry>();
+    let unbound = scene.check_actor_keys(registry, path);
+    if !unbound.is_empty() {
+        let lines: Vec<String> = unbound.iter().map(ToString::to_string).collect();
+        return Err(lines.join("\n"));
+    }
+    for problem in scene.check_narrative_keys(registry, path) {
+        eprintln!("warning: {problem}");
+    }
+    let world = app.world_mut();
+    let spawned = scene
+        .spawn(&mut world.commands())
+        .map_err(|e| e.to_string())?;
+    world.flush();
+    Ok(spawned)
+}
+
+/// Plays the turns: a fixed number, or one per line of the player's.
+fn play(app: &mut App, options: &Options, give_up: Duration) -> Result<(), String> {
+    let mut lines: Box<dyn Iterator<Item = String>> = match &options.player {
+        None => Box::new(std::iter::empty()),
+        Some(PlayerLines::Stdin) => {
+            print(
+                app,
+                "(type a line for each turn: `@Marta, any rooms?`; end with Ctrl-D)",
+            );
+            Box::new(std::io::stdin().lines().map_while(Result::ok))
+        }
+        Some(PlayerLines::Script(path)) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("script {}: {e}", path.display()))?;
+            Box::new(
+                text.lines()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            )
+        }
+    };
+    let turns = if options.player.is_some() {
+        u32::MAX
+    } else {
+        options.turns
+    };
+    for number in 1..=turns {
+        if let Some(stopped) = app.world().non_send::<Printer>().stopped() {
+            return stopped;
+        }
+        if options.player.is_some() {
+            let Some(line) = lines.next() else {
+                break;
+            };
+            print(app, &format!("\n-- Turn {number} --\n> {line}"));
+            app.world_mut().write_message(PlayerSaid { text: line });
+        } else {
+            print(app, &format!("\n-- Turn {number} --"));
+        }
+        app.world_mut().resource_mut::<Turn>().open = true;
+        app.world_mut().write_message(TurnEnded);
+        let started = Instant::now();
+        while app.world().resource::<Turn>().in_progress() {
+            app.update();
+            if let Some(stopped) = app.world().non_send::<Printer>().stopped() {
+                return stopped;
+            }
+            if started.elapsed() > give_up {
+                return Err("the model did not answer in time".into());
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    app.world()
+        .non_send::<Printer>()
+        .stopped()
+        .unwrap_or(Ok(()))
+}
+
+fn print(app: &mut App, text: &str) {
+    app.world_mut().non_send_mut::<Printer>().line(text);
+}

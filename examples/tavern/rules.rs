@@ -1,0 +1,257 @@
+//! The tavern's rules: each requested action is carried out or refused against the
+//! world as it is when the turn resolves, and reported back to the plugin. An action
+//! these rules do not know is refused, never taken as done.
+
+use std::collections::HashMap;
+
+use bevy::prelude::*;
+use bevy_loom::actors::{ActorMind, SpawnedScene};
+use bevy_loom::narration::EffectReport;
+use bevy_loom::prelude::*;
+
+use super::print::Turn;
+
+/// The failure reason of an action the tavern's rules do not know.
+pub const UNKNOWN_ACTION: &str = "unknown_action";
+
+/// Carries out each turn's requests between the plugin's decisions and its narration.
+pub struct RulesPlugin;
+
+impl Plugin for RulesPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_systems(
+            Update,
+            resolve_turn
+                .after(LoomSystems::Decide)
+                .before(LoomSystems::Narrate),
+        );
+    }
+}
+
+/// Scene entities in the order the scene lists them: requests are carried out, and
+/// the transcript printed, in that order.
+#[derive(Resource, Default)]
+pub struct SceneOrder(HashMap<Entity, usize>);
+
+impl SceneOrder {
+    pub fn new(spawned: &SpawnedScene) -> Self {
+        let order = spawned.order.iter().enumerate();
+        Self(
+            order
+                .filter_map(|(i, id)| spawned.entities.get(id).map(|&e| (e, i)))
+                .collect(),
+        )
+    }
+
+    pub fn rank(&self, entity: Entity) -> usize {
+        self.0.get(&entity).copied().unwrap_or(usize::MAX)
+    }
+}
+
+/// A request as the rules judged it: its report, and why it was refused, if it was.
+pub struct Verdict {
+    pub request: ActionRequest,
+    pub report: ActionReport,
+    pub refusal: Option<String>,
+}
+
+/// Everyone acts at once: once no smart actor is still thinking, the turn's requests
+/// are carried out in scene order, each checked against the world as it is by then —
+/// the model proposed, the game disposes.
+pub fn resolve_turn(world: &mut World) {
+    if !world.resource::<Turn>().open {
+        return;
+    }
+    let mut minds = world.query::<&ActorMind>();
+    if minds.iter(world).any(ActorMind::is_thinking) {
+        return;
+    }
+    let mut requests = std::mem::take(&mut world.resource_mut::<Turn>().requests);
+    let order = world.resource::<SceneOrder>();
+    requests.sort_by_key(|r| order.rank(r.actor));
+    let verdicts: Vec<Verdict> = requests
+        .into_iter()
+        .map(|request| {
+            let verdict = judge(world, request);
+            world.write_message(verdict.report.clone());
+            verdict
+        })
+        .collect();
+    let mut turn = world.resource_mut::<Turn>();
+    turn.verdicts = verdicts;
+    turn.open = false;
+    turn.resolved = true;
+}
+
+/// Carries out one request, or refuses it, and says so in its report.
+pub fn judge(world: &mut World, request: ActionRequest) -> Verdict {
+    let verb = world
+        .get_resource::<ContentRegistry>()
+        .and_then(|registry| registry.action(&request.action_id))
+        .and_then(|action| action.verb.clone())
+        .unwrap_or_else(|| {
+            request
+                .action_id
+                .rsplit(':')
+                .next()
+                .unwrap_or("act")
+                .to_owned()
+        });
+    let mut report = ActionReport::new(request.actor, verb);
+    report.object = request.targets.first().copied();
+    report.indirect_object = request.targets.get(1).copied();
+    let refusal = match carry_out(world, &request) {
+        Ok(done) => {
+            report.new_state = done.new_state.map(str::to_owned);
+            report.effects = done.effects;
+            None
+        }
+        Err(refusal) => {
+            report = report.failed(refusal.reason);
+            Some(refusal.why)
+        }
+    };
+    Verdict {
+        request,
+        report,
+        refusal,
+    }
+}
+
+/// What carrying out a request changed, for its report.
+#[derive(Default)]
+struct Done {
+    new_state: Option<&'static str>,
+    effects: Vec<EffectReport>,
+}
+
+/// Why the game refused a request: a failure reason, and words for the transcript.
+struct Refusal {
+    reason: &'static str,
+    why: String,
+}
+
+fn refuse(reason: &'static str, why: &str) -> Refusal {
+    Refusal {
+        reason,
+        why: why.to_owned(),
+    }
+}
+
+/// One request, checked against the world as it is now.
+fn carry_out(world: &mut World, request: &ActionRequest) -> Result<Done, Refusal> {
+    let actor = request.actor;
+    let target = request.targets.first().copied();
+    let here = world.get::<InPlace>(actor).map(|p| p.0);
+    let mut done = Done::default();
+    match request.action_id.as_str() {
+        "items:pick_up" | "items:drop" | "items:give" => return move_item(world, request, here),
+        "positioning:sit_down" => {
+            tag(world, actor, "sitting", true);
+            let effect = EffectReport::new("position_change", "sit_down");
+            done.effects.push(match target {
+                Some(seat) => effect.target(seat),
+                None => effect,
+            });
+        }
+        "positioning:stand_up" => {
+            tag(world, actor, "sitting", false);
+            done.effects
+                .push(EffectReport::new("position_change", "stand_up"));
+        }
+        "combat:draw_weapon" => tag(world, actor, "armed", true),
+        "core:go" | "combat:flee" => {
+            let destination = target.ok_or_else(|| refuse("not_here", "it names nowhere to go"))?;
+            tag(world, actor, "sitting", false);
+            world.entity_mut(actor).insert(InPlace(destination));
+            let mut exit = EffectReport::new("position_change", "exit");
+            if let Some(left) = here {
+                exit = exit.target(left);
+            }
+            done.effects.push(exit);
+            done.effects
+                .push(EffectReport::new("position_change", "enter").target(destination));
+        }
+        // Done as soon as asked: nothing the tavern keeps track of changes.
+        "core:wait"
+        | "core:look_around"
+        | "items:examine"
+        | "positioning:get_close"
+        | "positioning:step_back"
+        | "conversation:greet"
+        | "conversation:ask_about"
+        | "conversation:tell_story"
+        | "combat:attack" => {}
+        unknown => {
+            return Err(Refusal {
+                reason: UNKNOWN_ACTION,
+                why: format!(
+                    "the tavern's rules do not know `{unknown}`; a game's rules must carry out every action its content offers"
+                ),
+            });
+        }
+    }
+    Ok(done)
+}
+
+/// Picking up, dropping and giving an item: it must be where the rules expect it.
+fn move_item(
+    world: &mut World,
+    request: &ActionRequest,
+    here: Option<Entity>,
+) -> Result<Done, Refusal> {
+    let actor = request.actor;
+    let item = request
+        .targets
+        .first()
+        .copied()
+        .ok_or_else(|| refuse("not_here", "it names nothing to act on"))?;
+    let new_state = match request.action_id.as_str() {
+        "items:pick_up" => {
+            if world.get::<InPlace>(item).map(|p| p.0) != here {
+                return Err(refuse("not_here", "it is no longer here"));
+            }
+            world
+                .entity_mut(item)
+                .remove::<InPlace>()
+                .insert(CarriedBy(actor));
+            "carried"
+        }
+        "items:drop" => {
+            let place = here.ok_or_else(|| refuse("blocked", "there is nowhere to drop it"))?;
+            world
+                .entity_mut(item)
+                .remove::<CarriedBy>()
+                .insert(InPlace(place));
+            "here"
+        }
+        _ => {
+            let recipient = *request
+                .targets
+                .get(1)
+                .ok_or_else(|| refuse("not_here", "nobody to give it to"))?;
+            if world.get::<CarriedBy>(item).map(|c| c.0) != Some(actor) {
+                return Err(refuse("not_held", "they no longer hold it"));
+            }
+            if world.get::<InPlace>(recipient).map(|p| p.0) != here {
+                return Err(refuse("not_here", "they are no longer here"));
+            }
+            world.entity_mut(item).insert(CarriedBy(recipient));
+            "carried"
+        }
+    };
+    Ok(Done {
+        new_state: Some(new_state),
+        effects: Vec::new(),
+    })
+}
+
+fn tag(world: &mut World, entity: Entity, tag: &str, on: bool) {
+    if let Some(mut tags) = world.get_mut::<Tags>(entity) {
+        if on {
+            tags.0.insert(tag.to_owned());
+        } else {
+            tags.0.remove(tag);
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! The tavern example's rules and printer on a headless app: an action its rules do
+//! not know is refused and reported as failed, a `NONE` answer shows as a pass, and
+//! a reader that goes away stops the printing without an error.
+
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+
+use bevy::prelude::*;
+use bevy_loom::prelude::*;
+use bevy_loom::testing::HeadlessApp;
+use serde_json::json;
+
+use crate::support::{
+    FixedBackend, action, content_dir, game, manifest, update_until, wait_for_content,
+};
+
+#[allow(dead_code)]
+#[path = "../../examples/tavern/print.rs"]
+mod print;
+#[allow(dead_code)]
+#[path = "../../examples/tavern/rules.rs"]
+mod rules;
+
+/// A mod whose only action, `dance:jig`, the tavern's rules do not know, and Vesk,
+/// who may take it.
+fn dance_mod() -> Vec<(&'static str, String)> {
+    vec![
+        game(&["dance"]),
+        (
+            "mods/dance/mod.json",
+            manifest(
+                "dance",
+                json!({ "content": {
+                    "actions": ["actions/jig.action.json"],
+                    "actors": ["actors/vesk.actor.json"]
+                } }),
+            ),
+        ),
+        (
+            "mods/dance/actions/jig.action.json",
+            action(
+                "dance:jig",
+                json!({ "name": "Jig", "template": "dance a jig" }),
+            ),
+        ),
+        (
+            "mods/dance/actors/vesk.actor.json",
+            json!({ "id": "dance:vesk", "persona": { "name": "Vesk", "role": "a dancer" } })
+                .to_string(),
+        ),
+    ]
+}
+
+/// A writer whose text the test can read afterwards.
+#[derive(Clone, Default)]
+struct Transcript(Arc<Mutex<Vec<u8>>>);
+
+impl Transcript {
+    fn text(&self) -> String {
+        let bytes = self.0.lock().map(|b| b.clone()).unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+impl Write for Transcript {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0
+            .lock()
+            .map_err(|_| io::Error::other("poisoned"))?
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A writer whose reader has gone away, as stdout piped into `head` once it exits.
+struct ClosedPipe;
+
+impl Write for ClosedPipe {
+    fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+        Err(io::ErrorKind::BrokenPipe.into())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Err(io::ErrorKind::BrokenPipe.into())
+    }
+}
+
+/// Every report the rules wrote.
+#[derive(Resource, Default)]
+struct Reports(Vec<ActionReport>);
+
+fn record_reports(mut reports: ResMut<Reports>, mut written: MessageReader<ActionReport>) {
+    reports.0.extend(written.read().cloned());
+}
+
+/// Plays one tavern turn on the dance mod, Vesk answering `answer`, printing to `out`;
+/// returns the app after the turn.
+fn play_turn(answer: &str, out: Box<dyn Write>) -> App {
+    let content = content_dir(&dance_mod());
+    let mut app = HeadlessApp::new(content.path())
+        .llm(LlmSettings {
+            backend: FixedBackend::choice(answer),
+            ..default()
+        })
+        .build();
+    app.insert_non_send(print::Printer::new(out))
+        .add_plugins((
+            rules::RulesPlugin,
+            print::TranscriptPlugin { show_prompt: false },
+        ))
+        .init_resource::<rules::SceneOrder>()
+        .init_resource::<Reports>()
+        .add_systems(Last, record_reports);
+    wait_for_content(&mut app);
+    let world = app.world_mut();
+    let room = world.spawn((Place, DisplayName("the floor".into()))).id();
+    world.spawn((
+        SmartActor::new("dance:vesk"),
+        Character,
+        DisplayName("Vesk".into()),
+        Tags::default(),
+        InPlace(room),
+    ));
+    world.resource_mut::<print::Turn>().open = true;
+    world.write_message(TurnEnded);
+    update_until(&mut app, "the turn to be printed", |app| {
+        !app.world().resource::<print::Turn>().in_progress()
+    });
+    app
+}
+
+#[test]
+fn an_action_the_rules_do_not_know_is_refused_and_reported_as_failed() {
+    let transcript = Transcript::default();
+    let app = play_turn(
+        r#"{"action": 1, "speech": "Watch this.", "thought": ""}"#,
+        Box::new(transcript.clone()),
+    );
+    let reports = &app.world().resource::<Reports>().0;
+    assert_eq!(reports.len(), 1, "{reports:#?}");
+    assert_eq!(reports[0].outcome, Outcome::Failure);
+    assert_eq!(
+        reports[0].failure_reason.as_deref(),
+        Some(rules::UNKNOWN_ACTION)
+    );
+    let text = transcript.text();
+    assert!(
+        text.starts_with(
+            "Vesk: dance a jig — \"Watch this.\" (the game refuses: the tavern's rules do not know `dance:jig`"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_none_answer_prints_as_a_pass() {
+    let transcript = Transcript::default();
+    let _app = play_turn(r#"{"type": "NONE"}"#, Box::new(transcript.clone()));
+    assert_eq!(transcript.text(), "Vesk lets the moment pass.\n");
+}
+
+#[test]
+fn a_reader_that_went_away_stops_the_printing_without_an_error() {
+    let app = play_turn(r#"{"type": "NONE"}"#, Box::new(ClosedPipe));
+    let printer = app.world().non_send::<print::Printer>();
+    assert_eq!(printer.stopped(), Some(Ok(())));
+}
+
+#[test]
+fn another_write_error_stops_the_printing_with_it() {
+    struct Full;
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::StorageFull.into())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut printer = print::Printer::new(Box::new(Full));
+    assert_eq!(printer.stopped(), None);
+    printer.line("Vesk lets the moment pass.");
+    assert!(
+        matches!(printer.stopped(), Some(Err(message)) if message.starts_with("cannot print the transcript")),
+        "{:?}",
+        printer.stopped()
+    );
+}
