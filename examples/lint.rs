@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use bevy::asset::AssetPlugin;
 use bevy::prelude::*;
-use bevy_loom::narration::lint::{lint_narrative, lint_scene};
+use bevy_loom::content::lint::{lint_narrative, lint_scene};
 use bevy_loom::prelude::*;
 
 const USAGE: &str = "usage: lint [CONTENT DIR]";

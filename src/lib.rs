@@ -20,12 +20,12 @@ pub mod prelude {
     pub use crate::actors::{
         ActionRequest, ActorHesitated, ActorMind, ActorPassed, ActorSpoke, Answer, Conversation,
         ConversationEvent, DecisionFallback, DecisionRejected, DecisionRequested, HistoryStore,
-        InCombat, OfferTrimmed, PlayerSaid, RejectionReason, SceneDefinition, SmartActor,
-        SmartActorPlugin, SmartActorSettings, TurnClock, TurnEnded,
+        InCombat, OfferTrimmed, PlayerSaid, RejectionReason, SmartActor, SmartActorPlugin,
+        SmartActorSettings, TurnClock, TurnEnded,
     };
     pub use crate::content::{
-        ActionDefinition, ActorSpec, ContentError, ContentPlugin, ContentRegistry, ContentSettings,
-        ModManifest, content_loaded,
+        ActionDefinition, ActorSpec, ContentAppExt, ContentError, ContentPlugin, ContentRegistry,
+        ContentSettings, ModManifest, SceneDefinition, content_loaded,
     };
     pub use crate::llm::{
         BackendChoice, LlmBridge, LlmDelta, LlmPlugin, LlmRequest, LlmResponse, LlmSettings,

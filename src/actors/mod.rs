@@ -42,9 +42,7 @@ pub use transcript::{Shown, Transcript, TurnPlan, TurnPrompt, text_fingerprint};
 pub use utterance::match_utterance;
 
 use crate::LoomSystems;
-use crate::content::{
-    ActionDefinition, ActorSpec, ContentRegistry, content_loaded, register_content_asset,
-};
+use crate::content::{ActionDefinition, ActorSpec, ContentRegistry, content_loaded};
 use crate::llm::{LlmBridge, OfferedChoice, OfferedChoices, RequestId};
 use crate::prompt::{ActionLine, ActionList, BlockLine, BlockOptions, DecisionLimits};
 use crate::world::{AvailableAction, Character, OfferedActions, TargetScopes};
@@ -259,7 +257,6 @@ pub struct SmartActorPlugin {
 impl Plugin for SmartActorPlugin {
     fn build(&self, app: &mut App) {
         crate::configure_loom_sets(app);
-        register_content_asset::<SceneDefinition>(app);
         app.insert_resource(self.settings.clone())
             .init_resource::<TurnClock>()
             .init_resource::<ThinkQueue>()

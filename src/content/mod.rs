@@ -19,7 +19,9 @@
 mod action;
 mod actor;
 mod aliases;
+mod app_ext;
 mod error;
+pub mod lint;
 mod loader;
 mod manifest;
 mod mod_folders;
@@ -28,6 +30,7 @@ mod narrative;
 mod prompt_template;
 mod references;
 mod registry;
+mod scene;
 mod tags;
 mod validate;
 
@@ -47,6 +50,7 @@ pub use action::{
 pub use actor::{ActorHistory, ActorPolicy, ActorSpec, MemorySeed, Persona};
 pub(crate) use aliases::command_words_are;
 pub use aliases::{COMMAND_ARTICLES, VerbAlias, command_words, template_lead};
+pub use app_ext::ContentAppExt;
 pub use error::ContentError;
 pub use loader::{
     ContentAsset, ContentLoader, ContentLoaderError, forbidden_character, parse_content,
@@ -59,6 +63,7 @@ pub use narrative::{
 };
 pub use prompt_template::PromptTemplate;
 pub use registry::{ContentRegistry, ContentSources, LoadedMod, ModActionMetadata};
+pub use scene::{SceneDefinition, SceneEntity, ScenePlace};
 pub use tags::{TagFile, TagIndex};
 pub use validate::{METADATA_LENGTH, TEXT_LIMITS, TextLimits, is_valid_mod_id, owning_mod};
 
@@ -100,13 +105,14 @@ impl Plugin for ContentPlugin {
             .init_resource::<ContentFiles>()
             .init_resource::<TargetScopeNames>()
             .add_message::<ContentError>();
-        register_content_asset::<GameManifest>(app);
-        register_content_asset::<ModManifest>(app);
-        register_content_asset::<ActionDefinition>(app);
-        register_content_asset::<ActorSpec>(app);
-        register_content_asset::<NarrativeContext>(app);
-        register_content_asset::<PromptTemplate>(app);
-        register_content_asset::<TagFile>(app);
+        app.init_content::<GameManifest>()
+            .init_content::<ModManifest>()
+            .init_content::<ActionDefinition>()
+            .init_content::<ActorSpec>()
+            .init_content::<NarrativeContext>()
+            .init_content::<PromptTemplate>()
+            .init_content::<TagFile>()
+            .init_content::<SceneDefinition>();
         app.add_systems(
             PreUpdate,
             (
@@ -142,11 +148,6 @@ pub struct TargetScopeNames(pub Option<BTreeSet<String>>);
 /// Whether content has been loaded at least once: a run condition.
 pub fn content_loaded(registry: Res<ContentRegistry>) -> bool {
     registry.generation() > 0
-}
-
-pub(crate) fn register_content_asset<T: ContentAsset>(app: &mut App) {
-    app.init_asset::<T>()
-        .register_asset_loader(ContentLoader::<T>::default());
 }
 
 /// Handles of every requested content file, by asset path, and what changed since the last build.

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use bevy_loom::content::ContentRegistry;
-//! use bevy_loom::narration::lint::lint_narrative;
+//! use bevy_loom::content::lint::lint_narrative;
 //!
 //! let report = lint_narrative(&ContentRegistry::default());
 //! assert!(!report.has_errors());
@@ -18,11 +18,10 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::actors::SceneDefinition;
-pub use crate::content::PoolShortfall;
-use crate::content::{
+pub use super::PoolShortfall;
+use super::{
     ContentError, ContentRegistry, FragmentPool, NarrativeContext, POOL_MINIMUMS, POOL_RECOMMENDED,
-    parse_content,
+    SceneDefinition, parse_content,
 };
 
 /// What the linter found in the loaded narrative content.
