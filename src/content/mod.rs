@@ -20,6 +20,7 @@ mod action;
 mod actor;
 mod aliases;
 mod app_ext;
+mod catalog;
 mod error;
 pub mod lint;
 mod loader;
@@ -51,6 +52,7 @@ pub use actor::{ActorHistory, ActorPolicy, ActorSpec, MemorySeed, Persona};
 pub(crate) use aliases::command_words_are;
 pub use aliases::{COMMAND_ARTICLES, VerbAlias, command_words, template_lead};
 pub use app_ext::ContentAppExt;
+pub use catalog::{CatalogItem, ContentCatalog};
 pub use error::ContentError;
 pub use loader::{
     ContentAsset, ContentLoader, ContentLoaderError, forbidden_character, parse_content,

@@ -6,6 +6,79 @@ use std::collections::HashSet;
 
 use super::{ContentError, GameManifest, ModManifest, owning_mod};
 
+/// The mods that load, in order: the game file's mods that have a manifest, less those
+/// [`resolve_mods`] rules out. A mod ruled out by an edit of its manifest keeps its
+/// `previous` manifest (the last that loaded) when that one passes.
+pub(super) fn load_order<'a>(
+    game: &GameManifest,
+    mods: &[(&'a str, &'a ModManifest)],
+    previous: &[(&'a str, &'a ModManifest)],
+    problems: &mut Vec<ContentError>,
+) -> Vec<(&'a str, &'a ModManifest)> {
+    let candidates = select_mods(game, mods);
+    let kept = resolve_mods(candidates.clone(), game, problems);
+    let fallbacks: Vec<(&str, &ModManifest)> = candidates
+        .iter()
+        .filter(|(file, _)| !kept.iter().any(|(k, _)| k == file))
+        .filter_map(|&(file, current)| {
+            previous
+                .iter()
+                .find(|&&(f, manifest)| f == file && manifest != current)
+                .copied()
+        })
+        .collect();
+    if fallbacks.is_empty() {
+        return kept;
+    }
+    let substituted = candidates
+        .iter()
+        .map(|&(file, manifest)| {
+            fallbacks
+                .iter()
+                .copied()
+                .find(|(f, _)| *f == file)
+                .unwrap_or((file, manifest))
+        })
+        .collect();
+    let mut second = Vec::new();
+    let kept = resolve_mods(substituted, game, &mut second);
+    for (file, _) in &fallbacks {
+        if kept.iter().any(|(k, _)| k == file) {
+            problems.push(ContentError::kept_last_valid(file));
+        }
+    }
+    for problem in second {
+        if !problems.contains(&problem) {
+            problems.push(problem);
+        }
+    }
+    kept
+}
+
+/// The order of the loaded mods' action groups in prompts, as lower-cased ids: the
+/// game file's `actionGroupOrder` first (loaded mods only, each once), then the rest
+/// alphabetically.
+pub(super) fn group_order<'a>(
+    preferred: &[String],
+    loaded: impl Iterator<Item = &'a str>,
+) -> Vec<String> {
+    let loaded: Vec<String> = loaded.map(str::to_ascii_lowercase).collect();
+    let mut order: Vec<String> = Vec::new();
+    for id in preferred.iter().map(|id| id.to_ascii_lowercase()) {
+        if loaded.contains(&id) && !order.contains(&id) {
+            order.push(id);
+        }
+    }
+    let mut rest: Vec<String> = loaded
+        .into_iter()
+        .filter(|id| !order.contains(id))
+        .collect();
+    rest.sort();
+    rest.dedup();
+    order.extend(rest);
+    order
+}
+
 /// The game file's mods that have a manifest, in load order, each once.
 pub(super) fn select_mods<'a>(
     game: &GameManifest,

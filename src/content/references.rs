@@ -1,10 +1,14 @@
 //! Rules across files, checked when the registry is built: an action's scopes and verb,
-//! an actor's allowed verbs and prompt template must name what some loaded file or the
-//! game defines.
+//! an actor's allowed verbs and prompt template, and a tag file's keys must name what
+//! some loaded file or the game defines; a content file in a mod's folder must be listed.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashSet};
 
-use super::{ActionDefinition, ActorSpec, ContentError, NarrativeVocabulary, PromptTemplate};
+use super::validate::pointer_token;
+use super::{
+    ActionDefinition, ActorSpec, ContentCatalog, ContentError, NarrativeVocabulary, PromptTemplate,
+    TagFile,
+};
 
 /// An action's target slots whose scope nobody registered.
 pub(super) fn unknown_scopes(
@@ -71,11 +75,11 @@ pub(super) fn unknown_allowed_verbs(
 pub(super) fn unknown_prompt(
     file: &str,
     actor: &ActorSpec,
-    prompts: &HashMap<String, PromptTemplate>,
+    prompts: &ContentCatalog<PromptTemplate>,
 ) -> Option<ContentError> {
     let id = actor.prompt_id.as_ref()?;
-    (!prompts.contains_key(id)).then(|| {
-        let mut known: Vec<&str> = prompts.keys().map(String::as_str).collect();
+    (!prompts.contains(id)).then(|| {
+        let mut known: Vec<&str> = prompts.iter().map(|t| t.id.as_str()).collect();
         known.sort_unstable();
         let known = if known.is_empty() {
             "none is loaded".to_owned()
@@ -88,4 +92,58 @@ pub(super) fn unknown_prompt(
             format!("no prompt template has the id `{id}` ({known}): fix the id, list the template's file in its mod's `content.prompts`, or remove `promptId` to use the built-in template"),
         )
     })
+}
+
+/// Warnings for a tag file's keys that `is_defined` does not know: their tags only help
+/// an entity with that `NarrativeKey`, and no narrative file defines one.
+pub(super) fn unknown_tag_keys(
+    file: &str,
+    tags: &TagFile,
+    is_defined: impl Fn(&str) -> bool,
+) -> Vec<ContentError> {
+    let mut warnings = Vec::new();
+    for (field, list) in tags.lists() {
+        for key in list.keys().filter(|key| !is_defined(key)) {
+            warnings.push(ContentError::new(
+                file,
+                format!("/{field}/{}", pointer_token(key)),
+                format!("no narrative file defines `{key}`: check the key's spelling; its tags only help an entity with that `NarrativeKey`"),
+            ));
+        }
+    }
+    warnings
+}
+
+/// Warnings for the content files `on_disk` inside a loaded mod's folder that its
+/// manifest (at `manifest`) does not list: they never load, and the author most likely
+/// meant them to.
+pub(super) fn unlisted_files(
+    manifest: &str,
+    on_disk: &[String],
+    listed: &HashSet<String>,
+) -> Vec<ContentError> {
+    let Some((folder, _)) = manifest.rsplit_once('/') else {
+        return Vec::new();
+    };
+    let mut warnings = Vec::new();
+    for file in on_disk.iter().filter(|file| !listed.contains(*file)) {
+        let Some(inside) = file
+            .strip_prefix(folder)
+            .and_then(|rest| rest.strip_prefix('/'))
+        else {
+            continue;
+        };
+        let name = inside.rsplit('/').next().unwrap_or(inside);
+        let Some(field) = super::mod_folders::listing_field(name) else {
+            continue;
+        };
+        warnings.push(ContentError::new(
+            file,
+            "",
+            format!(
+                "no manifest lists this file, so it is not loaded: add \"{inside}\" to `content.{field}` in {manifest}, or remove the file"
+            ),
+        ));
+    }
+    warnings
 }
