@@ -22,6 +22,8 @@ mod aliases;
 mod app_ext;
 mod catalog;
 mod error;
+#[cfg(test)]
+mod fixtures;
 pub mod lint;
 mod loader;
 mod manifest;
