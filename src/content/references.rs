@@ -147,3 +147,125 @@ pub(super) fn unlisted_files(
     }
     warnings
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::content::fixtures::{action, actor, parsed, pointers};
+
+    const ACTION: &str = "mods/items/actions/give.action.json";
+    const ACTOR: &str = "mods/tavern/actors/marta.actor.json";
+
+    #[test]
+    fn a_target_scope_must_be_registered_unless_no_world_names_scopes() {
+        let slot = |scope: &str| json!({ "scope": scope, "placeholder": "x", "description": "d" });
+        let give = action(
+            "items:give",
+            "give {x}",
+            json!({ "targets": { "primary": slot("carried"), "secondary": slot("nowhere") } }),
+        );
+        assert_eq!(unknown_scopes(ACTION, &give, None), []);
+        let scopes: BTreeSet<String> = ["carried".to_owned(), "nearby".to_owned()].into();
+        let problems = unknown_scopes(ACTION, &give, Some(&scopes));
+        assert_eq!(pointers(&problems), ["/targets/secondary/scope"]);
+        assert!(problems[0].message.contains("use one of carried, nearby"));
+    }
+
+    #[test]
+    fn an_actions_verb_is_in_the_vocabulary() {
+        let mut vocabulary = NarrativeVocabulary::default();
+        let verb = |verb: &str| action("items:give", "give", json!({ "verb": verb }));
+        assert_eq!(unknown_verb(ACTION, &verb("give"), &vocabulary), None);
+        assert_eq!(
+            unknown_verb(
+                ACTION,
+                &action("items:give", "give", json!({})),
+                &vocabulary
+            ),
+            None
+        );
+        let juggle = verb("juggle");
+        let problem = unknown_verb(ACTION, &juggle, &vocabulary).expect("an unknown verb");
+        assert_eq!(problem.pointer, "/verb");
+        vocabulary.extend(&parsed(json!({ "verbs": ["juggle"] }), json!({})));
+        assert_eq!(
+            unknown_verb(ACTION, &juggle, &vocabulary),
+            None,
+            "a mod adds it"
+        );
+    }
+
+    #[test]
+    fn an_actors_allowed_verbs_are_in_the_vocabulary() {
+        let spec = actor(
+            "tavern:marta",
+            json!({ "policy": { "allowedVerbs": ["give", "juggle"] } }),
+        );
+        let problems = unknown_allowed_verbs(ACTOR, &spec, &NarrativeVocabulary::default());
+        assert_eq!(pointers(&problems), ["/policy/allowedVerbs/1"]);
+    }
+
+    #[test]
+    fn a_prompt_id_names_a_loaded_template() {
+        let mut prompts = ContentCatalog::default();
+        let spec = actor("tavern:marta", json!({ "promptId": "core:plain" }));
+        let none = unknown_prompt(ACTOR, &spec, &prompts).expect("no template is loaded");
+        assert!(none.message.contains("none is loaded"), "{none}");
+        let template = |id: &str| -> PromptTemplate {
+            parsed(
+                json!({ "id": id, "rules": "r", "question": "q", "reply": "a" }),
+                json!({}),
+            )
+        };
+        prompts
+            .insert("b.json", template("core:terse"))
+            .expect("a new id");
+        let other = unknown_prompt(ACTOR, &spec, &prompts).expect("another template");
+        assert_eq!(other.pointer, "/promptId");
+        assert!(other.message.contains("loaded: core:terse"), "{other}");
+        prompts
+            .insert("a.json", template("core:plain"))
+            .expect("a new id");
+        assert_eq!(unknown_prompt(ACTOR, &spec, &prompts), None);
+        let built_in = actor("tavern:marta", json!({}));
+        assert_eq!(
+            unknown_prompt(ACTOR, &built_in, &ContentCatalog::default()),
+            None
+        );
+    }
+
+    #[test]
+    fn a_tag_key_no_narrative_file_defines_is_a_warning() {
+        let tags: TagFile = parsed(
+            json!({ "places": { "tavern:hall": ["warm"] }, "items": { "tavern:lu/te": ["music"] } }),
+            json!({}),
+        );
+        let warnings = unknown_tag_keys("mods/tavern/tags.json", &tags, |key| key == "tavern:hall");
+        assert_eq!(pointers(&warnings), ["/items/tavern:lu~1te"]);
+    }
+
+    #[test]
+    fn a_content_file_the_manifest_does_not_list_is_a_warning() {
+        let on_disk = [
+            "mods/items/actions/give.action.json",
+            "mods/items/actions/take.action.json",
+            "mods/items/notes.txt",
+            "mods/itemsmore/actions/x.action.json",
+            "mods/other/actions/y.action.json",
+        ]
+        .map(String::from);
+        let listed: HashSet<String> = ["mods/items/actions/give.action.json".to_owned()].into();
+        let warnings = unlisted_files("mods/items/mod.json", &on_disk, &listed);
+        let files: Vec<&str> = warnings.iter().map(|w| w.file.as_str()).collect();
+        assert_eq!(files, ["mods/items/actions/take.action.json"]);
+        assert!(
+            warnings[0].message.contains(
+                "add \"actions/take.action.json\" to `content.actions` in mods/items/mod.json"
+            ),
+            "{}",
+            warnings[0]
+        );
+    }
+}

@@ -252,3 +252,104 @@ impl SceneDefinition {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::content::fixtures::{parsed, pointers};
+
+    const FILE: &str = "scenes/tavern.scene.json";
+
+    fn scene(entities: serde_json::Value) -> SceneDefinition {
+        let places = json!([
+            { "id": "hall", "name": "the hall", "exits": ["cellar"], "narrative": "tavern:hall" },
+            { "id": "cellar", "name": "the cellar", "exits": ["hall"] }
+        ]);
+        parsed(json!({ "places": places, "entities": entities }), json!({}))
+    }
+
+    #[test]
+    fn a_valid_scene_has_no_problem() {
+        let entities = json!([
+            { "id": "marta", "name": "Marta", "place": "hall", "character": true, "smartActor": "tavern:marta" },
+            { "id": "you", "name": "you", "place": "hall", "character": true, "player": true },
+            { "id": "mug", "name": "mug", "carriedBy": "marta" }
+        ]);
+        assert_eq!(scene(entities).check(FILE), []);
+    }
+
+    #[test]
+    fn ids_are_unique_and_exits_and_places_name_places() {
+        let mut bad = scene(json!([
+            { "id": "mug", "name": "a mug", "place": "hall" },
+            { "id": "mug", "name": "mug", "place": "attic" }
+        ]));
+        bad.places[1].exits.push("mug".to_owned());
+        let problems = bad.check(FILE);
+        assert_eq!(
+            pointers(&problems),
+            ["/entities/1/id", "/places/1/exits/1", "/entities/1/place"]
+        );
+    }
+
+    #[test]
+    fn an_entity_is_in_one_place_or_carried_by_a_character() {
+        let problems = scene(json!([
+            { "id": "bench", "name": "bench", "place": "hall" },
+            { "id": "mug", "name": "mug", "carriedBy": "bench" },
+            { "id": "lute", "name": "lute", "place": "hall", "carriedBy": "bench" },
+            { "id": "cup", "name": "cup" }
+        ]))
+        .check(FILE);
+        assert_eq!(
+            pointers(&problems),
+            ["/entities/1/carriedBy", "/entities/2", "/entities/3"]
+        );
+    }
+
+    #[test]
+    fn one_player_and_smart_actors_are_characters() {
+        let problems = scene(json!([
+            { "id": "a", "name": "a", "place": "hall", "player": true },
+            { "id": "b", "name": "b", "place": "hall", "character": true, "player": true, "smartActor": "tavern:b" },
+            { "id": "c", "name": "c", "place": "hall", "smartActor": "tavern:c" }
+        ]))
+        .check(FILE);
+        assert_eq!(
+            pointers(&problems),
+            [
+                "/entities/0/player",
+                "/entities/1/player",
+                "/entities/1/player",
+                "/entities/2/smartActor"
+            ]
+        );
+        assert!(problems[1].message.contains("not a smart actor"));
+        assert!(problems[2].message.contains("one player"));
+    }
+
+    #[test]
+    fn keys_are_checked_against_the_loaded_content() {
+        let scene = scene(json!([
+            { "id": "marta", "name": "Marta", "place": "hall", "character": true, "smartActor": "tavern:marta" }
+        ]));
+        let registry = ContentRegistry::default();
+        let actors = scene.check_actor_keys(&registry, FILE);
+        assert_eq!(pointers(&actors), ["/entities/0/smartActor"]);
+        assert!(actors[0].message.contains("no spec is loaded"));
+        let narratives = scene.check_narrative_keys(&registry, FILE);
+        assert_eq!(pointers(&narratives), ["/places/0/narrative"]);
+    }
+
+    #[test]
+    fn known_ids_are_sorted_and_cut_short() {
+        assert_eq!(known_ids(std::iter::empty(), "none"), "none");
+        let ids = ["j", "i", "h", "g", "f", "e", "d", "c", "b", "a"];
+        assert_eq!(
+            known_ids(ids.into_iter(), "none"),
+            "loaded: a, b, c, d, e, f, g, h and 2 more"
+        );
+    }
+}
