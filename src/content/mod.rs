@@ -281,45 +281,7 @@ fn request_content_files(
         ));
     }
     if manifests.is_changed() {
-        for (path, handle) in &files.mods {
-            let Some(manifest) = manifests.get(handle) else {
-                continue;
-            };
-            let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
-            let content = &manifest.content;
-            let listed = |field: &'static str, paths| in_folder(path, folder, field, paths);
-            let listings = &mut files.listings;
-            refused.extend(request(
-                &server,
-                &mut files.actions,
-                listings,
-                listed("actions", &content.actions),
-            ));
-            refused.extend(request(
-                &server,
-                &mut files.actors,
-                listings,
-                listed("actors", &content.actors),
-            ));
-            refused.extend(request(
-                &server,
-                &mut files.narratives,
-                listings,
-                listed("narrative", &content.narrative),
-            ));
-            refused.extend(request(
-                &server,
-                &mut files.prompts,
-                listings,
-                listed("prompts", &content.prompts),
-            ));
-            refused.extend(request(
-                &server,
-                &mut files.tags,
-                listings,
-                listed("tags", &content.tags),
-            ));
-        }
+        refused.extend(request_listed(&server, files, &manifests));
     }
     // Each stored manifest's folder is walked once, and again after the manifest is
     // edited (its `Modified` event comes a frame after it is stored).
@@ -338,6 +300,61 @@ fn request_content_files(
     for problem in refused {
         error!("{problem}");
         errors.write(problem);
+    }
+}
+
+/// Requests the files each stored manifest lists; returns a problem for each path the
+/// asset server refused.
+fn request_listed(
+    server: &AssetServer,
+    files: &mut ContentFiles,
+    manifests: &Assets<ModManifest>,
+) -> Vec<ContentError> {
+    let mut refused = Vec::new();
+    for (path, handle) in &files.mods {
+        let Some(manifest) = manifests.get(handle) else {
+            continue;
+        };
+        let content = &manifest.content;
+        let mut listed = ManifestListing {
+            server,
+            manifest: path,
+            listings: &mut files.listings,
+            refused: &mut refused,
+        };
+        listed.request(&mut files.actions, "actions", &content.actions);
+        listed.request(&mut files.actors, "actors", &content.actors);
+        listed.request(&mut files.narratives, "narrative", &content.narrative);
+        listed.request(&mut files.prompts, "prompts", &content.prompts);
+        listed.request(&mut files.tags, "tags", &content.tags);
+    }
+    refused
+}
+
+/// One manifest's listed files being requested.
+struct ManifestListing<'a> {
+    server: &'a AssetServer,
+    /// The manifest's asset path.
+    manifest: &'a str,
+    listings: &'a mut Listings,
+    refused: &'a mut Vec<ContentError>,
+}
+
+impl ManifestListing<'_> {
+    /// Requests the files the manifest lists in `content.<field>`.
+    fn request<A: Asset>(
+        &mut self,
+        handles: &mut HashMap<String, Handle<A>>,
+        field: &'static str,
+        paths: &[String],
+    ) {
+        let folder = self
+            .manifest
+            .rsplit_once('/')
+            .map_or("", |(folder, _)| folder);
+        let listed = in_folder(self.manifest, folder, field, paths);
+        let refused = request(self.server, handles, self.listings, listed);
+        self.refused.extend(refused);
     }
 }
 

@@ -106,11 +106,18 @@ pub(super) fn resolve_mods<'a>(
     game: &GameManifest,
     problems: &mut Vec<ContentError>,
 ) -> Vec<(&'a str, &'a ModManifest)> {
+    drop_conflicting(&mut candidates, problems);
+    drop_cycles(&mut candidates, problems);
+    drop_missing_dependencies(&mut candidates, game, problems);
+    candidates
+}
+
+/// Declared conflicts: the mod that declares a conflict with a present mod is dropped.
+fn drop_conflicting(candidates: &mut Vec<(&str, &ModManifest)>, problems: &mut Vec<ContentError>) {
     let is_present = |set: &[(&str, &ModManifest)], id: &str| {
         set.iter().any(|(_, m)| m.id.eq_ignore_ascii_case(id))
     };
 
-    // Declared conflicts: the mod that declares the conflict is skipped.
     let before_conflicts = candidates.clone();
     candidates.retain(|(file, manifest)| {
         let mut ok = true;
@@ -126,9 +133,11 @@ pub(super) fn resolve_mods<'a>(
         }
         ok
     });
+}
 
-    // Dependency cycles: every mod on a cycle is skipped.
-    let cycles = dependency_cycles(&candidates);
+/// Dependency cycles: every mod on a cycle is dropped.
+fn drop_cycles(candidates: &mut Vec<(&str, &ModManifest)>, problems: &mut Vec<ContentError>) {
+    let cycles = dependency_cycles(candidates);
     for cycle in &cycles {
         let ids: Vec<&str> = cycle.iter().map(|&i| candidates[i].1.id.as_str()).collect();
         let names = format!("{} → {}", ids.join(" → "), ids[0]);
@@ -148,14 +157,20 @@ pub(super) fn resolve_mods<'a>(
         }
     }
     let on_cycle: HashSet<usize> = cycles.into_iter().flatten().collect();
-    candidates = candidates
+    *candidates = std::mem::take(candidates)
         .into_iter()
         .enumerate()
         .filter(|(i, _)| !on_cycle.contains(i))
         .map(|(_, c)| c)
         .collect();
+}
 
-    // Missing dependencies and version ranges, until nothing more drops out.
+/// Missing dependencies and version ranges, until nothing more drops out.
+fn drop_missing_dependencies(
+    candidates: &mut Vec<(&str, &ModManifest)>,
+    game: &GameManifest,
+    problems: &mut Vec<ContentError>,
+) {
     loop {
         let mut dropped = false;
         let snapshot = candidates.clone();
@@ -198,8 +213,6 @@ pub(super) fn resolve_mods<'a>(
             break;
         }
     }
-
-    candidates
 }
 
 /// Each dependency cycle among the candidates, as candidate indices in dependency order.

@@ -109,6 +109,17 @@ impl ContentAsset for SceneDefinition {
                 }
             }
         }
+        problems.extend(self.entity_problems(file, &ids));
+        problems
+    }
+}
+
+impl SceneDefinition {
+    /// Where each entity is and what it may be: in one known place or carried by a
+    /// character, one player, smart actors and the player are characters. `ids` says
+    /// of each scene id whether it is a place.
+    fn entity_problems(&self, file: &str, ids: &HashMap<&str, bool>) -> Vec<ContentError> {
+        let mut problems = Vec::new();
         let is_character = |id: &str| self.entities.iter().any(|e| e.id == id && e.character);
         for (index, entity) in self.entities.iter().enumerate() {
             match (&entity.place, &entity.carried_by) {
