@@ -120,7 +120,7 @@ pub struct VerbVariety {
     /// - trait choices: the sets of 3–5 different traits, `C(t,3) + C(t,4) + C(t,5)`,
     ///   all of them when there are fewer (1 without traits).
     ///
-    /// This is what the [`FragmentResolver`](super::FragmentResolver) can pick at
+    /// This is what narration's `FragmentResolver` can pick at
     /// full verbosity.
     pub variety: u128,
 }
