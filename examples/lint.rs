@@ -15,7 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use bevy_loom::narration::lint::{lint_narrative, lint_scene};
+use bevy_loom::content::lint::{lint_narrative, lint_scene};
 use bevy_loom::prelude::*;
 use bevy_loom::testing::registry_from_folder;
 

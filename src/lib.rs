@@ -19,12 +19,12 @@ pub mod prelude {
     pub use crate::actors::{
         ActionRequest, ActorHesitated, ActorMind, ActorPassed, ActorSpoke, Conversation,
         ConversationEvent, DecisionFallback, DecisionRejected, DecisionRequested, HistoryStore,
-        InCombat, OfferTrimmed, PlayerSaid, SceneDefinition, SmartActor, SmartActorPlugin,
-        SmartActorSettings, TurnClock, TurnEnded,
+        InCombat, OfferTrimmed, PlayerSaid, SmartActor, SmartActorPlugin, SmartActorSettings,
+        TurnClock, TurnEnded,
     };
     pub use crate::content::{
-        ActionDefinition, ActorSpec, ContentError, ContentPlugin, ContentRegistry, ContentSettings,
-        ModManifest, content_loaded,
+        ActionDefinition, ActorSpec, ContentAppExt, ContentError, ContentPlugin, ContentRegistry,
+        ContentSettings, ModManifest, SceneDefinition, content_loaded,
     };
     pub use crate::llm::{
         BackendChoice, LlmBridge, LlmDelta, LlmPlugin, LlmRequest, LlmResponse, LlmSettings,

@@ -35,9 +35,7 @@ pub use messages::{
 pub use mind::{ActorMind, PendingDecision, ThinkState};
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};
 
-use crate::content::{
-    ActionDefinition, ActorSpec, ContentRegistry, content_loaded, register_content_asset,
-};
+use crate::content::{ActionDefinition, ActorSpec, ContentRegistry, content_loaded};
 use crate::llm::{LlmBridge, RequestId};
 use crate::prompt::{BlockOptions, DecisionLimits, PromptBudgets};
 use crate::prompt::{Decision, RejectionReason};
@@ -147,7 +145,6 @@ pub struct SmartActorPlugin {
 impl Plugin for SmartActorPlugin {
     fn build(&self, app: &mut App) {
         crate::world::configure_loom_sets(app);
-        register_content_asset::<SceneDefinition>(app);
         app.insert_resource(self.settings.clone())
             .init_resource::<TurnClock>()
             .init_resource::<ThinkQueue>()

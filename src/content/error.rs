@@ -31,6 +31,15 @@ impl ContentError {
             message: message.into(),
         }
     }
+
+    /// The note that a file's last valid version stays in use.
+    pub(crate) fn kept_last_valid(file: &str) -> Self {
+        Self::new(
+            file,
+            "",
+            "kept the last valid version of this file until its problems are fixed",
+        )
+    }
 }
 
 impl fmt::Display for ContentError {

@@ -13,6 +13,13 @@ use super::ContentError;
 
 /// A content type that loads from a file and checks itself once parsed. It serializes
 /// too, so every string in it can be checked for characters prompts must not hold.
+///
+/// Register one with [`ContentAppExt::init_content`](super::ContentAppExt::init_content).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a content kind: it does not implement `ContentAsset`",
+    label = "not a content kind",
+    note = "derive `Asset`, `TypePath`, `Serialize` and `Deserialize` for `{Self}`, then implement `ContentAsset` for it: `EXTENSIONS` (the file extensions it loads from) and `check` (its problems as `ContentError`s; `parse_hint` is optional)"
+)]
 pub trait ContentAsset: Asset + DeserializeOwned + Serialize {
     /// File extensions (without the leading dot) this type loads from.
     const EXTENSIONS: &'static [&'static str];

@@ -19,7 +19,12 @@
 mod action;
 mod actor;
 mod aliases;
+mod app_ext;
+mod catalog;
 mod error;
+#[cfg(test)]
+mod fixtures;
+pub mod lint;
 mod loader;
 mod manifest;
 mod mod_folders;
@@ -28,6 +33,7 @@ mod narrative;
 mod prompt_template;
 mod references;
 mod registry;
+mod scene;
 mod tags;
 mod validate;
 
@@ -47,6 +53,8 @@ pub use action::{
 pub use actor::{ActorHistory, ActorPolicy, ActorSpec, MemorySeed, Persona};
 pub(crate) use aliases::command_words_are;
 pub use aliases::{COMMAND_ARTICLES, VerbAlias, command_words, template_lead};
+pub use app_ext::ContentAppExt;
+pub use catalog::{CatalogItem, ContentCatalog};
 pub use error::ContentError;
 pub use loader::{
     ContentAsset, ContentLoader, ContentLoaderError, forbidden_character, parse_content,
@@ -59,6 +67,7 @@ pub use narrative::{
 };
 pub use prompt_template::PromptTemplate;
 pub use registry::{ContentRegistry, ContentSources, LoadedMod, ModActionMetadata};
+pub use scene::{SceneDefinition, SceneEntity, ScenePlace};
 pub use tags::{TagFile, TagIndex};
 pub use validate::{METADATA_LENGTH, TEXT_LIMITS, TextLimits, is_valid_mod_id, owning_mod};
 
@@ -100,13 +109,14 @@ impl Plugin for ContentPlugin {
             .init_resource::<ContentFiles>()
             .init_resource::<TargetScopeNames>()
             .add_message::<ContentError>();
-        register_content_asset::<GameManifest>(app);
-        register_content_asset::<ModManifest>(app);
-        register_content_asset::<ActionDefinition>(app);
-        register_content_asset::<ActorSpec>(app);
-        register_content_asset::<NarrativeContext>(app);
-        register_content_asset::<PromptTemplate>(app);
-        register_content_asset::<TagFile>(app);
+        app.init_content::<GameManifest>()
+            .init_content::<ModManifest>()
+            .init_content::<ActionDefinition>()
+            .init_content::<ActorSpec>()
+            .init_content::<NarrativeContext>()
+            .init_content::<PromptTemplate>()
+            .init_content::<TagFile>()
+            .init_content::<SceneDefinition>();
         app.add_systems(
             PreUpdate,
             (
@@ -142,11 +152,6 @@ pub struct TargetScopeNames(pub Option<BTreeSet<String>>);
 /// Whether content has been loaded at least once: a run condition.
 pub fn content_loaded(registry: Res<ContentRegistry>) -> bool {
     registry.generation() > 0
-}
-
-pub(crate) fn register_content_asset<T: ContentAsset>(app: &mut App) {
-    app.init_asset::<T>()
-        .register_asset_loader(ContentLoader::<T>::default());
 }
 
 /// Handles of every requested content file, by asset path, and what changed since the last build.
@@ -276,45 +281,7 @@ fn request_content_files(
         ));
     }
     if manifests.is_changed() {
-        for (path, handle) in &files.mods {
-            let Some(manifest) = manifests.get(handle) else {
-                continue;
-            };
-            let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
-            let content = &manifest.content;
-            let listed = |field: &'static str, paths| in_folder(path, folder, field, paths);
-            let listings = &mut files.listings;
-            refused.extend(request(
-                &server,
-                &mut files.actions,
-                listings,
-                listed("actions", &content.actions),
-            ));
-            refused.extend(request(
-                &server,
-                &mut files.actors,
-                listings,
-                listed("actors", &content.actors),
-            ));
-            refused.extend(request(
-                &server,
-                &mut files.narratives,
-                listings,
-                listed("narrative", &content.narrative),
-            ));
-            refused.extend(request(
-                &server,
-                &mut files.prompts,
-                listings,
-                listed("prompts", &content.prompts),
-            ));
-            refused.extend(request(
-                &server,
-                &mut files.tags,
-                listings,
-                listed("tags", &content.tags),
-            ));
-        }
+        refused.extend(request_listed(&server, files, &manifests));
     }
     // Each stored manifest's folder is walked once, and again after the manifest is
     // edited (its `Modified` event comes a frame after it is stored).
@@ -333,6 +300,61 @@ fn request_content_files(
     for problem in refused {
         error!("{problem}");
         errors.write(problem);
+    }
+}
+
+/// Requests the files each stored manifest lists; returns a problem for each path the
+/// asset server refused.
+fn request_listed(
+    server: &AssetServer,
+    files: &mut ContentFiles,
+    manifests: &Assets<ModManifest>,
+) -> Vec<ContentError> {
+    let mut refused = Vec::new();
+    for (path, handle) in &files.mods {
+        let Some(manifest) = manifests.get(handle) else {
+            continue;
+        };
+        let content = &manifest.content;
+        let mut listed = ManifestListing {
+            server,
+            manifest: path,
+            listings: &mut files.listings,
+            refused: &mut refused,
+        };
+        listed.request(&mut files.actions, "actions", &content.actions);
+        listed.request(&mut files.actors, "actors", &content.actors);
+        listed.request(&mut files.narratives, "narrative", &content.narrative);
+        listed.request(&mut files.prompts, "prompts", &content.prompts);
+        listed.request(&mut files.tags, "tags", &content.tags);
+    }
+    refused
+}
+
+/// One manifest's listed files being requested.
+struct ManifestListing<'a> {
+    server: &'a AssetServer,
+    /// The manifest's asset path.
+    manifest: &'a str,
+    listings: &'a mut Listings,
+    refused: &'a mut Vec<ContentError>,
+}
+
+impl ManifestListing<'_> {
+    /// Requests the files the manifest lists in `content.<field>`.
+    fn request<A: Asset>(
+        &mut self,
+        handles: &mut HashMap<String, Handle<A>>,
+        field: &'static str,
+        paths: &[String],
+    ) {
+        let folder = self
+            .manifest
+            .rsplit_once('/')
+            .map_or("", |(folder, _)| folder);
+        let listed = in_folder(self.manifest, folder, field, paths);
+        let refused = request(self.server, handles, self.listings, listed);
+        self.refused.extend(refused);
     }
 }
 

@@ -483,6 +483,58 @@ impl NarrativeContext {
     }
 }
 
+/// The problems of one fragment pool at `pointer`: empty (when `required`), an empty
+/// or overlong fragment, an unknown placeholder.
+fn pool_problems(
+    file: &str,
+    pointer: &str,
+    pool: &[Fragment],
+    required: bool,
+) -> Vec<ContentError> {
+    let mut problems = Vec::new();
+    if required && pool.is_empty() {
+        problems.push(ContentError::new(
+            file,
+            pointer,
+            "an empty pool: give it at least one fragment or remove it",
+        ));
+    }
+    for (index, fragment) in pool.iter().enumerate() {
+        let pointer = format!("{pointer}/{index}");
+        if fragment.text().trim().is_empty() {
+            problems.push(ContentError::new(
+                file,
+                &pointer,
+                "an empty fragment: write the phrase or remove it",
+            ));
+        }
+        problems.extend(too_long(
+            file,
+            &pointer,
+            fragment.text(),
+            TEXT_LIMITS.fragment,
+            "fragment",
+        ));
+        for placeholder in super::template_placeholders(fragment.text()) {
+            if !FRAGMENT_PLACEHOLDERS.contains(&placeholder) {
+                problems.push(ContentError::new(
+                    file,
+                    &pointer,
+                    format!(
+                        "unknown placeholder `{{{placeholder}}}`: use {}",
+                        FRAGMENT_PLACEHOLDERS
+                            .iter()
+                            .map(|p| format!("{{{p}}}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    problems
+}
+
 impl ContentAsset for NarrativeContext {
     const EXTENSIONS: &'static [&'static str] = &["narrative.json", "narrative.ron"];
 
@@ -521,46 +573,7 @@ impl ContentAsset for NarrativeContext {
             ));
         }
         let mut fragments = |pointer: String, pool: &[Fragment], required: bool| {
-            if required && pool.is_empty() {
-                problems.push(ContentError::new(
-                    file,
-                    &pointer,
-                    "an empty pool: give it at least one fragment or remove it",
-                ));
-            }
-            for (index, fragment) in pool.iter().enumerate() {
-                let pointer = format!("{pointer}/{index}");
-                if fragment.text().trim().is_empty() {
-                    problems.push(ContentError::new(
-                        file,
-                        &pointer,
-                        "an empty fragment: write the phrase or remove it",
-                    ));
-                }
-                problems.extend(too_long(
-                    file,
-                    &pointer,
-                    fragment.text(),
-                    TEXT_LIMITS.fragment,
-                    "fragment",
-                ));
-                for placeholder in super::template_placeholders(fragment.text()) {
-                    if !FRAGMENT_PLACEHOLDERS.contains(&placeholder) {
-                        problems.push(ContentError::new(
-                            file,
-                            &pointer,
-                            format!(
-                                "unknown placeholder `{{{placeholder}}}`: use {}",
-                                FRAGMENT_PLACEHOLDERS
-                                    .iter()
-                                    .map(|p| format!("{{{p}}}"))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                        ));
-                    }
-                }
-            }
+            problems.extend(pool_problems(file, &pointer, pool, required));
         };
         fragments("/traits".to_owned(), &self.traits, false);
         for (state, pool) in &self.state_variants {

@@ -1,10 +1,14 @@
 //! Rules across files, checked when the registry is built: an action's scopes and verb,
-//! an actor's allowed verbs and prompt template must name what some loaded file or the
-//! game defines.
+//! an actor's allowed verbs and prompt template, and a tag file's keys must name what
+//! some loaded file or the game defines; a content file in a mod's folder must be listed.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashSet};
 
-use super::{ActionDefinition, ActorSpec, ContentError, NarrativeVocabulary, PromptTemplate};
+use super::validate::pointer_token;
+use super::{
+    ActionDefinition, ActorSpec, ContentCatalog, ContentError, NarrativeVocabulary, PromptTemplate,
+    TagFile,
+};
 
 /// An action's target slots whose scope nobody registered.
 pub(super) fn unknown_scopes(
@@ -71,11 +75,11 @@ pub(super) fn unknown_allowed_verbs(
 pub(super) fn unknown_prompt(
     file: &str,
     actor: &ActorSpec,
-    prompts: &HashMap<String, PromptTemplate>,
+    prompts: &ContentCatalog<PromptTemplate>,
 ) -> Option<ContentError> {
     let id = actor.prompt_id.as_ref()?;
-    (!prompts.contains_key(id)).then(|| {
-        let mut known: Vec<&str> = prompts.keys().map(String::as_str).collect();
+    (!prompts.contains(id)).then(|| {
+        let mut known: Vec<&str> = prompts.iter().map(|t| t.id.as_str()).collect();
         known.sort_unstable();
         let known = if known.is_empty() {
             "none is loaded".to_owned()
@@ -88,4 +92,180 @@ pub(super) fn unknown_prompt(
             format!("no prompt template has the id `{id}` ({known}): fix the id, list the template's file in its mod's `content.prompts`, or remove `promptId` to use the built-in template"),
         )
     })
+}
+
+/// Warnings for a tag file's keys that `is_defined` does not know: their tags only help
+/// an entity with that `NarrativeKey`, and no narrative file defines one.
+pub(super) fn unknown_tag_keys(
+    file: &str,
+    tags: &TagFile,
+    is_defined: impl Fn(&str) -> bool,
+) -> Vec<ContentError> {
+    let mut warnings = Vec::new();
+    for (field, list) in tags.lists() {
+        for key in list.keys().filter(|key| !is_defined(key)) {
+            warnings.push(ContentError::new(
+                file,
+                format!("/{field}/{}", pointer_token(key)),
+                format!("no narrative file defines `{key}`: check the key's spelling; its tags only help an entity with that `NarrativeKey`"),
+            ));
+        }
+    }
+    warnings
+}
+
+/// Warnings for the content files `on_disk` inside a loaded mod's folder that its
+/// manifest (at `manifest`) does not list: they never load, and the author most likely
+/// meant them to.
+pub(super) fn unlisted_files(
+    manifest: &str,
+    on_disk: &[String],
+    listed: &HashSet<String>,
+) -> Vec<ContentError> {
+    let Some((folder, _)) = manifest.rsplit_once('/') else {
+        return Vec::new();
+    };
+    let mut warnings = Vec::new();
+    for file in on_disk.iter().filter(|file| !listed.contains(*file)) {
+        let Some(inside) = file
+            .strip_prefix(folder)
+            .and_then(|rest| rest.strip_prefix('/'))
+        else {
+            continue;
+        };
+        let name = inside.rsplit('/').next().unwrap_or(inside);
+        let Some(field) = super::mod_folders::listing_field(name) else {
+            continue;
+        };
+        warnings.push(ContentError::new(
+            file,
+            "",
+            format!(
+                "no manifest lists this file, so it is not loaded: add \"{inside}\" to `content.{field}` in {manifest}, or remove the file"
+            ),
+        ));
+    }
+    warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::content::fixtures::{action, actor, parsed, pointers};
+
+    const ACTION: &str = "mods/items/actions/give.action.json";
+    const ACTOR: &str = "mods/tavern/actors/marta.actor.json";
+
+    #[test]
+    fn a_target_scope_must_be_registered_unless_no_world_names_scopes() {
+        let slot = |scope: &str| json!({ "scope": scope, "placeholder": "x", "description": "d" });
+        let give = action(
+            "items:give",
+            "give {x}",
+            json!({ "targets": { "primary": slot("carried"), "secondary": slot("nowhere") } }),
+        );
+        assert_eq!(unknown_scopes(ACTION, &give, None), []);
+        let scopes: BTreeSet<String> = ["carried".to_owned(), "nearby".to_owned()].into();
+        let problems = unknown_scopes(ACTION, &give, Some(&scopes));
+        assert_eq!(pointers(&problems), ["/targets/secondary/scope"]);
+        assert!(problems[0].message.contains("use one of carried, nearby"));
+    }
+
+    #[test]
+    fn an_actions_verb_is_in_the_vocabulary() {
+        let mut vocabulary = NarrativeVocabulary::default();
+        let verb = |verb: &str| action("items:give", "give", json!({ "verb": verb }));
+        assert_eq!(unknown_verb(ACTION, &verb("give"), &vocabulary), None);
+        assert_eq!(
+            unknown_verb(
+                ACTION,
+                &action("items:give", "give", json!({})),
+                &vocabulary
+            ),
+            None
+        );
+        let juggle = verb("juggle");
+        let problem = unknown_verb(ACTION, &juggle, &vocabulary).expect("an unknown verb");
+        assert_eq!(problem.pointer, "/verb");
+        vocabulary.extend(&parsed(json!({ "verbs": ["juggle"] }), json!({})));
+        assert_eq!(
+            unknown_verb(ACTION, &juggle, &vocabulary),
+            None,
+            "a mod adds it"
+        );
+    }
+
+    #[test]
+    fn an_actors_allowed_verbs_are_in_the_vocabulary() {
+        let spec = actor(
+            "tavern:marta",
+            json!({ "policy": { "allowedVerbs": ["give", "juggle"] } }),
+        );
+        let problems = unknown_allowed_verbs(ACTOR, &spec, &NarrativeVocabulary::default());
+        assert_eq!(pointers(&problems), ["/policy/allowedVerbs/1"]);
+    }
+
+    #[test]
+    fn a_prompt_id_names_a_loaded_template() {
+        let mut prompts = ContentCatalog::default();
+        let spec = actor("tavern:marta", json!({ "promptId": "core:plain" }));
+        let none = unknown_prompt(ACTOR, &spec, &prompts).expect("no template is loaded");
+        assert!(none.message.contains("none is loaded"), "{none}");
+        let template = |id: &str| -> PromptTemplate {
+            parsed(
+                json!({ "id": id, "rules": "r", "question": "q", "reply": "a" }),
+                json!({}),
+            )
+        };
+        prompts
+            .insert("b.json", template("core:terse"))
+            .expect("a new id");
+        let other = unknown_prompt(ACTOR, &spec, &prompts).expect("another template");
+        assert_eq!(other.pointer, "/promptId");
+        assert!(other.message.contains("loaded: core:terse"), "{other}");
+        prompts
+            .insert("a.json", template("core:plain"))
+            .expect("a new id");
+        assert_eq!(unknown_prompt(ACTOR, &spec, &prompts), None);
+        let built_in = actor("tavern:marta", json!({}));
+        assert_eq!(
+            unknown_prompt(ACTOR, &built_in, &ContentCatalog::default()),
+            None
+        );
+    }
+
+    #[test]
+    fn a_tag_key_no_narrative_file_defines_is_a_warning() {
+        let tags: TagFile = parsed(
+            json!({ "places": { "tavern:hall": ["warm"] }, "items": { "tavern:lu/te": ["music"] } }),
+            json!({}),
+        );
+        let warnings = unknown_tag_keys("mods/tavern/tags.json", &tags, |key| key == "tavern:hall");
+        assert_eq!(pointers(&warnings), ["/items/tavern:lu~1te"]);
+    }
+
+    #[test]
+    fn a_content_file_the_manifest_does_not_list_is_a_warning() {
+        let on_disk = [
+            "mods/items/actions/give.action.json",
+            "mods/items/actions/take.action.json",
+            "mods/items/notes.txt",
+            "mods/itemsmore/actions/x.action.json",
+            "mods/other/actions/y.action.json",
+        ]
+        .map(String::from);
+        let listed: HashSet<String> = ["mods/items/actions/give.action.json".to_owned()].into();
+        let warnings = unlisted_files("mods/items/mod.json", &on_disk, &listed);
+        let files: Vec<&str> = warnings.iter().map(|w| w.file.as_str()).collect();
+        assert_eq!(files, ["mods/items/actions/take.action.json"]);
+        assert!(
+            warnings[0].message.contains(
+                "add \"actions/take.action.json\" to `content.actions` in mods/items/mod.json"
+            ),
+            "{}",
+            warnings[0]
+        );
+    }
 }

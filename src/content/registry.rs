@@ -5,11 +5,16 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use bevy::ecs::resource::Resource;
 
 use super::aliases::resolve_aliases;
-use super::mod_order::{resolve_mods, select_mods};
-use super::references::{unknown_allowed_verbs, unknown_prompt, unknown_scopes, unknown_verb};
+use super::catalog::CatalogItem;
+use super::mod_order::{group_order, load_order};
+use super::references::{
+    unknown_allowed_verbs, unknown_prompt, unknown_scopes, unknown_tag_keys, unknown_verb,
+    unlisted_files,
+};
 use super::{
-    ActionDefinition, ActorSpec, ContentError, GameManifest, ModManifest, NarrativeContext,
-    NarrativeVocabulary, PromptTemplate, TagFile, TagIndex, VerbAlias, action_namespace,
+    ActionDefinition, ActorSpec, ContentCatalog, ContentError, GameManifest, ModManifest,
+    NarrativeContext, NarrativeVocabulary, PromptTemplate, TagFile, TagIndex, VerbAlias,
+    action_namespace,
 };
 
 /// A mod's action metadata, resolved once per load for every prompt.
@@ -45,15 +50,11 @@ pub struct ContentRegistry {
     group_order: Vec<String>,
     /// Group rank and mod position by the manifest's own spelling of the id, for prompts.
     groups_by_id: HashMap<String, (usize, usize)>,
-    actions: Vec<ActionDefinition>,
-    action_index: HashMap<String, usize>,
-    action_files: HashMap<String, String>,
-    actors: HashMap<String, ActorSpec>,
-    actor_files: HashMap<String, String>,
-    narratives: HashMap<String, NarrativeContext>,
-    narrative_files: HashMap<String, String>,
-    prompts: HashMap<String, PromptTemplate>,
-    prompt_files: HashMap<String, String>,
+    /// In prompt order: by group, then id.
+    actions: ContentCatalog<ActionDefinition>,
+    actors: ContentCatalog<ActorSpec>,
+    narratives: ContentCatalog<NarrativeContext>,
+    prompts: ContentCatalog<PromptTemplate>,
     tags: TagIndex,
     vocabulary: NarrativeVocabulary,
     problems: Vec<ContentError>,
@@ -101,51 +102,90 @@ impl ContentRegistry {
         let Some((_, game)) = sources.game else {
             return Self::default();
         };
-        let candidates = select_mods(game, sources.mods);
         let mut problems = Vec::new();
-        let mut kept = resolve_mods(candidates.clone(), game, &mut problems);
-        let fallbacks: Vec<(&str, &ModManifest)> = candidates
+        let previous_mods: Vec<(&str, &ModManifest)> = previous
+            .mods
             .iter()
-            .filter(|(file, _)| !kept.iter().any(|(k, _)| k == file))
-            .filter_map(|&(file, current)| {
-                previous
-                    .mods
-                    .iter()
-                    .find(|m| m.file == file && &m.manifest != current)
-                    .map(|m| (file, &m.manifest))
-            })
+            .map(|loaded| (loaded.file.as_str(), &loaded.manifest))
             .collect();
-        if !fallbacks.is_empty() {
-            let substituted = candidates
-                .iter()
-                .map(|&(file, manifest)| {
-                    fallbacks
-                        .iter()
-                        .copied()
-                        .find(|(f, _)| *f == file)
-                        .unwrap_or((file, manifest))
-                })
-                .collect();
-            let mut second = Vec::new();
-            kept = resolve_mods(substituted, game, &mut second);
-            for (file, _) in &fallbacks {
-                if kept.iter().any(|(k, _)| k == file) {
-                    problems.push(kept_last_valid(file));
-                }
-            }
-            for problem in second {
-                if !problems.contains(&problem) {
-                    problems.push(problem);
-                }
-            }
+        let mods = load_order(game, sources.mods, &previous_mods, &mut problems);
+        let mut registry = Self::with_mods(game, mods);
+        let listed = listed_files(&registry.mods);
+        let vocabulary = registry.vocabulary.clone();
+        let is_loaded = |id: &str| registry.is_mod_loaded(action_namespace(id));
+        let mut actions = gather(
+            sources.actions,
+            &listed,
+            &previous.actions,
+            |file, action| {
+                let mut found = unknown_scopes(file, action, sources.scopes);
+                found.extend(unknown_verb(file, action, &vocabulary));
+                found
+            },
+            is_loaded,
+            &mut problems,
+        );
+        actions.sort_by(|a, b| {
+            registry
+                .group_rank(a.namespace())
+                .cmp(&registry.group_rank(b.namespace()))
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        registry.actions = actions;
+        registry.resolve_verb_aliases(&mut problems);
+        let is_loaded = |id: &str| registry.is_mod_loaded(action_namespace(id));
+        let no_rule = |_: &str, _: &PromptTemplate| Vec::new();
+        let prompts = gather(
+            sources.prompts,
+            &listed,
+            &previous.prompts,
+            no_rule,
+            is_loaded,
+            &mut problems,
+        );
+        let actors = gather(
+            sources.actors,
+            &listed,
+            &previous.actors,
+            |file, actor| {
+                let mut found = unknown_allowed_verbs(file, actor, &vocabulary);
+                found.extend(unknown_prompt(file, actor, &prompts));
+                found
+            },
+            is_loaded,
+            &mut problems,
+        );
+        let narratives = gather(
+            sources.narratives,
+            &listed,
+            &previous.narratives,
+            |file, context| vocabulary.unknown_keys(file, context),
+            is_loaded,
+            &mut problems,
+        );
+        (registry.prompts, registry.actors) = (prompts, actors);
+        registry.narratives = narratives;
+        for (file, context) in registry.narratives.iter_with_files() {
+            registry.warnings.extend(context.small_pools(file));
         }
-        let candidates = kept;
+        registry.merge_tags(sources.tags);
+        for loaded in &registry.mods {
+            let unlisted = unlisted_files(&loaded.file, sources.files_on_disk, &listed);
+            registry.warnings.extend(unlisted);
+        }
+        registry.problems = problems;
+        registry
+    }
 
+    /// A registry of these mods, in load order, with their action groups ordered and
+    /// their vocabularies merged, and no other content yet.
+    fn with_mods(game: &GameManifest, mods: Vec<(&str, &ModManifest)>) -> Self {
         let mut registry = Self::default();
-        for (file, manifest) in candidates {
+        for (file, manifest) in mods {
             registry
                 .mod_index
                 .insert(manifest.id.to_ascii_lowercase(), registry.mods.len());
+            registry.vocabulary.extend(&manifest.vocabulary);
             registry.mods.push(LoadedMod {
                 file: file.to_owned(),
                 metadata: ModActionMetadata {
@@ -157,22 +197,8 @@ impl ContentRegistry {
                 verb_aliases: Vec::new(),
             });
         }
-        let mut order: Vec<String> = Vec::new();
-        for id in &game.action_group_order {
-            let id = id.to_ascii_lowercase();
-            if registry.mod_index.contains_key(&id) && !order.contains(&id) {
-                order.push(id);
-            }
-        }
-        let mut rest: Vec<String> = registry
-            .mod_index
-            .keys()
-            .filter(|id| !order.contains(id))
-            .cloned()
-            .collect();
-        rest.sort();
-        order.extend(rest);
-        registry.group_order = order;
+        let ids = registry.mods.iter().map(|m| m.manifest.id.as_str());
+        registry.group_order = group_order(&game.action_group_order, ids);
         registry.groups_by_id = registry
             .mods
             .iter()
@@ -182,148 +208,27 @@ impl ContentRegistry {
                 (id.clone(), (registry.group_rank(id), position))
             })
             .collect();
+        registry
+    }
 
-        // Listed actions and actors of loaded mods; the first file to claim an id keeps it.
-        let listed: HashSet<String> = registry
-            .mods
-            .iter()
-            .flat_map(|loaded| {
-                let folder = loaded
-                    .file
-                    .rsplit_once('/')
-                    .map_or("", |(folder, _)| folder);
-                let content = &loaded.manifest.content;
-                content
-                    .actions
-                    .iter()
-                    .chain(&content.actors)
-                    .chain(&content.narrative)
-                    .chain(&content.prompts)
-                    .chain(&content.tags)
-                    .map(move |path| format!("{folder}/{path}"))
-            })
-            .collect();
-        for loaded in &registry.mods {
-            registry.vocabulary.extend(&loaded.manifest.vocabulary);
-        }
-        let vocabulary = registry.vocabulary.clone();
-        let actions = accept_items(
-            sources.actions,
-            &listed,
-            |file| previous.action_from_file(file),
-            |file, action| {
-                let mut found = unknown_scopes(file, action, sources.scopes);
-                found.extend(unknown_verb(file, action, &vocabulary));
-                found
-            },
-            &mut problems,
-        );
-        let actions = first_claims(&actions, "action", &registry, &mut problems, |a| &a.id);
-        let mut actions: Vec<ActionDefinition> = actions
-            .into_iter()
-            .map(|(file, action)| {
-                registry
-                    .action_files
-                    .insert(action.id.clone(), file.to_owned());
-                action.clone()
-            })
-            .collect();
-        actions.sort_by(|a, b| {
-            registry
-                .group_rank(a.namespace())
-                .cmp(&registry.group_rank(b.namespace()))
-                .then_with(|| a.id.cmp(&b.id))
-        });
-        registry.action_index = actions
-            .iter()
-            .enumerate()
-            .map(|(i, a)| (a.id.clone(), i))
-            .collect();
-        registry.actions = actions;
-        for loaded in &mut registry.mods {
+    /// Resolves each loaded mod's `verbAliases` against its own actions.
+    fn resolve_verb_aliases(&mut self, problems: &mut Vec<ContentError>) {
+        for loaded in &mut self.mods {
             let id = &loaded.manifest.id;
-            let own = registry
+            let own = self
                 .actions
                 .iter()
                 .filter(|action| action.namespace() == id);
-            loaded.verb_aliases = resolve_aliases(
-                &loaded.file,
-                &loaded.manifest.verb_aliases,
-                own,
-                &mut problems,
-            );
+            loaded.verb_aliases =
+                resolve_aliases(&loaded.file, &loaded.manifest.verb_aliases, own, problems);
         }
-        let prompts = accept_items(
-            sources.prompts,
-            &listed,
-            |file| previous.prompt_from_file(file),
-            |_, _| Vec::new(),
-            &mut problems,
-        );
-        for (file, template) in
-            first_claims(&prompts, "prompt template", &registry, &mut problems, |t| {
-                &t.id
-            })
-        {
-            registry
-                .prompt_files
-                .insert(template.id.clone(), file.to_owned());
-            registry
-                .prompts
-                .insert(template.id.clone(), template.clone());
-        }
-        let prompt_ids = &registry.prompts;
-        let actors = accept_items(
-            sources.actors,
-            &listed,
-            |file| previous.actor_from_file(file),
-            |file, actor| {
-                let mut found = unknown_allowed_verbs(file, actor, &vocabulary);
-                found.extend(unknown_prompt(file, actor, prompt_ids));
-                found
-            },
-            &mut problems,
-        );
-        for (file, actor) in first_claims(&actors, "actor", &registry, &mut problems, |a| &a.id) {
-            registry
-                .actor_files
-                .insert(actor.id.clone(), file.to_owned());
-            registry.actors.insert(actor.id.clone(), actor.clone());
-        }
-        let narratives = accept_items(
-            sources.narratives,
-            &listed,
-            |file| previous.narrative_from_file(file),
-            |file, context| vocabulary.unknown_keys(file, context),
-            &mut problems,
-        );
-        for (file, context) in
-            first_claims(&narratives, "narrative", &registry, &mut problems, |n| {
-                &n.key
-            })
-        {
-            registry.warnings.extend(context.small_pools(file));
-            registry
-                .narrative_files
-                .insert(context.key.clone(), file.to_owned());
-            registry
-                .narratives
-                .insert(context.key.clone(), context.clone());
-        }
-        registry.merge_tags(sources.tags);
-        registry.warn_unlisted(sources.files_on_disk, &listed);
-        registry.problems = problems;
-        registry
     }
 
     /// Merges the loaded mods' tag files into the tag index, in load order and each
     /// mod's listing order; a key no narrative file defines is a warning.
     fn merge_tags(&mut self, files: &[(&str, &TagFile)]) {
         for loaded in &self.mods {
-            let folder = loaded
-                .file
-                .rsplit_once('/')
-                .map_or("", |(folder, _)| folder);
+            let folder = folder_of(&loaded.file);
             for listed in &loaded.manifest.content.tags {
                 let path = format!("{folder}/{listed}");
                 let Some(&(file, tags)) = files.iter().find(|(file, _)| *file == path) else {
@@ -331,48 +236,9 @@ impl ContentRegistry {
                     continue;
                 };
                 self.tags.extend(tags);
-                for (field, list) in tags.lists() {
-                    for key in list
-                        .keys()
-                        .filter(|key| !self.narratives.contains_key(*key))
-                    {
-                        self.warnings.push(ContentError::new(
-                            file,
-                            format!("/{field}/{}", super::validate::pointer_token(key)),
-                            format!("no narrative file defines `{key}`: check the key's spelling; its tags only help an entity with that `NarrativeKey`"),
-                        ));
-                    }
-                }
-            }
-        }
-    }
-
-    /// Warns of each content file in a loaded mod's folder that its manifest does not
-    /// list: it never loads, and the author most likely meant it to.
-    fn warn_unlisted(&mut self, on_disk: &[String], listed: &HashSet<String>) {
-        for loaded in &self.mods {
-            let Some((folder, _)) = loaded.file.rsplit_once('/') else {
-                continue;
-            };
-            for file in on_disk.iter().filter(|file| !listed.contains(*file)) {
-                let Some(inside) = file
-                    .strip_prefix(folder)
-                    .and_then(|rest| rest.strip_prefix('/'))
-                else {
-                    continue;
-                };
-                let name = inside.rsplit('/').next().unwrap_or(inside);
-                let Some(field) = super::mod_folders::listing_field(name) else {
-                    continue;
-                };
-                self.warnings.push(ContentError::new(
-                    file,
-                    "",
-                    format!(
-                        "no manifest lists this file, so it is not loaded: add \"{inside}\" to `content.{field}` in {}, or remove the file",
-                        loaded.file
-                    ),
-                ));
+                let narratives = &self.narratives;
+                let unknown = unknown_tag_keys(file, tags, |key| narratives.contains(key));
+                self.warnings.extend(unknown);
             }
         }
     }
@@ -382,22 +248,19 @@ impl ContentRegistry {
         self.narratives.get(key)
     }
 
-    /// Every narrative context, in no particular order.
+    /// Every narrative context, in load order.
     pub fn narratives(&self) -> impl Iterator<Item = &NarrativeContext> {
-        self.narratives.values()
+        self.narratives.iter()
     }
 
     /// The asset path a narrative context was loaded from.
     pub fn narrative_file(&self, key: &str) -> Option<&str> {
-        self.narrative_files.get(key).map(String::as_str)
+        self.narratives.file_of(key)
     }
 
     /// The narrative context an asset path defined, if it is in use.
     pub fn narrative_from_file(&self, file: &str) -> Option<&NarrativeContext> {
-        self.narrative_files
-            .iter()
-            .find(|(_, f)| *f == file)
-            .and_then(|(key, _)| self.narrative(key))
+        self.narratives.defined_in(file)
     }
 
     /// The canonical vocabularies with the words loaded mods added.
@@ -463,17 +326,17 @@ impl ContentRegistry {
 
     /// Every valid action, in prompt order (by group, then id).
     pub fn actions(&self) -> &[ActionDefinition] {
-        &self.actions
+        self.actions.as_slice()
     }
 
     /// An action by its `mod:action` id.
     pub fn action(&self, id: &str) -> Option<&ActionDefinition> {
-        self.action_index.get(id).map(|&i| &self.actions[i])
+        self.actions.get(id)
     }
 
     /// The asset path an action was loaded from.
     pub fn action_file(&self, id: &str) -> Option<&str> {
-        self.action_files.get(id).map(String::as_str)
+        self.actions.file_of(id)
     }
 
     /// An actor spec by its `mod:name` id.
@@ -481,9 +344,9 @@ impl ContentRegistry {
         self.actors.get(id)
     }
 
-    /// Every actor spec, in no particular order.
+    /// Every actor spec, in load order.
     pub fn actors(&self) -> impl Iterator<Item = &ActorSpec> {
-        self.actors.values()
+        self.actors.iter()
     }
 
     /// The tags of narrative keys, from every loaded tag file.
@@ -496,22 +359,19 @@ impl ContentRegistry {
         self.prompts.get(id)
     }
 
-    /// Every prompt template, in no particular order.
+    /// Every prompt template, in load order.
     pub fn prompts(&self) -> impl Iterator<Item = &PromptTemplate> {
-        self.prompts.values()
+        self.prompts.iter()
     }
 
     /// The asset path a prompt template was loaded from.
     pub fn prompt_file(&self, id: &str) -> Option<&str> {
-        self.prompt_files.get(id).map(String::as_str)
+        self.prompts.file_of(id)
     }
 
     /// The prompt template an asset path defined, if it is in use.
     pub fn prompt_from_file(&self, file: &str) -> Option<&PromptTemplate> {
-        self.prompt_files
-            .iter()
-            .find(|(_, f)| *f == file)
-            .and_then(|(id, _)| self.prompt(id))
+        self.prompts.defined_in(file)
     }
 
     /// The prompt template a spec thinks with: the one its `promptId` names, or `None`
@@ -527,18 +387,12 @@ impl ContentRegistry {
 
     /// The action an asset path defined, if it is in use.
     pub fn action_from_file(&self, file: &str) -> Option<&ActionDefinition> {
-        self.action_files
-            .iter()
-            .find(|(_, f)| *f == file)
-            .and_then(|(id, _)| self.action(id))
+        self.actions.defined_in(file)
     }
 
     /// The actor spec an asset path defined, if it is in use.
     pub fn actor_from_file(&self, file: &str) -> Option<&ActorSpec> {
-        self.actor_files
-            .iter()
-            .find(|(_, f)| *f == file)
-            .and_then(|(id, _)| self.actor(id))
+        self.actors.defined_in(file)
     }
 
     /// Counts rebuilds; changes whenever the content in use changes.
@@ -551,13 +405,56 @@ impl ContentRegistry {
     }
 }
 
-/// The note that a file's last valid version stays in use.
-fn kept_last_valid(file: &str) -> ContentError {
-    ContentError::new(
-        file,
-        "",
-        "kept the last valid version of this file until its problems are fixed",
-    )
+/// The folder of a manifest's asset path: `mods/items` for `mods/items/mod.json`.
+fn folder_of(manifest: &str) -> &str {
+    manifest.rsplit_once('/').map_or("", |(folder, _)| folder)
+}
+
+/// Every file the loaded mods' manifests list, as asset paths.
+fn listed_files(mods: &[LoadedMod]) -> HashSet<String> {
+    mods.iter()
+        .flat_map(|loaded| {
+            let folder = folder_of(&loaded.file);
+            let content = &loaded.manifest.content;
+            content
+                .actions
+                .iter()
+                .chain(&content.actors)
+                .chain(&content.narrative)
+                .chain(&content.prompts)
+                .chain(&content.tags)
+                .map(move |path| format!("{folder}/{path}"))
+        })
+        .collect()
+}
+
+/// One kind's catalog: its listed items that pass `check` (see [`accept_items`]), less
+/// those of mods that did not load; a later claim to an id already taken is reported.
+fn gather<'a, T: CatalogItem + Clone + PartialEq>(
+    items: &[(&'a str, &'a T)],
+    listed: &HashSet<String>,
+    previous: &'a ContentCatalog<T>,
+    check: impl Fn(&str, &T) -> Vec<ContentError>,
+    is_loaded: impl Fn(&str) -> bool,
+    problems: &mut Vec<ContentError>,
+) -> ContentCatalog<T> {
+    let accepted = accept_items(
+        items,
+        listed,
+        |file| previous.defined_in(file),
+        check,
+        problems,
+    );
+    let mut catalog = ContentCatalog::default();
+    for (file, item) in accepted {
+        if !is_loaded(item.id()) {
+            continue;
+        }
+        if let Err(duplicate) = catalog.insert(file, item.clone()) {
+            problems.push(duplicate);
+        }
+    }
+    catalog
 }
 
 /// The listed items that pass `check`; an item that fails keeps its `previous`
@@ -583,38 +480,12 @@ fn accept_items<'a, T: PartialEq>(
         if let Some(last) =
             previous(file).filter(|last| *last != item && check(file, last).is_empty())
         {
-            problems.push(kept_last_valid(file));
+            problems.push(ContentError::kept_last_valid(file));
             accepted.push((file, last));
         }
     }
     accepted
 }
 
-/// The items of loaded mods, skipping (and reporting) every later claim to an id already taken.
-fn first_claims<'a, T>(
-    items: &[(&'a str, &'a T)],
-    kind: &str,
-    registry: &ContentRegistry,
-    problems: &mut Vec<ContentError>,
-    id_of: impl Fn(&T) -> &str,
-) -> Vec<(&'a str, &'a T)> {
-    let mut claimed: HashMap<&str, &str> = HashMap::new();
-    let mut kept = Vec::new();
-    for &(file, item) in items {
-        let id = id_of(item);
-        if !registry.is_mod_loaded(action_namespace(id)) {
-            continue;
-        }
-        if let Some(first) = claimed.get(id) {
-            problems.push(ContentError::new(
-                file,
-                "/id",
-                format!("duplicate {kind} id `{id}`, already defined in {first}: give this {kind} its own id"),
-            ));
-            continue;
-        }
-        claimed.insert(id, file);
-        kept.push((file, item));
-    }
-    kept
-}
+#[cfg(test)]
+mod tests;

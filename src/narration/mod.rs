@@ -21,7 +21,6 @@
 //! ```
 
 pub mod defaults;
-pub mod lint;
 mod plan;
 mod report;
 mod resolver;

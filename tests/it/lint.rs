@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use bevy_loom::content::CANONICAL_FAILURE_REASONS;
-use bevy_loom::narration::lint::{
+use bevy_loom::content::lint::{
     EntityKind, EntityLint, LintReport, PoolShortfall, VerbVariety, lint_narrative, lint_scene,
 };
 use bevy_loom::prelude::*;

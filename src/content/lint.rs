@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use bevy_loom::content::ContentRegistry;
-//! use bevy_loom::narration::lint::lint_narrative;
+//! use bevy_loom::content::lint::lint_narrative;
 //!
 //! let report = lint_narrative(&ContentRegistry::default());
 //! assert!(!report.has_errors());
@@ -18,11 +18,10 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::actors::SceneDefinition;
-pub use crate::content::PoolShortfall;
-use crate::content::{
+pub use super::PoolShortfall;
+use super::{
     ContentError, ContentRegistry, FragmentPool, NarrativeContext, POOL_MINIMUMS, POOL_RECOMMENDED,
-    parse_content,
+    SceneDefinition, parse_content,
 };
 
 /// What the linter found in the loaded narrative content.
@@ -82,6 +81,21 @@ pub enum EntityKind {
 }
 
 impl EntityKind {
+    /// How narration uses the entity of `context`: a character when a spec has its key
+    /// or it has behaviour fragments, a thing when something is done to it, else scenery.
+    fn of(context: &NarrativeContext, registry: &ContentRegistry) -> Self {
+        if registry.actor(&context.key).is_some() || !context.behavior_fragments.is_empty() {
+            Self::Character
+        } else if !context.action_fragments.is_empty()
+            || !context.failure_fragments.is_empty()
+            || !context.state_variants.is_empty()
+        {
+            Self::Thing
+        } else {
+            Self::Scenery
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Self::Character => "character",
@@ -106,7 +120,7 @@ pub struct VerbVariety {
     /// - trait choices: the sets of 3–5 different traits, `C(t,3) + C(t,4) + C(t,5)`,
     ///   all of them when there are fewer (1 without traits).
     ///
-    /// This is what the [`FragmentResolver`](super::FragmentResolver) can pick at
+    /// This is what narration's `FragmentResolver` can pick at
     /// full verbosity.
     pub variety: u128,
 }
@@ -170,17 +184,7 @@ pub fn lint_narrative(registry: &ContentRegistry) -> LintReport {
     let mut covered_pairs = 0;
     let mut entities = Vec::with_capacity(contexts.len());
     for context in contexts {
-        let kind =
-            if registry.actor(&context.key).is_some() || !context.behavior_fragments.is_empty() {
-                EntityKind::Character
-            } else if !context.action_fragments.is_empty()
-                || !context.failure_fragments.is_empty()
-                || !context.state_variants.is_empty()
-            {
-                EntityKind::Thing
-            } else {
-                EntityKind::Scenery
-            };
+        let kind = EntityKind::of(context, registry);
         let (counted, covering) = match kind {
             EntityKind::Character => (&verbs, &context.behavior_fragments),
             EntityKind::Thing => (&thing_verbs, &context.action_fragments),
@@ -250,6 +254,61 @@ pub fn lint_scene(bytes: &[u8], file: &str, registry: &ContentRegistry) -> Vec<C
 }
 
 /// The variety of each action and behaviour pool, actions first, each by verb.
+/// One entity's part of the printed report.
+fn write_entity(f: &mut fmt::Formatter<'_>, entity: &EntityLint) -> fmt::Result {
+    let list = |words: &[String]| words.join(", ");
+    let pools = |pools: &[PoolShortfall]| {
+        pools
+            .iter()
+            .map(|p| format!("{} {} of {}", p.pointer, p.have, p.wanted))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    writeln!(
+        f,
+        "\n{} ({}, {})",
+        entity.key,
+        entity.kind.name(),
+        entity.file
+    )?;
+    if !entity.missing_verbs.is_empty() {
+        writeln!(f, "  missing verbs: {}", list(&entity.missing_verbs))?;
+    }
+    if !entity.missing_failure_reasons.is_empty() {
+        writeln!(
+            f,
+            "  missing failure reasons ({}): {}",
+            entity.missing_failure_reasons.len(),
+            list(&entity.missing_failure_reasons)
+        )?;
+    }
+    if !entity.small_pools.is_empty() {
+        writeln!(
+            f,
+            "  below minimum ({}): {}",
+            entity.small_pools.len(),
+            pools(&entity.small_pools)
+        )?;
+    }
+    if !entity.below_recommended.is_empty() {
+        writeln!(
+            f,
+            "  below recommended ({}): {}",
+            entity.below_recommended.len(),
+            pools(&entity.below_recommended)
+        )?;
+    }
+    if !entity.variety.is_empty() {
+        let variety: Vec<String> = entity
+            .variety
+            .iter()
+            .map(|v| format!("{} {}", v.pointer, v.variety))
+            .collect();
+        writeln!(f, "  variety: {}", variety.join(", "))?;
+    }
+    Ok(())
+}
+
 fn variety(context: &NarrativeContext) -> Vec<VerbVariety> {
     let states = context
         .state_variants
@@ -317,13 +376,6 @@ fn pointer_escape(key: &str) -> String {
 impl fmt::Display for LintReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let list = |words: &[String]| words.join(", ");
-        let pools = |pools: &[PoolShortfall]| {
-            pools
-                .iter()
-                .map(|p| format!("{} {} of {}", p.pointer, p.have, p.wanted))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
         writeln!(
             f,
             "{} narrative entities; verbs used by actions: {}",
@@ -335,48 +387,7 @@ impl fmt::Display for LintReport {
             }
         )?;
         for entity in &self.entities {
-            writeln!(
-                f,
-                "\n{} ({}, {})",
-                entity.key,
-                entity.kind.name(),
-                entity.file
-            )?;
-            if !entity.missing_verbs.is_empty() {
-                writeln!(f, "  missing verbs: {}", list(&entity.missing_verbs))?;
-            }
-            if !entity.missing_failure_reasons.is_empty() {
-                writeln!(
-                    f,
-                    "  missing failure reasons ({}): {}",
-                    entity.missing_failure_reasons.len(),
-                    list(&entity.missing_failure_reasons)
-                )?;
-            }
-            if !entity.small_pools.is_empty() {
-                writeln!(
-                    f,
-                    "  below minimum ({}): {}",
-                    entity.small_pools.len(),
-                    pools(&entity.small_pools)
-                )?;
-            }
-            if !entity.below_recommended.is_empty() {
-                writeln!(
-                    f,
-                    "  below recommended ({}): {}",
-                    entity.below_recommended.len(),
-                    pools(&entity.below_recommended)
-                )?;
-            }
-            if !entity.variety.is_empty() {
-                let variety: Vec<String> = entity
-                    .variety
-                    .iter()
-                    .map(|v| format!("{} {}", v.pointer, v.variety))
-                    .collect();
-                writeln!(f, "  variety: {}", variety.join(", "))?;
-            }
+            write_entity(f, entity)?;
         }
         if !self.errors.is_empty() {
             writeln!(f, "\ncontent errors ({}):", self.errors.len())?;

@@ -1,0 +1,234 @@
+use serde_json::json;
+
+use super::*;
+use crate::content::fixtures::{action, game, manifest, parsed, pointers};
+
+const GIVE: &str = "mods/items/actions/give.action.json";
+
+fn listed(files: &[&str]) -> HashSet<String> {
+    files.iter().map(|f| (*f).to_owned()).collect()
+}
+
+/// A check that refuses an action whose name is `bad`.
+fn no_bad_name(file: &str, action: &ActionDefinition) -> Vec<ContentError> {
+    if action.name == "bad" {
+        vec![ContentError::new(file, "/name", "bad")]
+    } else {
+        Vec::new()
+    }
+}
+
+#[test]
+fn only_listed_items_that_pass_are_accepted() {
+    let (good, bad) = (
+        action("items:give", "give", json!({})),
+        action("items:take", "take", json!({ "name": "bad" })),
+    );
+    let take = "mods/items/actions/take.action.json";
+    let items = [
+        (GIVE, &good),
+        (take, &bad),
+        ("mods/items/unlisted.action.json", &good),
+    ];
+    let mut problems = Vec::new();
+    let accepted = accept_items(
+        &items,
+        &listed(&[GIVE, take]),
+        |_| None,
+        no_bad_name,
+        &mut problems,
+    );
+    assert_eq!(accepted, [(GIVE, &good)]);
+    assert_eq!(pointers(&problems), ["/name"]);
+}
+
+#[test]
+fn a_file_that_became_invalid_keeps_its_last_valid_version() {
+    let (before, after) = (
+        action("items:give", "give", json!({})),
+        action("items:give", "give", json!({ "name": "bad" })),
+    );
+    let mut problems = Vec::new();
+    let accepted = accept_items(
+        &[(GIVE, &after)],
+        &listed(&[GIVE]),
+        |_| Some(&before),
+        no_bad_name,
+        &mut problems,
+    );
+    assert_eq!(accepted, [(GIVE, &before)]);
+    assert_eq!(
+        problems,
+        [
+            ContentError::new(GIVE, "/name", "bad"),
+            ContentError::kept_last_valid(GIVE)
+        ]
+    );
+
+    let mut problems = Vec::new();
+    let accepted = accept_items(
+        &[(GIVE, &after)],
+        &listed(&[GIVE]),
+        |_| Some(&after),
+        no_bad_name,
+        &mut problems,
+    );
+    assert!(accepted.is_empty(), "a version that fails is never kept");
+}
+
+#[test]
+fn items_of_mods_that_did_not_load_are_left_out_and_a_second_claim_is_a_duplicate() {
+    let (first, second, stray) = (
+        action("items:give", "give", json!({})),
+        action("items:give", "hand", json!({})),
+        action("shop:sell", "sell", json!({})),
+    );
+    let (copy, sell) = (
+        "mods/items/actions/copy.action.json",
+        "mods/shop/actions/sell.action.json",
+    );
+    let items = [(GIVE, &first), (copy, &second), (sell, &stray)];
+    let mut problems = Vec::new();
+    let catalog = gather(
+        &items,
+        &listed(&[GIVE, copy, sell]),
+        &ContentCatalog::default(),
+        |_, _| Vec::new(),
+        |id| action_namespace(id) == "items",
+        &mut problems,
+    );
+    assert_eq!(catalog.iter().collect::<Vec<_>>(), [&first]);
+    assert_eq!(problems.len(), 1);
+    assert_eq!(problems[0].file, copy);
+    assert!(
+        problems[0]
+            .message
+            .starts_with("duplicate action id `items:give`")
+    );
+}
+
+/// Sources with the game file listing `mods`, their manifests, and `actions`.
+fn build(
+    game_file: &GameManifest,
+    mods: &[(&str, &ModManifest)],
+    actions: &[(&str, &ActionDefinition)],
+    tags: &[(&str, &TagFile)],
+) -> ContentRegistry {
+    ContentRegistry::build(ContentSources {
+        game: Some(("game.loom.json", game_file)),
+        mods,
+        actions,
+        tags,
+        ..ContentSources::default()
+    })
+}
+
+#[test]
+fn without_a_game_file_nothing_loads() {
+    let items = manifest("items", json!({}));
+    let registry = ContentRegistry::build(ContentSources {
+        mods: &[("mods/items/mod.json", &items)],
+        ..ContentSources::default()
+    });
+    assert!(registry.mods().is_empty());
+}
+
+#[test]
+fn actions_are_in_prompt_order_and_aliases_resolve_against_their_mod() {
+    let mut game_file = game(&["items", "core", "tavern"]);
+    game_file.action_group_order = vec!["tavern".to_owned()];
+    let listing = |files: &[&str]| json!({ "content": { "actions": files } });
+    let items = manifest("items", {
+        let mut m = listing(&["actions/b.action.json", "actions/a.action.json"]);
+        m["verbAliases"] = json!({ "hand": "give", "yell": "shout" });
+        m
+    });
+    let (core, tavern) = (
+        manifest("core", listing(&["actions/wait.action.json"])),
+        manifest("tavern", listing(&["actions/sing.action.json"])),
+    );
+    let actions = [
+        action(
+            "items:b_give",
+            "give {x}",
+            json!({ "parameters": { "x": { "default": 1 } } }),
+        ),
+        action("items:a_take", "take", json!({})),
+        action("core:wait", "wait", json!({})),
+        action("tavern:sing", "shout", json!({})),
+    ];
+    let paths = [
+        "mods/items/actions/b.action.json",
+        "mods/items/actions/a.action.json",
+        "mods/core/actions/wait.action.json",
+        "mods/tavern/actions/sing.action.json",
+    ];
+    let sources: Vec<(&str, &ActionDefinition)> = paths.into_iter().zip(&actions).collect();
+    let mods = [
+        ("mods/items/mod.json", &items),
+        ("mods/core/mod.json", &core),
+        ("mods/tavern/mod.json", &tavern),
+    ];
+    let registry = build(&game_file, &mods, &sources, &[]);
+    let ids: Vec<&str> = registry.actions().iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["tavern:sing", "core:wait", "items:a_take", "items:b_give"]
+    );
+    assert_eq!(registry.action_file("core:wait"), Some(paths[2]));
+    assert_eq!(registry.action("items:b_give"), Some(&actions[0]));
+    let aliases = registry.verb_aliases("items:a_take");
+    assert_eq!(aliases.len(), 1, "`yell` stands for another mod's command");
+    assert_eq!(pointers(registry.problems()), ["/verbAliases/yell"]);
+}
+
+#[test]
+fn tag_files_merge_in_load_order_and_unknown_keys_are_warnings() {
+    let game_file = game(&["tavern"]);
+    let tavern = manifest(
+        "tavern",
+        json!({ "content": { "tags": ["b.tags.json", "a.tags.json"] } }),
+    );
+    let tags = |key: &str, tag: &str| -> TagFile {
+        parsed(json!({ "places": { key: [tag] } }), json!({}))
+    };
+    let (first, second) = (tags("tavern:hall", "warm"), tags("tavern:hall", "loud"));
+    let files = [
+        ("mods/tavern/a.tags.json", &second),
+        ("mods/tavern/b.tags.json", &first),
+    ];
+    let registry = build(
+        &game_file,
+        &[("mods/tavern/mod.json", &tavern)],
+        &[],
+        &files,
+    );
+    assert_eq!(registry.tags().tags_of("tavern:hall"), ["warm", "loud"]);
+    let warned: Vec<&str> = registry
+        .warnings()
+        .iter()
+        .map(|w| w.file.as_str())
+        .collect();
+    assert_eq!(
+        warned,
+        ["mods/tavern/b.tags.json", "mods/tavern/a.tags.json"]
+    );
+}
+
+#[test]
+fn the_listed_files_are_the_manifests_paths_inside_its_folder() {
+    let items = manifest(
+        "items",
+        json!({ "content": { "actions": ["actions/give.action.json"], "tags": ["t.tags.json"] } }),
+    );
+    let registry = build(
+        &game(&["items"]),
+        &[("mods/items/mod.json", &items)],
+        &[],
+        &[],
+    );
+    assert_eq!(
+        listed_files(registry.mods()),
+        listed(&[GIVE, "mods/items/t.tags.json"])
+    );
+}

@@ -1,0 +1,366 @@
+//! Scenes as data: places, entities, tags, who is where and which are smart actors.
+//! Spawning one into the world is the smart actors' work ([`SceneDefinition::spawn`]).
+
+use std::collections::HashMap;
+
+use bevy::asset::Asset;
+use bevy::reflect::TypePath;
+use serde::{Deserialize, Serialize};
+
+use super::{ContentAsset, ContentError, ContentRegistry};
+
+/// A scene file (`scenes/tavern.scene.json`).
+#[derive(Asset, TypePath, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SceneDefinition {
+    /// A title for transcripts.
+    #[serde(default)]
+    pub name: String,
+    /// The places of the scene.
+    pub places: Vec<ScenePlace>,
+    /// Characters, furniture and items.
+    #[serde(default)]
+    pub entities: Vec<SceneEntity>,
+}
+
+/// A place in a scene.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScenePlace {
+    /// Unique within the scene; entities refer to it.
+    pub id: String,
+    /// Its display name: "the common room".
+    pub name: String,
+    /// Its tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Ids of places reachable from here.
+    #[serde(default)]
+    pub exits: Vec<String>,
+    /// The key of its narrative context (`tavern:common_room`).
+    #[serde(default)]
+    pub narrative: Option<String>,
+}
+
+/// A character, piece of furniture or item in a scene.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SceneEntity {
+    /// Unique within the scene.
+    pub id: String,
+    /// Its display name: "Marta", "oak bench".
+    pub name: String,
+    /// Its tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// The id of the place it is in (for anything not carried).
+    #[serde(default)]
+    pub place: Option<String>,
+    /// The id of the character carrying it.
+    #[serde(default)]
+    pub carried_by: Option<String>,
+    /// Whether it is a character (a person or creature).
+    #[serde(default)]
+    pub character: bool,
+    /// The id of the actor spec that drives it (its actor key), making it a smart
+    /// actor; without one a character is a plain NPC and never calls a model.
+    #[serde(default)]
+    pub smart_actor: Option<String>,
+    /// Whether it is the player's character (at most one).
+    #[serde(default)]
+    pub player: bool,
+    /// The key of its narrative context (`tavern:lute`).
+    #[serde(default)]
+    pub narrative: Option<String>,
+}
+
+impl ContentAsset for SceneDefinition {
+    const EXTENSIONS: &'static [&'static str] = &["scene.json", "scene.ron"];
+
+    fn check(&self, file: &str) -> Vec<ContentError> {
+        let mut problems = Vec::new();
+        let mut ids: HashMap<&str, bool> = HashMap::new();
+        for (index, place) in self.places.iter().enumerate() {
+            if ids.insert(&place.id, true).is_some() {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/places/{index}/id"),
+                    format!("duplicate id `{}`", place.id),
+                ));
+            }
+        }
+        for (index, entity) in self.entities.iter().enumerate() {
+            if ids.insert(&entity.id, false).is_some() {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/entities/{index}/id"),
+                    format!("duplicate id `{}`", entity.id),
+                ));
+            }
+        }
+        for (index, place) in self.places.iter().enumerate() {
+            for (exit_index, exit) in place.exits.iter().enumerate() {
+                if ids.get(exit.as_str()) != Some(&true) {
+                    problems.push(ContentError::new(
+                        file,
+                        format!("/places/{index}/exits/{exit_index}"),
+                        format!("`{exit}` is not a place of this scene"),
+                    ));
+                }
+            }
+        }
+        problems.extend(self.entity_problems(file, &ids));
+        problems
+    }
+}
+
+impl SceneDefinition {
+    /// Where each entity is and what it may be: in one known place or carried by a
+    /// character, one player, smart actors and the player are characters. `ids` says
+    /// of each scene id whether it is a place.
+    fn entity_problems(&self, file: &str, ids: &HashMap<&str, bool>) -> Vec<ContentError> {
+        let mut problems = Vec::new();
+        let is_character = |id: &str| self.entities.iter().any(|e| e.id == id && e.character);
+        for (index, entity) in self.entities.iter().enumerate() {
+            match (&entity.place, &entity.carried_by) {
+                (Some(place), None) if ids.get(place.as_str()) != Some(&true) => {
+                    problems.push(ContentError::new(
+                        file,
+                        format!("/entities/{index}/place"),
+                        format!("`{place}` is not a place of this scene"),
+                    ))
+                }
+                (None, Some(carrier)) if !is_character(carrier) => {
+                    problems.push(ContentError::new(
+                        file,
+                        format!("/entities/{index}/carriedBy"),
+                        format!("`{carrier}` is not a character of this scene"),
+                    ))
+                }
+                (Some(_), Some(_)) | (None, None) => problems.push(ContentError::new(
+                    file,
+                    format!("/entities/{index}"),
+                    "give exactly one of `place` or `carriedBy`",
+                )),
+                _ => {}
+            }
+            if entity.player && !entity.character {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/entities/{index}/player"),
+                    "only a character can be the player: add \"character\": true",
+                ));
+            }
+            if entity.player && entity.smart_actor.is_some() {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/entities/{index}/player"),
+                    "the player is not a smart actor: remove `smartActor` or `player`",
+                ));
+            }
+            if entity.player && self.entities[..index].iter().any(|e| e.player) {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/entities/{index}/player"),
+                    "a scene has one player: set `player` on one entity only",
+                ));
+            }
+            if entity.smart_actor.is_some() && !entity.character {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/entities/{index}/smartActor"),
+                    "only a character can be a smart actor: add \"character\": true",
+                ));
+            }
+        }
+        problems
+    }
+}
+
+/// Loaded ids for an error message: sorted, the first few; `none` when there are none.
+fn known_ids<'a>(ids: impl Iterator<Item = &'a str>, none: &str) -> String {
+    const SHOWN: usize = 8;
+    let mut ids: Vec<&str> = ids.collect();
+    if ids.is_empty() {
+        return none.to_owned();
+    }
+    ids.sort_unstable();
+    let more = ids.len().saturating_sub(SHOWN);
+    ids.truncate(SHOWN);
+    let mut text = format!("loaded: {}", ids.join(", "));
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    text
+}
+
+impl SceneDefinition {
+    /// The scene's actor keys that name no loaded spec, each a problem at the
+    /// entity's `smartActor` in `file`. Scenes load apart from the mods, so call this
+    /// once content has loaded ([`content_loaded`](crate::content::content_loaded)),
+    /// before [`spawn`](Self::spawn): an actor whose spec is missing would only pass
+    /// its turns.
+    pub fn check_actor_keys(&self, registry: &ContentRegistry, file: &str) -> Vec<ContentError> {
+        let mut problems = Vec::new();
+        for (index, entity) in self.entities.iter().enumerate() {
+            let Some(key) = entity
+                .smart_actor
+                .as_deref()
+                .filter(|key| registry.actor(key).is_none())
+            else {
+                continue;
+            };
+            problems.push(ContentError::new(
+                file,
+                format!("/entities/{index}/smartActor"),
+                format!(
+                    "no loaded actor spec has the key `{key}` ({}): fix the key, or list the spec's file in its mod's `content.actors` and fix the errors reported for it",
+                    known_ids(
+                        registry.actors().map(|spec| spec.id.as_str()),
+                        "no spec is loaded"
+                    )
+                ),
+            ));
+        }
+        problems
+    }
+
+    /// The scene's narrative keys (of places and entities) that no loaded narrative
+    /// file defines, each a problem at its `narrative` in `file`. Call it with
+    /// [`check_actor_keys`](Self::check_actor_keys): narration would describe such an
+    /// entity by its name alone, without the fragments its author meant it to have.
+    pub fn check_narrative_keys(
+        &self,
+        registry: &ContentRegistry,
+        file: &str,
+    ) -> Vec<ContentError> {
+        let places = self
+            .places
+            .iter()
+            .enumerate()
+            .map(|(index, place)| (format!("/places/{index}/narrative"), &place.narrative));
+        let entities = self
+            .entities
+            .iter()
+            .enumerate()
+            .map(|(index, entity)| (format!("/entities/{index}/narrative"), &entity.narrative));
+        places
+            .chain(entities)
+            .filter_map(|(pointer, key)| {
+                let key = key.as_deref().filter(|key| registry.narrative(key).is_none())?;
+                Some(ContentError::new(
+                    file,
+                    pointer,
+                    format!(
+                        "no loaded narrative file defines the key `{key}` ({}): fix the key, or list its file in its mod's `content.narrative` and fix the errors reported for it",
+                        known_ids(
+                            registry.narratives().map(|context| context.key.as_str()),
+                            "no narrative file is loaded"
+                        )
+                    ),
+                ))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::content::fixtures::{parsed, pointers};
+
+    const FILE: &str = "scenes/tavern.scene.json";
+
+    fn scene(entities: serde_json::Value) -> SceneDefinition {
+        let places = json!([
+            { "id": "hall", "name": "the hall", "exits": ["cellar"], "narrative": "tavern:hall" },
+            { "id": "cellar", "name": "the cellar", "exits": ["hall"] }
+        ]);
+        parsed(json!({ "places": places, "entities": entities }), json!({}))
+    }
+
+    #[test]
+    fn a_valid_scene_has_no_problem() {
+        let entities = json!([
+            { "id": "marta", "name": "Marta", "place": "hall", "character": true, "smartActor": "tavern:marta" },
+            { "id": "you", "name": "you", "place": "hall", "character": true, "player": true },
+            { "id": "mug", "name": "mug", "carriedBy": "marta" }
+        ]);
+        assert_eq!(scene(entities).check(FILE), []);
+    }
+
+    #[test]
+    fn ids_are_unique_and_exits_and_places_name_places() {
+        let mut bad = scene(json!([
+            { "id": "mug", "name": "a mug", "place": "hall" },
+            { "id": "mug", "name": "mug", "place": "attic" }
+        ]));
+        bad.places[1].exits.push("mug".to_owned());
+        let problems = bad.check(FILE);
+        assert_eq!(
+            pointers(&problems),
+            ["/entities/1/id", "/places/1/exits/1", "/entities/1/place"]
+        );
+    }
+
+    #[test]
+    fn an_entity_is_in_one_place_or_carried_by_a_character() {
+        let problems = scene(json!([
+            { "id": "bench", "name": "bench", "place": "hall" },
+            { "id": "mug", "name": "mug", "carriedBy": "bench" },
+            { "id": "lute", "name": "lute", "place": "hall", "carriedBy": "bench" },
+            { "id": "cup", "name": "cup" }
+        ]))
+        .check(FILE);
+        assert_eq!(
+            pointers(&problems),
+            ["/entities/1/carriedBy", "/entities/2", "/entities/3"]
+        );
+    }
+
+    #[test]
+    fn one_player_and_smart_actors_are_characters() {
+        let problems = scene(json!([
+            { "id": "a", "name": "a", "place": "hall", "player": true },
+            { "id": "b", "name": "b", "place": "hall", "character": true, "player": true, "smartActor": "tavern:b" },
+            { "id": "c", "name": "c", "place": "hall", "smartActor": "tavern:c" }
+        ]))
+        .check(FILE);
+        assert_eq!(
+            pointers(&problems),
+            [
+                "/entities/0/player",
+                "/entities/1/player",
+                "/entities/1/player",
+                "/entities/2/smartActor"
+            ]
+        );
+        assert!(problems[1].message.contains("not a smart actor"));
+        assert!(problems[2].message.contains("one player"));
+    }
+
+    #[test]
+    fn keys_are_checked_against_the_loaded_content() {
+        let scene = scene(json!([
+            { "id": "marta", "name": "Marta", "place": "hall", "character": true, "smartActor": "tavern:marta" }
+        ]));
+        let registry = ContentRegistry::default();
+        let actors = scene.check_actor_keys(&registry, FILE);
+        assert_eq!(pointers(&actors), ["/entities/0/smartActor"]);
+        assert!(actors[0].message.contains("no spec is loaded"));
+        let narratives = scene.check_narrative_keys(&registry, FILE);
+        assert_eq!(pointers(&narratives), ["/places/0/narrative"]);
+    }
+
+    #[test]
+    fn known_ids_are_sorted_and_cut_short() {
+        assert_eq!(known_ids(std::iter::empty(), "none"), "none");
+        let ids = ["j", "i", "h", "g", "f", "e", "d", "c", "b", "a"];
+        assert_eq!(
+            known_ids(ids.into_iter(), "none"),
+            "loaded: a, b, c, d, e, f, g, h and 2 more"
+        );
+    }
+}

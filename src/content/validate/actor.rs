@@ -1,0 +1,257 @@
+//! The checks of one smart-actor spec file.
+
+use std::collections::HashSet;
+
+use super::{TEXT_LIMITS, check_namespaced_id, is_namespaced, pointer_token, too_long};
+use crate::content::{ActorSpec, ContentAsset, ContentError};
+
+impl ContentAsset for ActorSpec {
+    const EXTENSIONS: &'static [&'static str] = &["actor.json", "actor.ron"];
+
+    fn check(&self, file: &str) -> Vec<ContentError> {
+        let mut problems = check_namespaced_id(&self.id, file);
+        for (field, value) in [("name", &self.persona.name), ("role", &self.persona.role)] {
+            if value.trim().is_empty() {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/persona/{field}"),
+                    format!("the {field} is empty: give the actor a {field}"),
+                ));
+            }
+        }
+        problems.extend(self.overlong_texts(file));
+        if let Some(id) = self.prompt_id.as_ref().filter(|id| !is_namespaced(id)) {
+            problems.push(ContentError::new(
+                file,
+                "/promptId",
+                format!("`{id}` is not a prompt template id: write `mod:name`, as the template's `id` says"),
+            ));
+        }
+        for (name, value) in &self.properties {
+            if name.trim().is_empty() || value.trim().is_empty() {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/properties/{}", pointer_token(name)),
+                    "a property needs a name and a value: fill both in, or remove it",
+                ));
+            }
+        }
+        for (index, pattern) in self.policy.allowed_actions.iter().enumerate() {
+            if pattern != "*" && !pattern.contains(':') {
+                problems.push(ContentError::new(
+                    file,
+                    format!("/policy/allowedActions/{index}"),
+                    format!("`{pattern}` is not an action id: write `mod:action`, `mod:*` or `*`"),
+                ));
+            }
+        }
+        if let Some(key) = self.history.as_ref().and_then(|h| h.store_key.as_ref())
+            && key.trim().is_empty()
+        {
+            problems.push(ContentError::new(
+                file,
+                "/history/storeKey",
+                "the store key is empty: name the key the actor's memories are kept under, or remove it to use the spec's id",
+            ));
+        }
+        let history_seeds = self.history.iter().flat_map(|h| &h.seeds);
+        let lists = self
+            .memory_seeds
+            .iter()
+            .enumerate()
+            .map(|(index, seed)| (format!("/memorySeeds/{index}"), seed))
+            .chain(
+                history_seeds
+                    .enumerate()
+                    .map(|(index, seed)| (format!("/history/seeds/{index}"), seed)),
+            );
+        let mut seeds = HashSet::new();
+        for (pointer, seed) in lists {
+            if !seeds.insert(seed.id.as_str()) {
+                problems.push(ContentError::new(
+                    file,
+                    format!("{pointer}/id"),
+                    format!(
+                        "duplicate seed id `{}`: give each seed its own id, across `memorySeeds` and `history.seeds`",
+                        seed.id
+                    ),
+                ));
+            }
+            if seed.text.trim().is_empty() {
+                problems.push(ContentError::new(
+                    file,
+                    format!("{pointer}/text"),
+                    "an empty memory: write what the character remembers, or remove the seed",
+                ));
+            }
+        }
+        problems
+    }
+
+    fn parse_hint(pointer: &str, detail: &str) -> Option<&'static str> {
+        const FLAT: [&str; 6] = ["name", "role", "voice", "traits", "goals", "taboos"];
+        let moved = FLAT
+            .iter()
+            .any(|field| detail.starts_with(&format!("unknown field `{field}`")));
+        let old_persona = pointer == "/persona" && detail.starts_with("invalid type: sequence");
+        (moved || old_persona).then_some(
+            "specs keep `name`, `role`, `voice`, `traits`, `goals` and `taboos` in the `persona` object, and the old `persona` list as `persona.lines`: \"persona\": {\"name\": .., \"role\": .., \"lines\": [..]}",
+        )
+    }
+}
+
+impl ActorSpec {
+    /// The fields longer than [`TEXT_LIMITS`] allows.
+    fn overlong_texts(&self, file: &str) -> Vec<ContentError> {
+        let limits = &TEXT_LIMITS;
+        let persona = &self.persona;
+        let mut texts: Vec<(String, &str, usize, &str)> = vec![
+            ("/persona/name".into(), &persona.name, limits.name, "name"),
+            (
+                "/persona/role".into(),
+                &persona.role,
+                limits.persona_line,
+                "persona_line",
+            ),
+        ];
+        if let Some(voice) = &persona.voice {
+            texts.push((
+                "/persona/voice".into(),
+                voice,
+                limits.persona_line,
+                "persona_line",
+            ));
+        }
+        for (field, list) in [
+            ("traits", &persona.traits),
+            ("goals", &persona.goals),
+            ("taboos", &persona.taboos),
+            ("lines", &persona.lines),
+        ] {
+            for (index, text) in list.iter().enumerate() {
+                texts.push((
+                    format!("/persona/{field}/{index}"),
+                    text,
+                    limits.persona_line,
+                    "persona_line",
+                ));
+            }
+        }
+        for (name, value) in &self.properties {
+            texts.push((
+                format!("/properties/{}", pointer_token(name)),
+                value,
+                limits.persona_line,
+                "persona_line",
+            ));
+        }
+        if let Some(backstory) = &self.backstory {
+            texts.push((
+                "/backstory".into(),
+                backstory,
+                limits.backstory,
+                "backstory",
+            ));
+        }
+        let history_seeds = self.history.iter().flat_map(|h| &h.seeds);
+        for (index, seed) in self.memory_seeds.iter().enumerate() {
+            texts.push((
+                format!("/memorySeeds/{index}/text"),
+                &seed.text,
+                limits.memory_seed,
+                "memory_seed",
+            ));
+        }
+        for (index, seed) in history_seeds.enumerate() {
+            texts.push((
+                format!("/history/seeds/{index}/text"),
+                &seed.text,
+                limits.memory_seed,
+                "memory_seed",
+            ));
+        }
+        texts
+            .into_iter()
+            .filter_map(|(pointer, text, limit, name)| too_long(file, &pointer, text, limit, name))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::content::fixtures::{actor, pointers};
+
+    const FILE: &str = "mods/tavern/actors/marta.actor.json";
+
+    #[test]
+    fn a_valid_spec_has_no_problem() {
+        let marta = actor(
+            "tavern:marta",
+            json!({ "promptId": "core:plain", "properties": { "mood": "calm" } }),
+        );
+        assert_eq!(marta.check(FILE), []);
+    }
+
+    #[test]
+    fn a_persona_has_a_name_and_a_role() {
+        let spec = actor(
+            "tavern:marta",
+            json!({ "persona": { "name": " ", "role": "" } }),
+        );
+        assert_eq!(
+            pointers(&spec.check(FILE)),
+            ["/persona/name", "/persona/role"]
+        );
+    }
+
+    #[test]
+    fn the_id_and_the_prompt_id_are_namespaced() {
+        let spec = actor("items:marta", json!({ "promptId": "plain" }));
+        assert_eq!(pointers(&spec.check(FILE)), ["/id", "/promptId"]);
+    }
+
+    #[test]
+    fn a_property_has_a_name_and_a_value() {
+        let spec = actor(
+            "tavern:marta",
+            json!({ "properties": { "mood": " ", "": "x" } }),
+        );
+        assert_eq!(
+            pointers(&spec.check(FILE)),
+            ["/properties/", "/properties/mood"]
+        );
+    }
+
+    #[test]
+    fn allowed_actions_are_action_ids_or_wildcards() {
+        let policy =
+            json!({ "policy": { "allowedActions": ["*", "items:*", "items:give", "give"] } });
+        let spec = actor("tavern:marta", policy);
+        assert_eq!(pointers(&spec.check(FILE)), ["/policy/allowedActions/3"]);
+    }
+
+    #[test]
+    fn a_store_key_is_not_empty() {
+        let spec = actor("tavern:marta", json!({ "history": { "storeKey": " " } }));
+        assert_eq!(pointers(&spec.check(FILE)), ["/history/storeKey"]);
+    }
+
+    #[test]
+    fn texts_above_their_limits_name_the_limit() {
+        let long = |limit: usize| "x".repeat(limit + 1);
+        let overrides = json!({
+            "persona": { "name": "Marta", "role": "innkeeper", "traits": ["kind", long(TEXT_LIMITS.persona_line)] },
+            "backstory": long(TEXT_LIMITS.backstory),
+            "memorySeeds": [{ "id": "a", "text": long(TEXT_LIMITS.memory_seed) }]
+        });
+        let problems = actor("tavern:marta", overrides).check(FILE);
+        assert_eq!(
+            pointers(&problems),
+            ["/persona/traits/1", "/backstory", "/memorySeeds/0/text"]
+        );
+        assert!(problems[1].message.contains("`TEXT_LIMITS.backstory`"));
+    }
+}
