@@ -8,6 +8,10 @@
 //!   label starts with it. The longest match wins; a tie answers "Be specific."
 //! - Exactly "okay, bye" (any punctuation, any case) ends the conversation.
 
+use bevy::prelude::*;
+
+use super::ConversationEvent;
+
 /// An actor the player can see: its label and its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Addressable<'a> {
@@ -149,6 +153,80 @@ fn find_name(name: &[String], visible: &[Addressable<'_>]) -> Found {
     }
 }
 
+/// A smart actor the player can see, as a conversation reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Visible<'a> {
+    /// The actor.
+    pub entity: Entity,
+    /// How the player may address it.
+    pub name: Addressable<'a>,
+}
+
+/// What a player's line comes to: what to tell the game about the conversation, who
+/// the player talks with afterwards, and the actor to reply with the words it heard.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Heard {
+    /// What happened to the conversation, in order.
+    pub updates: Vec<ConversationEvent>,
+    /// Who the player talks with now.
+    pub with: Option<Entity>,
+    /// The actor that replies, and what it was told.
+    pub reply: Option<(Entity, String)>,
+}
+
+/// Hears a player's `line`, said while talking `with` someone (or nobody), among the
+/// `visible` smart actors: a conversation whose actor is no longer visible ends; a
+/// line naming an actor starts one with it; a goodbye ends it; an ambiguous or
+/// unknown name is a notice; and what is said goes to the actor talked with.
+pub fn hear(line: &str, with: Option<Entity>, visible: &[Visible<'_>]) -> Heard {
+    let mut heard = Heard {
+        with,
+        ..Heard::default()
+    };
+    if let Some(gone) = with.filter(|with| !visible.iter().any(|v| v.entity == *with)) {
+        heard.with = None;
+        heard.updates.push(ConversationEvent::Ended(gone));
+    }
+    let names: Vec<Addressable<'_>> = visible.iter().map(|v| v.name).collect();
+    let (to, said) = match read_player_line(line, &names) {
+        PlayerLine::Goodbye => {
+            if let Some(with) = heard.with.take() {
+                heard.updates.push(ConversationEvent::Ended(with));
+            }
+            return heard;
+        }
+        PlayerLine::Ambiguous => {
+            heard
+                .updates
+                .push(ConversationEvent::Notice(BE_SPECIFIC.to_owned()));
+            return heard;
+        }
+        PlayerLine::Unknown(name) => {
+            heard.updates.push(ConversationEvent::Notice(format!(
+                "Nobody here is called {name}."
+            )));
+            return heard;
+        }
+        PlayerLine::Addressed { actor, utterance } => {
+            let to = visible[actor].entity;
+            if heard.with != Some(to) {
+                if let Some(previous) = heard.with {
+                    heard.updates.push(ConversationEvent::Ended(previous));
+                }
+                heard.with = Some(to);
+                heard.updates.push(ConversationEvent::Started(to));
+            }
+            (to, utterance)
+        }
+        PlayerLine::Plain(text) => match heard.with {
+            Some(with) => (with, text),
+            None => return heard,
+        },
+    };
+    heard.reply = Some((to, said));
+    heard
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +306,65 @@ mod tests {
         assert_eq!(
             read_player_line("okay, bye then", TAVERN),
             PlayerLine::Plain("okay bye then".to_owned())
+        );
+    }
+
+    fn entity(n: u32) -> Entity {
+        Entity::from_raw_u32(n).expect("a valid index")
+    }
+
+    fn visible() -> Vec<Visible<'static>> {
+        [(1, "Marta", "tavern:marta"), (2, "Brom", "tavern:brom")]
+            .into_iter()
+            .map(|(n, label, key)| Visible {
+                entity: entity(n),
+                name: Addressable { label, key },
+            })
+            .collect()
+    }
+
+    #[test]
+    fn naming_an_actor_starts_a_conversation_and_it_hears_the_rest() {
+        let heard = hear("@Marta a room, please", None, &visible());
+        assert_eq!(heard.updates, [ConversationEvent::Started(entity(1))]);
+        assert_eq!(heard.with, Some(entity(1)));
+        assert_eq!(heard.reply, Some((entity(1), "a room please".to_owned())));
+        let heard = hear("talk to Brom", Some(entity(1)), &visible());
+        assert_eq!(
+            heard.updates,
+            [
+                ConversationEvent::Ended(entity(1)),
+                ConversationEvent::Started(entity(2))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_plain_line_goes_to_the_actor_talked_with_or_to_nobody() {
+        let heard = hear("how much?", Some(entity(2)), &visible());
+        assert!(heard.updates.is_empty());
+        assert_eq!(heard.reply, Some((entity(2), "how much".to_owned())));
+        assert_eq!(hear("how much?", None, &visible()), Heard::default());
+    }
+
+    #[test]
+    fn a_goodbye_or_a_partner_gone_ends_it_and_unknown_names_are_notices() {
+        let heard = hear("okay, bye", Some(entity(2)), &visible());
+        assert_eq!(
+            (heard.updates, heard.with, heard.reply),
+            (vec![ConversationEvent::Ended(entity(2))], None, None)
+        );
+        let heard = hear("hello?", Some(entity(9)), &visible());
+        assert_eq!(
+            (heard.updates, heard.with, heard.reply),
+            (vec![ConversationEvent::Ended(entity(9))], None, None)
+        );
+        let heard = hear("@Vesk hi", None, &visible());
+        assert_eq!(
+            heard.updates,
+            [ConversationEvent::Notice(
+                "Nobody here is called Vesk.".into()
+            )]
         );
     }
 }

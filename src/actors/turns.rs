@@ -68,7 +68,7 @@ pub(super) fn start_turns(
 pub(super) fn hear_the_player(
     mut lines: MessageReader<PlayerSaid>,
     mut conversation: ResMut<Conversation>,
-    mut events: MessageWriter<ConversationEvent>,
+    mut updates: MessageWriter<ConversationEvent>,
     mut queue: ResMut<ThinkQueue>,
     mut bridge: ResMut<LlmBridge>,
     player: Query<&InPlace, With<Player>>,
@@ -82,59 +82,22 @@ pub(super) fn hear_the_player(
 ) {
     for line in lines.read() {
         let here = player.iter().next().map(|p| p.0);
-        let visible: Vec<Entity> = actors
+        let visible: Vec<conversation::Visible<'_>> = actors
             .iter()
             .filter(|(.., place)| here.is_some() && place.map(|p| p.0) == here)
-            .map(|(entity, ..)| entity)
+            .map(|(entity, actor, name, ..)| conversation::Visible {
+                entity,
+                name: conversation::Addressable {
+                    label: &name.0,
+                    key: &actor.spec,
+                },
+            })
             .collect();
-        // A conversation ends when its actor is no longer here.
-        if let Some(with) = conversation.with.filter(|with| !visible.contains(with)) {
-            conversation.with = None;
-            events.write(ConversationEvent::Ended(with));
-        }
-        let named: Vec<(String, String)> = visible
-            .iter()
-            .filter_map(|&entity| actors.get(entity).ok())
-            .map(|(_, actor, name, ..)| (name.0.clone(), actor.spec.clone()))
-            .collect();
-        let addressable: Vec<conversation::Addressable<'_>> = named
-            .iter()
-            .map(|(label, key)| conversation::Addressable { label, key })
-            .collect();
-        let (to, utterance) = match conversation::read_player_line(&line.text, &addressable) {
-            conversation::PlayerLine::Goodbye => {
-                if let Some(with) = conversation.with.take() {
-                    events.write(ConversationEvent::Ended(with));
-                }
-                continue;
-            }
-            conversation::PlayerLine::Ambiguous => {
-                events.write(ConversationEvent::Notice(
-                    conversation::BE_SPECIFIC.to_owned(),
-                ));
-                continue;
-            }
-            conversation::PlayerLine::Unknown(name) => {
-                events.write(ConversationEvent::Notice(format!(
-                    "Nobody here is called {name}."
-                )));
-                continue;
-            }
-            conversation::PlayerLine::Addressed { actor, utterance } => {
-                let to = visible[actor];
-                if conversation.with != Some(to) {
-                    if let Some(previous) = conversation.with {
-                        events.write(ConversationEvent::Ended(previous));
-                    }
-                    conversation.with = Some(to);
-                    events.write(ConversationEvent::Started(to));
-                }
-                (to, utterance)
-            }
-            conversation::PlayerLine::Plain(text) => match conversation.with {
-                Some(with) => (with, text),
-                None => continue,
-            },
+        let heard = conversation::hear(&line.text, conversation.with, &visible);
+        conversation.with = heard.with;
+        updates.write_batch(heard.updates);
+        let Some((to, said)) = heard.reply else {
+            continue;
         };
         let Ok((.., mut mind, _)) = actors.get_mut(to) else {
             continue;
@@ -146,7 +109,7 @@ pub(super) fn hear_the_player(
             bridge.cancel(pending.request);
             mind.transcript.unanswered();
         }
-        if mind.queue(Some(utterance)) {
+        if mind.queue(Some(said)) {
             queue.waiting.push_front(to);
         }
     }

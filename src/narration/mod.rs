@@ -214,65 +214,69 @@ struct NarrationWorld<'w, 's> {
     exits: Query<'w, 's, &'static Exits>,
 }
 
-fn narrate_reports(
-    settings: Res<NarrationSettings>,
-    mut reports: MessageReader<ActionReport>,
-    view: NarrationWorld,
-    mut narrator: ResMut<Narrator>,
-    mut bridge: Option<ResMut<LlmBridge>>,
-    mut texts: MessageWriter<NarrationText>,
-) {
-    let NarrationWorld {
-        registry,
-        entities: world,
-        exits,
-    } = &view;
-    let describe = |entity: Entity| -> Described<'_> {
-        match world.get(entity) {
-            Ok((name, key, is_player, is_character, is_place, _)) => {
-                let name = name.map_or("someone", |n| n.0.as_str());
-                let context = key.and_then(|k| registry.narrative(&k.0));
-                // Characters go by their names; places carry their own article
-                // ("the common room"); other things get "the".
-                let by_name = is_character || is_player || is_place;
-                let described = Described::new(entity, name, by_name, context);
-                if is_player {
-                    described.player()
-                } else {
-                    described
-                }
-            }
-            Err(_) => Described::new(entity, "someone", true, None),
+impl NarrationWorld<'_, '_> {
+    /// How narration names `entity`: characters, the player and places by name
+    /// (places carry their own article, "the common room"), other things with "the".
+    fn describe(&self, entity: Entity) -> Described<'_> {
+        let Ok((name, key, is_player, is_character, is_place, _)) = self.entities.get(entity)
+        else {
+            return Described::new(entity, "someone", true, None);
+        };
+        let name = name.map_or("someone", |n| n.0.as_str());
+        let context = key.and_then(|k| self.registry.narrative(&k.0));
+        let described =
+            Described::new(entity, name, is_character || is_player || is_place, context);
+        if is_player {
+            described.player()
+        } else {
+            described
         }
-    };
-    for report in reports.read() {
-        let place = world
+    }
+
+    /// Everything a report names, described, with the exits of the actor's place.
+    fn entities_of(&self, report: &ActionReport) -> ReportEntities<'_> {
+        let place = self
+            .entities
             .get(report.actor)
             .ok()
             .and_then(|(.., in_place)| in_place.map(|p| p.0));
-        let exit_names = place
-            .and_then(|place| exits.get(place).ok())
+        let exits = place
+            .and_then(|place| self.exits.get(place).ok())
             .map(|exits| {
                 exits
                     .0
                     .iter()
-                    .filter_map(|&exit| world.get(exit).ok()?.0.map(|n| n.0.as_str()))
+                    .filter_map(|&exit| self.entities.get(exit).ok()?.0.map(|n| n.0.as_str()))
                     .collect()
             })
             .unwrap_or_default();
-        let entities = ReportEntities {
+        let describe = |entity: Entity| self.describe(entity);
+        ReportEntities {
             actor: describe(report.actor),
             object: report.object.map(describe),
             indirect_object: report.indirect_object.map(describe),
             instrument: report.instrument.map(describe),
             place: place.map(describe),
-            exits: exit_names,
+            exits,
             effects: report
                 .effects
                 .iter()
                 .map(|effect| (effect.target.map(describe), effect.from.map(describe)))
                 .collect(),
-        };
+        }
+    }
+}
+
+fn narrate_reports(
+    settings: Res<NarrationSettings>,
+    mut reports: MessageReader<ActionReport>,
+    world: NarrationWorld,
+    mut narrator: ResMut<Narrator>,
+    mut bridge: Option<ResMut<LlmBridge>>,
+    mut texts: MessageWriter<NarrationText>,
+) {
+    for report in reports.read() {
+        let entities = world.entities_of(report);
         let plan = narrator.resolver.plan(report, &entities);
         let offline = weave_offline(&plan, settings.verbosity);
         let shared = Arc::new(report.clone());
@@ -285,43 +289,51 @@ fn narrate_reports(
             });
             continue;
         };
-        let plan_json = match serde_json::to_string(&plan) {
-            Ok(json) => json,
-            Err(error) => {
+        match narration_request(&plan, &offline, &settings) {
+            Ok(request) => {
+                let id = bridge.submit(request);
+                let pending = PendingNarration {
+                    report: shared,
+                    offline,
+                };
+                narrator.pending.insert(id, pending);
+            }
+            Err(reason) => {
                 texts.write(NarrationText {
                     report: shared,
                     text: offline,
                     is_final: true,
-                    source: NarrationSource::Fallback {
-                        reason: format!("the plan could not be written as JSON: {error}"),
-                    },
+                    source: NarrationSource::Fallback { reason },
                 });
-                continue;
             }
-        };
-        let id = bridge.submit(LlmRequest {
-            messages: Arc::new(vec![
-                ChatMessage::system(NARRATOR_RULES),
-                ChatMessage::user(narration_user_message(&plan_json)),
-            ]),
-            sampling: SamplingOptions {
-                max_tokens: Some(settings.max_tokens),
-                ..SamplingOptions::default()
-            },
-            deadline: Some(settings.deadline),
-            priority: Priority::Narration,
-            stream: settings.stream,
-            offline: Some(Arc::new(offline.clone())),
-            ..LlmRequest::default()
-        });
-        narrator.pending.insert(
-            id,
-            PendingNarration {
-                report: shared,
-                offline,
-            },
-        );
+        }
     }
+}
+
+/// The request that asks the model to weave `plan`, answered `offline` by the offline
+/// backend; or why it cannot be asked.
+fn narration_request(
+    plan: &NarrationPlan<'_>,
+    offline: &str,
+    settings: &NarrationSettings,
+) -> Result<LlmRequest, String> {
+    let plan_json = serde_json::to_string(plan)
+        .map_err(|error| format!("the plan could not be written as JSON: {error}"))?;
+    Ok(LlmRequest {
+        messages: Arc::new(vec![
+            ChatMessage::system(NARRATOR_RULES),
+            ChatMessage::user(narration_user_message(&plan_json)),
+        ]),
+        sampling: SamplingOptions {
+            max_tokens: Some(settings.max_tokens),
+            ..SamplingOptions::default()
+        },
+        deadline: Some(settings.deadline),
+        priority: Priority::Narration,
+        stream: settings.stream,
+        offline: Some(Arc::new(offline.to_owned())),
+        ..LlmRequest::default()
+    })
 }
 
 /// Each report's final text is what those in its actor's place witnessed.
