@@ -186,6 +186,17 @@ fn or_offline(backend: Result<impl LlmBackend, LlmError>) -> Arc<dyn LlmBackend>
     }
 }
 
+/// Adds an endpoint's address (without credentials) and model to its settings' debug output.
+pub(crate) fn debug_endpoint(
+    debug: &mut std::fmt::DebugStruct<'_, '_>,
+    base_url: &str,
+    model: &str,
+) {
+    debug
+        .field("base_url", &without_credentials(base_url))
+        .field("model", &model);
+}
+
 /// A server address as logs, errors and `Debug` show it: any `user:password@` part hidden.
 pub(crate) fn without_credentials(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::http::{ResponseLimits, ServerUrl, http_client, stream_chunk, text_at};
 use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
-use super::{LlmEnvironment, without_credentials};
+use super::{LlmEnvironment, debug_endpoint, without_credentials};
 
 /// Where an Ollama server is and how to use it. Its `Debug` hides credentials in the URL.
 #[derive(Clone, PartialEq)]
@@ -26,9 +26,9 @@ pub struct OllamaSettings {
 
 impl std::fmt::Debug for OllamaSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OllamaSettings")
-            .field("base_url", &without_credentials(&self.base_url))
-            .field("model", &self.model)
+        let mut debug = f.debug_struct("OllamaSettings");
+        debug_endpoint(&mut debug, &self.base_url, &self.model);
+        debug
             .field("keep_alive", &self.keep_alive)
             .field("timeout", &self.timeout)
             .field("limits", &self.limits)

@@ -14,7 +14,7 @@ use super::{
     DeltaSink, LimitsFuture, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, ServerLimits,
     TokenUsage,
 };
-use super::{LlmEnvironment, without_credentials};
+use super::{LlmEnvironment, debug_endpoint, without_credentials};
 
 /// How long a server may take to say what its limits are.
 const PROPS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -96,9 +96,9 @@ impl SchemaFormat {
 
 impl fmt::Debug for OpenAiSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAiSettings")
-            .field("base_url", &without_credentials(&self.base_url))
-            .field("model", &self.model)
+        let mut debug = f.debug_struct("OpenAiSettings");
+        debug_endpoint(&mut debug, &self.base_url, &self.model);
+        debug
             .field("api_key", &self.api_key)
             .field("timeout", &self.timeout)
             .field("schema_format", &self.schema_format)

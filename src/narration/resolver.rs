@@ -570,6 +570,41 @@ mod tests {
     use super::*;
     use crate::narration::weave_offline;
 
+    /// The report of entity 1 taking entity 3, which is then carried.
+    fn taken_and_carried() -> ActionReport {
+        taking_entity_3(entity(1))[0].clone()
+    }
+
+    /// `actor` taking entity 3: once it is then carried, once it is too heavy.
+    fn taking_entity_3(actor: Entity) -> [ActionReport; 2] {
+        [
+            ActionReport::new(actor, "take")
+                .object(entity(3))
+                .new_state("carried"),
+            ActionReport::new(actor, "take")
+                .object(entity(3))
+                .failed("too_heavy"),
+        ]
+    }
+
+    /// The action cores of `picks` selections for one report, in order.
+    fn action_cores(
+        resolver: &mut FragmentResolver,
+        report: &ActionReport,
+        entities: &ReportEntities<'_>,
+        picks: usize,
+    ) -> Vec<String> {
+        (0..picks)
+            .map(|_| {
+                resolver
+                    .select(report, entities)
+                    .fragments
+                    .action_core
+                    .into_owned()
+            })
+            .collect()
+    }
+
     fn entity(index: u32) -> Entity {
         Entity::from_raw_u32(index).expect("a small index")
     }
@@ -678,9 +713,7 @@ mod tests {
     fn a_report_gets_one_core_one_or_two_colors_one_state_and_three_to_five_traits() {
         let world = World::new();
         let entities = world.entities(true);
-        let report = ActionReport::new(entity(1), "take")
-            .object(entity(3))
-            .new_state("carried");
+        let report = taken_and_carried();
         let mut resolver = FragmentResolver::new(7, 10, Verbosity::Full);
         for _ in 0..200 {
             let selection = resolver.select(&report, &entities);
@@ -725,9 +758,7 @@ mod tests {
     fn brief_verbosity_picks_the_core_only() {
         let world = World::new();
         let entities = world.entities(true);
-        let report = ActionReport::new(entity(1), "take")
-            .object(entity(3))
-            .new_state("carried");
+        let report = taken_and_carried();
         let mut resolver = FragmentResolver::new(7, 10, Verbosity::Brief);
         let selection = resolver.select(&report, &entities);
         assert!(selection.fragments.action_core.starts_with("take core"));
@@ -744,14 +775,7 @@ mod tests {
         for is_player in [true, false] {
             let entities = world.entities(is_player);
             let actor = entities.actor.entity;
-            for report in [
-                ActionReport::new(actor, "take")
-                    .object(entity(3))
-                    .new_state("carried"),
-                ActionReport::new(actor, "take")
-                    .object(entity(3))
-                    .failed("too_heavy"),
-            ] {
+            for report in taking_entity_3(actor) {
                 for _ in 0..50 {
                     let plan = resolver.plan(&report, &entities);
                     let picked = std::iter::once(&plan.fragments.action_core)
@@ -814,15 +838,7 @@ mod tests {
         };
         let report = ActionReport::new(entity(1), "take").object(entity(3));
         let mut resolver = FragmentResolver::new(11, 10, Verbosity::Brief);
-        let cores: Vec<String> = (0..120)
-            .map(|_| {
-                resolver
-                    .select(&report, &entities)
-                    .fragments
-                    .action_core
-                    .into_owned()
-            })
-            .collect();
+        let cores = action_cores(&mut resolver, &report, &entities, 120);
         for (index, core) in cores.iter().enumerate() {
             let window = &cores[index.saturating_sub(10)..index];
             assert!(
@@ -843,15 +859,7 @@ mod tests {
             ..entities
         };
         let report = ActionReport::new(entity(1), "take").object(entity(5));
-        let cores: Vec<String> = (0..30)
-            .map(|_| {
-                resolver
-                    .select(&report, &entities)
-                    .fragments
-                    .action_core
-                    .into_owned()
-            })
-            .collect();
+        let cores = action_cores(&mut resolver, &report, &entities, 30);
         for triple in cores.chunks(3) {
             let mut distinct = triple.to_vec();
             distinct.sort();
@@ -911,14 +919,7 @@ mod tests {
             ));
             entities.effects = vec![(None, None)];
             let actor = entities.actor.entity;
-            for report in [
-                ActionReport::new(actor, "take")
-                    .object(entity(3))
-                    .new_state("carried"),
-                ActionReport::new(actor, "take")
-                    .object(entity(3))
-                    .failed("too_heavy"),
-            ] {
+            for report in taking_entity_3(actor) {
                 let report = report.effect(EffectReport::new("position_change", "sit_down"));
                 for verbosity in [Verbosity::Full, Verbosity::Brief] {
                     resolver.set_verbosity(verbosity);

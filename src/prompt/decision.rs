@@ -272,6 +272,16 @@ fn push_tagged_list(text: &mut String, tag: &str, items: &[impl AsRef<str>]) {
 mod tests {
     use super::*;
 
+    /// How the user message of the tests below starts: their actions, then what Marta perceives.
+    const ACTIONS_THEN_PERCEPTION: &str = "<available_actions>
+...
+</available_actions>
+
+<perception>
+You are in the common room.
+</perception>
+";
+
     fn marta() -> ActorSpec {
         serde_json::from_value(serde_json::json!({
             "id": "tavern:marta",
@@ -319,15 +329,7 @@ You are Marta, innkeeper of the Gilded Tankard.
         );
         assert_eq!(
             prompt.user,
-            "<available_actions>
-...
-</available_actions>
-
-<perception>
-You are in the common room.
-</perception>
-
-What do you do? Answer with the JSON object only."
+            format!("{ACTIONS_THEN_PERCEPTION}\nWhat do you do? Answer with the JSON object only.")
         );
     }
 
@@ -391,14 +393,8 @@ What do you do? Answer with the JSON object only."
         );
         assert_eq!(
             prompt.user,
-            "<available_actions>
-...
-</available_actions>
-
-<perception>
-You are in the common room.
-</perception>
-
+            format!(
+                "{ACTIONS_THEN_PERCEPTION}
 <memories>
 - Brom said: \"Trouble tonight.\"
 </memories>
@@ -409,6 +405,7 @@ any rooms free
 Reply to the player in character with a COLOR answer; this turn you take no action.
 
 What do you do? Answer with the JSON object only."
+            )
         );
     }
 
