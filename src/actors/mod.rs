@@ -1,5 +1,9 @@
 //! Smart actors: characters driven by a model, one decision per turn.
 //!
+//! **Layer:** a feature, on top of content, the transport, the world view and prompt
+//! assembly; its systems gather from the ECS and call plain functions. It shares
+//! nothing with narration but the world's [`Witnessed`].
+//!
 //! A [`SmartActor`] names an [`ActorSpec`]. When a turn
 //! begins (a [`TurnEnded`] message, or the real-time cadence in
 //! [`SmartActorSettings`]), each eligible actor is queued; in

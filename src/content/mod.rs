@@ -2,6 +2,9 @@
 //! action definitions, smart-actor specs and the prompt templates they name, checked at
 //! load and gathered in the [`ContentRegistry`].
 //!
+//! **Layer:** content, the lowest: serde types, their loaders and load-time rules, the
+//! registry, the linter. It imports no other bevy_loom module.
+//!
 //! ```text
 //! assets/
 //!   game.loom.json                  # { "mods": ["core", "items"] }

@@ -1,6 +1,10 @@
 //! The LLM bridge: backends behind one trait, a background runtime that never
 //! blocks a frame, and [`LlmResponse`] messages with the outcomes.
 //!
+//! **Layer:** the transport, above content only in order: it knows nothing of games.
+//! What a request is for reaches it only as text, a schema and an [`OfflineAnswer`]
+//! its requester wrote.
+//!
 //! | backend | when |
 //! |---|---|
 //! | [`OfflineBackend`] | no server configured; examples and tests. Not a language model. |
@@ -290,7 +294,7 @@ impl Default for LlmSettings {
     }
 }
 
-/// Starts the [`LlmBridge`] and writes [`LlmResponse`] messages in [`LoomSystems::Receive`].
+/// Starts the [`LlmBridge`] and writes [`LlmResponse`] messages in [`LlmSystems`].
 ///
 /// Settings that cannot work ([`LlmSettings::validate`]) are an error in the log at
 /// startup, and the game goes on with the nearest that can: one request at a time

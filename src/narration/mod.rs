@@ -4,6 +4,9 @@
 //! [`NarrationText`] — from the model, or from the offline weaver when the model is
 //! slow, down or answers badly.
 //!
+//! **Layer:** a feature, beside smart actors: what it narrates reaches them as the
+//! world's [`Witnessed`] messages.
+//!
 //! ```no_run
 //! use bevy::prelude::*;
 //! use bevy_loom::prelude::*;

@@ -1,5 +1,9 @@
 //! The world view: what an actor perceives and can act on.
 //!
+//! **Layer:** the world view, above content and the transport: it owns the offer, one
+//! plain type ([`AvailableAction`] in [`OfferedActions`]) that prompts show and answers
+//! are checked against, and the turn's stages ([`LoomSystems`]) every feature runs in.
+//!
 //! A minimal place model ([`Place`], [`InPlace`], [`CarriedBy`], [`DisplayName`],
 //! [`Character`], [`Tags`], [`Exits`]) is snapshotted into a [`WorldView`]; named
 //! [`TargetScopes`] turn it into candidates for action targets, and
