@@ -306,20 +306,30 @@ impl Plugin for LlmPlugin {
             .add_message::<LlmDelta>()
             .add_systems(
                 PreUpdate,
-                apply_settings.run_if(resource_changed::<LlmSettings>),
+                apply_settings
+                    .run_if(resource_changed::<LlmSettings>)
+                    .in_set(LlmSystems::ApplySettings),
             )
-            .add_systems(Update, receive_responses.in_set(LlmSystems))
-            // Requests submitted after `Receive` (narration, the game's own) leave this frame.
-            .add_systems(Last, flush_requests);
+            .add_systems(Update, receive_responses.in_set(LlmSystems::Receive))
+            .add_systems(Last, flush_requests.in_set(LlmSystems::Flush));
     }
 }
 
-/// The bridge's system that drains finished requests into [`LlmResponse`] and
-/// [`LlmDelta`] messages, in `Update`. With the other bevy_loom plugins it runs in
-/// [`LoomSystems::Receive`](crate::LoomSystems::Receive): between prompts being
-/// submitted and answers being read.
+/// The bridge's systems, one set per schedule they run in.
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct LlmSystems;
+pub enum LlmSystems {
+    /// In `PreUpdate`: hands a changed [`LlmSettings`]' deadline and sampling to the
+    /// bridge, for requests submitted afterwards.
+    ApplySettings,
+    /// In `Update`: drains finished requests into [`LlmResponse`] and [`LlmDelta`]
+    /// messages. With the other bevy_loom plugins it runs in
+    /// [`LoomSystems::Receive`](crate::LoomSystems::Receive): between prompts being
+    /// submitted and answers being read.
+    Receive,
+    /// In `Last`: sends the requests submitted after [`Receive`](Self::Receive)
+    /// (narration's, the game's own) this frame rather than the next.
+    Flush,
+}
 
 fn apply_settings(settings: Res<LlmSettings>, mut bridge: ResMut<LlmBridge>) {
     bridge.set_defaults(settings.deadline, settings.sampling.clone());
