@@ -18,7 +18,7 @@ use bevy::app::{PluginGroup, PluginGroupBuilder};
 pub mod prelude {
     pub use crate::actors::{
         ActionRequest, ActorHesitated, ActorMind, ActorPassed, ActorSpoke, Conversation,
-        ConversationEvent, DecisionFallback, DecisionRejected, DecisionRequested, HistoryStore,
+        ConversationUpdate, DecisionFallback, DecisionRejected, DecisionRequested, HistoryStore,
         InCombat, OfferTrimmed, PlayerSaid, SmartActor, SmartActorPlugin, SmartActorSettings,
         TurnClock, TurnEnded,
     };

@@ -25,7 +25,7 @@ pub struct PlayerSaid {
 
 /// What happened to the player's conversation.
 #[derive(Message, Debug, Clone, PartialEq, Eq)]
-pub enum ConversationEvent {
+pub enum ConversationUpdate {
     /// The player started talking with this actor.
     Started(Entity),
     /// The player said goodbye to this actor, or it left.

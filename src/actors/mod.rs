@@ -29,7 +29,7 @@ use bevy::prelude::*;
 
 pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use messages::{
-    ActionRequest, ActorHesitated, ActorPassed, ActorSpoke, ConversationEvent, DecisionFallback,
+    ActionRequest, ActorHesitated, ActorPassed, ActorSpoke, ConversationUpdate, DecisionFallback,
     DecisionRejected, DecisionRequested, OfferTrimmed, PlayerSaid, TurnEnded,
 };
 pub use mind::{ActorMind, PendingDecision, ThinkState};
@@ -151,7 +151,7 @@ impl Plugin for SmartActorPlugin {
             .init_resource::<HistoryStore>()
             .init_resource::<Conversation>()
             .add_message::<PlayerSaid>()
-            .add_message::<ConversationEvent>()
+            .add_message::<ConversationUpdate>()
             .add_message::<Witnessed>()
             .register_type::<SmartActor>()
             .register_type::<InCombat>()

@@ -7,7 +7,7 @@ use bevy::prelude::*;
 
 use super::conversation;
 use super::{
-    ActorMind, Conversation, ConversationEvent, PlayerSaid, SmartActor, SmartActorSettings,
+    ActorMind, Conversation, ConversationUpdate, PlayerSaid, SmartActor, SmartActorSettings,
     ThinkQueue, TurnClock, TurnEnded,
 };
 use crate::llm::{LlmBridge, RequestId};
@@ -68,7 +68,7 @@ pub(super) fn start_turns(
 pub(super) fn hear_the_player(
     mut lines: MessageReader<PlayerSaid>,
     mut conversation: ResMut<Conversation>,
-    mut events: MessageWriter<ConversationEvent>,
+    mut events: MessageWriter<ConversationUpdate>,
     mut queue: ResMut<ThinkQueue>,
     mut bridge: ResMut<LlmBridge>,
     player: Query<&InPlace, With<Player>>,
@@ -90,7 +90,7 @@ pub(super) fn hear_the_player(
         // A conversation ends when its actor is no longer here.
         if let Some(with) = conversation.with.filter(|with| !visible.contains(with)) {
             conversation.with = None;
-            events.write(ConversationEvent::Ended(with));
+            events.write(ConversationUpdate::Ended(with));
         }
         let named: Vec<(String, String)> = visible
             .iter()
@@ -104,18 +104,18 @@ pub(super) fn hear_the_player(
         let (to, utterance) = match conversation::read_player_line(&line.text, &addressable) {
             conversation::PlayerLine::Goodbye => {
                 if let Some(with) = conversation.with.take() {
-                    events.write(ConversationEvent::Ended(with));
+                    events.write(ConversationUpdate::Ended(with));
                 }
                 continue;
             }
             conversation::PlayerLine::Ambiguous => {
-                events.write(ConversationEvent::Notice(
+                events.write(ConversationUpdate::Notice(
                     conversation::BE_SPECIFIC.to_owned(),
                 ));
                 continue;
             }
             conversation::PlayerLine::Unknown(name) => {
-                events.write(ConversationEvent::Notice(format!(
+                events.write(ConversationUpdate::Notice(format!(
                     "Nobody here is called {name}."
                 )));
                 continue;
@@ -124,10 +124,10 @@ pub(super) fn hear_the_player(
                 let to = visible[actor];
                 if conversation.with != Some(to) {
                     if let Some(previous) = conversation.with {
-                        events.write(ConversationEvent::Ended(previous));
+                        events.write(ConversationUpdate::Ended(previous));
                     }
                     conversation.with = Some(to);
-                    events.write(ConversationEvent::Started(to));
+                    events.write(ConversationUpdate::Started(to));
                 }
                 (to, utterance)
             }
