@@ -174,7 +174,9 @@ fn compose(world: &mut World) {
                 ConversationUpdate::Started(actor) => {
                     format!("(you talk with {})", name(world, actor))
                 }
-                ConversationUpdate::Ended(actor) => format!("(you leave {} be)", name(world, actor)),
+                ConversationUpdate::Ended(actor) => {
+                    format!("(you leave {} be)", name(world, actor))
+                }
                 ConversationUpdate::Notice(text) => text,
             })
         })

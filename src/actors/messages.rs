@@ -113,7 +113,7 @@ pub struct DecisionRejected {
 
 /// What a smart actor does when its decision is rejected (outside combat, where it
 /// always hesitates).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Reflect)]
 pub enum DecisionFallback {
     /// Nothing: it passes its turn.
     #[default]

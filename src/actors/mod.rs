@@ -79,7 +79,8 @@ pub struct TurnClock {
 }
 
 /// How smart actors are scheduled and prompted.
-#[derive(Resource, Debug, Clone, PartialEq)]
+#[derive(Resource, Debug, Clone, PartialEq, Reflect)]
+#[reflect(Resource, Default)]
 pub struct SmartActorSettings {
     /// Also start a turn this often in real time; `None` waits for [`TurnEnded`] only.
     pub cadence: Option<Duration>,
@@ -115,7 +116,7 @@ impl Default for SmartActorSettings {
 }
 
 /// What smart actors recall from the [`HistoryStore`] when they think.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Reflect)]
 pub struct RecallSettings {
     /// Ranked memories per prompt, besides pinned seeds.
     pub k: usize,
@@ -155,6 +156,7 @@ impl Plugin for SmartActorPlugin {
             .add_message::<Witnessed>()
             .register_type::<SmartActor>()
             .register_type::<InCombat>()
+            .register_type::<SmartActorSettings>()
             .add_message::<ActorHesitated>()
             .add_message::<ActorPassed>()
             .add_message::<TurnEnded>()

@@ -230,9 +230,11 @@ pub enum LlmSettingsError {
 ///
 /// The plugin copies these into a resource. Changing `deadline` or `sampling` there
 /// applies to requests submitted afterwards; the backend is chosen once, at startup.
-#[derive(Resource, Debug, Clone)]
+#[derive(Resource, Debug, Clone, Reflect)]
+#[reflect(Resource, Default)]
 pub struct LlmSettings {
-    /// Which backend answers.
+    /// Which backend answers. Not reflected: it may hold a backend of your own.
+    #[reflect(ignore)]
     pub backend: BackendChoice,
     /// How long a request may take before it ends as [`LlmError::TimedOut`].
     pub deadline: Duration,
@@ -301,6 +303,7 @@ impl Plugin for LlmPlugin {
         info!("bevy_loom answers with {}", bridge.backend_description());
         app.insert_resource(self.settings.clone())
             .insert_resource(bridge)
+            .register_type::<LlmSettings>()
             .init_resource::<LlmStats>()
             .add_message::<LlmResponse>()
             .add_message::<LlmDelta>()

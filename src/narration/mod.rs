@@ -60,7 +60,8 @@ pub enum Verbosity {
 }
 
 /// How reports are narrated.
-#[derive(Resource, Debug, Clone, PartialEq)]
+#[derive(Resource, Debug, Clone, PartialEq, Reflect)]
+#[reflect(Resource, Default)]
 pub struct NarrationSettings {
     /// How much of the picked material to use.
     pub verbosity: Verbosity,
@@ -147,6 +148,7 @@ impl Plugin for NarrationPlugin {
                 ),
                 pending: HashMap::default(),
             })
+            .register_type::<NarrationSettings>()
             .add_message::<ActionReport>()
             .add_message::<NarrationText>()
             .add_message::<Witnessed>()

@@ -25,8 +25,8 @@ pub use components::{
     CarriedBy, Character, DisplayName, Exits, InPlace, NarrativeKey, Place, Player, Tags,
 };
 pub use perception::{describe_surroundings, write_surroundings};
-pub use schedule::{LoomSystems, WorldSystems};
 pub(crate) use schedule::configure_loom_sets;
+pub use schedule::{LoomSystems, WorldSystems};
 pub use scope::{ScopeFn, TargetScopeAppExt, TargetScopes};
 pub use view::{EntityView, PlaceRevisions, WorldView, WorldViewChanges, WorldViewQuery};
 pub use witnessed::Witnessed;
