@@ -90,7 +90,7 @@ pub struct HeadlessApp {
     watch: bool,
     llm: LlmSettings,
     actors: SmartActorSettings,
-    narration: NarrationSettings,
+    narration: NarrationPlugin,
 }
 
 impl HeadlessApp {
@@ -104,7 +104,7 @@ impl HeadlessApp {
                 ..default()
             },
             actors: SmartActorSettings::default(),
-            narration: NarrationSettings::default(),
+            narration: NarrationPlugin::default(),
         }
     }
 
@@ -132,7 +132,7 @@ impl HeadlessApp {
     /// How reports are narrated.
     #[must_use]
     pub fn narration(mut self, settings: NarrationSettings) -> Self {
-        self.narration = settings;
+        self.narration.settings = settings;
         self
     }
 
@@ -152,9 +152,7 @@ impl HeadlessApp {
                 .set(SmartActorPlugin {
                     settings: self.actors,
                 })
-                .set(NarrationPlugin {
-                    settings: self.narration,
-                }),
+                .set(self.narration),
         ))
         .init_resource::<ContentErrorLog>()
         .add_systems(Last, record_content_errors);
