@@ -139,6 +139,6 @@ pub struct DecisionRequested {
     /// The share of this prompt (in characters) that is an unchanged prefix of the
     /// actor's previous prompt: what a server with prompt caching need not read again.
     /// 0 for an actor's first prompt. Each actor's prompts are one append-only
-    /// conversation ([`Transcript`](super::Transcript)), so a warm turn reuses all of the last one.
+    /// conversation ([`Transcript`](crate::prompt::Transcript)), so a warm turn reuses all of the last one.
     pub reused_prefix: f32,
 }

@@ -265,7 +265,7 @@ impl Default for LlmSettings {
     }
 }
 
-/// Starts the [`LlmBridge`] and writes [`LlmResponse`] messages in [`LoomSystems::Receive`].
+/// Starts the [`LlmBridge`] and writes [`LlmResponse`] messages in [`LoomSystems::Receive`](crate::LoomSystems::Receive).
 ///
 /// The backend, concurrency, retries and breaker are read once, when the bridge
 /// starts; the deadline and sampling defaults in [`settings`](Self::settings) follow

@@ -5,7 +5,7 @@ use std::any::TypeId;
 
 use bevy::prelude::*;
 use bevy::reflect::{GetPath, TypeRegistry};
-use bevy_loom::llm::{BreakerSettings, RetryPolicy, SamplingOptions};
+use bevy_loom::llm::SamplingOptions;
 use bevy_loom::prelude::*;
 use bevy_loom::prompt::{BlockOptions, DecisionLimits};
 use bevy_loom::testing::{HeadlessApp, content_folder};
@@ -34,8 +34,6 @@ fn every_settings_resource_and_its_parts_are_registered() {
     assert!(registered::<PromptBudgets>(&registry));
     assert!(registered::<BlockOptions>(&registry));
     assert!(registered::<DecisionLimits>(&registry));
-    assert!(registered::<RetryPolicy>(&registry));
-    assert!(registered::<BreakerSettings>(&registry));
     assert!(registered::<SamplingOptions>(&registry));
 }
 
