@@ -190,7 +190,7 @@ fn update_until(app: &mut App, what: &str, mut done: impl FnMut(&mut App) -> boo
 fn loaded_app(actors: SmartActorSettings) -> App {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
     let mut app = HeadlessApp::new(root)
-        .llm(LlmSettings {
+        .llm(LlmPlugin {
             backend: BackendChoice::Offline { seed: SEED },
             ..default()
         })

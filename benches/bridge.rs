@@ -791,12 +791,13 @@ fn never_app() -> App {
     app.add_plugins((
         MinimalPlugins,
         LlmPlugin {
+            backend: BackendChoice::Custom(Arc::new(NeverBackend)),
+            concurrency_per_endpoint: PENDING,
             settings: LlmSettings {
-                backend: BackendChoice::Custom(Arc::new(NeverBackend)),
-                concurrency_per_endpoint: PENDING,
                 deadline: Duration::from_secs(3600),
                 ..Default::default()
             },
+            ..Default::default()
         },
     ));
     app.finish();

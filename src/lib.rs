@@ -18,7 +18,7 @@ use bevy::app::{PluginGroup, PluginGroupBuilder};
 pub mod prelude {
     pub use crate::actors::{
         ActionRequest, ActorHesitated, ActorMind, ActorPassed, ActorSpoke, Conversation,
-        ConversationEvent, DecisionFallback, DecisionRejected, DecisionRequested, HistoryStore,
+        ConversationUpdate, DecisionFallback, DecisionRejected, DecisionRequested, HistoryStore,
         InCombat, OfferTrimmed, PlayerSaid, SmartActor, SmartActorPlugin, SmartActorSettings,
         TurnClock, TurnEnded,
     };
@@ -45,7 +45,7 @@ pub mod prelude {
 /// Every bevy_loom plugin: content, world view, the LLM bridge, smart actors and narration.
 ///
 /// Configure one with `.set(...)`:
-/// `LoomPlugins.set(LlmPlugin { settings: LlmSettings { backend: BackendChoice::Offline { seed: 7 }, ..default() } })`.
+/// `LoomPlugins.set(LlmPlugin { backend: BackendChoice::Offline { seed: 7 }, ..default() })`.
 pub struct LoomPlugins;
 
 impl PluginGroup for LoomPlugins {

@@ -36,7 +36,7 @@ use tempfile::TempDir;
 use crate::LoomPlugins;
 use crate::actors::{SmartActorPlugin, SmartActorSettings};
 use crate::content::{ContentError, ContentRegistry};
-use crate::llm::{BackendChoice, LlmPlugin, LlmSettings};
+use crate::llm::{BackendChoice, LlmPlugin};
 use crate::narration::{NarrationPlugin, NarrationSettings};
 
 /// How long the helpers here wait for content before they give up.
@@ -88,9 +88,9 @@ pub enum TestingError {
 pub struct HeadlessApp {
     root: PathBuf,
     watch: bool,
-    llm: LlmSettings,
+    llm: LlmPlugin,
     actors: SmartActorSettings,
-    narration: NarrationSettings,
+    narration: NarrationPlugin,
 }
 
 impl HeadlessApp {
@@ -99,12 +99,12 @@ impl HeadlessApp {
         Self {
             root: root.into(),
             watch: false,
-            llm: LlmSettings {
+            llm: LlmPlugin {
                 backend: BackendChoice::Offline { seed: 0 },
                 ..default()
             },
             actors: SmartActorSettings::default(),
-            narration: NarrationSettings::default(),
+            narration: NarrationPlugin::default(),
         }
     }
 
@@ -115,10 +115,10 @@ impl HeadlessApp {
         self
     }
 
-    /// The LLM bridge's settings: the backend, deadline and sampling.
+    /// The LLM bridge's plugin: the backend, how it is scheduled, the deadline and sampling.
     #[must_use]
-    pub fn llm(mut self, settings: LlmSettings) -> Self {
-        self.llm = settings;
+    pub fn llm(mut self, plugin: LlmPlugin) -> Self {
+        self.llm = plugin;
         self
     }
 
@@ -132,7 +132,7 @@ impl HeadlessApp {
     /// How reports are narrated.
     #[must_use]
     pub fn narration(mut self, settings: NarrationSettings) -> Self {
-        self.narration = settings;
+        self.narration.settings = settings;
         self
     }
 
@@ -148,13 +148,11 @@ impl HeadlessApp {
                 ..default()
             },
             LoomPlugins
-                .set(LlmPlugin { settings: self.llm })
+                .set(self.llm)
                 .set(SmartActorPlugin {
                     settings: self.actors,
                 })
-                .set(NarrationPlugin {
-                    settings: self.narration,
-                }),
+                .set(self.narration),
         ))
         .init_resource::<ContentErrorLog>()
         .add_systems(Last, record_content_errors);

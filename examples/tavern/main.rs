@@ -66,11 +66,14 @@ fn run(options: Options) -> Result<(), String> {
     } else {
         BackendChoice::Offline { seed: options.seed }
     };
-    let llm = LlmSettings {
+    let llm = LlmPlugin {
         backend,
-        sampling: SamplingOptions {
-            seed: Some(options.seed),
-            ..LlmSettings::default().sampling
+        settings: LlmSettings {
+            sampling: SamplingOptions {
+                seed: Some(options.seed),
+                ..LlmSettings::default().sampling
+            },
+            ..default()
         },
         ..default()
     };

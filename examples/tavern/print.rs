@@ -90,7 +90,7 @@ pub struct Turn {
     hesitated: Vec<ActorHesitated>,
     rejections: Vec<DecisionRejected>,
     prompts: Vec<DecisionRequested>,
-    conversation: Vec<ConversationEvent>,
+    conversation: Vec<ConversationUpdate>,
     lines: Vec<Line>,
 }
 
@@ -126,7 +126,7 @@ struct Decisions<'w, 's> {
     hesitated: MessageReader<'w, 's, ActorHesitated>,
     rejected: MessageReader<'w, 's, DecisionRejected>,
     prompts: MessageReader<'w, 's, DecisionRequested>,
-    conversation: MessageReader<'w, 's, ConversationEvent>,
+    conversation: MessageReader<'w, 's, ConversationUpdate>,
 }
 
 fn gather(mut turn: ResMut<Turn>, mut decisions: Decisions) {
@@ -171,11 +171,13 @@ fn compose(world: &mut World) {
         .into_iter()
         .map(|event| {
             Line::plain(match event {
-                ConversationEvent::Started(actor) => {
+                ConversationUpdate::Started(actor) => {
                     format!("(you talk with {})", name(world, actor))
                 }
-                ConversationEvent::Ended(actor) => format!("(you leave {} be)", name(world, actor)),
-                ConversationEvent::Notice(text) => text,
+                ConversationUpdate::Ended(actor) => {
+                    format!("(you leave {} be)", name(world, actor))
+                }
+                ConversationUpdate::Notice(text) => text,
             })
         })
         .collect();

@@ -10,7 +10,7 @@
 
 use bevy::prelude::*;
 
-use super::ConversationEvent;
+use super::ConversationUpdate;
 
 /// An actor the player can see: its label and its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,7 +167,7 @@ pub struct Visible<'a> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Heard {
     /// What happened to the conversation, in order.
-    pub updates: Vec<ConversationEvent>,
+    pub updates: Vec<ConversationUpdate>,
     /// Who the player talks with now.
     pub with: Option<Entity>,
     /// The actor that replies, and what it was told.
@@ -185,24 +185,24 @@ pub fn hear(line: &str, with: Option<Entity>, visible: &[Visible<'_>]) -> Heard 
     };
     if let Some(gone) = with.filter(|with| !visible.iter().any(|v| v.entity == *with)) {
         heard.with = None;
-        heard.updates.push(ConversationEvent::Ended(gone));
+        heard.updates.push(ConversationUpdate::Ended(gone));
     }
     let names: Vec<Addressable<'_>> = visible.iter().map(|v| v.name).collect();
     let (to, said) = match read_player_line(line, &names) {
         PlayerLine::Goodbye => {
             if let Some(with) = heard.with.take() {
-                heard.updates.push(ConversationEvent::Ended(with));
+                heard.updates.push(ConversationUpdate::Ended(with));
             }
             return heard;
         }
         PlayerLine::Ambiguous => {
             heard
                 .updates
-                .push(ConversationEvent::Notice(BE_SPECIFIC.to_owned()));
+                .push(ConversationUpdate::Notice(BE_SPECIFIC.to_owned()));
             return heard;
         }
         PlayerLine::Unknown(name) => {
-            heard.updates.push(ConversationEvent::Notice(format!(
+            heard.updates.push(ConversationUpdate::Notice(format!(
                 "Nobody here is called {name}."
             )));
             return heard;
@@ -211,10 +211,10 @@ pub fn hear(line: &str, with: Option<Entity>, visible: &[Visible<'_>]) -> Heard 
             let to = visible[actor].entity;
             if heard.with != Some(to) {
                 if let Some(previous) = heard.with {
-                    heard.updates.push(ConversationEvent::Ended(previous));
+                    heard.updates.push(ConversationUpdate::Ended(previous));
                 }
                 heard.with = Some(to);
-                heard.updates.push(ConversationEvent::Started(to));
+                heard.updates.push(ConversationUpdate::Started(to));
             }
             (to, utterance)
         }
@@ -326,15 +326,15 @@ mod tests {
     #[test]
     fn naming_an_actor_starts_a_conversation_and_it_hears_the_rest() {
         let heard = hear("@Marta a room, please", None, &visible());
-        assert_eq!(heard.updates, [ConversationEvent::Started(entity(1))]);
+        assert_eq!(heard.updates, [ConversationUpdate::Started(entity(1))]);
         assert_eq!(heard.with, Some(entity(1)));
         assert_eq!(heard.reply, Some((entity(1), "a room please".to_owned())));
         let heard = hear("talk to Brom", Some(entity(1)), &visible());
         assert_eq!(
             heard.updates,
             [
-                ConversationEvent::Ended(entity(1)),
-                ConversationEvent::Started(entity(2))
+                ConversationUpdate::Ended(entity(1)),
+                ConversationUpdate::Started(entity(2))
             ]
         );
     }
@@ -352,17 +352,17 @@ mod tests {
         let heard = hear("okay, bye", Some(entity(2)), &visible());
         assert_eq!(
             (heard.updates, heard.with, heard.reply),
-            (vec![ConversationEvent::Ended(entity(2))], None, None)
+            (vec![ConversationUpdate::Ended(entity(2))], None, None)
         );
         let heard = hear("hello?", Some(entity(9)), &visible());
         assert_eq!(
             (heard.updates, heard.with, heard.reply),
-            (vec![ConversationEvent::Ended(entity(9))], None, None)
+            (vec![ConversationUpdate::Ended(entity(9))], None, None)
         );
         let heard = hear("@Vesk hi", None, &visible());
         assert_eq!(
             heard.updates,
-            [ConversationEvent::Notice(
+            [ConversationUpdate::Notice(
                 "Nobody here is called Vesk.".into()
             )]
         );

@@ -25,7 +25,7 @@ pub struct PlayerSaid {
 
 /// What happened to the player's conversation.
 #[derive(Message, Debug, Clone, PartialEq, Eq)]
-pub enum ConversationEvent {
+pub enum ConversationUpdate {
     /// The player started talking with this actor.
     Started(Entity),
     /// The player said goodbye to this actor, or it left.
@@ -113,7 +113,7 @@ pub struct DecisionRejected {
 
 /// What a smart actor does when its decision is rejected (outside combat, where it
 /// always hesitates).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Reflect)]
 pub enum DecisionFallback {
     /// Nothing: it passes its turn.
     #[default]

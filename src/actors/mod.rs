@@ -33,7 +33,7 @@ use bevy::prelude::*;
 
 pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use messages::{
-    ActionRequest, ActorHesitated, ActorPassed, ActorSpoke, ConversationEvent, DecisionFallback,
+    ActionRequest, ActorHesitated, ActorPassed, ActorSpoke, ConversationUpdate, DecisionFallback,
     DecisionRejected, DecisionRequested, OfferTrimmed, PlayerSaid, TurnEnded,
 };
 pub use mind::{ActorMind, PendingDecision, ThinkState};
@@ -83,7 +83,8 @@ pub struct TurnClock {
 }
 
 /// How smart actors are scheduled and prompted.
-#[derive(Resource, Debug, Clone, PartialEq)]
+#[derive(Resource, Debug, Clone, PartialEq, Reflect)]
+#[reflect(Resource, Default)]
 pub struct SmartActorSettings {
     /// Also start a turn this often in real time; `None` waits for [`TurnEnded`] only.
     pub cadence: Option<Duration>,
@@ -119,7 +120,7 @@ impl Default for SmartActorSettings {
 }
 
 /// What smart actors recall from the [`HistoryStore`] when they think.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Reflect)]
 pub struct RecallSettings {
     /// Ranked memories per prompt, besides pinned seeds.
     pub k: usize,
@@ -155,10 +156,11 @@ impl Plugin for SmartActorPlugin {
             .init_resource::<HistoryStore>()
             .init_resource::<Conversation>()
             .add_message::<PlayerSaid>()
-            .add_message::<ConversationEvent>()
+            .add_message::<ConversationUpdate>()
             .add_message::<Witnessed>()
             .register_type::<SmartActor>()
             .register_type::<InCombat>()
+            .register_type::<SmartActorSettings>()
             .add_message::<ActorHesitated>()
             .add_message::<ActorPassed>()
             .add_message::<TurnEnded>()

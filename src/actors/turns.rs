@@ -7,7 +7,7 @@ use bevy::prelude::*;
 
 use super::conversation;
 use super::{
-    ActorMind, Conversation, ConversationEvent, PlayerSaid, SmartActor, SmartActorSettings,
+    ActorMind, Conversation, ConversationUpdate, PlayerSaid, SmartActor, SmartActorSettings,
     ThinkQueue, TurnClock, TurnEnded,
 };
 use crate::llm::{LlmBridge, RequestId};
@@ -68,7 +68,7 @@ pub(super) fn start_turns(
 pub(super) fn hear_the_player(
     mut lines: MessageReader<PlayerSaid>,
     mut conversation: ResMut<Conversation>,
-    mut updates: MessageWriter<ConversationEvent>,
+    mut updates: MessageWriter<ConversationUpdate>,
     mut queue: ResMut<ThinkQueue>,
     mut bridge: ResMut<LlmBridge>,
     player: Query<&InPlace, With<Player>>,

@@ -5,6 +5,11 @@ use std::collections::HashMap;
 use super::{ActionDefinition, ActorSpec, ContentError, NarrativeContext, PromptTemplate};
 
 /// A content item a [`ContentCatalog`] holds: it has an id, unique among its kind.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be kept in a `ContentCatalog`: it does not implement `CatalogItem`",
+    label = "not a catalog item",
+    note = "implement `CatalogItem` for `{Self}`: `KIND` (the kind's name in messages) and `id` (the item's unique id)"
+)]
 pub trait CatalogItem {
     /// The kind's name in messages: `action`, `prompt template`.
     const KIND: &'static str;

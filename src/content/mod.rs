@@ -84,7 +84,8 @@ pub struct ContentPlugin {
 
 /// Where content is found, relative to the asset root. Read when the game file is
 /// first requested, at startup.
-#[derive(Resource, Debug, Clone, PartialEq, Eq)]
+#[derive(Resource, Debug, Clone, PartialEq, Eq, Reflect)]
+#[reflect(Resource, Default)]
 pub struct ContentSettings {
     /// The game file listing the mods to load.
     pub game_file: String,
@@ -108,6 +109,7 @@ impl Plugin for ContentPlugin {
             "ContentPlugin loads content through Bevy's assets: add AssetPlugin (or DefaultPlugins) before LoomPlugins"
         );
         app.insert_resource(self.settings.clone())
+            .register_type::<ContentSettings>()
             .init_resource::<ContentRegistry>()
             .init_resource::<ContentFiles>()
             .init_resource::<TargetScopeNames>()

@@ -44,6 +44,11 @@ pub type LimitsFuture = Pin<Box<dyn Future<Output = Option<ServerLimits>> + Send
 ///
 /// Futures run on the bridge's own runtime (Tokio), never on the main thread or
 /// Bevy's task pools, so a backend may do network I/O freely.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an LLM backend: it does not implement `LlmBackend`",
+    label = "not an LLM backend",
+    note = "implement `LlmBackend` for `{Self}`: `describe` (a short name for logs) and `complete` (one request to an `LlmFuture`); `model` and `limits` are optional. It must be `Send + Sync + 'static`; wrap it in an `Arc` for `BackendChoice::Custom`"
+)]
 pub trait LlmBackend: Send + Sync + 'static {
     /// A short name for logs: `offline`, `openai http://127.0.0.1:8080/v1`.
     fn describe(&self) -> String;

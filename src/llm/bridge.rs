@@ -9,7 +9,7 @@ use bevy::prelude::*;
 use super::profile::ServerProfiles;
 use super::scheduler::{self, Arrival, Command, Job, Schedule};
 use super::{
-    LlmBackend, LlmDelta, LlmError, LlmRequest, LlmResponse, LlmSettings, RequestId,
+    LlmBackend, LlmDelta, LlmError, LlmPlugin, LlmRequest, LlmResponse, LlmSettings, RequestId,
     SamplingOptions,
 };
 
@@ -51,17 +51,17 @@ impl LlmBridge {
     ) -> Self {
         Self::start(
             vec![backend],
-            &LlmSettings {
-                deadline,
-                sampling,
-                ..LlmSettings::default()
+            &LlmPlugin {
+                settings: LlmSettings { deadline, sampling },
+                ..LlmPlugin::default()
             },
         )
     }
 
     /// Starts a bridge over several endpoints (a fleet of servers), scheduled as
-    /// `settings` say. Its backend choice is ignored: `endpoints` answer.
-    pub fn start(endpoints: Vec<Arc<dyn LlmBackend>>, settings: &LlmSettings) -> Self {
+    /// `plugin` says. Its backend choice is ignored: `endpoints` answer.
+    pub fn start(endpoints: Vec<Arc<dyn LlmBackend>>, plugin: &LlmPlugin) -> Self {
+        let settings = &plugin.settings;
         let (commands, receiver) = tokio::sync::mpsc::unbounded_channel();
         let (arrived, arrivals) = mpsc::channel();
         let description = endpoints
@@ -71,9 +71,9 @@ impl LlmBridge {
             .join(" + ");
         let schedule = Schedule {
             deadline: settings.deadline,
-            concurrency: settings.concurrency_per_endpoint,
-            retry: settings.retry.clone(),
-            breaker: settings.breaker.clone(),
+            concurrency: plugin.concurrency_per_endpoint,
+            retry: plugin.retry.clone(),
+            breaker: plugin.breaker.clone(),
         };
         let running = Arc::new(AtomicUsize::new(0));
         let shared_running = Arc::clone(&running);

@@ -7,7 +7,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use thiserror::Error;
 
-use super::{BackendChoice, LONGEST_DEADLINE, LlmEnvironment, LlmSettings, SamplingOptions};
+use super::{
+    BackendChoice, LONGEST_DEADLINE, LlmEnvironment, LlmPlugin, LlmSettings, SamplingOptions,
+};
 
 /// The settings file. Every field is optional; what is missing keeps its default.
 ///
@@ -125,7 +127,7 @@ impl std::fmt::Debug for LlmConfig {
 
 impl LlmConfig {
     /// Reads a settings file: RON for `.ron`, JSON otherwise. Settings that cannot
-    /// work (see [`settings`](Self::settings)) are an error naming the field.
+    /// work (see [`plugin`](Self::plugin)) are an error naming the field.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, LlmConfigError> {
         let path = path.as_ref();
         let file = path.display().to_string();
@@ -205,31 +207,34 @@ impl LlmConfig {
         Ok(())
     }
 
-    /// The settings this file describes, with the process's environment choosing the
-    /// backend where it names one; see [`settings_in`](Self::settings_in).
-    pub fn settings(&self) -> Result<LlmSettings, LlmConfigError> {
-        self.settings_in(&LlmEnvironment::process())
+    /// The plugin this file describes, with the process's environment choosing the
+    /// backend where it names one; see [`plugin_in`](Self::plugin_in).
+    pub fn plugin(&self) -> Result<LlmPlugin, LlmConfigError> {
+        self.plugin_in(&LlmEnvironment::process())
     }
 
-    /// The settings this file describes, in `environment`. The environment chooses the
+    /// The plugin this file describes, in `environment`. The environment chooses the
     /// backend only where it names one of its own (`LOOM_LLM_URL`, `LOOM_LLM_REPLAY`,
     /// or `LOOM_LLM_PROVIDER` set to `ollama` or `offline`, as
     /// [`BackendChoice::from_environment`] reads them); `LOOM_LLM_RECORD` alone
     /// records this file's backend, and `OLLAMA_HOST` alone changes nothing.
-    pub fn settings_in(&self, environment: &LlmEnvironment) -> Result<LlmSettings, LlmConfigError> {
+    pub fn plugin_in(&self, environment: &LlmEnvironment) -> Result<LlmPlugin, LlmConfigError> {
         self.check().map_err(LlmConfigError::Unusable)?;
-        let defaults = LlmSettings::default();
-        Ok(LlmSettings {
+        let defaults = LlmPlugin::default();
+        let settings = &defaults.settings;
+        Ok(LlmPlugin {
             backend: BackendChoice::from_environment_or(environment, self.backend(environment)),
-            deadline: self
-                .deadline_seconds
-                .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
-                .unwrap_or(defaults.deadline),
-            sampling: SamplingOptions {
-                temperature: self.temperature.or(defaults.sampling.temperature),
-                max_tokens: self.max_tokens.or(defaults.sampling.max_tokens),
-                seed: self.seed,
-                stop: self.stop.clone(),
+            settings: LlmSettings {
+                deadline: self
+                    .deadline_seconds
+                    .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+                    .unwrap_or(settings.deadline),
+                sampling: SamplingOptions {
+                    temperature: self.temperature.or(settings.sampling.temperature),
+                    max_tokens: self.max_tokens.or(settings.sampling.max_tokens),
+                    seed: self.seed,
+                    stop: self.stop.clone(),
+                },
             },
             concurrency_per_endpoint: self
                 .concurrency_per_endpoint
@@ -345,32 +350,29 @@ mod tests {
                 model: "tiny", temperature: 0.2, maxTokens: 99, deadlineSeconds: 2.5,
                 concurrencyPerEndpoint: 2, maxRetries: 0, stop: ["\n"])"#,
         );
-        let settings = LlmConfig::load(&path)
+        let plugin = LlmConfig::load(&path)
             .expect("valid settings")
-            .settings_in(&environment(&[]))
+            .plugin_in(&environment(&[]))
             .expect("settings that work");
-        assert_eq!(settings.sampling.temperature, Some(0.2));
-        assert_eq!(settings.sampling.max_tokens, Some(99));
-        assert_eq!(settings.sampling.stop, ["\n"]);
-        assert_eq!(settings.deadline, Duration::from_millis(2500));
+        assert_eq!(plugin.settings.sampling.temperature, Some(0.2));
+        assert_eq!(plugin.settings.sampling.max_tokens, Some(99));
+        assert_eq!(plugin.settings.sampling.stop, ["\n"]);
+        assert_eq!(plugin.settings.deadline, Duration::from_millis(2500));
         assert_eq!(
-            (
-                settings.concurrency_per_endpoint,
-                settings.retry.max_retries
-            ),
+            (plugin.concurrency_per_endpoint, plugin.retry.max_retries),
             (2, 0)
         );
         assert!(
-            matches!(&settings.backend, BackendChoice::Fleet(members) if members.len() == 2),
+            matches!(&plugin.backend, BackendChoice::Fleet(members) if members.len() == 2),
             "{:?}",
-            settings.backend
+            plugin.backend
         );
     }
 
     #[test]
     fn a_json_file_without_urls_answers_offline_with_its_seed() {
         let settings = json(r#"{ "seed": 42 }"#)
-            .settings_in(&environment(&[]))
+            .plugin_in(&environment(&[]))
             .expect("settings that work");
         assert!(matches!(
             settings.backend,
@@ -420,7 +422,7 @@ mod tests {
             let built_in_code: LlmConfig = serde_json::from_str(text).expect("well-formed");
             assert!(
                 matches!(
-                    built_in_code.settings_in(&environment(&[])),
+                    built_in_code.plugin_in(&environment(&[])),
                     Err(LlmConfigError::Unusable(_))
                 ),
                 "{text}"
@@ -433,7 +435,7 @@ mod tests {
         let vars = environment(&[("GAME_API_KEY", "sk-game"), ("HOME", "/home/player")]);
         let settings =
             json(r#"{ "urls": ["http://127.0.0.1:8080/v1"], "apiKeyEnv": "GAME_API_KEY" }"#)
-                .settings_in(&vars)
+                .plugin_in(&vars)
                 .expect("settings that work");
         assert!(
             matches!(&settings.backend, BackendChoice::OpenAi(server)
@@ -446,7 +448,7 @@ mod tests {
             api_key_env: Some("HOME".to_owned()),
             ..LlmConfig::default()
         };
-        let error = config.settings_in(&vars).expect_err("HOME is no key");
+        let error = config.plugin_in(&vars).expect_err("HOME is no key");
         assert!(error.to_string().contains("_API_KEY"), "{error}");
         for name in ["GITHUB_TOKEN", "OPENAI_API_KEY", "LLM2_API_KEY"] {
             assert!(names_a_key(name), "{name}");
@@ -468,7 +470,7 @@ mod tests {
         let config = json(r#"{ "urls": ["http://127.0.0.1:8080/v1"], "model": "tiny" }"#);
         let backend = |vars: &[(&str, &str)]| {
             config
-                .settings_in(&environment(vars))
+                .plugin_in(&environment(vars))
                 .expect("settings that work")
                 .backend
         };

@@ -11,9 +11,9 @@ use super::BackendChoice;
 
 /// Where the bridge reads its environment variables from.
 ///
-/// [`BackendChoice::FromEnv`] and [`LlmConfig::settings`](super::LlmConfig::settings)
+/// [`BackendChoice::FromEnv`] and [`LlmConfig::plugin`](super::LlmConfig::plugin)
 /// read [`process`](Self::process); [`BackendChoice::from_environment`] and
-/// [`LlmConfig::settings_in`](super::LlmConfig::settings_in) take any, such as
+/// [`LlmConfig::plugin_in`](super::LlmConfig::plugin_in) take any, such as
 /// [`from_vars`](Self::from_vars) in a test.
 #[derive(Clone)]
 pub struct LlmEnvironment {

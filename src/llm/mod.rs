@@ -216,7 +216,7 @@ pub(crate) fn without_credentials(url: &str) -> String {
 /// The longest deadline that settings may give a request.
 pub const LONGEST_DEADLINE: Duration = Duration::from_secs(60 * 60);
 
-/// Why [`LlmSettings`] cannot work.
+/// Why an [`LlmPlugin`]'s settings cannot work.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LlmSettingsError {
@@ -241,100 +241,133 @@ pub enum LlmSettingsError {
     },
 }
 
-/// How the bridge talks to a model.
+/// What the bridge applies to each request, changeable at run time.
 ///
-/// The plugin copies these into a resource. Changing `deadline` or `sampling` there
-/// applies to requests submitted afterwards; the backend is chosen once, at startup.
-#[derive(Resource, Debug, Clone)]
+/// [`LlmPlugin`] copies these into a resource; a change there applies to requests
+/// submitted afterwards. What the bridge is started with (the backend, concurrency,
+/// retries, the breaker) is on the plugin.
+#[derive(Resource, Debug, Clone, Reflect)]
+#[reflect(Resource, Default)]
 pub struct LlmSettings {
-    /// Which backend answers.
-    pub backend: BackendChoice,
-    /// How long a request may take before it ends as [`LlmError::TimedOut`].
+    /// How long a request may take before it ends as [`LlmError::TimedOut`]. The
+    /// bridge's scheduler also starts with it as its default.
     pub deadline: Duration,
     /// Sampling defaults for requests that leave them unset.
     pub sampling: SamplingOptions,
-    /// How many requests one endpoint answers at a time; the rest wait in the queue.
-    pub concurrency_per_endpoint: usize,
-    /// How failed requests are tried again.
-    pub retry: RetryPolicy,
-    /// When a failing endpoint is skipped, and for how long.
-    pub breaker: BreakerSettings,
 }
 
 impl LlmSettings {
-    /// The first setting that cannot work: no concurrency, a zero deadline or one
-    /// longer than [`LONGEST_DEADLINE`], an empty fleet, a server with no slots.
-    ///
-    /// [`LlmPlugin`] checks its settings at startup; see there for what happens then.
+    /// The first setting that cannot work: a zero deadline or one longer than
+    /// [`LONGEST_DEADLINE`].
     pub fn validate(&self) -> Result<(), LlmSettingsError> {
-        if self.concurrency_per_endpoint == 0 {
-            return Err(LlmSettingsError::NoConcurrency);
-        }
         if self.deadline.is_zero() || self.deadline > LONGEST_DEADLINE {
             return Err(LlmSettingsError::Deadline(self.deadline));
         }
-        self.backend.validate()
+        Ok(())
     }
 }
 
 impl Default for LlmSettings {
     fn default() -> Self {
         Self {
-            backend: BackendChoice::FromEnv,
             deadline: Duration::from_secs(60),
             sampling: SamplingOptions {
                 temperature: Some(0.7),
                 max_tokens: Some(256),
                 ..default()
             },
-            concurrency_per_endpoint: 4,
-            retry: RetryPolicy::default(),
-            breaker: BreakerSettings::default(),
         }
     }
 }
 
-/// Starts the [`LlmBridge`] and writes [`LlmResponse`] messages in [`LlmSystems`].
+/// Starts the [`LlmBridge`] and writes [`LlmResponse`] messages in [`LlmSystems::Receive`].
 ///
-/// Settings that cannot work ([`LlmSettings::validate`]) are an error in the log at
+/// The backend, concurrency, retries and breaker are read once, when the bridge
+/// starts; the deadline and sampling defaults in [`settings`](Self::settings) follow
+/// the [`LlmSettings`] resource at run time.
+///
+/// Settings that cannot work ([`LlmPlugin::validate`]) are an error in the log at
 /// startup, and the game goes on with the nearest that can: one request at a time
 /// per endpoint for no concurrency, the offline backend for an empty fleet, no
 /// slot for a server with 0 slots, and a deadline as given (0 times every request
 /// out at once, with an error that says to raise it).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct LlmPlugin {
-    /// The backend, deadline and sampling defaults.
+    /// Which backend answers; chosen once, at startup.
+    pub backend: BackendChoice,
+    /// How many requests one endpoint answers at a time; the rest wait in the queue.
+    pub concurrency_per_endpoint: usize,
+    /// How failed requests are tried again.
+    pub retry: RetryPolicy,
+    /// When a failing endpoint is skipped, and for how long.
+    pub breaker: BreakerSettings,
+    /// The deadline and sampling defaults, copied into a resource that may change at run time.
     pub settings: LlmSettings,
+}
+
+impl Default for LlmPlugin {
+    fn default() -> Self {
+        Self {
+            backend: BackendChoice::FromEnv,
+            concurrency_per_endpoint: 4,
+            retry: RetryPolicy::default(),
+            breaker: BreakerSettings::default(),
+            settings: LlmSettings::default(),
+        }
+    }
+}
+
+impl LlmPlugin {
+    /// The first setting that cannot work: no concurrency, a zero deadline or one
+    /// longer than [`LONGEST_DEADLINE`], an empty fleet, a server with no slots.
+    pub fn validate(&self) -> Result<(), LlmSettingsError> {
+        if self.concurrency_per_endpoint == 0 {
+            return Err(LlmSettingsError::NoConcurrency);
+        }
+        self.settings.validate()?;
+        self.backend.validate()
+    }
 }
 
 impl Plugin for LlmPlugin {
     fn build(&self, app: &mut App) {
-        if let Err(error) = self.settings.validate() {
+        if let Err(error) = self.validate() {
             error!("the LLM settings cannot work: {error}");
         }
-        let bridge = LlmBridge::start(self.settings.backend.endpoints(), &self.settings);
+        let bridge = LlmBridge::start(self.backend.endpoints(), self);
         info!("bevy_loom answers with {}", bridge.backend_description());
         app.insert_resource(self.settings.clone())
             .insert_resource(bridge)
+            .register_type::<LlmSettings>()
             .init_resource::<LlmStats>()
             .add_message::<LlmResponse>()
             .add_message::<LlmDelta>()
             .add_systems(
                 PreUpdate,
-                apply_settings.run_if(resource_changed::<LlmSettings>),
+                apply_settings
+                    .run_if(resource_changed::<LlmSettings>)
+                    .in_set(LlmSystems::ApplySettings),
             )
-            .add_systems(Update, receive_responses.in_set(LlmSystems))
-            // Requests submitted after `Receive` (narration, the game's own) leave this frame.
-            .add_systems(Last, flush_requests);
+            .add_systems(Update, receive_responses.in_set(LlmSystems::Receive))
+            .add_systems(Last, flush_requests.in_set(LlmSystems::Flush));
     }
 }
 
-/// The bridge's system that drains finished requests into [`LlmResponse`] and
-/// [`LlmDelta`] messages, in `Update`. With the other bevy_loom plugins it runs in
-/// [`LoomSystems::Receive`](crate::LoomSystems::Receive): between prompts being
-/// submitted and answers being read.
+/// The bridge's systems, one set per schedule they run in.
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct LlmSystems;
+pub enum LlmSystems {
+    /// In `PreUpdate`: hands a changed [`LlmSettings`]' deadline and sampling to the
+    /// bridge, for requests submitted afterwards.
+    ApplySettings,
+    /// In `Update`: drains finished requests into [`LlmResponse`] and [`LlmDelta`]
+    /// messages. With the other bevy_loom plugins it runs in
+    /// [`LoomSystems::Receive`](crate::LoomSystems::Receive): between prompts being
+    /// submitted and answers being read.
+    Receive,
+    /// In `Last`: sends the requests submitted after [`Receive`](Self::Receive)
+    /// (narration's, the game's own) this frame rather than the next.
+    Flush,
+}
 
 fn apply_settings(settings: Res<LlmSettings>, mut bridge: ResMut<LlmBridge>) {
     bridge.set_defaults(settings.deadline, settings.sampling.clone());
@@ -362,10 +395,10 @@ mod tests {
 
     #[test]
     fn settings_that_cannot_work_say_which() {
-        assert_eq!(LlmSettings::default().validate(), Ok(()));
-        let invalid = |settings: LlmSettings| settings.validate().expect_err("cannot work");
+        assert_eq!(LlmPlugin::default().validate(), Ok(()));
+        let invalid = |plugin: LlmPlugin| plugin.validate().expect_err("cannot work");
         assert_eq!(
-            invalid(LlmSettings {
+            invalid(LlmPlugin {
                 concurrency_per_endpoint: 0,
                 ..default()
             }),
@@ -373,8 +406,11 @@ mod tests {
         );
         for deadline in [Duration::ZERO, Duration::MAX] {
             assert_eq!(
-                invalid(LlmSettings {
-                    deadline,
+                invalid(LlmPlugin {
+                    settings: LlmSettings {
+                        deadline,
+                        ..default()
+                    },
                     ..default()
                 }),
                 LlmSettingsError::Deadline(deadline)
@@ -385,7 +421,7 @@ mod tests {
             cassette: "turns.jsonl".into(),
         };
         assert_eq!(
-            invalid(LlmSettings {
+            invalid(LlmPlugin {
                 backend: nested_empty,
                 ..default()
             }),
@@ -398,7 +434,7 @@ mod tests {
                 slots: Some(0),
                 ..default()
             })]);
-            let error = invalid(LlmSettings {
+            let error = invalid(LlmPlugin {
                 backend: no_slots,
                 ..default()
             })

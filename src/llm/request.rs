@@ -70,7 +70,7 @@ impl ChatMessage {
 pub struct RequestId(pub u64);
 
 /// Sampling options; `None` leaves the server's default.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Reflect, serde::Serialize, serde::Deserialize)]
 pub struct SamplingOptions {
     /// Randomness, usually 0.0–1.0.
     pub temperature: Option<f32>,

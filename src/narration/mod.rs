@@ -63,17 +63,13 @@ pub enum Verbosity {
 }
 
 /// How reports are narrated.
-#[derive(Resource, Debug, Clone, PartialEq)]
+#[derive(Resource, Debug, Clone, PartialEq, Reflect)]
+#[reflect(Resource, Default)]
 pub struct NarrationSettings {
     /// How much of the picked material to use.
     pub verbosity: Verbosity,
     /// How long the model may take; past it the offline weave is the final text.
     pub deadline: Duration,
-    /// Seeds fragment picks (read at startup): the same seed and reports give the same picks.
-    pub seed: u64,
-    /// How many recent picks per entity are not picked again while their pool has
-    /// others (read at startup).
-    pub repetition_window: usize,
     /// Ask the model to weave; `false` always uses the offline weaver.
     pub use_model: bool,
     /// Ask for the model's text in pieces, shown as they come (`is_final: false`, each
@@ -90,8 +86,6 @@ impl Default for NarrationSettings {
         Self {
             verbosity: Verbosity::Full,
             deadline: Duration::from_secs(2),
-            seed: 0,
-            repetition_window: 10,
             use_model: true,
             stream: true,
             max_tokens: 160,
@@ -132,10 +126,26 @@ pub struct NarrationText {
 }
 
 /// Narrates every [`ActionReport`] in [`LoomSystems::Narrate`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct NarrationPlugin {
-    /// How reports are narrated.
+    /// How reports are narrated, copied into a resource that may change at run time.
     pub settings: NarrationSettings,
+    /// Seeds fragment picks: the same seed and reports give the same picks. The
+    /// plugin builds its fragment resolver with it once, at startup.
+    pub seed: u64,
+    /// How many recent picks per entity are not picked again while their pool has
+    /// others; read once, at startup.
+    pub repetition_window: usize,
+}
+
+impl Default for NarrationPlugin {
+    fn default() -> Self {
+        Self {
+            settings: NarrationSettings::default(),
+            seed: 0,
+            repetition_window: 10,
+        }
+    }
 }
 
 impl Plugin for NarrationPlugin {
@@ -144,12 +154,13 @@ impl Plugin for NarrationPlugin {
         app.insert_resource(settings.clone())
             .insert_resource(Narrator {
                 resolver: FragmentResolver::new(
-                    settings.seed,
-                    settings.repetition_window,
+                    self.seed,
+                    self.repetition_window,
                     settings.verbosity,
                 ),
                 pending: HashMap::default(),
             })
+            .register_type::<NarrationSettings>()
             .add_message::<ActionReport>()
             .add_message::<NarrationText>()
             .add_message::<Witnessed>()

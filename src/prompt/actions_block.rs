@@ -12,7 +12,7 @@ use crate::content::{ContentRegistry, ModActionMetadata, action_namespace};
 use crate::world::AvailableAction;
 
 /// When the block groups actions by mod.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, bevy::reflect::Reflect)]
 pub struct BlockOptions {
     /// Group only when at least this many actions are offered.
     pub min_actions: usize,

@@ -22,7 +22,7 @@ use crate::content::ContentRegistry;
 use crate::world::{AvailableAction, OfferedActions};
 
 /// How many estimated tokens ([`estimate_tokens`]) a decision prompt and its parts may take.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, bevy::reflect::Reflect)]
 pub struct PromptBudgets {
     /// The whole first prompt of a conversation with the model (system and user
     /// messages): the available actions are trimmed to fit what the rest leaves.

@@ -29,8 +29,8 @@ pub use components::{
     CarriedBy, Character, DisplayName, Exits, InPlace, NarrativeKey, Place, Player, Tags,
 };
 pub use perception::{describe_surroundings, write_surroundings};
-pub use schedule::LoomSystems;
 pub(crate) use schedule::configure_loom_sets;
+pub use schedule::{LoomSystems, WorldSystems};
 pub use scope::{ScopeFn, TargetScopeAppExt, TargetScopes};
 pub use view::{EntityView, PlaceRevisions, WorldView, WorldViewChanges, WorldViewQuery};
 pub use witnessed::Witnessed;
@@ -57,7 +57,8 @@ impl Plugin for WorldPlugin {
             .register_type::<NarrativeKey>()
             .init_resource::<TargetScopeNames>()
             .add_message::<Witnessed>()
-            .add_systems(PreUpdate, publish_scope_names.before(ContentSystems));
+            .add_systems(PreUpdate, publish_scope_names.in_set(WorldSystems))
+            .configure_sets(PreUpdate, WorldSystems.before(ContentSystems));
     }
 }
 

@@ -12,7 +12,7 @@ pub enum LoomSystems {
     Sense,
     /// Prompt assembly and submission.
     Think,
-    /// Drain the bridge into [`LlmResponse`](crate::llm::LlmResponse) messages ([`LlmSystems`]).
+    /// Drain the bridge into [`LlmResponse`](crate::llm::LlmResponse) messages ([`LlmSystems::Receive`]).
     Receive,
     /// Parse and validate answers; write [`ActionRequest`](crate::actors::ActionRequest)s.
     Decide,
@@ -22,9 +22,15 @@ pub enum LoomSystems {
     Remember,
 }
 
+/// The world view's systems: in `PreUpdate`, before
+/// [`ContentSystems`](crate::content::ContentSystems), they tell the content layer which
+/// target scope names exist, so actions naming others are rejected at load.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct WorldSystems;
+
 /// Orders the stages; every feature plugin calls it, so each works alone.
 pub(crate) fn configure_loom_sets(app: &mut App) {
-    app.configure_sets(Update, LlmSystems.in_set(LoomSystems::Receive))
+    app.configure_sets(Update, LlmSystems::Receive.in_set(LoomSystems::Receive))
         .configure_sets(
             Update,
             (

@@ -55,7 +55,7 @@ fn each_actor_thinks_with_the_template_its_spec_names() {
     let mut app = loom_app(
         dir.path(),
         false,
-        LlmSettings {
+        LlmPlugin {
             backend: BackendChoice::Offline { seed: 1 },
             ..default()
         },
@@ -193,7 +193,7 @@ fn a_scene_character_without_an_actor_key_is_a_plain_npc_and_never_asks_a_model(
     let mut app = loom_app(
         &repo_assets(),
         false,
-        LlmSettings {
+        LlmPlugin {
             backend: BackendChoice::Custom(Arc::new(AskedBackend(Arc::clone(&asked)))),
             ..default()
         },

@@ -40,9 +40,9 @@ impl LlmBackend for Replier {
 }
 
 #[derive(Resource, Default)]
-struct Heard(Vec<ConversationEvent>);
+struct Heard(Vec<ConversationUpdate>);
 
-fn listen(mut heard: ResMut<Heard>, mut events: MessageReader<ConversationEvent>) {
+fn listen(mut heard: ResMut<Heard>, mut events: MessageReader<ConversationUpdate>) {
     heard.0.extend(events.read().cloned());
 }
 
@@ -95,7 +95,7 @@ impl Tavern {
         }
     }
 
-    fn heard(&self) -> &[ConversationEvent] {
+    fn heard(&self) -> &[ConversationUpdate] {
         &self.app.world().resource::<Heard>().0
     }
 }
@@ -106,7 +106,7 @@ const WELCOME: &str = r#"{"action": null, "speech": "Rooms are two silver.", "th
 fn the_addressed_actor_replies_instead_of_acting_while_others_act() {
     let mut tavern = open_tavern(WELCOME);
     let log = tavern.say("@Marta, any rooms free?", true);
-    assert_eq!(tavern.heard(), [ConversationEvent::Started(tavern.marta)]);
+    assert_eq!(tavern.heard(), [ConversationUpdate::Started(tavern.marta)]);
     let marta_prompt = log
         .prompts
         .iter()
@@ -136,8 +136,8 @@ fn the_addressed_actor_replies_instead_of_acting_while_others_act() {
     assert_eq!(
         tavern.heard(),
         [
-            ConversationEvent::Started(tavern.marta),
-            ConversationEvent::Ended(tavern.marta)
+            ConversationUpdate::Started(tavern.marta),
+            ConversationUpdate::Ended(tavern.marta)
         ]
     );
     let log = tavern.say("Hello?", false);
@@ -151,7 +151,7 @@ fn a_name_nobody_has_gets_a_notice_and_no_reply() {
     assert!(log.prompts.is_empty());
     assert_eq!(
         tavern.heard(),
-        [ConversationEvent::Notice(
+        [ConversationUpdate::Notice(
             "Nobody here is called Mar.".to_owned()
         )]
     );

@@ -67,7 +67,7 @@ fn fast_retries() -> RetryPolicy {
 
 /// An app whose bridge asks the server at `url` and retries quickly.
 fn retrying_app(url: &str) -> App {
-    app(LlmSettings {
+    app(LlmPlugin {
         backend: endpoint(url),
         retry: fast_retries(),
         ..default()
@@ -88,10 +88,10 @@ fn collect(mut outcomes: ResMut<Outcomes>, mut responses: MessageReader<LlmRespo
     outcomes.0.extend(responses.read().cloned());
 }
 
-/// An app with only the bridge, configured by `settings`.
-fn app(settings: LlmSettings) -> App {
+/// An app with only the bridge, configured by `plugin`.
+fn app(plugin: LlmPlugin) -> App {
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, LlmPlugin { settings }))
+    app.add_plugins((MinimalPlugins, plugin))
         .init_resource::<Outcomes>()
         .add_systems(Update, collect.after(LoomSystems::Receive));
     app.finish();
@@ -204,7 +204,7 @@ fn a_breaker_opens_and_fails_fast() {
         failures_to_open: 2,
         open_for: Duration::from_secs(3600),
     };
-    let mut app = app(LlmSettings {
+    let mut app = app(LlmPlugin {
         backend: endpoint(&url),
         retry: RetryPolicy {
             max_retries: 0,
@@ -243,7 +243,7 @@ fn a_fleet_fails_over_from_a_dead_server() {
     let (_server, good, count) = server(|_, _| completion("served"));
     let refused = crate::support::RefusedPort::new();
     let dead = refused.base_url();
-    let mut app = app(LlmSettings {
+    let mut app = app(LlmPlugin {
         backend: BackendChoice::Fleet(vec![endpoint(&dead), endpoint(&good)]),
         retry: fast_retries(),
         ..default()
@@ -307,7 +307,7 @@ fn slow_answers_time_out_and_cancelled_ones_end_cancelled() {
         std::thread::sleep(Duration::from_millis(1500));
         completion("too late")
     });
-    let mut app = app(LlmSettings {
+    let mut app = app(LlmPlugin {
         backend: endpoint(&url),
         ..default()
     });
@@ -350,7 +350,7 @@ fn dialogue_goes_before_background_thinking() {
         }
         completion("ok")
     });
-    let mut app = app(LlmSettings {
+    let mut app = app(LlmPlugin {
         backend: endpoint(&url),
         concurrency_per_endpoint: 1,
         ..default()
@@ -401,7 +401,7 @@ fn requests_submitted_in_one_frame_start_highest_priority_first() {
         seen.lock().expect("the record").push(text);
         completion("ok")
     });
-    let mut app = app(LlmSettings {
+    let mut app = app(LlmPlugin {
         backend: endpoint(&url),
         concurrency_per_endpoint: 1,
         ..default()
@@ -486,9 +486,12 @@ fn a_retry_after_too_long_to_wait_ends_each_request_and_the_bridge_goes_on() {
 #[test]
 fn a_deadline_too_long_to_add_still_gets_an_answer() {
     let (_server, url, _) = server(|_, _| completion("Evening."));
-    let mut app = app(LlmSettings {
+    let mut app = app(LlmPlugin {
         backend: endpoint(&url),
-        deadline: Duration::MAX,
+        settings: LlmSettings {
+            deadline: Duration::MAX,
+            ..default()
+        },
         ..default()
     });
     let ids = [
@@ -540,7 +543,7 @@ impl bevy_loom::llm::LlmBackend for PanicsWhenDescribedAgain {
 #[test]
 fn a_panic_while_serving_a_request_ends_it_and_the_bridge_serves_the_next() {
     let backend = Arc::new(PanicsWhenDescribedAgain(AtomicUsize::new(0)));
-    let mut app = app(LlmSettings {
+    let mut app = app(LlmPlugin {
         backend: BackendChoice::Custom(backend),
         concurrency_per_endpoint: 1,
         retry: RetryPolicy {
@@ -620,7 +623,7 @@ impl BusyFleet {
     fn new() -> Self {
         let (busy_server, busy, release, busy_count) = holding_server();
         let (free_server, free, _) = server(|_, _| completion("from the free server"));
-        let mut app = app(LlmSettings {
+        let mut app = app(LlmPlugin {
             backend: BackendChoice::Fleet(vec![endpoint(&busy), endpoint(&free)]),
             concurrency_per_endpoint: 1,
             ..default()
@@ -673,7 +676,7 @@ fn a_request_bound_to_a_busy_server_goes_to_a_free_one() {
 #[test]
 fn a_request_waiting_behind_busy_slots_ends_at_its_deadline() {
     let (_server, url, release, count) = holding_server();
-    let mut app = app(LlmSettings {
+    let mut app = app(LlmPlugin {
         backend: endpoint(&url),
         concurrency_per_endpoint: 1,
         ..default()

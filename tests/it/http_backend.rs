@@ -329,7 +329,7 @@ fn slow_server_times_out_once_per_request() {
 #[test]
 fn api_key_never_shows() {
     let settings = settings("http://127.0.0.1:9/v1");
-    let llm_settings = LlmSettings {
+    let llm_settings = LlmPlugin {
         backend: BackendChoice::OpenAi(settings.clone()),
         ..default()
     };
@@ -566,7 +566,7 @@ fn requests_with_the_same_affinity_go_to_the_same_server_of_a_fleet() {
                 as Arc<dyn LlmBackend>
         })
         .collect();
-    let mut bridge = LlmBridge::start(endpoints, &bevy_loom::llm::LlmSettings::default());
+    let mut bridge = LlmBridge::start(endpoints, &bevy_loom::llm::LlmPlugin::default());
     for _ in 0..6 {
         bridge.submit(LlmRequest {
             affinity: Some(7),
@@ -596,7 +596,7 @@ fn a_fleet_uses_every_slot_of_every_server() {
             })
             .collect(),
     );
-    let mut bridge = LlmBridge::start(fleet.endpoints(), &LlmSettings::default());
+    let mut bridge = LlmBridge::start(fleet.endpoints(), &LlmPlugin::default());
     for affinity in 0..4 {
         bridge.submit(LlmRequest {
             affinity: Some(affinity),

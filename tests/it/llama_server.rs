@@ -183,14 +183,16 @@ fn the_server_answers_a_decision_that_passes_validation_and_streams() {
 #[test]
 fn the_tavern_plays_three_turns_against_the_server_without_rejections() {
     let Some(server) = llama_server() else { return };
-    let llm = LlmSettings {
+    let llm = LlmPlugin {
         backend: BackendChoice::OpenAi(backend(&server)),
-        deadline: Duration::from_secs(120),
-        sampling: SamplingOptions {
-            max_tokens: Some(400),
-            ..SamplingOptions::default()
+        settings: LlmSettings {
+            deadline: Duration::from_secs(120),
+            sampling: SamplingOptions {
+                max_tokens: Some(400),
+                ..SamplingOptions::default()
+            },
         },
-        ..LlmSettings::default()
+        ..LlmPlugin::default()
     };
     let actors = SmartActorSettings {
         limits: limits(),

@@ -19,6 +19,7 @@ mod prompt_economy;
 mod real_servers;
 mod record_replay;
 mod scheduling;
+mod settings_reflection;
 mod setup;
 mod shared_prompts;
 mod streaming;

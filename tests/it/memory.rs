@@ -236,7 +236,7 @@ fn seeds_are_pinned_again_after_a_spec_edit_or_a_new_store() {
     let mut app = crate::support::loom_app(
         dir.path(),
         true,
-        LlmSettings {
+        LlmPlugin {
             backend: FixedBackend::choice(r#"{"type": "NONE"}"#),
             ..default()
         },

@@ -102,7 +102,7 @@ fn scene(answer: Option<Answer>, settings: NarrationSettings) -> Scene {
         None => BackendChoice::Offline { seed: 0 },
     };
     let mut app = HeadlessApp::new(content.path())
-        .llm(LlmSettings {
+        .llm(LlmPlugin {
             backend,
             ..default()
         })

@@ -59,9 +59,12 @@ fn allowed_verbs_narrow_the_offer_and_the_utterance_limit_is_enforced() {
     let content = content_dir(&files());
     let answer = r#"{"action": 1, "speech": "Stand back, all of you!", "thought": ""}"#;
     let mut app = HeadlessApp::new(content.path())
-        .llm(LlmSettings {
+        .llm(LlmPlugin {
             backend: FixedBackend::choice(answer),
-            deadline: Duration::from_secs(5),
+            settings: LlmSettings {
+                deadline: Duration::from_secs(5),
+                ..default()
+            },
             ..default()
         })
         .build();

@@ -425,7 +425,7 @@ fn reading_room(backstory: usize) -> (tempfile::TempDir, App, Entity) {
     let mut app = loom_app(
         dir.path(),
         false,
-        LlmSettings {
+        LlmPlugin {
             backend: FixedBackend::choice(r#"{"type": "NONE"}"#),
             ..default()
         },

@@ -54,8 +54,8 @@ fn fast_retries() -> RetryPolicy {
     }
 }
 
-fn bridge(backend: &BackendChoice, settings: LlmSettings) -> LlmBridge {
-    LlmBridge::start(backend.endpoints(), &settings)
+fn bridge(backend: &BackendChoice, plugin: LlmPlugin) -> LlmBridge {
+    LlmBridge::start(backend.endpoints(), &plugin)
 }
 
 fn hello() -> LlmRequest {
@@ -100,7 +100,7 @@ fn a_server_loading_its_model_is_waited_for_not_failed() {
     let backend = openai(&url);
     let mut bridge = bridge(
         &backend,
-        LlmSettings {
+        LlmPlugin {
             retry: fast_retries(),
             ..default()
         },
@@ -128,7 +128,7 @@ fn a_server_still_loading_at_the_deadline_says_so() {
         serve(axum::Router::new().route("/v1/chat/completions", post(|| async { loading() })));
     let mut bridge = bridge(
         &openai(&url),
-        LlmSettings {
+        LlmPlugin {
             retry: fast_retries(),
             ..default()
         },
@@ -157,7 +157,7 @@ fn a_refused_connection_at_startup_is_a_server_still_starting() {
     let deadline = Some(Duration::from_millis(300));
     let mut starting = bridge(
         &backend,
-        LlmSettings {
+        LlmPlugin {
             retry: fast_retries(),
             ..default()
         },
@@ -171,7 +171,7 @@ fn a_refused_connection_at_startup_is_a_server_still_starting() {
 
     let mut started = bridge(
         &backend,
-        LlmSettings {
+        LlmPlugin {
             retry: RetryPolicy {
                 startup_grace: Duration::ZERO,
                 ..fast_retries()
@@ -242,7 +242,7 @@ fn llama_with_context(
 /// The tavern, its actors asking the server at `url`.
 fn tavern_served_by(url: &str) -> App {
     let (app, _) = tavern_app_configured(
-        LlmSettings {
+        LlmPlugin {
             backend: openai(url),
             retry: fast_retries(),
             ..default()
@@ -396,7 +396,7 @@ fn scripted_tavern(hang_on_turn: Option<usize>) -> App {
         hang_on_turn,
     });
     let (app, _) = tavern_app_configured(
-        LlmSettings {
+        LlmPlugin {
             backend: BackendChoice::Custom(model),
             ..default()
         },

@@ -56,7 +56,7 @@ fn files() -> Vec<(&'static str, String)> {
 /// The app on `root` (watched for edits when `watch`), with two innkeepers and a
 /// guest in one room.
 fn inn(root: &std::path::Path, watch: bool, actors: SmartActorSettings) -> (App, [Entity; 3]) {
-    let llm = LlmSettings {
+    let llm = LlmPlugin {
         backend: BackendChoice::Offline { seed: 1 },
         ..default()
     };

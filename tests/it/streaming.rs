@@ -270,13 +270,11 @@ fn the_app_receives_pieces_then_the_outcome_while_frames_run() {
     app.add_plugins((
         MinimalPlugins,
         LlmPlugin {
-            settings: LlmSettings {
-                backend: BackendChoice::Ollama(OllamaSettings {
-                    base_url: root,
-                    ..default()
-                }),
+            backend: BackendChoice::Ollama(OllamaSettings {
+                base_url: root,
                 ..default()
-            },
+            }),
+            ..default()
         },
     ))
     .init_resource::<Heard>()

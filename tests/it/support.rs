@@ -145,7 +145,7 @@ pub fn answering_app(root: &Path, answer: &str) -> App {
     loom_app(
         root,
         false,
-        LlmSettings {
+        LlmPlugin {
             backend: FixedBackend::choice(answer),
             ..default()
         },
@@ -192,7 +192,7 @@ pub fn tavern_app_with(
     actors: SmartActorSettings,
 ) -> (App, bevy_loom::actors::SpawnedScene) {
     tavern_app_configured(
-        LlmSettings {
+        LlmPlugin {
             backend,
             ..default()
         },
@@ -203,7 +203,7 @@ pub fn tavern_app_with(
 /// A headless app with every plugin on the content in `root` (watched for edits when
 /// `watch`), with these bridge and smart-actor settings, updated until the content has
 /// loaded; [`run_turn`] logs what each turn writes.
-pub fn loom_app(root: &Path, watch: bool, llm: LlmSettings, actors: SmartActorSettings) -> App {
+pub fn loom_app(root: &Path, watch: bool, llm: LlmPlugin, actors: SmartActorSettings) -> App {
     let mut app = HeadlessApp::new(root)
         .watch(watch)
         .llm(llm)
@@ -217,7 +217,7 @@ pub fn loom_app(root: &Path, watch: bool, llm: LlmSettings, actors: SmartActorSe
 
 /// Like [`tavern_app`], with these bridge and smart-actor settings.
 pub fn tavern_app_configured(
-    llm: LlmSettings,
+    llm: LlmPlugin,
     actors: SmartActorSettings,
 ) -> (App, bevy_loom::actors::SpawnedScene) {
     let root = repo_assets();

@@ -102,7 +102,7 @@ fn record_reports(mut reports: ResMut<Reports>, mut written: MessageReader<Actio
 fn play_turn(answer: &str, out: Box<dyn Write>) -> App {
     let content = content_dir(&dance_mod());
     let mut app = HeadlessApp::new(content.path())
-        .llm(LlmSettings {
+        .llm(LlmPlugin {
             backend: FixedBackend::choice(answer),
             ..default()
         })

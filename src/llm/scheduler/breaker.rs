@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::later;
 
 /// When an endpoint's circuit breaker opens, and for how long.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, bevy::reflect::Reflect)]
 pub struct BreakerSettings {
     /// Consecutive failures that open the breaker.
     pub failures_to_open: u32,

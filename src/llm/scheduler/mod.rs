@@ -26,7 +26,7 @@ use super::profile::ServerProfiles;
 use super::{LlmBackend, LlmDelta, LlmError, LlmRequest, LlmResponse, Priority, RequestId};
 
 /// How the bridge retries failed requests.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, bevy::reflect::Reflect)]
 pub struct RetryPolicy {
     /// Tries after the first; 0 never retries.
     pub max_retries: u32,

@@ -75,7 +75,7 @@ pub const NOTHING_OFFERED: &str = "(nothing to do right now: answer with COLOR o
 pub const ANSWER_FIELD: &str = "answer";
 
 /// Size limits on a decision answer, enforced when it is validated and announced in its schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, bevy::reflect::Reflect)]
 pub struct DecisionLimits {
     /// The longest line said aloud (`speech`, `color`) or `utterance`, in characters.
     pub max_speech_chars: usize,
