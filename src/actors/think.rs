@@ -121,16 +121,9 @@ pub(super) fn submit_decisions(
             continue;
         };
         let mind = mind.into_inner();
-        let ThinkState::Queued {
-            reply_to,
-            asking_again,
-        } = &mut mind.state
-        else {
+        let Some((reply_to, asking_again)) = take_queued(&mut mind.state) else {
             continue;
         };
-        let (reply_to, asking_again) = (reply_to.take(), *asking_again);
-        // Until its request is sent; an actor whose spec is not loaded stays so.
-        mind.state = ThinkState::Idle;
         let Some(spec) = registry.actor(&actor.spec) else {
             out.rejected.write(DecisionRejected {
                 actor: entity,
@@ -171,6 +164,22 @@ pub(super) fn submit_decisions(
             reused_prefix: thought.turn.reused_prefix,
         });
     }
+}
+
+/// What a queued actor was queued with (what the player said to it, and whether it
+/// is asked again); `None` for one not queued. A queued actor is left idle until its
+/// request is sent, and stays so when its spec is not loaded.
+fn take_queued(state: &mut ThinkState) -> Option<(Option<String>, bool)> {
+    let ThinkState::Queued {
+        reply_to,
+        asking_again,
+    } = state
+    else {
+        return None;
+    };
+    let queued = (reply_to.take(), *asking_again);
+    *state = ThinkState::Idle;
+    Some(queued)
 }
 
 /// What thinking keeps from frame to frame: what prompts share, and the buffer each
@@ -270,11 +279,9 @@ impl<'a> Frame<'a, '_, '_> {
         // The offer gets what the rest of a fresh prompt leaves of the budget, fixed
         // for the life of the transcript.
         if !mind.transcript.continues(&system.message.content) {
-            user.text.clear();
-            user.sections.clear();
-            write_decision_user_prompt(user, template, &whole);
-            let rest = estimate_tokens(&system.message.content) + estimate_tokens(&user.text);
-            mind.actions_budget = scale.to_estimate(budgets.total).saturating_sub(rest);
+            let total = scale.to_estimate(budgets.total);
+            mind.actions_budget =
+                actions_budget(total, &system.message.content, template, &whole, user);
         }
         let trimmed = self.show(
             asked,
@@ -310,16 +317,10 @@ impl<'a> Frame<'a, '_, '_> {
         }
         let offered = shown_offer.trimmed().clone();
         let offline = offline_decision(&system.name, &offered);
+        let messages = std::sync::Arc::clone(&turn.messages);
         let schema = cache.schema(&offered, &limits);
         let replying = asked.reply_to.is_some();
-        let request = decision_request(
-            std::sync::Arc::clone(&turn.messages),
-            schema,
-            offline,
-            &limits,
-            affinity,
-            replying,
-        );
+        let request = decision_request(messages, schema, offline, &limits, affinity, replying);
         Thought {
             request,
             turn,
@@ -451,6 +452,23 @@ impl<'a> Frame<'a, '_, '_> {
             budget,
         })
     }
+}
+
+/// What the available actions may take of a fresh prompt of `total` estimated
+/// tokens: what the `system` message and the user message without them (`whole`,
+/// written from `template` into the buffer `user`) leave.
+fn actions_budget(
+    total: usize,
+    system: &str,
+    template: &PromptTemplate,
+    whole: &DecisionContext<'_>,
+    user: &mut PromptPart,
+) -> usize {
+    user.text.clear();
+    user.sections.clear();
+    write_decision_user_prompt(user, template, whole);
+    let rest = estimate_tokens(system) + estimate_tokens(&user.text);
+    total.saturating_sub(rest)
 }
 
 /// The narrative keys of what each place holds and each character carries, each
