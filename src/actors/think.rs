@@ -1,9 +1,15 @@
 //! Thinking: each queued actor's prompt is assembled from its spec, what it perceives,
 //! what it recalls and what it is offered (trimmed to its budget, and kept while the
 //! world around it does not change), and sent through the bridge.
+//!
+//! [`submit_decisions`] only gathers from the ECS and writes what comes of each actor;
+//! the offer is chosen, weighed and shown in [`offer`], the turn's message and request
+//! written in [`turn`].
+
+mod offer;
+mod turn;
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
@@ -12,95 +18,35 @@ use smallvec::SmallVec;
 use super::prompt_cache::PromptCache;
 use super::{
     ActorMind, DecisionRejected, DecisionRequested, DecisionWriters, HistoryStore, InCombat,
-    MemoryQuery, OfferTrimmed, PendingDecision, RejectionReason, SmartActor, SmartActorSettings,
-    ThinkQueue, ThinkState,
+    MemoryEntry, MemoryQuery, OfferTrimmed, PendingDecision, RejectionReason, SmartActor,
+    SmartActorSettings, ThinkQueue, ThinkState,
 };
-use crate::content::{ContentRegistry, PromptTemplate, TagIndex};
-use crate::llm::{LlmBridge, LlmRequest, Priority, SamplingOptions};
+use crate::content::{ActorSpec, ContentRegistry, PromptTemplate, TagIndex};
+use crate::llm::{LlmBridge, LlmRequest};
 use crate::prompt::{
-    BlockOptions, DecisionContext, DecisionLimits, Lifeline, OfflineDecision, PromptPart, Shown,
-    TokenScale, TurnPlan, estimate_tokens, fit_lines, fit_words, text_fingerprint, trim_mask,
-    write_available_actions, write_decision_user_prompt,
+    DecisionContext, DecisionLimits, PromptPart, Shown, TokenScale, TurnPrompt, estimate_tokens,
+    fit_lines, fit_words, write_decision_user_prompt,
 };
 use crate::world::{
-    ActionMenu, ActionOffers, AvailableAction, CarriedBy, InPlace, NarrativeKey, OfferedActions,
+    ActionMenu, ActionOffers, CarriedBy, InPlace, NarrativeKey, OfferedActions, PlaceRevisions,
     Player, TargetScopes, WorldView, WorldViewChanges, WorldViewQuery, write_surroundings,
 };
+pub(super) use offer::ShownOffer;
+use offer::{Lifelines, Relevance, remembered_targets};
+use turn::{
+    decision_limits, decision_request, offline_decision, transcript_budget, write_turn_message,
+};
 
-/// The last offer an actor was shown, trimmed to its budget and written as a block:
-/// the same offer next turn is shown the same way without trimming or writing it again.
-#[derive(Debug, Clone, Default)]
-pub(super) struct ShownOffer {
-    /// Whether an offer was shown yet.
-    shown: bool,
-    /// The offer as made, before trimming.
-    offered: OfferedActions,
-    /// The menu it was made from and the place model's revision then
-    /// ([`PlaceRevisions::revision`]): an offer is made from the menu and the world
-    /// view alone, so while the menu is the same and nothing it reads changed
-    /// ([`PlaceRevisions::changed_at`] the actor's place, for the built-in scopes) it
-    /// is not made again. `None` when it was not made from a menu (a reply's empty
-    /// offer).
-    made_from: Option<(ActionMenu, u64)>,
-    /// The budget it was trimmed to.
-    budget: usize,
-    /// Which of its actions were left out.
-    mask: Vec<bool>,
-    /// The offer without them.
-    trimmed: OfferedActions,
-    /// Its available-actions block, and the block's [`text_fingerprint`].
-    block: String,
-    block_fingerprint: u64,
-}
-
-impl ShownOffer {
-    /// Whether it shows `offered` within `budget`: the same offer, shared, as
-    /// [`ActionOffers::offer_again`] gives it back unchanged. Such an offer comes from
-    /// the same menu, which the prompt cache drops on any change of content or
-    /// settings, so its block is still the one they would write; or it is empty, and
-    /// the empty block is always the same text.
-    fn shows(&self, offered: &OfferedActions, budget: usize) -> bool {
-        self.shown && self.offered.shares(offered) && self.budget == budget
-    }
-
-    /// Shows `offered` within `budget`, trimmed by `relevance` and `lifeline`
-    /// ([`trim_mask`]) when its block (from `registry` with `options`) does not fit
-    /// whole. The same offer and budget as last time are trimmed the same way, so an
-    /// unchanged world keeps its prompt. Returns how many of its actions were left out.
-    fn show(
-        &mut self,
-        offered: OfferedActions,
-        budget: usize,
-        registry: &ContentRegistry,
-        options: &BlockOptions,
-        relevance: impl Fn(&AvailableAction<'_>) -> u32,
-        lifeline: impl Fn(&AvailableAction<'_>) -> Option<Lifeline>,
-    ) -> usize {
-        let write = |shown: &mut Self| {
-            shown.trimmed = offered.clone();
-            shown.trimmed.leave_out(&shown.mask);
-            shown.block.clear();
-            write_available_actions(&mut shown.block, &shown.trimmed, registry, options);
-        };
-        // The same offer made again from a menu built again (content or settings
-        // changed) keeps its mask, unless its block no longer fits: another layout, or
-        // longer mod metadata. From the same menu, an offer not shared is another.
-        let made_again = !self.offered.made_from_one_menu(&offered) && self.offered == offered;
-        let kept = self.shown && self.budget == budget && made_again && {
-            write(self);
-            estimate_tokens(&self.block) <= budget
-        };
-        if !kept {
-            self.mask = trim_mask(&offered, budget, relevance, lifeline, registry, options);
-            write(self);
-        }
-        self.block_fingerprint = text_fingerprint(&self.block);
-        self.offered = offered;
-        self.shown = true;
-        self.budget = budget;
-        self.mask.iter().filter(|&&left_out| left_out).count()
-    }
-}
+/// Narrative keys, where each is and who carries it.
+type KeyedQuery<'w, 's> = Query<
+    'w,
+    's,
+    (
+        &'static NarrativeKey,
+        Option<&'static InPlace>,
+        Option<&'static CarriedBy>,
+    ),
+>;
 
 /// What a smart actor thinks about: content, scopes, the place model and its memories.
 #[derive(SystemParam)]
@@ -110,21 +56,15 @@ pub(super) struct Surroundings<'w, 's> {
     world: WorldViewQuery<'w, 's>,
     changes: WorldViewChanges<'w, 's>,
     history: Res<'w, HistoryStore>,
-    keyed: Query<
-        'w,
-        's,
-        (
-            &'static NarrativeKey,
-            Option<&'static InPlace>,
-            Option<&'static CarriedBy>,
-        ),
-    >,
+    keyed: KeyedQuery<'w, 's>,
     key_holders: Query<'w, 's, (Entity, &'static NarrativeKey)>,
     players: Query<'w, 's, Entity, With<Player>>,
     /// The prompt template of specs that name none.
     builtin: Local<'s, PromptTemplate>,
 }
 
+/// Assembles and sends the prompts of up to `max_new_thinkers_per_frame` queued smart
+/// actors, each [`ThinkState::Queued`] → [`ThinkState::Waiting`].
 pub(super) fn submit_decisions(
     settings: Res<SmartActorSettings>,
     surroundings: Surroundings,
@@ -132,8 +72,9 @@ pub(super) fn submit_decisions(
     mut bridge: ResMut<LlmBridge>,
     mut actors: Query<(&SmartActor, &mut ActorMind, Has<InCombat>)>,
     mut out: DecisionWriters,
-    mut cache: Local<PromptCache>,
+    mut kept: Local<Kept>,
 ) {
+    let Kept { cache, user } = &mut *kept;
     // Every frame: a change seen only in a frame in which nobody thinks still counts.
     cache.refresh(&surroundings.registry, &settings);
     let Surroundings {
@@ -154,25 +95,24 @@ pub(super) fn submit_decisions(
     }
     let view = WorldView::from_query(&world);
     let revisions = changes.revise(&view);
-    let revision = revisions.revision();
-    let mut offers = ActionOffers::new(&view, &scopes);
-    let plots: Vec<&str> = settings.recall.plots.iter().map(String::as_str).collect();
-    let tag_index = registry.tags();
-    let held = keys_by_holder(&keyed, tag_index);
-    // What makes an offered action relevant to an actor: a player among its targets,
-    // or a target whose narrative key its recalled memories are tagged with.
-    // Gathered when the first offer of the frame is weighed.
-    let players: SmallVec<[Entity; 2]> = players.iter().collect();
-    let mut with_key: Option<HashMap<&str, SmallVec<[Entity; 1]>>> = None;
-    let mut remembered: SmallVec<[Entity; 8]> = SmallVec::new();
-    // Whether each menu of the frame reads only the built-in scopes, found once.
-    let mut builtin_only: SmallVec<[(ActionMenu, bool); 4]> = SmallVec::new();
-    let budgets = &settings.budgets;
-    // Each actor's user message is written here; the buffers serve every actor of
-    // the frame.
-    let mut user = PromptPart::default();
-    let mut memories: Vec<&str> = Vec::new();
-    let mut memory_ids: Vec<u64> = Vec::new();
+    let mut frame = Frame {
+        registry: &registry,
+        settings: &settings,
+        scopes: &scopes,
+        view: &view,
+        revisions,
+        offers: ActionOffers::new(&view, &scopes),
+        history: &history,
+        keyed: &keyed,
+        held: keys_by_holder(&keyed, registry.tags()),
+        key_holders: &key_holders,
+        players: players.iter().collect(),
+        with_key: None,
+        remembered: SmallVec::new(),
+        builtin_only: SmallVec::new(),
+        plots: settings.recall.plots.iter().map(String::as_str).collect(),
+        builtin: &builtin,
+    };
     for _ in 0..settings.max_new_thinkers_per_frame {
         let Some(entity) = queue.waiting.pop_front() else {
             break;
@@ -181,16 +121,9 @@ pub(super) fn submit_decisions(
             continue;
         };
         let mind = mind.into_inner();
-        let ThinkState::Queued {
-            reply_to,
-            asking_again,
-        } = &mut mind.state
-        else {
+        let Some((reply_to, asking_again)) = take_queued(&mut mind.state) else {
             continue;
         };
-        let (reply_to, asking_again) = (reply_to.take(), *asking_again);
-        // Until its request is sent; an actor whose spec is not loaded stays so.
-        mind.state = ThinkState::Idle;
         let Some(spec) = registry.actor(&actor.spec) else {
             out.rejected.write(DecisionRejected {
                 actor: entity,
@@ -200,248 +133,347 @@ pub(super) fn submit_decisions(
             });
             continue;
         };
-        let template = registry.prompt_for(spec).unwrap_or(&builtin);
-        // Budgets are in the server's tokens; prompts are measured in estimates.
-        let affinity = entity.to_bits();
-        let scale = TokenScale::from_tokens_per_char(bridge.tokens_per_char(Some(affinity)));
-        let player_says = reply_to
-            .as_deref()
-            .map(|words| fit_words(words, scale.to_estimate(budgets.player_says)));
-        let limits = DecisionLimits {
-            max_speech_chars: spec.policy.speech_limit(settings.limits.max_speech_chars),
-            max_color_lines: spec
-                .policy
-                .color_line_limit(settings.limits.max_color_lines),
-            ..settings.limits.clone()
+        let asked = Asked {
+            entity,
+            spec,
+            spec_id: &actor.spec,
+            fighting,
+            reply_to: reply_to.as_deref(),
         };
-        let context = context_tags(entity, &view, &keyed, &held, tag_index);
-        let recalled = history.retrieve(&MemoryQuery {
-            actor: spec.store_key(),
-            plots: &plots,
-            tags: &context,
-            k: settings.recall.k,
-            token_budget: scale.to_estimate(settings.recall.token_budget),
-        });
-        memories.clear();
-        memories.extend(recalled.iter().map(|m| m.text.as_str()));
-        memory_ids.clear();
-        memory_ids.extend(recalled.iter().map(|m| m.id));
-        // What is around the actor last changed then; anything at all, at `revision`.
-        let around = revisions.changed_at(view.place_of(entity));
-        let (perceived_at, perception) = &mut mind.perceived;
-        if *perceived_at < around {
-            *perceived_at = revision;
-            perception.clear();
-            write_surroundings(perception, &view, entity);
+        let thought = frame.think(&asked, mind, cache, &bridge, user);
+        if let Some(trimmed) = thought.trimmed {
+            out.trimmed.write(trimmed);
         }
-        let seen = fit_lines(&mind.perceived.1, scale.to_estimate(budgets.perception));
-        let shown_offer = &mut mind.shown_offer;
-        let offered = if reply_to.is_some() {
-            shown_offer.made_from = None;
-            OfferedActions::default()
-        } else {
-            let menu = cache.menu(&registry, spec, fighting, &settings.combat_verbs);
-            let builtin = match builtin_only.iter().find(|(known, _)| known.shares(menu)) {
-                Some(&(_, builtin)) => builtin,
-                None => {
-                    let builtin = menu.reads_only_builtin_scopes(&scopes);
-                    builtin_only.push((menu.clone(), builtin));
-                    builtin
-                }
-            };
-            let changed_at = if builtin { around } else { revision };
-            match &shown_offer.made_from {
-                Some((made, at)) if made.shares(menu) && *at >= changed_at => {
-                    shown_offer.offered.clone()
-                }
-                _ => {
-                    shown_offer.made_from = Some((menu.clone(), revision));
-                    offers.offer_again(menu, entity, &shown_offer.offered)
-                }
-            }
-        };
-        let system = cache.system(spec, template, &limits);
-        // The offer gets what the rest of a fresh prompt leaves of the budget, fixed
-        // for the life of the transcript.
-        if !mind.transcript.continues(&system.message.content) {
-            user.text.clear();
-            user.sections.clear();
-            write_decision_user_prompt(
-                &mut user,
-                template,
-                &DecisionContext {
-                    perception: seen,
-                    memories: &memories,
-                    player_says: player_says.as_deref(),
-                    ..DecisionContext::default()
-                },
-            );
-            let rest = estimate_tokens(&system.message.content) + estimate_tokens(&user.text);
-            mind.actions_budget = scale.to_estimate(budgets.total).saturating_sub(rest);
-        }
-        let for_actions = mind.actions_budget;
-        let shown_offer = &mut mind.shown_offer;
-        if !shown_offer.shows(&offered, for_actions) {
-            let with_key = with_key.get_or_insert_with(|| {
-                let mut with_key: HashMap<&str, SmallVec<[Entity; 1]>> = HashMap::new();
-                for (entity, key) in &key_holders {
-                    with_key.entry(key.0.as_str()).or_default().push(entity);
-                }
-                with_key
-            });
-            remembered.clear();
-            let tags = recalled.iter().flat_map(|memory| &memory.tags);
-            remembered.extend(
-                tags.filter_map(|tag| with_key.get(tag.as_str()))
-                    .flatten()
-                    .copied(),
-            );
-            let relevance = |action: &AvailableAction<'_>| {
-                let player = action.targets.iter().any(|target| players.contains(target));
-                let known = action.targets.iter().any(|t| remembered.contains(t));
-                2 * u32::from(player) + u32::from(known)
-            };
-            let lifeline = |action: &AvailableAction<'_>| {
-                registry.action(action.action_id).and_then(Lifeline::of)
-            };
-            let count = offered.len();
-            let left_out = shown_offer.show(
-                offered,
-                for_actions,
-                &registry,
-                &settings.block,
-                relevance,
-                lifeline,
-            );
-            if left_out * 2 > count && !mind.trimming_reported {
-                mind.trimming_reported = true;
-                warn!(
-                    "smart actor {entity} ({}): {left_out} of its {count} offered actions were \
-                     left out to fit {for_actions} estimated tokens; raise \
-                     PromptBudgets::total or shorten its persona",
-                    actor.spec
-                );
-                out.trimmed.write(OfferTrimmed {
-                    actor: entity,
-                    offered: count,
-                    left_out,
-                    budget: for_actions,
-                });
-            }
-        }
-        let offered = mind.shown_offer.trimmed.clone();
-        let block = mind.shown_offer.block.as_str();
-        let shown = Shown {
-            system: &system.message.content,
-            actions: block,
-            actions_fingerprint: mind.shown_offer.block_fingerprint,
-            perception: seen,
-            memories: &memory_ids,
-        };
-        let note = mind.note.take();
-        // A transcript starts again before it outgrows its budget, or the context a
-        // server said one of its slots holds, with room for the answer.
-        let mut transcript_budget = budgets.transcript;
-        if let Some(context) = bridge.context_per_slot(Some(affinity)) {
-            let room = context.saturating_sub(limits.max_answer_tokens()) as usize;
-            transcript_budget = transcript_budget.min(room);
-        }
-        let mut turn = mind.transcript.next_turn(
-            &shown,
-            &system.sections,
-            scale.to_estimate(transcript_budget),
-            |plan| {
-                let new_memories: Vec<&str>;
-                let context = match plan {
-                    TurnPlan::Fresh => DecisionContext {
-                        perception: seen,
-                        memories: &memories,
-                        player_says: player_says.as_deref(),
-                        actions_block: block,
-                        note: None,
-                    },
-                    TurnPlan::Append {
-                        actions,
-                        perception,
-                        memories: new,
-                    } => {
-                        new_memories = new.iter().map(|&i| memories[i]).collect();
-                        DecisionContext {
-                            perception: if *perception { seen } else { "" },
-                            memories: &new_memories,
-                            player_says: player_says.as_deref(),
-                            actions_block: if *actions { block } else { SAME_ACTIONS },
-                            note: note.as_deref(),
-                        }
-                    }
-                };
-                user.text.clear();
-                user.sections.clear();
-                write_decision_user_prompt(&mut user, template, &context);
-                (
-                    Arc::from(user.text.as_str()),
-                    std::mem::take(&mut user.sections),
-                )
-            },
-        );
-        for section in &mut turn.sections {
-            section.tokens = scale.to_server(section.tokens);
-        }
-        let name = Arc::clone(&system.name);
-        let request = LlmRequest {
-            messages: Arc::clone(&turn.messages),
-            schema: Some(cache.schema(&offered, &limits)),
-            offline: Some(Arc::new(OfflineDecision {
-                actor: name,
-                offered: offered.clone(),
-            })),
-            sampling: SamplingOptions {
-                max_tokens: Some(limits.max_answer_tokens()),
-                ..SamplingOptions::default()
-            },
-            // Each actor's requests go to the same server (and slot), which keeps
-            // its prompt prefix.
-            affinity: Some(affinity),
-            // The player waits for a reply; background thinking can wait.
-            priority: if reply_to.is_some() {
-                Priority::Dialogue
-            } else {
-                Priority::Background
-            },
-            ..default()
-        };
-        let id = bridge.submit(request);
+        let id = bridge.submit(thought.request);
         queue.pending.insert(id, entity);
         mind.state = ThinkState::Waiting(PendingDecision {
             request: id,
-            offered: offered.clone(),
+            offered: thought.offered.clone(),
             fighting,
             reply_to,
             asking_again,
-            limits,
+            limits: thought.limits,
             cooldown: spec.policy.cooldown_turns,
         });
         out.requested.write(DecisionRequested {
             actor: entity,
             request: id,
-            messages: turn.messages,
-            offered,
-            sections: turn.sections,
-            reused_prefix: turn.reused_prefix,
+            messages: thought.turn.messages,
+            offered: thought.offered,
+            sections: thought.turn.sections,
+            reused_prefix: thought.turn.reused_prefix,
         });
     }
 }
 
-/// What an appended turn says in place of an offer that did not change.
-const SAME_ACTIONS: &str =
-    "<available_actions>\nThe same actions as before, with the same numbers.\n</available_actions>";
+/// What a queued actor was queued with (what the player said to it, and whether it
+/// is asked again); `None` for one not queued. A queued actor is left idle until its
+/// request is sent, and stays so when its spec is not loaded.
+fn take_queued(state: &mut ThinkState) -> Option<(Option<String>, bool)> {
+    let ThinkState::Queued {
+        reply_to,
+        asking_again,
+    } = state
+    else {
+        return None;
+    };
+    let queued = (reply_to.take(), *asking_again);
+    *state = ThinkState::Idle;
+    Some(queued)
+}
+
+/// What thinking keeps from frame to frame: what prompts share, and the buffer each
+/// actor's user message is written in.
+#[derive(Default)]
+pub(super) struct Kept {
+    cache: PromptCache,
+    user: PromptPart,
+}
+
+/// A queued actor about to think.
+struct Asked<'a> {
+    entity: Entity,
+    spec: &'a ActorSpec,
+    /// The spec's id as the actor names it.
+    spec_id: &'a str,
+    /// Whether it is in combat.
+    fighting: bool,
+    /// What the player said to it, to reply to.
+    reply_to: Option<&'a str>,
+}
+
+/// What comes of an actor's thinking: its request and what the request is checked
+/// against.
+struct Thought {
+    request: LlmRequest,
+    /// The turn as the transcript sends it.
+    turn: TurnPrompt,
+    /// What it was offered, trimmed.
+    offered: OfferedActions,
+    limits: DecisionLimits,
+    /// Its offer trimmed past half, reported once an actor.
+    trimmed: Option<OfferTrimmed>,
+}
+
+/// What every actor thinking in one frame reads, and the working space they share.
+struct Frame<'a, 'w, 's> {
+    registry: &'a ContentRegistry,
+    settings: &'a SmartActorSettings,
+    scopes: &'a TargetScopes,
+    view: &'a WorldView<'a>,
+    revisions: &'a PlaceRevisions,
+    offers: ActionOffers<'a>,
+    history: &'a HistoryStore,
+    keyed: &'a KeyedQuery<'w, 's>,
+    /// The narrative keys each place holds and each character carries ([`keys_by_holder`]).
+    held: HashMap<Entity, Vec<&'a str>>,
+    key_holders: &'a Query<'w, 's, (Entity, &'static NarrativeKey)>,
+    players: SmallVec<[Entity; 2]>,
+    /// Entities by their narrative key: gathered when the first offer of the frame is
+    /// weighed.
+    with_key: Option<HashMap<&'a str, SmallVec<[Entity; 1]>>>,
+    /// What the actor being weighed remembers.
+    remembered: SmallVec<[Entity; 8]>,
+    /// Whether each menu of the frame reads only the built-in scopes, found once.
+    builtin_only: SmallVec<[(ActionMenu, bool); 4]>,
+    /// The plots every actor recalls memories of.
+    plots: Vec<&'a str>,
+    /// The prompt template of specs that name none.
+    builtin: &'a PromptTemplate,
+}
+
+impl<'a> Frame<'a, '_, '_> {
+    /// Assembles the prompt of `asked`, whose mind is `mind`, and the request that
+    /// sends it; `user` is working space.
+    fn think(
+        &mut self,
+        asked: &Asked<'_>,
+        mind: &mut ActorMind,
+        cache: &mut PromptCache,
+        bridge: &LlmBridge,
+        user: &mut PromptPart,
+    ) -> Thought {
+        let (settings, budgets) = (self.settings, &self.settings.budgets);
+        let template = self.registry.prompt_for(asked.spec).unwrap_or(self.builtin);
+        // Budgets are in the server's tokens; prompts are measured in estimates.
+        let affinity = asked.entity.to_bits();
+        let scale = TokenScale::from_tokens_per_char(bridge.tokens_per_char(Some(affinity)));
+        let player_says =
+            (asked.reply_to).map(|words| fit_words(words, scale.to_estimate(budgets.player_says)));
+        let limits = decision_limits(asked.spec, &settings.limits);
+        let recalled = self.recall(asked, scale);
+        let memories: SmallVec<[&str; 8]> = recalled.iter().map(|m| m.text.as_str()).collect();
+        let memory_ids: SmallVec<[u64; 8]> = recalled.iter().map(|m| m.id).collect();
+        // What is around the actor last changed then.
+        let around = self.revisions.changed_at(self.view.place_of(asked.entity));
+        self.perceive(asked.entity, &mut mind.perceived, around);
+        let seen = fit_lines(&mind.perceived.1, scale.to_estimate(budgets.perception));
+        let offered = self.offer(asked, &mut mind.shown_offer, cache, around);
+        let system = cache.system(asked.spec, template, &limits);
+        let mut whole = DecisionContext {
+            perception: seen,
+            memories: &memories,
+            player_says: player_says.as_deref(),
+            ..DecisionContext::default()
+        };
+        // The offer gets what the rest of a fresh prompt leaves of the budget, fixed
+        // for the life of the transcript.
+        if !mind.transcript.continues(&system.message.content) {
+            let total = scale.to_estimate(budgets.total);
+            mind.actions_budget =
+                actions_budget(total, &system.message.content, template, &whole, user);
+        }
+        let trimmed = self.show(
+            asked,
+            (&mut mind.shown_offer, mind.actions_budget),
+            &mut mind.trimming_reported,
+            offered,
+            &recalled,
+        );
+        let shown_offer = &mind.shown_offer;
+        let shown = Shown {
+            system: &system.message.content,
+            actions: shown_offer.block(),
+            actions_fingerprint: shown_offer.block_fingerprint(),
+            perception: seen,
+            memories: &memory_ids,
+        };
+        let note = mind.note.take();
+        (whole.actions_block, whole.note) = (shown_offer.block(), note.as_deref());
+        let budget = transcript_budget(
+            budgets.transcript,
+            bridge.context_per_slot(Some(affinity)),
+            &limits,
+        );
+        let mut turn = mind.transcript.next_turn(
+            &shown,
+            &system.sections,
+            scale.to_estimate(budget),
+            user,
+            |plan, user| write_turn_message(user, template, plan, &whole),
+        );
+        for section in &mut turn.sections {
+            section.tokens = scale.to_server(section.tokens);
+        }
+        let offered = shown_offer.trimmed().clone();
+        let offline = offline_decision(&system.name, &offered);
+        let messages = std::sync::Arc::clone(&turn.messages);
+        let schema = cache.schema(&offered, &limits);
+        let replying = asked.reply_to.is_some();
+        let request = decision_request(messages, schema, offline, &limits, affinity, replying);
+        Thought {
+            request,
+            turn,
+            offered,
+            limits,
+            trimmed,
+        }
+    }
+
+    /// The memories `asked` recalls: by its spec's store, the settings' plots, and the
+    /// narrative keys around it ([`context_tags`]).
+    fn recall(&self, asked: &Asked<'_>, scale: TokenScale) -> Vec<&'a MemoryEntry> {
+        let recall = &self.settings.recall;
+        let tag_index = self.registry.tags();
+        let context = context_tags(asked.entity, self.view, self.keyed, &self.held, tag_index);
+        self.history.retrieve(&MemoryQuery {
+            actor: asked.spec.store_key(),
+            plots: &self.plots,
+            tags: &context,
+            k: recall.k,
+            token_budget: scale.to_estimate(recall.token_budget),
+        })
+    }
+
+    /// Writes again what `actor` perceives when what is `around` it changed since it
+    /// last did (`perceived`: that revision and the text).
+    fn perceive(&self, actor: Entity, perceived: &mut (u64, String), around: u64) {
+        let (perceived_at, perception) = perceived;
+        if *perceived_at < around {
+            *perceived_at = self.revisions.revision();
+            perception.clear();
+            write_surroundings(perception, self.view, actor);
+        }
+    }
+
+    /// The offer `asked` is to be shown: nothing for a reply, else from the menu its
+    /// spec allows, made again only when what the menu reads changed ([`ShownOffer::next_offer`]).
+    fn offer(
+        &mut self,
+        asked: &Asked<'_>,
+        shown: &mut ShownOffer,
+        cache: &mut PromptCache,
+        around: u64,
+    ) -> OfferedActions {
+        let revision = self.revisions.revision();
+        if asked.reply_to.is_some() {
+            return shown.next_offer(None, around, revision, |_, _| OfferedActions::default());
+        }
+        let settings = self.settings;
+        let menu = cache.menu(
+            self.registry,
+            asked.spec,
+            asked.fighting,
+            &settings.combat_verbs,
+        );
+        let known = self
+            .builtin_only
+            .iter()
+            .find(|(known, _)| known.shares(menu));
+        let builtin = match known {
+            Some(&(_, builtin)) => builtin,
+            None => {
+                let builtin = menu.reads_only_builtin_scopes(self.scopes);
+                self.builtin_only.push((menu.clone(), builtin));
+                builtin
+            }
+        };
+        // A menu reading a scope the game registered may read anything in the view.
+        let changed_at = if builtin { around } else { revision };
+        let offers = &mut self.offers;
+        shown.next_offer(Some(menu), changed_at, revision, |menu, last| {
+            offers.offer_again(menu, asked.entity, last)
+        })
+    }
+
+    /// Shows `offered` to `asked` within its actions budget (`shown` is what it was
+    /// last shown, and the budget), weighed by what it remembers (`recalled`), unless
+    /// it shows it already; an offer trimmed past half is reported once an actor
+    /// (`reported`).
+    fn show(
+        &mut self,
+        asked: &Asked<'_>,
+        (shown, budget): (&mut ShownOffer, usize),
+        reported: &mut bool,
+        offered: OfferedActions,
+        recalled: &[&MemoryEntry],
+    ) -> Option<OfferTrimmed> {
+        if shown.shows(&offered, budget) {
+            return None;
+        }
+        let key_holders = self.key_holders;
+        let with_key = self.with_key.get_or_insert_with(|| {
+            let mut with_key: HashMap<&str, SmallVec<[Entity; 1]>> = HashMap::new();
+            for (entity, key) in key_holders {
+                with_key.entry(key.0.as_str()).or_default().push(entity);
+            }
+            with_key
+        });
+        let tags = recalled.iter().flat_map(|memory| &memory.tags);
+        remembered_targets(&mut self.remembered, tags, with_key);
+        let relevance = Relevance {
+            players: &self.players,
+            remembered: &self.remembered,
+        };
+        let lifelines = Lifelines::new(self.registry);
+        let count = offered.len();
+        let left_out = shown.show(
+            offered,
+            budget,
+            self.registry,
+            &self.settings.block,
+            |action| relevance.of(action),
+            |action| lifelines.of(action),
+        );
+        if left_out * 2 <= count || *reported {
+            return None;
+        }
+        *reported = true;
+        warn!(
+            "smart actor {} ({}): {left_out} of its {count} offered actions were left out \
+             to fit {budget} estimated tokens; raise PromptBudgets::total or shorten its \
+             persona",
+            asked.entity, asked.spec_id
+        );
+        Some(OfferTrimmed {
+            actor: asked.entity,
+            offered: count,
+            left_out,
+            budget,
+        })
+    }
+}
+
+/// What the available actions may take of a fresh prompt of `total` estimated
+/// tokens: what the `system` message and the user message without them (`whole`,
+/// written from `template` into the buffer `user`) leave.
+fn actions_budget(
+    total: usize,
+    system: &str,
+    template: &PromptTemplate,
+    whole: &DecisionContext<'_>,
+    user: &mut PromptPart,
+) -> usize {
+    user.text.clear();
+    user.sections.clear();
+    write_decision_user_prompt(user, template, whole);
+    let rest = estimate_tokens(system) + estimate_tokens(&user.text);
+    total.saturating_sub(rest)
+}
 
 /// The narrative keys of what each place holds and each character carries, each
 /// followed by its indexed tags: gathered once a frame for every actor there.
-fn keys_by_holder<'k>(
-    keyed: &'k Query<(&NarrativeKey, Option<&InPlace>, Option<&CarriedBy>)>,
-    index: &'k TagIndex,
-) -> HashMap<Entity, Vec<&'k str>> {
+fn keys_by_holder<'k>(keyed: &'k KeyedQuery, index: &'k TagIndex) -> HashMap<Entity, Vec<&'k str>> {
     let mut held: HashMap<Entity, Vec<&str>> = HashMap::new();
     for (key, in_place, carried) in keyed {
         let tags = index.tags_of(&key.0);
@@ -463,7 +495,7 @@ fn keys_by_holder<'k>(
 fn context_tags<'k>(
     actor: Entity,
     view: &WorldView,
-    keyed: &'k Query<(&NarrativeKey, Option<&InPlace>, Option<&CarriedBy>)>,
+    keyed: &'k KeyedQuery,
     held: &HashMap<Entity, Vec<&'k str>>,
     index: &'k TagIndex,
 ) -> Vec<&'k str> {

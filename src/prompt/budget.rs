@@ -100,7 +100,7 @@ fn drop_order(lines: &[Weighed<'_>]) -> Vec<usize> {
     // Each action's keeper: its most relevant line, the first among equals. An
     // action's lines usually come one after another: the best of each run is found
     // first, then the runs of one action compared.
-    let mut runs: Vec<(usize, usize)> = Vec::with_capacity(lines.len());
+    let mut runs: SmallVec<[(usize, usize); 16]> = SmallVec::new();
     for (i, line) in lines.iter().enumerate() {
         match runs.last_mut() {
             Some((first, best)) if same_id(lines[*first].action_id, line.action_id) => {
@@ -111,19 +111,8 @@ fn drop_order(lines: &[Weighed<'_>]) -> Vec<usize> {
             _ => runs.push((i, i)),
         }
     }
-    let mut keepers: HashMap<&str, usize> = HashMap::with_capacity(runs.len());
-    for &(_, best) in &runs {
-        keepers
-            .entry(lines[best].action_id)
-            .and_modify(|keeper| {
-                if lines[best].relevance > lines[*keeper].relevance {
-                    *keeper = best;
-                }
-            })
-            .or_insert(best);
-    }
-    let mut keeper = vec![false; lines.len()];
-    for &best in keepers.values() {
+    let mut keeper: SmallVec<[bool; 128]> = SmallVec::from_elem(false, lines.len());
+    for best in keepers(lines, &runs) {
         keeper[best] = true;
     }
     // Lines are left out class by class: a line's class is whether it is its
@@ -164,6 +153,40 @@ fn drop_order(lines: &[Weighed<'_>]) -> Vec<usize> {
     }
     order
 }
+
+/// Each action's keeper among the best lines of its `runs` (first line, best line):
+/// the most relevant, the first among equals. A few runs are compared one by one,
+/// many by their action's id.
+fn keepers(lines: &[Weighed<'_>], runs: &[(usize, usize)]) -> SmallVec<[usize; 16]> {
+    let better = |best: usize, keeper: usize| lines[best].relevance > lines[keeper].relevance;
+    if runs.len() <= RUNS_COMPARED_ONE_BY_ONE {
+        let mut keepers: SmallVec<[usize; 16]> = SmallVec::new();
+        for &(_, best) in runs {
+            let id = lines[best].action_id;
+            match (keepers.iter_mut()).find(|keeper| same_id(lines[**keeper].action_id, id)) {
+                Some(keeper) if better(best, *keeper) => *keeper = best,
+                Some(_) => {}
+                None => keepers.push(best),
+            }
+        }
+        return keepers;
+    }
+    let mut keepers: HashMap<&str, usize> = HashMap::with_capacity(runs.len());
+    for &(_, best) in runs {
+        keepers
+            .entry(lines[best].action_id)
+            .and_modify(|keeper| {
+                if better(best, *keeper) {
+                    *keeper = best;
+                }
+            })
+            .or_insert(best);
+    }
+    keepers.into_values().collect()
+}
+
+/// Runs of an offer's lines compared one by one for their keepers; beyond, by id.
+const RUNS_COMPARED_ONE_BY_ONE: usize = 16;
 
 /// [`drop_order`] of lines in many classes, by sorting them.
 fn sorted_drop_order(lines: &[Weighed<'_>], keeper: &[bool]) -> Vec<usize> {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use bevy::platform::collections::HashSet;
 
-use super::{PromptSection, estimate_tokens};
+use super::{PromptPart, PromptSection, estimate_tokens};
 use crate::llm::{ChatMessage, LlmError, LlmReply};
 
 /// What an actor is shown on a turn, for the transcript to compare with what it showed.
@@ -130,22 +130,30 @@ impl Transcript {
         }
     }
 
-    /// The next turn's request. `user` writes the user message for a plan, with its
-    /// sections: everything for [`TurnPlan::Fresh`], only what changed for
-    /// [`TurnPlan::Append`]. An appended turn that would take the transcript past
-    /// `budget` tokens starts it again instead.
+    /// The next turn's request. `write` writes the user message for a plan, with its
+    /// sections, into `user` (cleared first): everything for [`TurnPlan::Fresh`], only
+    /// what changed for [`TurnPlan::Append`]. An appended turn that would take the
+    /// transcript past `budget` tokens starts it again instead. `user` is working
+    /// space: a caller prompting many actors passes one buffer for all of them.
     pub fn next_turn(
         &mut self,
         shown: &Shown<'_>,
         system_sections: &[PromptSection],
         budget: usize,
-        mut user: impl FnMut(&TurnPlan) -> (Arc<str>, Vec<PromptSection>),
+        user: &mut PromptPart,
+        mut write: impl FnMut(&TurnPlan, &mut PromptPart),
     ) -> TurnPrompt {
         let seen = Seen::of(shown);
         let plan = self.plan(shown, seen);
+        let mut write_for = |plan: &TurnPlan, user: &mut PromptPart| {
+            user.text.clear();
+            user.sections.clear();
+            write(plan, user);
+            estimate_tokens(&user.text)
+        };
         if !plan.is_fresh() {
-            let (text, sections) = user(&plan);
-            if self.fits(estimate_tokens(&text), budget) {
+            let tokens = write_for(&plan, user);
+            if self.fits(tokens, budget) {
                 let earlier = self.tokens;
                 let reused = self.requested_chars;
                 self.before_turn = Some(BeforeTurn {
@@ -161,29 +169,30 @@ impl Transcript {
                         .filter(|id| !self.memories.contains(id))
                         .collect(),
                 });
-                self.append(shown, seen, text);
-                let mut all = Vec::with_capacity(sections.len() + 1);
+                self.append(shown, seen, user.text.as_str(), tokens);
+                let mut all = Vec::with_capacity(user.sections.len() + 1);
                 all.push(PromptSection {
                     name: "earlier_turns",
                     tokens: earlier,
                 });
-                all.extend(sections);
+                all.extend_from_slice(&user.sections);
                 return self.prompt(all, reused);
             }
         }
-        let (text, sections) = user(&TurnPlan::Fresh);
+        let tokens = write_for(&TurnPlan::Fresh, user);
         // What a fresh start shares with the last request: the system message when it
         // is the same, and the start of the first user message.
         let reused = match self.messages.as_slice() {
             [system, first, ..] if *system.content == **shown.system => {
-                system.content.len() + common_prefix(text.as_bytes(), first.content.as_bytes())
+                system.content.len() + common_prefix(user.text.as_bytes(), first.content.as_bytes())
             }
             _ => 0,
         };
-        self.restart(shown, seen, text);
+        self.restart(shown, seen, user.text.as_str(), tokens);
         self.before_turn = None;
-        let mut all = system_sections.to_vec();
-        all.extend(sections);
+        let mut all = Vec::with_capacity(system_sections.len() + user.sections.len());
+        all.extend_from_slice(system_sections);
+        all.extend_from_slice(&user.sections);
         self.prompt(all, reused)
     }
 
@@ -212,7 +221,8 @@ impl Transcript {
     }
 
     /// Starts again from a fresh prompt.
-    fn restart(&mut self, shown: &Shown<'_>, seen: Seen, user: impl Into<Arc<str>>) {
+    /// `user` is the first user message, of `tokens` estimated tokens.
+    fn restart(&mut self, shown: &Shown<'_>, seen: Seen, user: &str, tokens: usize) {
         match Arc::get_mut(&mut self.messages) {
             Some(messages) => messages.clear(),
             None => self.messages = Arc::default(),
@@ -220,14 +230,18 @@ impl Transcript {
         self.memories.clear();
         self.tokens = 0;
         self.chars = 0;
-        self.push(ChatMessage::system(Arc::clone(shown.system)));
-        self.append(shown, seen, user);
+        let system = ChatMessage::system(Arc::clone(shown.system));
+        self.push(system, estimate_tokens(shown.system));
+        self.append(shown, seen, user, tokens);
     }
 
     /// Notes the model's answer to the last turn.
     pub fn answered(&mut self, answer: &str) {
         if self.awaiting {
-            self.push(ChatMessage::assistant(answer.to_owned()));
+            self.push(
+                ChatMessage::assistant(Arc::<str>::from(answer)),
+                estimate_tokens(answer),
+            );
             self.awaiting = false;
         }
     }
@@ -272,17 +286,19 @@ impl Transcript {
         *self = Self::default();
     }
 
-    /// Appends a turn's user message, and notes what it showed.
-    fn append(&mut self, shown: &Shown<'_>, seen: Seen, user: impl Into<Arc<str>>) {
+    /// Appends a turn's user message, of `tokens` estimated tokens, and notes what it
+    /// showed.
+    fn append(&mut self, shown: &Shown<'_>, seen: Seen, user: &str, tokens: usize) {
         self.actions = seen.actions;
         self.perception = seen.perception;
         self.memories.extend(shown.memories.iter().copied());
-        self.push(ChatMessage::user(user));
+        self.push(ChatMessage::user(Arc::<str>::from(user)), tokens);
         self.awaiting = true;
     }
 
-    fn push(&mut self, message: ChatMessage) {
-        self.tokens += estimate_tokens(&message.content);
+    /// Appends `message`, of `tokens` estimated tokens.
+    fn push(&mut self, message: ChatMessage, tokens: usize) {
+        self.tokens += tokens;
         self.chars += message.content.len();
         Arc::make_mut(&mut self.messages).push(message);
     }
@@ -355,15 +371,20 @@ mod tests {
     }
 
     fn restart(transcript: &mut Transcript, shown: &Shown<'_>, user: &str) {
-        transcript.restart(shown, Seen::of(shown), user);
+        transcript.restart(shown, Seen::of(shown), user, estimate_tokens(user));
     }
 
     /// A user message for a plan: the whole turn, or what changed.
-    fn write(plan: &TurnPlan) -> (Arc<str>, Vec<PromptSection>) {
-        match plan {
-            TurnPlan::Fresh => ("the whole turn".into(), Vec::new()),
-            TurnPlan::Append { .. } => ("what changed".into(), Vec::new()),
-        }
+    fn write(plan: &TurnPlan, user: &mut PromptPart) {
+        user.text.push_str(match plan {
+            TurnPlan::Fresh => "the whole turn",
+            TurnPlan::Append { .. } => "what changed",
+        });
+    }
+
+    /// The next turn, written by [`write`].
+    fn next(transcript: &mut Transcript, shown: &Shown<'_>, budget: usize) -> TurnPrompt {
+        transcript.next_turn(shown, &[], budget, &mut PromptPart::default(), write)
     }
 
     #[test]
@@ -381,7 +402,7 @@ mod tests {
             }
         );
         let turn_2 = shown("wait\nlook around", &[1, 2]);
-        transcript.append(&turn_2, Seen::of(&turn_2), "turn 2");
+        transcript.append(&turn_2, Seen::of(&turn_2), "turn 2", 2);
         let roles: Vec<_> = transcript
             .messages()
             .iter()
@@ -394,11 +415,11 @@ mod tests {
     #[test]
     fn next_turn_appends_within_budget_and_measures_the_reused_prefix() {
         let mut transcript = Transcript::default();
-        let first = transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
+        let first = next(&mut transcript, &shown("wait", &[]), 1000);
         assert_eq!(first.messages.len(), 2);
         assert_eq!(first.reused_prefix, 0.0);
         transcript.answered("{}");
-        let second = transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
+        let second = next(&mut transcript, &shown("wait", &[]), 1000);
         assert_eq!(second.messages.len(), 4);
         let before = "rules".len() + "the whole turn".len();
         let after = before + "{}".len() + "what changed".len();
@@ -407,7 +428,8 @@ mod tests {
         transcript.answered("{}");
         // A budget the next turn would pass: a fresh start, sharing the system message
         // and the first user message with the last request.
-        let third = transcript.next_turn(&shown("wait", &[]), &[], transcript.tokens(), write);
+        let budget = transcript.tokens();
+        let third = next(&mut transcript, &shown("wait", &[]), budget);
         assert_eq!(third.messages.len(), 2);
         assert_eq!(third.reused_prefix, 1.0);
     }
@@ -415,9 +437,9 @@ mod tests {
     #[test]
     fn a_prompt_still_held_keeps_its_messages_and_a_dropped_one_is_appended_in_place() {
         let mut transcript = Transcript::default();
-        let first = transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
+        let first = next(&mut transcript, &shown("wait", &[]), 1000);
         transcript.answered("{}");
-        let second = transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
+        let second = next(&mut transcript, &shown("wait", &[]), 1000);
         assert_eq!(
             first.messages.len(),
             2,
@@ -427,7 +449,7 @@ mod tests {
         let list = Arc::as_ptr(&second.messages);
         drop((first, second));
         transcript.answered("{}");
-        let third = transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
+        let third = next(&mut transcript, &shown("wait", &[]), 1000);
         assert_eq!(third.messages.len(), 6);
         assert_eq!(
             Arc::as_ptr(&third.messages),
@@ -439,12 +461,12 @@ mod tests {
     #[test]
     fn an_unanswered_turn_is_taken_back_and_the_next_continues_warm() {
         let mut transcript = Transcript::default();
-        transcript.next_turn(&shown("wait", &[1]), &[], 1000, write);
+        next(&mut transcript, &shown("wait", &[1]), 1000);
         transcript.answered("{}");
         let answered = transcript.messages().to_vec();
         let tokens = transcript.tokens();
         // A turn with new actions and a new memory gets no answer.
-        let lost = transcript.next_turn(&shown("wait\ngo north", &[1, 2]), &[], 1000, write);
+        let lost = next(&mut transcript, &shown("wait\ngo north", &[1, 2]), 1000);
         assert_eq!(lost.messages.len(), 4);
         transcript.unanswered();
         assert_eq!(transcript.messages(), answered.as_slice());
@@ -458,7 +480,7 @@ mod tests {
                 memories: vec![1]
             }
         );
-        let next = transcript.next_turn(&shown("wait\ngo north", &[1, 2]), &[], 1000, write);
+        let next = next(&mut transcript, &shown("wait\ngo north", &[1, 2]), 1000);
         assert_eq!(next.messages.len(), 4);
         assert_eq!(
             next.messages[..3],
@@ -471,10 +493,10 @@ mod tests {
     #[test]
     fn an_unanswered_fresh_start_or_a_forgotten_transcript_starts_again() {
         let mut transcript = Transcript::default();
-        transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
+        next(&mut transcript, &shown("wait", &[]), 1000);
         transcript.unanswered();
         assert_eq!(plan(&transcript, &shown("wait", &[])), TurnPlan::Fresh);
-        transcript.next_turn(&shown("wait", &[]), &[], 1000, write);
+        next(&mut transcript, &shown("wait", &[]), 1000);
         transcript.answered("{}");
         transcript.forget();
         assert_eq!(plan(&transcript, &shown("wait", &[])), TurnPlan::Fresh);

@@ -1,0 +1,284 @@
+//! The offer an actor is shown: made again only when what it reads changed, weighed by
+//! what matters to the actor, trimmed to its budget and written as a block, and kept
+//! as it was shown while the world around the actor stays the same.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+
+use bevy::prelude::*;
+use smallvec::SmallVec;
+
+use crate::content::ContentRegistry;
+use crate::prompt::{
+    BlockOptions, Lifeline, estimate_tokens, text_fingerprint, trim_mask, write_available_actions,
+};
+use crate::world::{ActionMenu, AvailableAction, OfferedActions};
+
+/// The last offer an actor was shown, trimmed to its budget and written as a block:
+/// the same offer next turn is shown the same way without trimming or writing it again.
+#[derive(Debug, Clone, Default)]
+pub(in crate::actors) struct ShownOffer {
+    /// Whether an offer was shown yet.
+    shown: bool,
+    /// The offer as made, before trimming.
+    offered: OfferedActions,
+    /// The menu it was made from and the place model's revision then
+    /// ([`PlaceRevisions::revision`](crate::world::PlaceRevisions::revision)): an offer
+    /// is made from the menu and the world view alone, so while the menu is the same
+    /// and nothing it reads changed it is not made again. `None` when it was not made
+    /// from a menu (a reply's empty offer).
+    made_from: Option<(ActionMenu, u64)>,
+    /// The budget it was trimmed to.
+    budget: usize,
+    /// Which of its actions were left out.
+    mask: Vec<bool>,
+    /// The offer without them.
+    trimmed: OfferedActions,
+    /// Its available-actions block, and the block's [`text_fingerprint`].
+    block: String,
+    block_fingerprint: u64,
+}
+
+impl ShownOffer {
+    /// The offer to show next: nothing for a reply (`menu` is `None`); the last offer,
+    /// shared, when it was made from `menu` at or after `changed_at` (the revision at
+    /// which what the menu reads last changed); otherwise one `make` makes from the menu
+    /// (given the last offer, to give it back shared when nothing in it changed), noted
+    /// as made at `revision`.
+    pub(super) fn next_offer(
+        &mut self,
+        menu: Option<&ActionMenu>,
+        changed_at: u64,
+        revision: u64,
+        make: impl FnOnce(&ActionMenu, &OfferedActions) -> OfferedActions,
+    ) -> OfferedActions {
+        let Some(menu) = menu else {
+            self.made_from = None;
+            return OfferedActions::default();
+        };
+        match &self.made_from {
+            Some((made, at)) if made.shares(menu) && *at >= changed_at => self.offered.clone(),
+            _ => {
+                self.made_from = Some((menu.clone(), revision));
+                make(menu, &self.offered)
+            }
+        }
+    }
+
+    /// Whether it shows `offered` within `budget`: the same offer, shared, as
+    /// [`ActionOffers::offer_again`](crate::world::ActionOffers::offer_again) gives it
+    /// back unchanged. Such an offer comes from the same menu, which the prompt cache
+    /// drops on any change of content or settings, so its block is still the one they
+    /// would write; or it is empty, and the empty block is always the same text.
+    pub(super) fn shows(&self, offered: &OfferedActions, budget: usize) -> bool {
+        self.shown && self.offered.shares(offered) && self.budget == budget
+    }
+
+    /// Shows `offered` within `budget`, trimmed by `relevance` and `lifeline`
+    /// ([`trim_mask`]) when its block (from `registry` with `options`) does not fit
+    /// whole. The same offer and budget as last time are trimmed the same way, so an
+    /// unchanged world keeps its prompt. Returns how many of its actions were left out.
+    pub(super) fn show(
+        &mut self,
+        offered: OfferedActions,
+        budget: usize,
+        registry: &ContentRegistry,
+        options: &BlockOptions,
+        relevance: impl Fn(&AvailableAction<'_>) -> u32,
+        lifeline: impl Fn(&AvailableAction<'_>) -> Option<Lifeline>,
+    ) -> usize {
+        let write = |shown: &mut Self| {
+            shown.trimmed = offered.clone();
+            shown.trimmed.leave_out(&shown.mask);
+            shown.block.clear();
+            write_available_actions(&mut shown.block, &shown.trimmed, registry, options);
+        };
+        // The same offer made again from a menu built again (content or settings
+        // changed) keeps its mask, unless its block no longer fits: another layout, or
+        // longer mod metadata. From the same menu, an offer not shared is another.
+        let made_again = !self.offered.made_from_one_menu(&offered) && self.offered == offered;
+        let kept = self.shown && self.budget == budget && made_again && {
+            write(self);
+            estimate_tokens(&self.block) <= budget
+        };
+        if !kept {
+            self.mask = trim_mask(&offered, budget, relevance, lifeline, registry, options);
+            write(self);
+        }
+        self.block_fingerprint = text_fingerprint(&self.block);
+        self.offered = offered;
+        self.shown = true;
+        self.budget = budget;
+        self.mask.iter().filter(|&&left_out| left_out).count()
+    }
+
+    /// The offer as shown, without what was left out.
+    pub(super) fn trimmed(&self) -> &OfferedActions {
+        &self.trimmed
+    }
+
+    /// Its available-actions block.
+    pub(super) fn block(&self) -> &str {
+        &self.block
+    }
+
+    /// The block's [`text_fingerprint`].
+    pub(super) fn block_fingerprint(&self) -> u64 {
+        self.block_fingerprint
+    }
+}
+
+/// What makes an offered action relevant to an actor: a player among its targets
+/// counts 2, a target the actor's recalled memories are tagged with 1.
+pub(super) struct Relevance<'a> {
+    /// The players.
+    pub players: &'a [Entity],
+    /// What the actor remembers ([`remembered_targets`]).
+    pub remembered: &'a [Entity],
+}
+
+impl Relevance<'_> {
+    /// How much `action` matters to the actor: higher is kept longer.
+    pub(super) fn of(&self, action: &AvailableAction<'_>) -> u32 {
+        let player = action.targets.iter().any(|t| self.players.contains(t));
+        let known = action.targets.iter().any(|t| self.remembered.contains(t));
+        2 * u32::from(player) + u32::from(known)
+    }
+}
+
+/// Puts in `remembered` the entities whose narrative key one of `tags` (a recalled
+/// memory's) is, by `with_key`: entities by their narrative key.
+pub(super) fn remembered_targets<'t>(
+    remembered: &mut SmallVec<[Entity; 8]>,
+    tags: impl IntoIterator<Item = &'t String>,
+    with_key: &HashMap<&str, SmallVec<[Entity; 1]>>,
+) {
+    remembered.clear();
+    remembered.extend(
+        tags.into_iter()
+            .filter_map(|tag| with_key.get(tag.as_str()))
+            .flatten()
+            .copied(),
+    );
+}
+
+/// The [`Lifeline`] of an offered action by its definition in a registry, looked up
+/// once for each run of lines of one action (they share its id).
+pub(super) struct Lifelines<'r> {
+    registry: &'r ContentRegistry,
+    /// The last id looked up, by its address and length, and what it is.
+    last: Cell<Option<(IdAddress, Option<Lifeline>)>>,
+}
+
+/// Where an id's text is: its address and length.
+type IdAddress = (usize, usize);
+
+impl<'r> Lifelines<'r> {
+    /// Lifelines by `registry`'s action definitions.
+    pub(super) fn new(registry: &'r ContentRegistry) -> Self {
+        Self {
+            registry,
+            last: Cell::new(None),
+        }
+    }
+
+    /// What `action` is to an actor that must not be stuck, if anything.
+    pub(super) fn of(&self, action: &AvailableAction<'_>) -> Option<Lifeline> {
+        // The lines of one action share its id's text: the same address is the same id.
+        let id = (action.action_id.as_ptr() as usize, action.action_id.len());
+        if let Some((last, lifeline)) = self.last.get()
+            && last == id
+        {
+            return lifeline;
+        }
+        let lifeline = self
+            .registry
+            .action(action.action_id)
+            .and_then(Lifeline::of);
+        self.last.set(Some((id, lifeline)));
+        lifeline
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entity(n: u32) -> Entity {
+        Entity::from_raw_u32(n).expect("a valid index")
+    }
+
+    #[test]
+    fn a_reply_is_offered_nothing_and_an_offer_is_made_again_only_after_a_change() {
+        let menu = ActionMenu::default();
+        let mut shown = ShownOffer::default();
+        let made = Cell::new(0);
+        let make = |_: &ActionMenu, _: &OfferedActions| {
+            made.set(made.get() + 1);
+            OfferedActions::default()
+        };
+        shown.next_offer(Some(&menu), 0, 3, make);
+        assert_eq!(made.get(), 1, "the first offer is made");
+        shown.next_offer(Some(&menu.clone()), 3, 4, make);
+        assert_eq!(
+            made.get(),
+            1,
+            "nothing it reads changed since revision 3: kept"
+        );
+        shown.next_offer(Some(&menu), 4, 4, make);
+        assert_eq!(made.get(), 2, "what it reads changed at 4: made again");
+        assert!(shown.next_offer(None, 0, 5, make).is_empty());
+        assert!(shown.made_from.is_none(), "a reply's offer has no menu");
+        shown.next_offer(Some(&menu), 0, 5, make);
+        assert_eq!(made.get(), 3, "after a reply, the offer is made again");
+    }
+
+    #[test]
+    fn a_player_target_matters_more_than_a_remembered_one() {
+        let (player, friend, stranger) = (entity(1), entity(2), entity(3));
+        let relevance = Relevance {
+            players: &[player],
+            remembered: &[friend],
+        };
+        fn action(targets: &[Entity]) -> AvailableAction<'_> {
+            AvailableAction {
+                index: 1,
+                action_id: "core:greet",
+                targets,
+                command: "greet",
+                description: "Greet",
+            }
+        }
+        assert_eq!(relevance.of(&action(&[])), 0);
+        assert_eq!(relevance.of(&action(&[stranger])), 0);
+        assert_eq!(relevance.of(&action(&[friend])), 1);
+        assert_eq!(relevance.of(&action(&[player])), 2);
+        assert_eq!(relevance.of(&action(&[player, friend])), 3);
+    }
+
+    #[test]
+    fn memories_name_what_holds_their_tags_as_narrative_keys() {
+        let mut with_key: HashMap<&str, SmallVec<[Entity; 1]>> = HashMap::new();
+        with_key.entry("cellar_key").or_default().push(entity(7));
+        with_key.entry("brom").or_default().push(entity(8));
+        let tags = ["cellar_key".to_owned(), "weather".to_owned()];
+        let mut remembered = SmallVec::from_slice(&[entity(9)]);
+        remembered_targets(&mut remembered, &tags, &with_key);
+        assert_eq!(remembered.as_slice(), [entity(7)], "cleared first");
+    }
+
+    #[test]
+    fn an_unknown_action_is_no_lifeline() {
+        let registry = ContentRegistry::default();
+        let lifelines = Lifelines::new(&registry);
+        let action = AvailableAction {
+            index: 1,
+            action_id: "core:wait",
+            targets: &[],
+            command: "wait",
+            description: "Wait",
+        };
+        assert_eq!(lifelines.of(&action), None);
+        assert_eq!(lifelines.of(&action), None, "remembered for the next line");
+    }
+}

@@ -1,0 +1,213 @@
+//! One turn's request: the limits its answer is held to, the user message for how the
+//! turn goes into the transcript, and the request sent to the bridge.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use smallvec::SmallVec;
+
+use crate::content::{ActorSpec, PromptTemplate};
+use crate::llm::{ChatMessage, LlmRequest, Priority, SamplingOptions};
+use crate::prompt::{
+    DecisionContext, DecisionLimits, OfflineDecision, PromptPart, TurnPlan,
+    write_decision_user_prompt,
+};
+use crate::world::OfferedActions;
+
+/// What an appended turn says in place of an offer that did not change.
+pub(super) const SAME_ACTIONS: &str =
+    "<available_actions>\nThe same actions as before, with the same numbers.\n</available_actions>";
+
+/// The limits an actor of `spec` answers within: the settings' `limits`, with the
+/// spec's own speech and colour-line limits.
+pub(super) fn decision_limits(spec: &ActorSpec, limits: &DecisionLimits) -> DecisionLimits {
+    DecisionLimits {
+        max_speech_chars: spec.policy.speech_limit(limits.max_speech_chars),
+        max_color_lines: spec.policy.color_line_limit(limits.max_color_lines),
+        ..limits.clone()
+    }
+}
+
+/// The tokens a transcript may reach: `budget`, or less when the server said one of
+/// its slots holds `context_per_slot` tokens, leaving room for an answer within
+/// `limits`.
+pub(super) fn transcript_budget(
+    budget: usize,
+    context_per_slot: Option<u32>,
+    limits: &DecisionLimits,
+) -> usize {
+    match context_per_slot {
+        Some(context) => {
+            let room = context.saturating_sub(limits.max_answer_tokens()) as usize;
+            budget.min(room)
+        }
+        None => budget,
+    }
+}
+
+/// Writes into `user` the user message of a turn that goes in as `plan`, from
+/// everything the turn shows (`whole`): all of it but the note for a fresh prompt;
+/// for an appended turn, the note and what changed, the same offer said in a line.
+pub(super) fn write_turn_message(
+    user: &mut PromptPart,
+    template: &PromptTemplate,
+    plan: &TurnPlan,
+    whole: &DecisionContext<'_>,
+) {
+    let context = match plan {
+        TurnPlan::Fresh => DecisionContext {
+            note: None,
+            ..*whole
+        },
+        TurnPlan::Append {
+            actions,
+            perception,
+            memories,
+        } => {
+            let new: SmallVec<[&str; 8]> = memories.iter().map(|&i| whole.memories[i]).collect();
+            let context = DecisionContext {
+                perception: if *perception { whole.perception } else { "" },
+                memories: &new,
+                actions_block: if *actions {
+                    whole.actions_block
+                } else {
+                    SAME_ACTIONS
+                },
+                ..*whole
+            };
+            write_decision_user_prompt(user, template, &context);
+            return;
+        }
+    };
+    write_decision_user_prompt(user, template, &context);
+}
+
+/// The request for a decision: `messages` answered by the `schema`, or offline by
+/// `offline`, within `limits`, on the server (and slot) of `affinity`; a reply to the
+/// player goes before background thinking.
+pub(super) fn decision_request(
+    messages: Arc<Vec<ChatMessage>>,
+    schema: Arc<Value>,
+    offline: OfflineDecision,
+    limits: &DecisionLimits,
+    affinity: u64,
+    replying: bool,
+) -> LlmRequest {
+    LlmRequest {
+        messages,
+        schema: Some(schema),
+        offline: Some(Arc::new(offline)),
+        sampling: SamplingOptions {
+            max_tokens: Some(limits.max_answer_tokens()),
+            ..SamplingOptions::default()
+        },
+        // Each actor's requests go to the same server (and slot), which keeps its
+        // prompt prefix.
+        affinity: Some(affinity),
+        // The player waits for a reply; background thinking can wait.
+        priority: if replying {
+            Priority::Dialogue
+        } else {
+            Priority::Background
+        },
+        ..LlmRequest::default()
+    }
+}
+
+/// An offline answer for an actor called `name` among `offered`.
+pub(super) fn offline_decision(name: &Arc<str>, offered: &OfferedActions) -> OfflineDecision {
+    OfflineDecision {
+        actor: Arc::clone(name),
+        offered: offered.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn whole<'a>(memories: &'a [&'a str]) -> DecisionContext<'a> {
+        DecisionContext {
+            perception: "You are in the hall.",
+            memories,
+            player_says: None,
+            actions_block: "<available_actions>\nwait\n</available_actions>",
+            note: Some("Your last answer was not valid JSON."),
+        }
+    }
+
+    fn written(plan: &TurnPlan, whole: &DecisionContext<'_>) -> String {
+        let mut user = PromptPart::default();
+        write_turn_message(&mut user, &PromptTemplate::default(), plan, whole);
+        user.text
+    }
+
+    #[test]
+    fn a_fresh_turn_shows_everything_but_the_note() {
+        let text = written(&TurnPlan::Fresh, &whole(&["Brom said hello."]));
+        assert!(text.starts_with("<available_actions>\nwait"), "{text}");
+        assert!(text.contains("You are in the hall.") && text.contains("Brom said hello."));
+        assert!(!text.contains("not valid JSON"));
+    }
+
+    #[test]
+    fn an_appended_turn_shows_the_note_and_only_what_changed() {
+        let memories = ["Brom said hello.", "Ada left."];
+        let plan = TurnPlan::Append {
+            actions: false,
+            perception: false,
+            memories: vec![1],
+        };
+        let text = written(&plan, &whole(&memories));
+        assert!(text.starts_with("Your last answer was not valid JSON.\n\n"));
+        assert!(text.contains(SAME_ACTIONS), "{text}");
+        assert!(!text.contains("You are in the hall.") && !text.contains("Brom said hello."));
+        assert!(text.contains("Ada left."));
+        let changed = TurnPlan::Append {
+            actions: true,
+            perception: true,
+            memories: vec![],
+        };
+        let text = written(&changed, &whole(&memories));
+        assert!(text.contains("wait\n</available_actions>") && !text.contains(SAME_ACTIONS));
+        assert!(text.contains("You are in the hall.") && !text.contains("Ada left."));
+    }
+
+    #[test]
+    fn a_slot_smaller_than_the_budget_bounds_the_transcript_with_room_to_answer() {
+        let limits = DecisionLimits::default();
+        let answer = limits.max_answer_tokens();
+        assert_eq!(transcript_budget(2000, None, &limits), 2000);
+        assert_eq!(transcript_budget(2000, Some(1_000_000), &limits), 2000);
+        assert_eq!(
+            transcript_budget(2000, Some(answer + 500), &limits),
+            500,
+            "the slot less the answer"
+        );
+        assert_eq!(transcript_budget(2000, Some(0), &limits), 0);
+    }
+
+    #[test]
+    fn a_reply_to_the_player_goes_first_and_an_actor_keeps_its_server() {
+        let limits = DecisionLimits::default();
+        let request = |replying| {
+            let offline = offline_decision(&"Marta".into(), &OfferedActions::default());
+            decision_request(
+                Arc::default(),
+                Arc::new(Value::Null),
+                offline,
+                &limits,
+                42,
+                replying,
+            )
+        };
+        assert_eq!(request(true).priority, Priority::Dialogue);
+        let background = request(false);
+        assert_eq!(background.priority, Priority::Background);
+        assert_eq!(background.affinity, Some(42));
+        assert_eq!(
+            background.sampling.max_tokens,
+            Some(limits.max_answer_tokens())
+        );
+    }
+}
