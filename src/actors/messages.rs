@@ -111,6 +111,18 @@ pub struct DecisionRejected {
     pub fallback: Option<String>,
 }
 
+impl DecisionRejected {
+    /// A rejection with no answer to show and no fallback taken.
+    pub fn without_answer(actor: Entity, reason: RejectionReason) -> Self {
+        Self {
+            actor,
+            reason,
+            raw: String::new(),
+            fallback: None,
+        }
+    }
+}
+
 /// What a smart actor does when its decision is rejected (outside combat, where it
 /// always hesitates).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Reflect)]

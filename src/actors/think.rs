@@ -24,7 +24,7 @@ use super::{
 use crate::content::{ActorSpec, ContentRegistry, PromptTemplate, TagIndex};
 use crate::llm::{LlmBridge, LlmRequest};
 use crate::prompt::{
-    DecisionContext, DecisionLimits, PromptPart, Shown, TokenScale, TurnPrompt, estimate_tokens,
+    DecisionContext, DecisionLimits, PromptPart, TokenScale, TurnPrompt, estimate_tokens,
     fit_lines, fit_words, write_decision_user_prompt,
 };
 use crate::world::{
@@ -125,12 +125,9 @@ pub(super) fn submit_decisions(
             continue;
         };
         let Some(spec) = registry.actor(&actor.spec) else {
-            out.rejected.write(DecisionRejected {
-                actor: entity,
-                reason: RejectionReason::UnknownSpec(actor.spec.clone()),
-                raw: String::new(),
-                fallback: None,
-            });
+            let reason = RejectionReason::UnknownSpec(actor.spec.clone());
+            out.rejected
+                .write(DecisionRejected::without_answer(entity, reason));
             continue;
         };
         let asked = Asked {
@@ -138,32 +135,45 @@ pub(super) fn submit_decisions(
             spec,
             spec_id: &actor.spec,
             fighting,
-            reply_to: reply_to.as_deref(),
-        };
-        let thought = frame.think(&asked, mind, cache, &bridge, user);
-        if let Some(trimmed) = thought.trimmed {
-            out.trimmed.write(trimmed);
-        }
-        let id = bridge.submit(thought.request);
-        queue.pending.insert(id, entity);
-        mind.state = ThinkState::Waiting(PendingDecision {
-            request: id,
-            offered: thought.offered.clone(),
-            fighting,
             reply_to,
             asking_again,
-            limits: thought.limits,
-            cooldown: spec.policy.cooldown_turns,
-        });
-        out.requested.write(DecisionRequested {
-            actor: entity,
-            request: id,
-            messages: thought.turn.messages,
-            offered: thought.offered,
-            sections: thought.turn.sections,
-            reused_prefix: thought.turn.reused_prefix,
-        });
+        };
+        let thought = frame.think(&asked, mind, cache, &bridge, user);
+        send(asked, thought, mind, &mut bridge, &mut queue, &mut out);
     }
+}
+
+/// Sends `thought`'s request: `asked` now waits on it.
+fn send(
+    asked: Asked<'_>,
+    thought: Thought,
+    mind: &mut ActorMind,
+    bridge: &mut LlmBridge,
+    queue: &mut ThinkQueue,
+    out: &mut DecisionWriters,
+) {
+    if let Some(trimmed) = thought.trimmed {
+        out.trimmed.write(trimmed);
+    }
+    let id = bridge.submit(thought.request);
+    queue.pending.insert(id, asked.entity);
+    mind.state = ThinkState::Waiting(PendingDecision {
+        request: id,
+        offered: thought.offered.clone(),
+        fighting: asked.fighting,
+        reply_to: asked.reply_to,
+        asking_again: asked.asking_again,
+        limits: thought.limits,
+        cooldown: asked.spec.policy.cooldown_turns,
+    });
+    out.requested.write(DecisionRequested {
+        actor: asked.entity,
+        request: id,
+        messages: thought.turn.messages,
+        offered: thought.offered,
+        sections: thought.turn.sections,
+        reused_prefix: thought.turn.reused_prefix,
+    });
 }
 
 /// What a queued actor was queued with (what the player said to it, and whether it
@@ -199,7 +209,9 @@ struct Asked<'a> {
     /// Whether it is in combat.
     fighting: bool,
     /// What the player said to it, to reply to.
-    reply_to: Option<&'a str>,
+    reply_to: Option<String>,
+    /// Whether it is asked again after a context overflow.
+    asking_again: bool,
 }
 
 /// What comes of an actor's thinking: its request and what the request is checked
@@ -258,8 +270,8 @@ impl<'a> Frame<'a, '_, '_> {
         // Budgets are in the server's tokens; prompts are measured in estimates.
         let affinity = asked.entity.to_bits();
         let scale = TokenScale::from_tokens_per_char(bridge.tokens_per_char(Some(affinity)));
-        let player_says =
-            (asked.reply_to).map(|words| fit_words(words, scale.to_estimate(budgets.player_says)));
+        let player_says = (asked.reply_to.as_deref())
+            .map(|words| fit_words(words, scale.to_estimate(budgets.player_says)));
         let limits = decision_limits(asked.spec, &settings.limits);
         let recalled = self.recall(asked, scale);
         let memories: SmallVec<[&str; 8]> = recalled.iter().map(|m| m.text.as_str()).collect();
@@ -291,20 +303,11 @@ impl<'a> Frame<'a, '_, '_> {
             &recalled,
         );
         let shown_offer = &mind.shown_offer;
-        let shown = Shown {
-            system: &system.message.content,
-            actions: shown_offer.block(),
-            actions_fingerprint: shown_offer.block_fingerprint(),
-            perception: seen,
-            memories: &memory_ids,
-        };
+        let shown = shown_offer.shown(&system.message.content, seen, &memory_ids);
         let note = mind.note.take();
         (whole.actions_block, whole.note) = (shown_offer.block(), note.as_deref());
-        let budget = transcript_budget(
-            budgets.transcript,
-            bridge.context_per_slot(Some(affinity)),
-            &limits,
-        );
+        let context = bridge.context_per_slot(Some(affinity));
+        let budget = transcript_budget(budgets.transcript, context, &limits);
         let mut turn = mind.transcript.next_turn(
             &shown,
             &system.sections,
@@ -312,15 +315,18 @@ impl<'a> Frame<'a, '_, '_> {
             user,
             |plan, user| write_turn_message(user, template, plan, &whole),
         );
-        for section in &mut turn.sections {
-            section.tokens = scale.to_server(section.tokens);
-        }
+        (turn.sections.iter_mut())
+            .for_each(|section| section.tokens = scale.to_server(section.tokens));
         let offered = shown_offer.trimmed().clone();
         let offline = offline_decision(&system.name, &offered);
-        let messages = std::sync::Arc::clone(&turn.messages);
-        let schema = cache.schema(&offered, &limits);
-        let replying = asked.reply_to.is_some();
-        let request = decision_request(messages, schema, offline, &limits, affinity, replying);
+        let request = decision_request(
+            std::sync::Arc::clone(&turn.messages),
+            cache.schema(&offered, &limits),
+            offline,
+            &limits,
+            affinity,
+            asked.reply_to.is_some(),
+        );
         Thought {
             request,
             turn,

@@ -10,7 +10,8 @@ use smallvec::SmallVec;
 
 use crate::content::ContentRegistry;
 use crate::prompt::{
-    BlockOptions, Lifeline, estimate_tokens, text_fingerprint, trim_mask, write_available_actions,
+    BlockOptions, Lifeline, Shown, estimate_tokens, text_fingerprint, trim_mask,
+    write_available_actions,
 };
 use crate::world::{ActionMenu, AvailableAction, OfferedActions};
 
@@ -122,9 +123,21 @@ impl ShownOffer {
         &self.block
     }
 
-    /// The block's [`text_fingerprint`].
-    pub(super) fn block_fingerprint(&self) -> u64 {
-        self.block_fingerprint
+    /// What a turn shows with this offer, under `system`, perceiving `perception` and
+    /// recalling the memories `memories`.
+    pub(super) fn shown<'a>(
+        &'a self,
+        system: &'a std::sync::Arc<str>,
+        perception: &'a str,
+        memories: &'a [u64],
+    ) -> Shown<'a> {
+        Shown {
+            system,
+            actions: &self.block,
+            actions_fingerprint: self.block_fingerprint,
+            perception,
+            memories,
+        }
     }
 }
 
