@@ -302,34 +302,42 @@ fn lay_out(
         .collect();
     ordered.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
 
-    // When a group's actions are not one run, its members are gathered by a counting
-    // sort, so each group is one slice of lines.
-    let mut starts: SmallVec<[usize; 8]> = SmallVec::new();
-    let mut total = 0;
-    for group in &groups {
-        starts.push(total);
-        total += group.count;
-    }
-    let members: Vec<AvailableAction<'_>> = if !split {
-        Vec::new()
-    } else {
-        let mut next = starts.clone();
-        let mut members = lines.to_vec();
-        for (line, &group) in lines.iter().zip(&group_of_line) {
-            members[next[group]] = *line;
-            next[group] += 1;
+    // When a group's actions are not one run, the positions of its lines are gathered
+    // by a counting sort, so each group's are one slice.
+    let mut starts: Vec<u32> = Vec::new();
+    let mut members: Vec<u32> = Vec::new();
+    if split {
+        starts.reserve_exact(groups.len());
+        let mut total = 0;
+        for group in &groups {
+            starts.push(total);
+            total += group.count as u32;
         }
-        members
-    };
+        let mut next = starts.clone();
+        members.resize(lines.len(), 0);
+        for (position, &group) in group_of_line.iter().enumerate() {
+            let next = &mut next[group as usize];
+            members[*next as usize] = position as u32;
+            *next += 1;
+        }
+    }
 
     for (_, namespace, metadata, group) in ordered {
         let Group { count, first, .. } = groups[group];
-        let lines = if !split {
-            &lines[first..first + count]
+        if split {
+            let start = starts[group] as usize;
+            let positions = &members[start..start + count];
+            let lines = positions.iter().map(|&position| &lines[position as usize]);
+            write_group(out, namespace, metadata, count, lines);
         } else {
-            &members[starts[group]..starts[group] + count]
-        };
-        write_group(out, namespace, metadata, count, lines);
+            write_group(
+                out,
+                namespace,
+                metadata,
+                count,
+                lines[first..first + count].iter(),
+            );
+        }
     }
     out.push_str(GROUPED_GUIDANCE);
 }
@@ -352,14 +360,31 @@ struct Groups<'a> {
 const GROUPS_SEARCHED_IN_ORDER: usize = 8;
 
 impl<'a> Groups<'a> {
-    /// The namespaces of `lines`, and each line's group.
-    fn of(lines: &[AvailableAction<'a>]) -> (Self, SmallVec<[usize; 64]>) {
+    /// The namespaces of `lines`, and when some group's lines are not one run
+    /// ([`split`](Self::split)), each line's group; empty otherwise, when each group is
+    /// the run of lines from its first.
+    fn of(lines: &[AvailableAction<'a>]) -> (Self, Vec<u32>) {
         let mut groups = Self::default();
-        let group_of_line = lines
-            .iter()
-            .enumerate()
-            .map(|(position, line)| groups.add(position, line.action_id))
-            .collect();
+        let mut group_of_line: Vec<u32> = Vec::new();
+        for (position, line) in lines.iter().enumerate() {
+            let group = groups.add(position, line.action_id) as u32;
+            if groups.split && group_of_line.is_empty() {
+                // Until now each group was one run: its lines' groups follow from it.
+                group_of_line.reserve_exact(lines.len());
+                for (index, run) in groups.list.iter().enumerate() {
+                    let run_end = run.first
+                        + if index == group as usize {
+                            run.count - 1
+                        } else {
+                            run.count
+                        };
+                    group_of_line.resize(run_end.min(position), index as u32);
+                }
+            }
+            if !group_of_line.is_empty() {
+                group_of_line.push(group);
+            }
+        }
         (groups, group_of_line)
     }
 
@@ -395,6 +420,13 @@ impl<'a> Groups<'a> {
         };
         if let Some(found) = found {
             self.list[found].count += 1;
+            // Lines that come back to an earlier group are looked up by namespace from
+            // now on, once there are more than a few groups.
+            if !self.split && self.list.len() > GROUPS_SEARCHED_IN_ORDER {
+                self.by_namespace = (self.list.iter().enumerate())
+                    .map(|(group, g)| (g.namespace, group))
+                    .collect();
+            }
             self.split = true;
             return found;
         }
@@ -406,10 +438,6 @@ impl<'a> Groups<'a> {
         });
         if !self.by_namespace.is_empty() {
             self.by_namespace.insert(namespace, group);
-        } else if self.list.len() > GROUPS_SEARCHED_IN_ORDER {
-            self.by_namespace = (self.list.iter().enumerate())
-                .map(|(group, g)| (g.namespace, group))
-                .collect();
         }
         group
     }
@@ -417,12 +445,12 @@ impl<'a> Groups<'a> {
 
 /// A group of the grouped block: its header, with the mod's metadata, of `count`
 /// actions, then `lines`.
-fn write_group(
+fn write_group<'l, 'a: 'l>(
     out: &mut String,
     namespace: &str,
     metadata: Option<&ModActionMetadata>,
     count: usize,
-    lines: &[AvailableAction<'_>],
+    lines: impl Iterator<Item = &'l AvailableAction<'a>>,
 ) {
     let [open, before_count, after_count] = GROUP_HEADING;
     out.push_str(open);
