@@ -623,6 +623,17 @@ mod tests {
         })
     }
 
+    /// The lines of [`actions`] of the items mod, as the block shows them.
+    const ITEM_LINES: &str = "[Index: 5] Command: \"pick up book\" - Take an item from location
+[Index: 6] Command: \"give book to Registrar Copperplate\" - Hand something to someone
+";
+    /// The lines of [`actions`] of the positioning mod, as the block shows them.
+    const POSITIONING_LINES: &str =
+        "[Index: 2] Command: \"get close to Registrar Copperplate\" - Move closer to someone
+[Index: 3] Command: \"step back from Registrar Copperplate\" - Create distance from someone
+[Index: 4] Command: \"sit down on bench\" - Take a seat on available furniture
+";
+
     fn actions() -> Vec<AvailableAction<'static>> {
         vec![
             line(1, "core:wait", "wait", "Let time pass"),
@@ -788,10 +799,7 @@ mod tests {
 **Purpose:** {PURPOSE}
 **Consider when:** {CONSIDER}
 
-[Index: 2] Command: \"get close to Registrar Copperplate\" - Move closer to someone
-[Index: 3] Command: \"step back from Registrar Copperplate\" - Create distance from someone
-[Index: 4] Command: \"sit down on bench\" - Take a seat on available furniture
-
+{POSITIONING_LINES}
 ## CORE ACTIONS (1 actions)
 **Purpose:** Pass time without taking significant action.
 
@@ -801,9 +809,7 @@ mod tests {
 **Purpose:** Interact with objects through pickup and transfer.
 **Consider when:** Managing inventory or sharing items.
 
-[Index: 5] Command: \"pick up book\" - Take an item from location
-[Index: 6] Command: \"give book to Registrar Copperplate\" - Hand something to someone
-
+{ITEM_LINES}
 {GUIDANCE}"
             )
         );
@@ -836,14 +842,9 @@ mod tests {
 ## ITEMS ACTIONS (2 actions)
 **Purpose:** Interact with objects through pickup and transfer.
 
-[Index: 5] Command: \"pick up book\" - Take an item from location
-[Index: 6] Command: \"give book to Registrar Copperplate\" - Hand something to someone
-
+{ITEM_LINES}
 ## POSITIONING ACTIONS (3 actions)
-[Index: 2] Command: \"get close to Registrar Copperplate\" - Move closer to someone
-[Index: 3] Command: \"step back from Registrar Copperplate\" - Create distance from someone
-[Index: 4] Command: \"sit down on bench\" - Take a seat on available furniture
-
+{POSITIONING_LINES}
 {GUIDANCE}"
             )
         );
@@ -864,14 +865,9 @@ mod tests {
 [Index: 1] Command: \"wait\" - Let time pass
 
 ## ITEMS ACTIONS (2 actions)
-[Index: 5] Command: \"pick up book\" - Take an item from location
-[Index: 6] Command: \"give book to Registrar Copperplate\" - Hand something to someone
-
+{ITEM_LINES}
 ## POSITIONING ACTIONS (3 actions)
-[Index: 2] Command: \"get close to Registrar Copperplate\" - Move closer to someone
-[Index: 3] Command: \"step back from Registrar Copperplate\" - Create distance from someone
-[Index: 4] Command: \"sit down on bench\" - Take a seat on available furniture
-
+{POSITIONING_LINES}
 {GUIDANCE}"
             )
         );
@@ -901,13 +897,9 @@ mod tests {
                 &ContentRegistry::default(),
                 &BlockOptions::default()
             )
-            .contains(
-                "## POSITIONING ACTIONS (3 actions)
-[Index: 2] Command: \"get close to Registrar Copperplate\" - Move closer to someone
-[Index: 3] Command: \"step back from Registrar Copperplate\" - Create distance from someone
-[Index: 4] Command: \"sit down on bench\" - Take a seat on available furniture
-"
-            ),
+            .contains(&format!(
+                "## POSITIONING ACTIONS (3 actions)\n{POSITIONING_LINES}"
+            )),
             "a group's actions keep their order within it"
         );
     }

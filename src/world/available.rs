@@ -778,73 +778,76 @@ mod tests {
         ])
     }
 
-    #[test]
-    fn an_offer_made_again_is_equal_and_another_offer_is_not() {
+    /// Runs `test` with offers of [`take_and_go`]'s menu in [`view`].
+    fn with_take_and_go(test: impl FnOnce(&mut ActionOffers<'_>, &ActionMenu, &ContentRegistry)) {
         let content = take_and_go();
         let menu = ActionMenu::new(&content);
         let view = view();
         let scopes = TargetScopes::default();
-        let mut offers = ActionOffers::new(&view, &scopes);
-        let marta = offers.offer(&menu, entity(10));
-        let again = offers.offer(&menu, entity(10));
-        assert_eq!(marta, again);
-        assert!(!marta.shares(&again), "made again, not shared");
-        // Ada, in the same hall, is offered the same actions on the same targets.
-        let ada = offers.offer(&menu, entity(12));
-        assert_eq!(commands(&ada), commands(&marta));
-        assert_eq!(marta, ada);
-        let mut fewer = marta.clone();
-        fewer.retain(|action| action.action_id != "core:go");
-        assert_ne!(marta, fewer);
-        // A menu built again offers the same; another menu's actions are others.
-        let rebuilt = ActionMenu::new(&content);
-        assert_eq!(offers.offer(&rebuilt, entity(10)), marta);
-        let renamed = registry(&[
-            json!({ "id": "items:grab", "name": "Grab", "description": "Pick up", "template": "pick up {item}",
+        test(&mut ActionOffers::new(&view, &scopes), &menu, &content);
+    }
+
+    #[test]
+    fn an_offer_made_again_is_equal_and_another_offer_is_not() {
+        with_take_and_go(|offers, menu, content| {
+            let marta = offers.offer(menu, entity(10));
+            let again = offers.offer(menu, entity(10));
+            assert_eq!(marta, again);
+            assert!(!marta.shares(&again), "made again, not shared");
+            // Ada, in the same hall, is offered the same actions on the same targets.
+            let ada = offers.offer(menu, entity(12));
+            assert_eq!(commands(&ada), commands(&marta));
+            assert_eq!(marta, ada);
+            let mut fewer = marta.clone();
+            fewer.retain(|action| action.action_id != "core:go");
+            assert_ne!(marta, fewer);
+            // A menu built again offers the same; another menu's actions are others.
+            let rebuilt = ActionMenu::new(content);
+            assert_eq!(offers.offer(&rebuilt, entity(10)), marta);
+            let renamed = registry(&[
+                json!({ "id": "items:grab", "name": "Grab", "description": "Pick up", "template": "pick up {item}",
                     "targets": { "primary": { "scope": "things_here", "placeholder": "item" } } }),
-            json!({ "id": "core:go", "name": "Go", "description": "Leave", "template": "go to {place}",
+                json!({ "id": "core:go", "name": "Go", "description": "Leave", "template": "go to {place}",
                     "targets": { "primary": { "scope": "exits", "placeholder": "place" } } }),
-        ]);
-        let grab = offers.offer(&ActionMenu::new(&renamed), entity(10));
-        assert_eq!(commands(&grab), commands(&marta));
-        assert_ne!(grab, marta);
-        assert_ne!(OfferedActions::default(), marta);
+            ]);
+            let grab = offers.offer(&ActionMenu::new(&renamed), entity(10));
+            assert_eq!(commands(&grab), commands(&marta));
+            assert_ne!(grab, marta);
+            assert_ne!(OfferedActions::default(), marta);
+        });
     }
 
     #[test]
     fn an_offer_made_again_unchanged_is_the_last_one_shared() {
-        let content = take_and_go();
-        let menu = ActionMenu::new(&content);
-        let view = view();
-        let scopes = TargetScopes::default();
-        let mut offers = ActionOffers::new(&view, &scopes);
-        let marta = offers.offer(&menu, entity(10));
-        assert!(!marta.is_empty());
-        let again = offers.offer_again(&menu, entity(10), &marta);
-        assert!(
-            again.shares(&marta),
-            "nothing changed: the same offer, shared"
-        );
-        let fresh = offers.offer(&menu, entity(10));
-        assert!(
-            !fresh.shares(&marta) && fresh == marta,
-            "offer makes a new one"
-        );
-        // What differs gets a new offer, as `offer` would make it.
-        let mut fewer = marta.clone();
-        fewer.retain(|action| action.action_id != "core:go");
-        let whole = offers.offer_again(&menu, entity(10), &fewer);
-        assert!(!whole.shares(&fewer));
-        assert_eq!(whole, marta);
-        let from_rebuilt = offers.offer_again(&ActionMenu::new(&content), entity(10), &marta);
-        assert!(!from_rebuilt.shares(&marta), "another menu's offer");
-        assert_eq!(from_rebuilt, marta);
-        // The yard holds a cart and leads nowhere: another offer.
-        let yard = offers.offer_again(&menu, entity(2), &marta);
-        assert!(!yard.shares(&marta));
-        assert_eq!(commands(&yard), commands(&offers.offer(&menu, entity(2))));
-        assert!(OfferedActions::default().shares(&OfferedActions::default()));
-        assert!(!marta.shares(&OfferedActions::default()));
+        with_take_and_go(|offers, menu, content| {
+            let marta = offers.offer(menu, entity(10));
+            assert!(!marta.is_empty());
+            let again = offers.offer_again(menu, entity(10), &marta);
+            assert!(
+                again.shares(&marta),
+                "nothing changed: the same offer, shared"
+            );
+            let fresh = offers.offer(menu, entity(10));
+            assert!(
+                !fresh.shares(&marta) && fresh == marta,
+                "offer makes a new one"
+            );
+            // What differs gets a new offer, as `offer` would make it.
+            let mut fewer = marta.clone();
+            fewer.retain(|action| action.action_id != "core:go");
+            let whole = offers.offer_again(menu, entity(10), &fewer);
+            assert!(!whole.shares(&fewer));
+            assert_eq!(whole, marta);
+            let from_rebuilt = offers.offer_again(&ActionMenu::new(content), entity(10), &marta);
+            assert!(!from_rebuilt.shares(&marta), "another menu's offer");
+            assert_eq!(from_rebuilt, marta);
+            // The yard holds a cart and leads nowhere: another offer.
+            let yard = offers.offer_again(menu, entity(2), &marta);
+            assert!(!yard.shares(&marta));
+            assert_eq!(commands(&yard), commands(&offers.offer(menu, entity(2))));
+            assert!(OfferedActions::default().shares(&OfferedActions::default()));
+            assert!(!marta.shares(&OfferedActions::default()));
+        });
     }
 
     #[test]
