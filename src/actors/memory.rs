@@ -407,13 +407,16 @@ fn newest(lists: &[&[u32]], k: usize) -> Ranked {
     let mut cursors: SmallVec<[usize; 16]> = lists.iter().map(|l| l.len()).collect();
     let mut found = Ranked::new();
     while found.len() < k {
-        let Some((list, index)) = cursors
-            .iter()
-            .enumerate()
-            .filter(|&(_, &c)| c > 0)
-            .map(|(list, &c)| (list, lists[list][c - 1]))
-            .max_by_key(|&(_, index)| index)
-        else {
+        // The newest entry left at the end of any list (an entry is in one list only).
+        let mut newest: Option<(usize, u32)> = None;
+        for (list, &cursor) in cursors.iter().enumerate() {
+            if let Some(&index) = cursor.checked_sub(1).and_then(|last| lists[list].get(last))
+                && newest.is_none_or(|(_, best)| index > best)
+            {
+                newest = Some((list, index));
+            }
+        }
+        let Some((list, index)) = newest else {
             break;
         };
         cursors[list] -= 1;
