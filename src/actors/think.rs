@@ -24,12 +24,13 @@ use super::{
 use crate::content::{ActorSpec, ContentRegistry, PromptTemplate, TagIndex};
 use crate::llm::{LlmBridge, LlmRequest};
 use crate::prompt::{
-    DecisionContext, DecisionLimits, PromptPart, TokenScale, TurnPrompt, estimate_tokens,
-    fit_lines, fit_words, write_decision_user_prompt,
+    DecisionContext, DecisionLimits, PromptPart, TokenScale, TrimScratch, TurnPrompt, Weighing,
+    estimate_tokens, fit_lines, fit_words, write_decision_user_prompt,
 };
 use crate::world::{
-    ActionMenu, ActionOffers, CarriedBy, InPlace, NarrativeKey, OfferedActions, PlaceRevisions,
-    Player, TargetScopes, WorldView, WorldViewChanges, WorldViewQuery, write_surroundings,
+    ActionMenu, ActionOffers, AvailableAction, CarriedBy, InPlace, NarrativeKey, OfferedActions,
+    PlaceRevisions, Player, TargetScopes, WorldView, WorldViewChanges, WorldViewQuery,
+    write_surroundings,
 };
 pub(super) use offer::ShownOffer;
 use offer::{Lifelines, Relevance, remembered_targets};
@@ -112,6 +113,7 @@ pub(super) fn submit_decisions(
         builtin_only: SmallVec::new(),
         plots: settings.recall.plots.iter().map(String::as_str).collect(),
         builtin: &builtin,
+        trim: TrimScratch::default(),
     };
     for _ in 0..settings.max_new_thinkers_per_frame {
         let Some(entity) = queue.waiting.pop_front() else {
@@ -252,6 +254,8 @@ struct Frame<'a, 'w, 's> {
     plots: Vec<&'a str>,
     /// The prompt template of specs that name none.
     builtin: &'a PromptTemplate,
+    /// What trimming each offer works in.
+    trim: TrimScratch,
 }
 
 impl<'a> Frame<'a, '_, '_> {
@@ -433,13 +437,16 @@ impl<'a> Frame<'a, '_, '_> {
         };
         let lifelines = Lifelines::new(self.registry);
         let count = offered.len();
+        let weighing = Weighing {
+            relevance: |action: &AvailableAction<'_>| relevance.of(action),
+            lifeline: |action: &AvailableAction<'_>| lifelines.of(action),
+        };
         let left_out = shown.show(
             offered,
             budget,
-            self.registry,
-            &self.settings.block,
-            |action| relevance.of(action),
-            |action| lifelines.of(action),
+            (self.registry, &self.settings.block),
+            weighing,
+            &mut self.trim,
         );
         if left_out * 2 <= count || *reported {
             return None;

@@ -153,6 +153,11 @@ impl BlockMeasure {
         }
     }
 
+    /// Its buffer of lines, for [`Measuring::with_lines`] to measure another block.
+    pub(crate) fn into_lines(self) -> Vec<(usize, usize)> {
+        self.lines
+    }
+
     /// The characters of the block of the lines kept, numbered from 1.
     pub(crate) fn chars(&self) -> usize {
         let opening = OPENING.len();
@@ -181,10 +186,11 @@ pub(crate) struct Measuring<'a> {
 }
 
 impl<'a> Measuring<'a> {
-    /// With room for this many lines.
-    pub(crate) fn with_capacity(lines: usize) -> Self {
+    /// Measuring into `lines`, a buffer emptied first (from [`BlockMeasure::into_lines`]).
+    pub(crate) fn with_lines(mut lines: Vec<(usize, usize)>) -> Self {
+        lines.clear();
         Self {
-            lines: Vec::with_capacity(lines),
+            lines,
             ..Self::default()
         }
     }

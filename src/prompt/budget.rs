@@ -96,7 +96,8 @@ struct Weighed<'a> {
 /// The order in which an offer's lines are left out: extra
 /// combinations before an action's most relevant one (the first among equals), least
 /// relevant first, the last offered first.
-fn drop_order(lines: &[Weighed<'_>]) -> Vec<usize> {
+fn drop_order(lines: &[Weighed<'_>], order: &mut Vec<usize>) {
+    order.clear();
     // Each action's keeper: its most relevant line, the first among equals. An
     // action's lines usually come one after another: the best of each run is found
     // first, then the runs of one action compared.
@@ -126,7 +127,7 @@ fn drop_order(lines: &[Weighed<'_>]) -> Vec<usize> {
         let found = match classes.iter().position(|(known, _)| *known == class) {
             Some(found) => found,
             None if classes.len() == classes.inline_size() => {
-                return sorted_drop_order(lines, &keeper);
+                return sorted_drop_order(lines, &keeper, order);
             }
             None => {
                 classes.push((class, 0));
@@ -145,13 +146,12 @@ fn drop_order(lines: &[Weighed<'_>]) -> Vec<usize> {
         start[class] = next;
         next += classes[class].1;
     }
-    let mut order = vec![0; lines.len()];
+    order.resize(lines.len(), 0);
     for i in (0..lines.len()).rev() {
         let class = usize::from(class_of[i]);
         order[start[class]] = i;
         start[class] += 1;
     }
-    order
 }
 
 /// Each action's keeper among the best lines of its `runs` (first line, best line):
@@ -189,7 +189,7 @@ fn keepers(lines: &[Weighed<'_>], runs: &[(usize, usize)]) -> SmallVec<[usize; 1
 const RUNS_COMPARED_ONE_BY_ONE: usize = 16;
 
 /// [`drop_order`] of lines in many classes, by sorting them.
-fn sorted_drop_order(lines: &[Weighed<'_>], keeper: &[bool]) -> Vec<usize> {
+fn sorted_drop_order(lines: &[Weighed<'_>], keeper: &[bool], order: &mut Vec<usize>) {
     // Each line's key, one number: keepers last, then by relevance, then the last
     // offered first. Keys are distinct (each holds its line's position), so any sort
     // gives one order.
@@ -203,9 +203,7 @@ fn sorted_drop_order(lines: &[Weighed<'_>], keeper: &[bool]) -> Vec<usize> {
         })
         .collect();
     keys.sort_unstable();
-    keys.into_iter()
-        .map(|key| (u64::MAX - key as u64) as usize)
-        .collect()
+    order.extend(keys.into_iter().map(|key| (u64::MAX - key as u64) as usize));
 }
 
 /// Whether two action ids are the same: the lines of one action share its id.
@@ -256,45 +254,107 @@ pub fn trim_mask(
     registry: &ContentRegistry,
     options: &BlockOptions,
 ) -> Vec<bool> {
+    let mut mask = Vec::new();
+    let weighing = Weighing {
+        relevance,
+        lifeline,
+    };
+    let block = (registry, options);
+    trim_mask_with(
+        offered,
+        budget,
+        weighing,
+        block,
+        &mut TrimScratch::default(),
+        &mut mask,
+    );
+    mask
+}
+
+/// How trimming weighs an offered action: how much it matters to the actor (higher is
+/// kept longer), and whether it keeps the actor from being stuck.
+pub(crate) struct Weighing<R, L> {
+    pub relevance: R,
+    pub lifeline: L,
+}
+
+/// The working space of [`trim_mask_with`], kept from one offer to the next so that
+/// trimming many offers allocates once.
+#[derive(Default)]
+pub(crate) struct TrimScratch {
+    /// Each line's characters but its number, and its group.
+    measured: Vec<(usize, usize)>,
+    /// Each line weighed; empty between offers, so it borrows none.
+    weighed: Vec<Weighed<'static>>,
+    lifelines: Vec<Option<Lifeline>>,
+    order: Vec<usize>,
+}
+
+/// A vector of another lifetime's items, empty, in `items`'s memory: a buffer that
+/// borrows nothing between uses.
+fn reuse<T, U>(mut items: Vec<T>) -> Vec<U> {
+    items.clear();
+    // Collecting an emptied vector's items into one of the same layout keeps its memory.
+    items.into_iter().filter_map(|_| None).collect()
+}
+
+/// [`trim_mask`] into `mask`, weighing lines by `weighing` and measuring the block from
+/// `block`'s registry and options, with buffers from `scratch`.
+pub(crate) fn trim_mask_with(
+    offered: &OfferedActions,
+    budget: usize,
+    weighing: Weighing<
+        impl Fn(&AvailableAction<'_>) -> u32,
+        impl Fn(&AvailableAction<'_>) -> Option<Lifeline>,
+    >,
+    (registry, options): (&ContentRegistry, &BlockOptions),
+    scratch: &mut TrimScratch,
+    mask: &mut Vec<bool>,
+) {
+    mask.clear();
+    mask.resize(offered.len(), false);
     // Each line measured and weighed in one pass.
-    let mut measuring = Measuring::with_capacity(offered.len());
-    let mut lines: Vec<Weighed<'_>> = Vec::with_capacity(offered.len());
+    let mut measuring = Measuring::with_lines(std::mem::take(&mut scratch.measured));
+    let mut lines: Vec<Weighed<'_>> = reuse(std::mem::take(&mut scratch.weighed));
+    lines.reserve(offered.len());
     for action in offered {
         measuring.add(&action);
         lines.push(Weighed {
             action_id: action.action_id,
-            relevance: relevance(&action),
+            relevance: (weighing.relevance)(&action),
         });
     }
     let mut block = measuring.measure(registry, options);
-    let mut mask = vec![false; offered.len()];
     // Nothing to leave out: an empty offer's block is as short as it gets.
-    if tokens_of_chars(block.chars()) <= budget || offered.is_empty() {
-        return mask;
-    }
-    let order = drop_order(&lines);
-    // The lifelines that stay: of each kind, the last line in the order.
-    let lifelines: Vec<Option<Lifeline>> = offered.iter().map(|action| lifeline(&action)).collect();
-    let mut kept: [Option<usize>; 2] = [None; 2];
-    for &position in order.iter().rev() {
-        let kind = match lifelines[position] {
-            Some(Lifeline::Wait) => 0,
-            Some(Lifeline::Leave) => 1,
-            None => continue,
-        };
-        kept[kind].get_or_insert(position);
-    }
-    for position in order {
-        if kept.contains(&Some(position)) {
-            continue;
+    if tokens_of_chars(block.chars()) > budget && !offered.is_empty() {
+        let order = &mut scratch.order;
+        drop_order(&lines, order);
+        // The lifelines that stay: of each kind, the last line in the order.
+        let lifelines = &mut scratch.lifelines;
+        lifelines.clear();
+        lifelines.extend(offered.iter().map(|action| (weighing.lifeline)(&action)));
+        let mut kept: [Option<usize>; 2] = [None; 2];
+        for &position in order.iter().rev() {
+            let kind = match lifelines[position] {
+                Some(Lifeline::Wait) => 0,
+                Some(Lifeline::Leave) => 1,
+                None => continue,
+            };
+            kept[kind].get_or_insert(position);
         }
-        mask[position] = true;
-        block.leave_out(position);
-        if tokens_of_chars(block.chars()) <= budget {
-            break;
+        for &position in order.iter() {
+            if kept.contains(&Some(position)) {
+                continue;
+            }
+            mask[position] = true;
+            block.leave_out(position);
+            if tokens_of_chars(block.chars()) <= budget {
+                break;
+            }
         }
     }
-    mask
+    scratch.measured = block.into_lines();
+    scratch.weighed = reuse(lines);
 }
 
 #[cfg(test)]
@@ -308,6 +368,13 @@ mod tests {
         }
     }
 
+    fn order_of(lines: &[Weighed<'_>]) -> Vec<usize> {
+        // Into a buffer that held another order, which must not show through.
+        let mut order = vec![9; 50];
+        drop_order(lines, &mut order);
+        order
+    }
+
     #[test]
     fn extra_targets_go_first_least_relevant_and_last_first() {
         // greet Brom, greet Silas, greet Traveler (who matters most), wait.
@@ -318,7 +385,7 @@ mod tests {
             line("a:wait", 0),
         ];
         assert_eq!(
-            drop_order(&lines),
+            order_of(&lines),
             [1, 0, 3, 2],
             "extras before keepers, least relevant and last first"
         );
@@ -330,7 +397,7 @@ mod tests {
             line("a:greet", 1),
             line("a:wait", 0),
         ];
-        assert_eq!(drop_order(&apart), [4, 0, 3, 1, 2]);
+        assert_eq!(order_of(&apart), [4, 0, 3, 1, 2]);
     }
 
     /// The order as its rule says: keepers (each action's most relevant line, the
@@ -377,8 +444,23 @@ mod tests {
                     )
                 })
                 .collect();
-            assert_eq!(drop_order(&lines), reference_order(&lines), "{lines:?}");
+            assert_eq!(order_of(&lines), reference_order(&lines), "{lines:?}");
         }
+    }
+
+    #[test]
+    fn a_reused_buffer_keeps_its_memory() {
+        let mut weighed: Vec<Weighed<'static>> = Vec::with_capacity(40);
+        weighed.push(line("a:greet", 1));
+        let id = String::from("a:wait");
+        let mut reused: Vec<Weighed<'_>> = reuse(weighed);
+        assert!(reused.is_empty() && reused.capacity() >= 40);
+        reused.push(Weighed {
+            action_id: &id,
+            relevance: 0,
+        });
+        let back: Vec<Weighed<'static>> = reuse(reused);
+        assert!(back.is_empty() && back.capacity() >= 40);
     }
 
     #[test]

@@ -128,15 +128,46 @@ impl OfferedActions {
         };
         match Arc::get_mut(shared) {
             Some(list) => list.offered.retain(kept),
-            // A new list of the actions kept, sharing the commands' text.
+            // A new list of the actions kept, sharing the commands' text, allocated at
+            // its size at once.
             None => {
+                let marked = left_out
+                    .iter()
+                    .take(shared.offered.len())
+                    .filter(|&&out| out);
+                let mut offered = Vec::with_capacity(shared.offered.len() - marked.count());
+                offered.extend(shared.offered.iter().copied().filter(kept));
                 *shared = Arc::new(OfferedList {
                     menu: Arc::clone(&shared.menu),
-                    offered: shared.offered.iter().copied().filter(kept).collect(),
+                    offered,
                     commands: Arc::clone(&shared.commands),
                 });
             }
         }
+    }
+
+    /// Becomes `from` without the actions `left_out` marks, as a clone of `from` given
+    /// to [`leave_out`](Self::leave_out) would, but in its own memory when it does not
+    /// share it: an offer trimmed anew each turn does not allocate each turn.
+    pub(crate) fn clone_leaving_out(&mut self, from: &Self, left_out: &[bool]) {
+        let Some(source) = from.0.as_deref() else {
+            self.0 = None;
+            return;
+        };
+        let own = self.0.as_mut().and_then(Arc::get_mut);
+        let Some(list) = own.filter(|_| left_out.contains(&true)) else {
+            *self = from.clone();
+            self.leave_out(left_out);
+            return;
+        };
+        list.menu = Arc::clone(&source.menu);
+        list.commands = Arc::clone(&source.commands);
+        list.offered.clear();
+        let kept = (source.offered.iter())
+            .zip(left_out.iter().chain(std::iter::repeat(&false)))
+            .filter(|&(_, &out)| !out)
+            .map(|(&offered, _)| offered);
+        list.offered.extend(kept);
     }
 
     /// Every offered action, by number.
@@ -404,10 +435,11 @@ impl<'v> ActionOffers<'v> {
     ) -> OfferedActions {
         self.build(menu, actor);
         let (offered, commands) = (&self.offered, &self.commands);
+        // The commands' text first: compared as bytes, it tells most changes quicker.
         let unchanged = last.0.as_deref().is_some_and(|list| {
             Arc::ptr_eq(&list.menu, &menu.actions)
-                && list.offered == *offered
                 && *list.commands == **commands
+                && list.offered == *offered
         });
         if unchanged || (offered.is_empty() && last.is_empty()) {
             return last.clone();
@@ -766,6 +798,29 @@ mod tests {
             "numbered again; a short mask keeps the rest"
         );
         assert_eq!(offered.len(), 3, "the offer it was cloned from keeps all");
+        // Trimmed into an offer of its own: the same actions, numbered again.
+        let mut own = fewer.clone();
+        drop(fewer);
+        own.clone_leaving_out(&offered, &[false, true]);
+        assert_eq!(
+            commands(&own),
+            [(1, "go to the yard"), (2, "pick up mug quietly")]
+        );
+        // An offer still held elsewhere is not written over.
+        let held = own.clone();
+        own.clone_leaving_out(&offered, &[false, false, true]);
+        assert_eq!(
+            commands(&own),
+            [(1, "go to the yard"), (2, "give key to Ada")]
+        );
+        assert_eq!(
+            commands(&held),
+            [(1, "go to the yard"), (2, "pick up mug quietly")]
+        );
+        own.clone_leaving_out(&offered, &[]);
+        assert!(own.shares(&offered), "nothing left out: shared");
+        own.clone_leaving_out(&OfferedActions::default(), &[true]);
+        assert!(own.is_empty());
     }
 
     /// `items:take` on what is here and `core:go` through an exit.

@@ -10,8 +10,8 @@ use smallvec::SmallVec;
 
 use crate::content::ContentRegistry;
 use crate::prompt::{
-    BlockOptions, Lifeline, Shown, estimate_tokens, text_fingerprint, trim_mask,
-    write_available_actions,
+    BlockOptions, Lifeline, Shown, TrimScratch, Weighing, estimate_tokens, text_fingerprint,
+    trim_mask_with, write_available_actions,
 };
 use crate::world::{ActionMenu, AvailableAction, OfferedActions};
 
@@ -75,22 +75,24 @@ impl ShownOffer {
         self.shown && self.offered.shares(offered) && self.budget == budget
     }
 
-    /// Shows `offered` within `budget`, trimmed by `relevance` and `lifeline`
-    /// ([`trim_mask`]) when its block (from `registry` with `options`) does not fit
-    /// whole. The same offer and budget as last time are trimmed the same way, so an
-    /// unchanged world keeps its prompt. Returns how many of its actions were left out.
+    /// Shows `offered` within `budget`, trimmed as `weighing` weighs its lines
+    /// ([`trim_mask`](crate::prompt::trim_mask), with the buffers of `scratch`) when its
+    /// block (from `registry` with `options`) does not fit whole. The same offer and
+    /// budget as last time are trimmed the same way, so an unchanged world keeps its
+    /// prompt. Returns how many of its actions were left out.
     pub(super) fn show(
         &mut self,
         offered: OfferedActions,
         budget: usize,
-        registry: &ContentRegistry,
-        options: &BlockOptions,
-        relevance: impl Fn(&AvailableAction<'_>) -> u32,
-        lifeline: impl Fn(&AvailableAction<'_>) -> Option<Lifeline>,
+        (registry, options): (&ContentRegistry, &BlockOptions),
+        weighing: Weighing<
+            impl Fn(&AvailableAction<'_>) -> u32,
+            impl Fn(&AvailableAction<'_>) -> Option<Lifeline>,
+        >,
+        scratch: &mut TrimScratch,
     ) -> usize {
         let write = |shown: &mut Self| {
-            shown.trimmed = offered.clone();
-            shown.trimmed.leave_out(&shown.mask);
+            shown.trimmed.clone_leaving_out(&offered, &shown.mask);
             shown.block.clear();
             write_available_actions(&mut shown.block, &shown.trimmed, registry, options);
         };
@@ -103,7 +105,8 @@ impl ShownOffer {
             estimate_tokens(&self.block) <= budget
         };
         if !kept {
-            self.mask = trim_mask(&offered, budget, relevance, lifeline, registry, options);
+            let block = (registry, options);
+            trim_mask_with(&offered, budget, weighing, block, scratch, &mut self.mask);
             write(self);
         }
         self.block_fingerprint = text_fingerprint(&self.block);
