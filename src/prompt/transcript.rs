@@ -183,7 +183,10 @@ impl Transcript {
         // What a fresh start shares with the last request: the system message when it
         // is the same, and the start of the first user message.
         let reused = match self.messages.as_slice() {
-            [system, first, ..] if *system.content == **shown.system => {
+            [system, first, ..]
+                if Arc::ptr_eq(&system.content, shown.system)
+                    || *system.content == **shown.system =>
+            {
                 system.content.len() + common_prefix(user.text.as_bytes(), first.content.as_bytes())
             }
             _ => 0,
