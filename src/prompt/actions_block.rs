@@ -133,6 +133,7 @@ impl BlockMeasure {
 
     /// Leaves out the line at `position` (from 0 in the list it was made from); a
     /// line already left out stays out.
+    #[inline]
     pub(crate) fn leave_out(&mut self, position: usize) {
         let Some((chars, group)) = self.lines.get_mut(position) else {
             return;
@@ -159,6 +160,7 @@ impl BlockMeasure {
     }
 
     /// The characters of the block of the lines kept, numbered from 1.
+    #[inline]
     pub(crate) fn chars(&self) -> usize {
         let opening = OPENING.len();
         if self.kept == 0 {
@@ -397,12 +399,6 @@ impl<'a> Groups<'a> {
     /// Adds the line at `position`, with this action id; returns its group's position.
     #[inline]
     fn add(&mut self, position: usize, action_id: &'a str) -> usize {
-        let group = self.group_of(position, action_id);
-        self.previous = Some((action_id, group));
-        group
-    }
-
-    fn group_of(&mut self, position: usize, action_id: &'a str) -> usize {
         // The lines of one action come one after the other, sharing its id.
         if let Some((id, group)) = self.previous
             && std::ptr::eq(id, action_id)
@@ -410,6 +406,13 @@ impl<'a> Groups<'a> {
             self.list[group].count += 1;
             return group;
         }
+        let group = self.group_of(position, action_id);
+        self.previous = Some((action_id, group));
+        group
+    }
+
+    /// The group of a line whose action is not the last line's.
+    fn group_of(&mut self, position: usize, action_id: &'a str) -> usize {
         // Actions usually come grouped already: the current group is checked before
         // searching.
         if let Some(last) = self.list.last_mut()

@@ -317,12 +317,15 @@ pub(crate) fn trim_mask_with(
     let mut measuring = Measuring::with_lines(std::mem::take(&mut scratch.measured));
     let mut lines: Vec<Weighed<'_>> = reuse(std::mem::take(&mut scratch.weighed));
     lines.reserve(offered.len());
+    let lifelines = &mut scratch.lifelines;
+    lifelines.clear();
     for action in offered {
         measuring.add(&action);
         lines.push(Weighed {
             action_id: action.action_id,
             relevance: (weighing.relevance)(&action),
         });
+        lifelines.push((weighing.lifeline)(&action));
     }
     let mut block = measuring.measure(registry, options);
     // Nothing to leave out: an empty offer's block is as short as it gets.
@@ -330,9 +333,6 @@ pub(crate) fn trim_mask_with(
         let order = &mut scratch.order;
         drop_order(&lines, order);
         // The lifelines that stay: of each kind, the last line in the order.
-        let lifelines = &mut scratch.lifelines;
-        lifelines.clear();
-        lifelines.extend(offered.iter().map(|action| (weighing.lifeline)(&action)));
         let mut kept: [Option<usize>; 2] = [None; 2];
         for &position in order.iter().rev() {
             let kind = match lifelines[position] {
