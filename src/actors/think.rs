@@ -114,6 +114,7 @@ pub(super) fn submit_decisions(
         plots: settings.recall.plots.iter().map(String::as_str).collect(),
         builtin: &builtin,
         trim: TrimScratch::default(),
+        lifelines: Lifelines::new(&registry),
     };
     for _ in 0..settings.max_new_thinkers_per_frame {
         let Some(entity) = queue.waiting.pop_front() else {
@@ -256,6 +257,8 @@ struct Frame<'a, 'w, 's> {
     builtin: &'a PromptTemplate,
     /// What trimming each offer works in.
     trim: TrimScratch,
+    /// The lifelines among the actions offered in the frame.
+    lifelines: Lifelines<'a>,
 }
 
 impl<'a> Frame<'a, '_, '_> {
@@ -435,7 +438,8 @@ impl<'a> Frame<'a, '_, '_> {
             players: &self.players,
             remembered: &self.remembered,
         };
-        let lifelines = Lifelines::new(self.registry);
+        let lifelines = &self.lifelines;
+        lifelines.next_offer();
         let count = offered.len();
         let weighing = Weighing {
             relevance: |action: &AvailableAction<'_>| relevance.of(action),

@@ -2,7 +2,7 @@
 //! what matters to the actor, trimmed to its budget and written as a block, and kept
 //! as it was shown while the world around the actor stays the same.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
 use bevy::prelude::*;
@@ -179,11 +179,14 @@ pub(super) fn remembered_targets<'t>(
 }
 
 /// The [`Lifeline`] of an offered action by its definition in a registry, looked up
-/// once for each run of lines of one action (they share its id).
+/// once for each action however many offers show it, and known without a look-up for
+/// each run of lines of one action (they share its id).
 pub(super) struct Lifelines<'r> {
     registry: &'r ContentRegistry,
     /// The last id looked up, by its address and length, and what it is.
     last: Cell<Option<(IdAddress, Option<Lifeline>)>>,
+    /// Every action looked up so far, by its id, and what it is.
+    known: RefCell<Vec<(Box<str>, Option<Lifeline>)>>,
 }
 
 /// Where an id's text is: its address and length.
@@ -195,10 +198,18 @@ impl<'r> Lifelines<'r> {
         Self {
             registry,
             last: Cell::new(None),
+            known: RefCell::new(Vec::new()),
         }
     }
 
-    /// What `action` is to an actor that must not be stuck, if anything.
+    /// Before the lines of another offer: the ids of the last may have gone, and
+    /// another's text be where one of them was.
+    pub(super) fn next_offer(&self) {
+        self.last.set(None);
+    }
+
+    /// What `action` is to an actor that must not be stuck, if anything: an action of
+    /// the offer since [`next_offer`](Self::next_offer).
     pub(super) fn of(&self, action: &AvailableAction<'_>) -> Option<Lifeline> {
         // The lines of one action share its id's text: the same address is the same id.
         let id = (action.action_id.as_ptr() as usize, action.action_id.len());
@@ -207,10 +218,17 @@ impl<'r> Lifelines<'r> {
         {
             return lifeline;
         }
-        let lifeline = self
-            .registry
-            .action(action.action_id)
-            .and_then(Lifeline::of);
+        let mut known = self.known.borrow_mut();
+        let found = (known.iter()).find(|(known, _)| **known == *action.action_id);
+        let lifeline = match found {
+            Some(&(_, lifeline)) => lifeline,
+            None => {
+                let definition = self.registry.action(action.action_id);
+                let lifeline = definition.and_then(Lifeline::of);
+                known.push((action.action_id.into(), lifeline));
+                lifeline
+            }
+        };
         self.last.set(Some((id, lifeline)));
         lifeline
     }
@@ -296,5 +314,13 @@ mod tests {
         };
         assert_eq!(lifelines.of(&action), None);
         assert_eq!(lifelines.of(&action), None, "remembered for the next line");
+        lifelines.next_offer();
+        let id = String::from("core:wait");
+        let again = AvailableAction {
+            action_id: &id,
+            ..action
+        };
+        assert_eq!(lifelines.of(&again), None, "known from the last offer");
+        assert_eq!(lifelines.known.borrow().len(), 1, "looked up once");
     }
 }
