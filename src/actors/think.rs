@@ -9,7 +9,7 @@
 mod offer;
 mod turn;
 
-use std::collections::HashMap;
+use bevy::platform::collections::HashMap;
 
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;

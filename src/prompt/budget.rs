@@ -317,19 +317,20 @@ pub(crate) fn trim_mask_with(
     let mut measuring = Measuring::with_lines(std::mem::take(&mut scratch.measured));
     let mut lines: Vec<Weighed<'_>> = reuse(std::mem::take(&mut scratch.weighed));
     lines.reserve(offered.len());
-    let lifelines = &mut scratch.lifelines;
-    lifelines.clear();
     for action in offered {
         measuring.add(&action);
         lines.push(Weighed {
             action_id: action.action_id,
             relevance: (weighing.relevance)(&action),
         });
-        lifelines.push((weighing.lifeline)(&action));
     }
     let mut block = measuring.measure(registry, options);
     // Nothing to leave out: an empty offer's block is as short as it gets.
     if tokens_of_chars(block.chars()) > budget && !offered.is_empty() {
+        // Lifelines matter only to an offer that must lose lines.
+        let lifelines = &mut scratch.lifelines;
+        lifelines.clear();
+        lifelines.extend(offered.iter().map(|action| (weighing.lifeline)(&action)));
         let order = &mut scratch.order;
         drop_order(&lines, order);
         // The lifelines that stay: of each kind, the last line in the order.

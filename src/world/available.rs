@@ -121,13 +121,14 @@ impl OfferedActions {
         let Some(shared) = self.0.as_mut() else {
             return;
         };
-        let mut position = 0;
-        let kept = |_: &Offered| {
-            position += 1;
-            !left_out.get(position - 1).copied().unwrap_or(false)
-        };
         match Arc::get_mut(shared) {
-            Some(list) => list.offered.retain(kept),
+            Some(list) => {
+                let mut position = 0;
+                list.offered.retain(|_| {
+                    position += 1;
+                    !left_out.get(position - 1).copied().unwrap_or(false)
+                });
+            }
             // A new list of the actions kept, sharing the commands' text, allocated at
             // its size at once.
             None => {
@@ -136,7 +137,7 @@ impl OfferedActions {
                     .take(shared.offered.len())
                     .filter(|&&out| out);
                 let mut offered = Vec::with_capacity(shared.offered.len() - marked.count());
-                offered.extend(shared.offered.iter().copied().filter(kept));
+                offered.extend(kept_offers(&shared.offered, left_out));
                 *shared = Arc::new(OfferedList {
                     menu: Arc::clone(&shared.menu),
                     offered,
@@ -163,11 +164,7 @@ impl OfferedActions {
         list.menu = Arc::clone(&source.menu);
         list.commands = Arc::clone(&source.commands);
         list.offered.clear();
-        let kept = (source.offered.iter())
-            .zip(left_out.iter().chain(std::iter::repeat(&false)))
-            .filter(|&(_, &out)| !out)
-            .map(|(&offered, _)| offered);
-        list.offered.extend(kept);
+        list.offered.extend(kept_offers(&source.offered, left_out));
     }
 
     /// Every offered action, by number.
@@ -182,6 +179,17 @@ impl OfferedActions {
                 .enumerate(),
         }
     }
+}
+
+/// The offers `left_out` does not mark (positions past its end are kept).
+fn kept_offers<'o>(
+    offered: &'o [Offered],
+    left_out: &'o [bool],
+) -> impl Iterator<Item = Offered> + 'o {
+    (offered.iter())
+        .zip(left_out.iter().chain(std::iter::repeat(&false)))
+        .filter(|&(_, &out)| !out)
+        .map(|(&offered, _)| offered)
 }
 
 impl<'a> IntoIterator for &'a OfferedActions {

@@ -2,8 +2,8 @@
 //! what matters to the actor, trimmed to its budget and written as a block, and kept
 //! as it was shown while the world around the actor stays the same.
 
+use bevy::platform::collections::HashMap;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 
 use bevy::prelude::*;
 use smallvec::SmallVec;
