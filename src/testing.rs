@@ -37,7 +37,7 @@ use crate::LoomPlugins;
 use crate::actors::{SmartActorPlugin, SmartActorSettings};
 use crate::content::{ContentError, ContentRegistry};
 use crate::llm::{BackendChoice, LlmPlugin};
-use crate::narration::{NarrationPlugin, NarrationSettings};
+use crate::narration::NarrationPlugin;
 
 /// How long the helpers here wait for content before they give up.
 pub const CONTENT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -129,10 +129,10 @@ impl HeadlessApp {
         self
     }
 
-    /// How reports are narrated.
+    /// The narration plugin: its seed, repetition window and settings.
     #[must_use]
-    pub fn narration(mut self, settings: NarrationSettings) -> Self {
-        self.narration.settings = settings;
+    pub fn narration(mut self, plugin: NarrationPlugin) -> Self {
+        self.narration = plugin;
         self
     }
 

@@ -106,9 +106,12 @@ fn scene(answer: Option<Answer>, settings: NarrationSettings) -> Scene {
             backend,
             ..default()
         })
-        .narration(NarrationSettings {
-            use_model: answer.is_some(),
-            ..settings
+        .narration(NarrationPlugin {
+            settings: NarrationSettings {
+                use_model: answer.is_some(),
+                ..settings
+            },
+            ..default()
         })
         .build();
     app.init_resource::<Narrated>()
