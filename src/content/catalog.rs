@@ -2,7 +2,10 @@
 
 use std::collections::HashMap;
 
-use super::{ActionDefinition, ActorSpec, ContentError, NarrativeContext, PromptTemplate};
+use super::{
+    ActionDefinition, ActorSpec, ContentError, NarrativeContext, PromptTemplate, RefinementMethod,
+    TaskDefinition,
+};
 
 /// A content item a [`ContentCatalog`] holds: it has an id, unique among its kind.
 #[diagnostic::on_unimplemented(
@@ -13,6 +16,9 @@ use super::{ActionDefinition, ActorSpec, ContentError, NarrativeContext, PromptT
 pub trait CatalogItem {
     /// The kind's name in messages: `action`, `prompt template`.
     const KIND: &'static str;
+
+    /// The JSON pointer of the id in the item's file.
+    const ID_POINTER: &'static str = "/id";
 
     /// The item's id (`items:give`), or key for narrative files (`tavern:lute`).
     fn id(&self) -> &str;
@@ -46,7 +52,7 @@ impl<T: CatalogItem> ContentCatalog<T> {
             let (kind, first) = (T::KIND, &self.files[first]);
             return Err(ContentError::new(
                 file,
-                "/id",
+                T::ID_POINTER,
                 format!(
                     "duplicate {kind} id `{id}`, already defined in {first}: give this {kind} its own id"
                 ),
@@ -79,6 +85,20 @@ impl<T: CatalogItem> ContentCatalog<T> {
             .iter()
             .position(|f| f == file)
             .map(|i| &self.items[i])
+    }
+
+    /// Keeps the items `keep` says yes to, given each with its asset path, in order.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str, &T) -> bool) {
+        let items = std::mem::take(&mut self.items);
+        let files = std::mem::take(&mut self.files);
+        self.index.clear();
+        for (item, file) in items.into_iter().zip(files) {
+            if keep(&file, &item) {
+                self.index.insert(item.id().to_owned(), self.items.len());
+                self.items.push(item);
+                self.files.push(file);
+            }
+        }
     }
 
     /// Puts the items in the order `compare` gives (a stable sort).
@@ -152,6 +172,21 @@ impl CatalogItem for PromptTemplate {
     const KIND: &'static str = "prompt template";
     fn id(&self) -> &str {
         &self.id
+    }
+}
+
+impl CatalogItem for TaskDefinition {
+    const KIND: &'static str = "task";
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl CatalogItem for RefinementMethod {
+    const KIND: &'static str = "refinement method";
+    const ID_POINTER: &'static str = "/refinementMethodId";
+    fn id(&self) -> &str {
+        &self.refinement_method_id
     }
 }
 

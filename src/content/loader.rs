@@ -224,7 +224,14 @@ fn path_error<T: ContentAsset>(
     path: &serde_path_to_error::Path,
     detail: String,
 ) -> ContentError {
-    let pointer = json_pointer(path);
+    let mut pointer = json_pointer(path);
+    let detail = match super::method::split_nested(&detail) {
+        Some((below, inner)) => {
+            pointer.push_str(below);
+            inner.to_owned()
+        }
+        None => detail,
+    };
     let message = match T::parse_hint(&pointer, &detail) {
         Some(hint) => format!("not valid {format} for this file: {detail}; {hint}"),
         None => format!("not valid {format} for this file: {detail}"),
@@ -233,7 +240,7 @@ fn path_error<T: ContentAsset>(
 }
 
 /// Turns a serde path (`targets.primary.scope`) into a JSON pointer (`/targets/primary/scope`).
-fn json_pointer(path: &serde_path_to_error::Path) -> String {
+pub(super) fn json_pointer(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let mut pointer = String::new();
     for segment in path.iter() {

@@ -91,4 +91,10 @@ pub struct ModContent {
     /// Tag files (`tags.json`), merged in load order into the [`TagIndex`](super::TagIndex).
     #[serde(default)]
     pub tags: Vec<String>,
+    /// Planning task files (`tasks/serve_drink.task.json`).
+    #[serde(default)]
+    pub tasks: Vec<String>,
+    /// Refinement method files (`methods/serve_from_bar.method.json`).
+    #[serde(default)]
+    pub methods: Vec<String>,
 }

@@ -30,14 +30,17 @@ mod fixtures;
 pub mod lint;
 mod loader;
 mod manifest;
+mod method;
 mod mod_folders;
 mod mod_order;
 mod narrative;
 mod prompt_template;
 mod references;
+mod refinement;
 mod registry;
 mod scene;
 mod tags;
+mod task;
 mod validate;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -63,6 +66,10 @@ pub use loader::{
     ContentAsset, ContentLoader, ContentLoaderError, forbidden_character, parse_content,
 };
 pub use manifest::{GameManifest, ModContent, ModDependency, ModManifest};
+pub use method::{
+    BINDING_PREFIX, Binding, Condition, ConditionalFailure, ConditionalStep, PrimitiveActionStep,
+    RefinementMethod, RefinementStep, TaskStep,
+};
 pub use narrative::{
     CANONICAL_EFFECTS, CANONICAL_FAILURE_REASONS, CANONICAL_VERBS, FRAGMENT_PLACEHOLDERS, Fragment,
     FragmentPool, NarrativeContext, NarrativeVocabulary, POOL_MINIMUMS, POOL_RECOMMENDED,
@@ -72,7 +79,12 @@ pub use prompt_template::PromptTemplate;
 pub use registry::{ContentRegistry, ContentSources, LoadedMod, ModActionMetadata};
 pub use scene::{SceneDefinition, SceneEntity, ScenePlace};
 pub use tags::{TagFile, TagIndex};
-pub use validate::{METADATA_LENGTH, TEXT_LIMITS, TextLimits, is_valid_mod_id, owning_mod};
+pub use task::{
+    EntityParameter, FallbackBehavior, TaskDefinition, TaskParameter, ValueParameter, ValueType,
+};
+pub use validate::{
+    MAX_NESTING, METADATA_LENGTH, TEXT_LIMITS, TextLimits, is_valid_mod_id, owning_mod,
+};
 
 /// Loads the game file, the mods it lists and their content, and keeps the
 /// [`ContentRegistry`] up to date as files load, change or fail.
@@ -121,6 +133,8 @@ impl Plugin for ContentPlugin {
             .init_content::<NarrativeContext>()
             .init_content::<PromptTemplate>()
             .init_content::<TagFile>()
+            .init_content::<TaskDefinition>()
+            .init_content::<RefinementMethod>()
             .init_content::<SceneDefinition>();
         app.add_systems(
             PreUpdate,
@@ -134,6 +148,8 @@ impl Plugin for ContentPlugin {
                     note_changes::<NarrativeContext>,
                     note_changes::<PromptTemplate>,
                     note_changes::<TagFile>,
+                    note_changes::<TaskDefinition>,
+                    note_changes::<RefinementMethod>,
                 ),
                 collect_folder_scans,
                 rebuild_registry,
@@ -169,6 +185,8 @@ struct ContentFiles {
     narratives: HashMap<String, Handle<NarrativeContext>>,
     prompts: HashMap<String, Handle<PromptTemplate>>,
     tags: HashMap<String, Handle<TagFile>>,
+    tasks: HashMap<String, Handle<TaskDefinition>>,
+    methods: HashMap<String, Handle<RefinementMethod>>,
     listings: Listings,
     /// Walks of mods' folders under way, by manifest path.
     scans: HashMap<String, Task<Vec<String>>>,
@@ -193,6 +211,8 @@ impl ContentFiles {
             .chain(self.narratives.values().map(|h| h.id().untyped()))
             .chain(self.prompts.values().map(|h| h.id().untyped()))
             .chain(self.tags.values().map(|h| h.id().untyped()))
+            .chain(self.tasks.values().map(|h| h.id().untyped()))
+            .chain(self.methods.values().map(|h| h.id().untyped()))
     }
 }
 
@@ -332,6 +352,8 @@ fn request_listed(
         listed.request(&mut files.narratives, "narrative", &content.narrative);
         listed.request(&mut files.prompts, "prompts", &content.prompts);
         listed.request(&mut files.tags, "tags", &content.tags);
+        listed.request(&mut files.tasks, "tasks", &content.tasks);
+        listed.request(&mut files.methods, "methods", &content.methods);
     }
     refused
 }
@@ -502,6 +524,8 @@ struct ContentAssets<'w> {
     narratives: Res<'w, Assets<NarrativeContext>>,
     prompts: Res<'w, Assets<PromptTemplate>>,
     tags: Res<'w, Assets<TagFile>>,
+    tasks: Res<'w, Assets<TaskDefinition>>,
+    methods: Res<'w, Assets<RefinementMethod>>,
 }
 
 fn rebuild_registry(
@@ -544,6 +568,8 @@ fn rebuild_registry(
     let narrative_list = loaded(&files.narratives, &assets.narratives);
     let prompt_list = loaded(&files.prompts, &assets.prompts);
     let tag_list = loaded(&files.tags, &assets.tags);
+    let task_list = loaded(&files.tasks, &assets.tasks);
+    let method_list = loaded(&files.methods, &assets.methods);
     let mut on_disk: Vec<String> = files.found.values().flatten().cloned().collect();
     on_disk.sort();
     let sources = ContentSources {
@@ -555,6 +581,8 @@ fn rebuild_registry(
         narratives: &narrative_list,
         prompts: &prompt_list,
         tags: &tag_list,
+        tasks: &task_list,
+        methods: &method_list,
         scopes: scopes.0.as_ref(),
     };
     let mut built = ContentRegistry::rebuild(sources, &registry);

@@ -7,7 +7,10 @@ use bevy::asset::AssetServer;
 use bevy::asset::io::AssetSourceId;
 use futures_lite::StreamExt;
 
-use super::{ActionDefinition, ActorSpec, ContentAsset, NarrativeContext, PromptTemplate, TagFile};
+use super::{
+    ActionDefinition, ActorSpec, ContentAsset, NarrativeContext, PromptTemplate, RefinementMethod,
+    TagFile, TaskDefinition,
+};
 
 /// How deep below a mod's folder files are looked for.
 const MAX_DEPTH: usize = 8;
@@ -17,12 +20,14 @@ const MAX_ENTRIES: usize = 10_000;
 /// The manifest field (`content.<field>`) that lists a file with this name, when its
 /// name ends the way one content kind's files do (`wait.action.json` → `actions`).
 pub(crate) fn listing_field(file_name: &str) -> Option<&'static str> {
-    let kinds: [(&'static str, &[&str]); 5] = [
+    let kinds: [(&'static str, &[&str]); 7] = [
         ("actions", ActionDefinition::EXTENSIONS),
         ("actors", ActorSpec::EXTENSIONS),
         ("narrative", NarrativeContext::EXTENSIONS),
         ("prompts", PromptTemplate::EXTENSIONS),
         ("tags", TagFile::EXTENSIONS),
+        ("tasks", TaskDefinition::EXTENSIONS),
+        ("methods", RefinementMethod::EXTENSIONS),
     ];
     kinds.into_iter().find_map(|(field, extensions)| {
         extensions

@@ -11,10 +11,11 @@ use super::references::{
     unknown_allowed_verbs, unknown_prompt, unknown_scopes, unknown_tag_keys, unknown_verb,
     unlisted_files,
 };
+use super::refinement::{methods_of, settle, unknown_parameter_scopes};
 use super::{
     ActionDefinition, ActorSpec, ContentCatalog, ContentError, GameManifest, ModManifest,
-    NarrativeContext, NarrativeVocabulary, PromptTemplate, TagFile, TagIndex, VerbAlias,
-    action_namespace,
+    NarrativeContext, NarrativeVocabulary, PromptTemplate, RefinementMethod, TagFile, TagIndex,
+    TaskDefinition, VerbAlias, action_namespace,
 };
 
 /// A mod's action metadata, resolved once per load for every prompt.
@@ -55,6 +56,8 @@ pub struct ContentRegistry {
     actors: ContentCatalog<ActorSpec>,
     narratives: ContentCatalog<NarrativeContext>,
     prompts: ContentCatalog<PromptTemplate>,
+    tasks: ContentCatalog<TaskDefinition>,
+    methods: ContentCatalog<RefinementMethod>,
     tags: TagIndex,
     vocabulary: NarrativeVocabulary,
     problems: Vec<ContentError>,
@@ -79,6 +82,10 @@ pub struct ContentSources<'a> {
     pub prompts: &'a [(&'a str, &'a PromptTemplate)],
     /// Tag files that loaded.
     pub tags: &'a [(&'a str, &'a TagFile)],
+    /// Planning task files that loaded.
+    pub tasks: &'a [(&'a str, &'a TaskDefinition)],
+    /// Refinement method files that loaded.
+    pub methods: &'a [(&'a str, &'a RefinementMethod)],
     /// The target scope names actions may use; `None` skips that check.
     pub scopes: Option<&'a BTreeSet<String>>,
     /// The content files found in the mods' folders, by asset path; each that its
@@ -163,7 +170,31 @@ impl ContentRegistry {
             is_loaded,
             &mut problems,
         );
+        let mut tasks = gather(
+            sources.tasks,
+            &listed,
+            &previous.tasks,
+            |file, task| unknown_parameter_scopes(file, task, sources.scopes),
+            is_loaded,
+            &mut problems,
+        );
+        let mut methods = gather(
+            sources.methods,
+            &listed,
+            &previous.methods,
+            |_, _| Vec::new(),
+            is_loaded,
+            &mut problems,
+        );
+        settle(
+            &mut tasks,
+            &mut methods,
+            &registry.actions,
+            &|namespace| registry.is_mod_loaded(namespace),
+            &mut problems,
+        );
         (registry.prompts, registry.actors) = (prompts, actors);
+        (registry.tasks, registry.methods) = (tasks, methods);
         registry.narratives = narratives;
         for (file, context) in registry.narratives.iter_with_files() {
             registry.warnings.extend(context.small_pools(file));
@@ -349,6 +380,45 @@ impl ContentRegistry {
         self.actors.iter()
     }
 
+    /// A planning task by its `mod:task` id.
+    pub fn task(&self, id: &str) -> Option<&TaskDefinition> {
+        self.tasks.get(id)
+    }
+
+    /// Every planning task, in load order.
+    pub fn tasks(&self) -> impl Iterator<Item = &TaskDefinition> {
+        self.tasks.iter()
+    }
+
+    /// The asset path a task was loaded from.
+    pub fn task_file(&self, id: &str) -> Option<&str> {
+        self.tasks.file_of(id)
+    }
+
+    /// A refinement method by its `mod:method` id.
+    pub fn method(&self, id: &str) -> Option<&RefinementMethod> {
+        self.methods.get(id)
+    }
+
+    /// Every refinement method, in load order.
+    pub fn methods(&self) -> impl Iterator<Item = &RefinementMethod> {
+        self.methods.iter()
+    }
+
+    /// The asset path a refinement method was loaded from.
+    pub fn method_file(&self, id: &str) -> Option<&str> {
+        self.methods.file_of(id)
+    }
+
+    /// The methods of a task, most preferred first: those its `methods` lists, in its
+    /// order, then the rest whose `taskId` names it, in id order.
+    pub fn methods_of<'a>(
+        &'a self,
+        task: &'a TaskDefinition,
+    ) -> impl Iterator<Item = &'a RefinementMethod> + 'a {
+        methods_of(task, &self.methods)
+    }
+
     /// The tags of narrative keys, from every loaded tag file.
     pub fn tags(&self) -> &TagIndex {
         &self.tags
@@ -423,6 +493,8 @@ fn listed_files(mods: &[LoadedMod]) -> HashSet<String> {
                 .chain(&content.narrative)
                 .chain(&content.prompts)
                 .chain(&content.tags)
+                .chain(&content.tasks)
+                .chain(&content.methods)
                 .map(move |path| format!("{folder}/{path}"))
         })
         .collect()

@@ -898,6 +898,13 @@ fn the_shipped_content_loads_without_errors_or_warnings() {
     app.update();
     let registry = app.world().resource::<ContentRegistry>();
     assert!(registry.warnings().is_empty(), "{:#?}", registry.warnings());
+    let serve = registry
+        .task("tavern:serve_drink")
+        .expect("the tavern's task loads");
+    let methods: Vec<&str> = (registry.methods_of(serve))
+        .map(|m| m.refinement_method_id.as_str())
+        .collect();
+    assert_eq!(methods, ["tavern:serve_by_hand"]);
     let errors = &app.world().resource::<crate::support::SeenErrors>().0;
     assert!(errors.is_empty(), "{errors:#?}");
 }
@@ -913,4 +920,94 @@ fn a_missing_game_file_says_which_setting_names_it() {
         errors[0]
     );
     assert!(registry.mods().is_empty());
+}
+
+/// The files of a mod `extra` with one task (`tasks/fetch.task.json`, which fetches a
+/// `thing` for a `customer`) and two methods of it: `extra:fetch_by_hand`
+/// (`methods/fetch.method.json`) whose steps are `steps`, and `extra:fetch_later`.
+fn extra_mod_with_task(steps: serde_json::Value) -> Vec<(&'static str, String)> {
+    let task = json!({
+        "id": "extra:fetch",
+        "name": "Fetch",
+        "description": "bring something to someone",
+        "template": "bring {thing} to {customer}",
+        "parameters": [
+            { "name": "thing", "entity": { "scope": "things_here" } },
+            { "name": "customer", "entity": { "scope": "characters_here" } }
+        ]
+    });
+    let method = json!({
+        "refinementMethodId": "extra:fetch_by_hand",
+        "taskId": "extra:fetch",
+        "steps": steps
+    });
+    // A second method, always valid, keeps the task when the first is left out.
+    let waiting = json!({
+        "refinementMethodId": "extra:fetch_later",
+        "taskId": "extra:fetch",
+        "steps": [{ "stepType": "primitive_action", "actionId": "core:wait" }]
+    });
+    vec![
+        (
+            "mods/extra/mod.json",
+            manifest(
+                "extra",
+                json!({ "content": {
+                    "tasks": ["tasks/fetch.task.json"],
+                    "methods": ["methods/fetch.method.json", "methods/later.method.json"]
+                } }),
+            ),
+        ),
+        ("mods/extra/tasks/fetch.task.json", task.to_string()),
+        ("mods/extra/methods/fetch.method.json", method.to_string()),
+        ("mods/extra/methods/later.method.json", waiting.to_string()),
+    ]
+}
+
+#[test]
+fn a_method_binding_an_unknown_placeholder_names_the_actions_placeholders() {
+    let registry = expect_one_error(
+        &["core", "extra"],
+        extra_mod_with_task(json!([{
+            "stepType": "primitive_action",
+            "actionId": "core:wait",
+            "targetBindings": { "item": "task.params.thing" }
+        }])),
+        "mods/extra/methods/fetch.method.json",
+        "/steps/0/targetBindings/item",
+        "`core:wait`'s placeholders are none",
+    );
+    assert!(registry.method("extra:fetch_by_hand").is_none());
+    let task = registry
+        .task("extra:fetch")
+        .expect("the task keeps its other method");
+    assert_eq!(registry.methods_of(task).count(), 1);
+}
+
+#[test]
+fn json_logic_in_a_target_binding_is_refused_with_the_plain_form() {
+    expect_one_error(
+        &["core", "extra"],
+        extra_mod_with_task(json!([{
+            "stepType": "primitive_action",
+            "actionId": "core:wait",
+            "targetBindings": { "item": { "var": "task.params.thing" } }
+        }])),
+        "mods/extra/methods/fetch.method.json",
+        "/steps/0/targetBindings/item",
+        "not JSON Logic",
+    );
+}
+
+#[test]
+fn a_valid_task_and_method_load() {
+    let mut all = core_mod();
+    all.push(game(&["core", "extra"]));
+    all.extend(extra_mod_with_task(json!([
+        { "stepType": "primitive_action", "actionId": "core:wait" }
+    ])));
+    let (registry, errors) = load(&all);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let task = registry.task("extra:fetch").expect("the task loads");
+    assert_eq!(registry.methods_of(task).count(), 2);
 }

@@ -4,6 +4,10 @@ use std::collections::HashSet;
 
 mod action;
 mod actor;
+mod method;
+mod task;
+
+pub use method::MAX_NESTING;
 
 use super::{ContentAsset, ContentError, GameManifest, ModManifest, PromptTemplate, TagFile};
 
@@ -180,6 +184,8 @@ impl ContentAsset for ModManifest {
             ("narrative", &self.content.narrative),
             ("prompts", &self.content.prompts),
             ("tags", &self.content.tags),
+            ("tasks", &self.content.tasks),
+            ("methods", &self.content.methods),
         ] {
             for (index, path) in paths.iter().enumerate() {
                 if let Some(why) = outside_the_folder(path) {
@@ -296,17 +302,22 @@ fn is_namespaced(id: &str) -> bool {
 
 /// `mod:name` ids whose namespace must be the owning mod.
 pub(crate) fn check_namespaced_id(id: &str, file: &str) -> Vec<ContentError> {
+    check_namespaced_id_at(id, file, "/id")
+}
+
+/// [`check_namespaced_id`] of an id at `pointer`.
+pub(crate) fn check_namespaced_id_at(id: &str, file: &str, pointer: &str) -> Vec<ContentError> {
     let Some((namespace, name)) = id.split_once(':').filter(|_| is_namespaced(id)) else {
         return vec![ContentError::new(
             file,
-            "/id",
+            pointer,
             format!("`{id}` must be `mod:name`, with the owning mod's id before the colon"),
         )];
     };
     match owning_mod(file) {
         Some(folder) if folder != namespace => vec![ContentError::new(
             file,
-            "/id",
+            pointer,
             format!(
                 "namespace `{namespace}` is not this file's mod `{folder}`: write `{folder}:{name}`"
             ),

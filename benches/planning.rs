@@ -1,0 +1,154 @@
+//! Planning benchmarks.
+//!
+//! - `planning/validate_1000_methods`: what loading 1,000 refinement methods costs
+//!   beyond reading their files: each method file (JSON text, 3 steps: a conditional
+//!   with a JSON Logic condition around a primitive action, then two primitive
+//!   actions) parsed and checked on its own ([`parse_content`]: its JSON Logic
+//!   compiled, its ids and bindings checked), then the registry built with them (the
+//!   rules across files: actions, placeholders, bindings, task parameters, cycles and
+//!   nesting) for 100 tasks of 10 methods each over 3 actions. Target: ≤ 50 ms.
+//!
+//! Run with `cargo bench --bench planning`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use bevy_loom::content::{
+    ActionDefinition, ContentRegistry, ContentSources, GameManifest, RefinementMethod,
+    TaskDefinition, parse_content,
+};
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+
+const TASKS: usize = 100;
+const METHODS_PER_TASK: usize = 10;
+
+fn parsed<T: bevy_loom::content::ContentAsset>(value: Value, file: &str) -> T {
+    match parse_content(value.to_string().as_bytes(), file) {
+        Ok(parsed) => parsed,
+        Err(problems) => panic!("{file} is valid: {problems:?}"),
+    }
+}
+
+/// The `items` mod's manifest, listing every task and method file.
+fn manifest() -> Value {
+    let tasks: Vec<String> = (0..TASKS)
+        .map(|t| format!("tasks/t{t}.task.json"))
+        .collect();
+    let methods: Vec<String> = (0..TASKS * METHODS_PER_TASK)
+        .map(|m| format!("methods/m{m}.method.json"))
+        .collect();
+    json!({
+        "id": "items", "version": "1.0.0", "name": "Items",
+        "content": {
+            "actions": ["actions/pick_up.action.json", "actions/give.action.json", "actions/wait.action.json"],
+            "tasks": tasks,
+            "methods": methods
+        }
+    })
+}
+
+fn actions() -> Vec<(String, ActionDefinition)> {
+    [
+        json!({ "id": "items:pick_up", "name": "Pick up", "description": "take it", "template": "pick up {item}",
+                "targets": { "primary": { "scope": "things_here", "placeholder": "item" } } }),
+        json!({ "id": "items:give", "name": "Give", "description": "hand it over", "template": "give {item} to {recipient}",
+                "targets": { "primary": { "scope": "inventory", "placeholder": "item" },
+                             "secondary": { "scope": "characters_here", "placeholder": "recipient" } },
+                "parameters": { "quietly": { "default": false } } }),
+        json!({ "id": "items:wait", "name": "Wait", "description": "let time pass", "template": "wait" }),
+    ]
+    .into_iter()
+    .map(|action| {
+        let name = action["id"].as_str().unwrap_or_default().trim_start_matches("items:");
+        let file = format!("mods/items/actions/{name}.action.json");
+        let parsed = parsed(action, &file);
+        (file, parsed)
+    })
+    .collect()
+}
+
+fn task(t: usize) -> (String, TaskDefinition) {
+    let file = format!("mods/items/tasks/t{t}.task.json");
+    let task = json!({
+        "id": format!("items:t{t}"), "name": "Serve", "description": "bring a drink",
+        "template": "serve {customer} {drink}",
+        "parameters": [
+            { "name": "customer", "entity": { "scope": "characters_here" } },
+            { "name": "drink", "entity": { "scope": "things_here", "requiredTags": ["drink"] } },
+            { "name": "rounds", "value": { "type": "integer", "default": 1 } }
+        ]
+    });
+    let parsed = parsed(task, &file);
+    (file, parsed)
+}
+
+/// The text of method `m`, of task `m / METHODS_PER_TASK`.
+fn method_text(m: usize) -> (String, String) {
+    let method = json!({
+        "refinementMethodId": format!("items:m{m}"),
+        "taskId": format!("items:t{}", m / METHODS_PER_TASK),
+        "applicability": { ">=": [{ "var": "task.params.rounds" }, 1] },
+        "steps": [
+            { "stepType": "conditional",
+              "condition": { "!": { "in": [{ "var": "task.params.drink.name" }, { "var": "actor.carries" }] } },
+              "thenSteps": [{ "stepType": "primitive_action", "actionId": "items:pick_up",
+                              "targetBindings": { "item": "task.params.drink" } }],
+              "onFailure": "replan" },
+            { "stepType": "primitive_action", "actionId": "items:give",
+              "targetBindings": { "item": "task.params.drink", "recipient": "task.params.customer" },
+              "parameters": { "quietly": true } },
+            { "stepType": "primitive_action", "actionId": "items:wait" }
+        ]
+    });
+    (
+        format!("mods/items/methods/m{m}.method.json"),
+        method.to_string(),
+    )
+}
+
+fn validate_1000_methods(c: &mut Criterion) {
+    let game: GameManifest = parsed(json!({ "mods": ["items"] }), "game.loom.json");
+    let manifest = parsed(manifest(), "mods/items/mod.json");
+    let actions = actions();
+    let tasks: Vec<(String, TaskDefinition)> = (0..TASKS).map(task).collect();
+    let texts: Vec<(String, String)> = (0..TASKS * METHODS_PER_TASK).map(method_text).collect();
+    let mut group = c.benchmark_group("planning");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(8));
+    group.bench_function("validate_1000_methods", |b| {
+        b.iter(|| {
+            let methods: Vec<(String, RefinementMethod)> = texts
+                .iter()
+                .map(|(file, text)| {
+                    let method = parse_content::<RefinementMethod>(text.as_bytes(), file)
+                        .unwrap_or_else(|problems| panic!("{problems:?}"));
+                    (file.clone(), method)
+                })
+                .collect();
+            let method_refs: Vec<(&str, &RefinementMethod)> =
+                methods.iter().map(|(f, m)| (f.as_str(), m)).collect();
+            let task_refs: Vec<(&str, &TaskDefinition)> =
+                tasks.iter().map(|(f, t)| (f.as_str(), t)).collect();
+            let action_refs: Vec<(&str, &ActionDefinition)> =
+                actions.iter().map(|(f, a)| (f.as_str(), a)).collect();
+            let mods = [("mods/items/mod.json", &manifest)];
+            let registry = ContentRegistry::build(ContentSources {
+                game: Some(("game.loom.json", &game)),
+                mods: &mods,
+                actions: &action_refs,
+                tasks: &task_refs,
+                methods: &method_refs,
+                ..ContentSources::default()
+            });
+            assert!(registry.problems().is_empty(), "{:?}", registry.problems());
+            assert_eq!(registry.methods().count(), TASKS * METHODS_PER_TASK);
+            black_box(registry)
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, validate_1000_methods);
+criterion_main!(benches);
