@@ -8,15 +8,25 @@
 //!   rules across files: actions, placeholders, bindings, task parameters, cycles and
 //!   nesting) for 100 tasks of 10 methods each over 3 actions. Target: ≤ 50 ms.
 //!
+//! - `planning/choose_method_and_bind_first_step`: starting a task with 3 methods, each
+//!   with a JSON Logic applicability over the actor, the world and the task's
+//!   parameters (the first two do not apply now, the third does), and handing out its
+//!   first action: the conditional step it starts with decided by the world now and the
+//!   action's targets bound to the task's entities. The world is described the way a
+//!   game describes it to conditions (names, tags, place, what is carried). Target:
+//!   ≤ 10 µs.
+//!
 //! Run with `cargo bench --bench planning`.
 
 use std::hint::black_box;
 use std::time::Duration;
 
+use bevy::prelude::Entity;
 use bevy_loom::content::{
     ActionDefinition, ContentRegistry, ContentSources, GameManifest, RefinementMethod,
     TaskDefinition, parse_content,
 };
+use bevy_loom::planning::{BoundTask, ParamValue, PlanFacts, PlanStep, Refinement};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
@@ -150,5 +160,99 @@ fn validate_1000_methods(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, validate_1000_methods);
+/// The tavern as conditions see it.
+struct Tavern;
+
+impl PlanFacts for Tavern {
+    fn actor(&self) -> Value {
+        json!({ "name": "Marta", "tags": ["person", "innkeeper"], "place": "the common room",
+                "carries": ["cellar key"], "carriedTags": ["key", "portable"] })
+    }
+    fn world(&self) -> Value {
+        json!({ "turn": 12, "open": false })
+    }
+    fn entity(&self, entity: Entity) -> Option<Value> {
+        Some(match entity.index_u32() {
+            1 => {
+                json!({ "name": "Traveler", "tags": ["person"], "place": "the common room", "carries": [] })
+            }
+            _ => {
+                json!({ "name": "mug of ale", "tags": ["drink", "portable"], "place": "the common room" })
+            }
+        })
+    }
+}
+
+fn choose_method_and_bind_first_step(c: &mut Criterion) {
+    let game: GameManifest = parsed(json!({ "mods": ["items"] }), "game.loom.json");
+    let mut listing = manifest();
+    listing["content"]["tasks"] = json!(["tasks/t0.task.json"]);
+    listing["content"]["methods"] = json!([
+        "methods/a.method.json",
+        "methods/b.method.json",
+        "methods/c.method.json"
+    ]);
+    let manifest = parsed(listing, "mods/items/mod.json");
+    let actions = actions();
+    let (task_file, task) = task(0);
+    let (_, third) = method_text(0);
+    let mut third: Value = serde_json::from_str(&third).expect("JSON");
+    third["refinementMethodId"] = json!("items:c");
+    let methods: Vec<(String, RefinementMethod)> = [
+        json!({ "refinementMethodId": "items:a", "taskId": "items:t0",
+                "applicability": { "var": "world.open" },
+                "steps": [{ "stepType": "primitive_action", "actionId": "items:wait" }] }),
+        json!({ "refinementMethodId": "items:b", "taskId": "items:t0",
+                "applicability": { "and": [{ "in": ["bard", { "var": "actor.tags" }] }, { "==": [{ "var": "task.params.customer.place" }, { "var": "actor.place" }] }] },
+                "steps": [{ "stepType": "primitive_action", "actionId": "items:wait" }] }),
+        third,
+    ]
+    .into_iter()
+    .zip(["a", "b", "c"])
+    .map(|(method, name)| {
+        let file = format!("mods/items/methods/{name}.method.json");
+        let parsed = parsed(method, &file);
+        (file, parsed)
+    })
+    .collect();
+    let mods = [("mods/items/mod.json", &manifest)];
+    let action_refs: Vec<(&str, &ActionDefinition)> =
+        actions.iter().map(|(f, a)| (f.as_str(), a)).collect();
+    let method_refs: Vec<(&str, &RefinementMethod)> =
+        methods.iter().map(|(f, m)| (f.as_str(), m)).collect();
+    let registry = ContentRegistry::build(ContentSources {
+        game: Some(("game.loom.json", &game)),
+        mods: &mods,
+        actions: &action_refs,
+        tasks: &[(task_file.as_str(), &task)],
+        methods: &method_refs,
+        ..ContentSources::default()
+    });
+    assert!(registry.problems().is_empty(), "{:?}", registry.problems());
+    let entity = |n| Entity::from_raw_u32(n).expect("a valid index");
+    let bound = BoundTask::new(
+        &task,
+        [
+            ("customer".to_owned(), ParamValue::Entity(entity(1))),
+            ("drink".to_owned(), ParamValue::Entity(entity(2))),
+        ],
+    )
+    .expect("bound");
+    c.bench_function("planning/choose_method_and_bind_first_step", |b| {
+        b.iter(|| {
+            let mut plan = Refinement::start(bound.clone(), &registry, &Tavern).expect("c applies");
+            let step = plan.next_step(&registry, &Tavern);
+            assert!(
+                matches!(step, PlanStep::Act(ref action) if action.action_id == "items:pick_up")
+            );
+            black_box((plan, step))
+        });
+    });
+}
+
+criterion_group!(
+    benches,
+    validate_1000_methods,
+    choose_method_and_bind_first_step
+);
 criterion_main!(benches);

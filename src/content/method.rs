@@ -250,15 +250,43 @@ impl Condition {
     }
 
     /// Whether the condition holds for `data` (an object with `actor`, `world` and
-    /// `task`), by JSON Logic's truthiness; an error says why it cannot be decided.
+    /// `task`), by JSON Logic's truthiness; an error says why it cannot be decided. To
+    /// decide several conditions on the same data, read it once with
+    /// [`ConditionArena::facts`] and use [`holds_for`](Self::holds_for).
     pub fn holds(&self, data: &serde_json::Value) -> Result<bool, String> {
-        let arena = bumpalo::Bump::new();
+        self.holds_for(&ConditionArena::default().facts(data))
+    }
+
+    /// Whether the condition holds for `facts`, as [`holds`](Self::holds) says.
+    pub fn holds_for(&self, facts: &ConditionFacts<'_>) -> Result<bool, String> {
         let engine = &*JSON_LOGIC;
         let result = engine
-            .evaluate(&self.compiled, data, &arena)
+            .evaluate(&self.compiled, facts.data, facts.arena)
             .map_err(|error| error.to_string())?;
         Ok(engine.truthy(result))
     }
+}
+
+/// Where data read for conditions ([`ConditionFacts`]) and their evaluation live.
+#[derive(Default)]
+pub struct ConditionArena(datalogic_rs::bumpalo::Bump);
+
+impl ConditionArena {
+    /// `data` read once for any number of [`Condition::holds_for`].
+    pub fn facts<'a>(&'a self, data: &serde_json::Value) -> ConditionFacts<'a> {
+        let arena = &self.0;
+        let value = datalogic_rs::DataValue::from_serde_value_in(data, arena);
+        ConditionFacts {
+            arena,
+            data: arena.alloc(value),
+        }
+    }
+}
+
+/// Data conditions are decided on, read into a [`ConditionArena`].
+pub struct ConditionFacts<'a> {
+    arena: &'a datalogic_rs::bumpalo::Bump,
+    data: &'a datalogic_rs::DataValue<'a>,
 }
 
 impl TryFrom<serde_json::Value> for Condition {

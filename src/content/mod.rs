@@ -67,8 +67,8 @@ pub use loader::{
 };
 pub use manifest::{GameManifest, ModContent, ModDependency, ModManifest};
 pub use method::{
-    BINDING_PREFIX, Binding, Condition, ConditionalFailure, ConditionalStep, PrimitiveActionStep,
-    RefinementMethod, RefinementStep, TaskStep,
+    BINDING_PREFIX, Binding, Condition, ConditionArena, ConditionFacts, ConditionalFailure,
+    ConditionalStep, PrimitiveActionStep, RefinementMethod, RefinementStep, TaskStep,
 };
 pub use narrative::{
     CANONICAL_EFFECTS, CANONICAL_FAILURE_REASONS, CANONICAL_VERBS, FRAGMENT_PLACEHOLDERS, Fragment,

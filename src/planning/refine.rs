@@ -1,0 +1,1096 @@
+//! Refining a task into primitive actions, one step at a time.
+
+use std::collections::BTreeMap;
+
+use bevy::prelude::Entity;
+use serde_json::{Map, Value};
+
+use crate::content::{
+    ConditionArena, ConditionalFailure, ContentRegistry, FallbackBehavior, RefinementMethod,
+    RefinementStep, TaskDefinition,
+};
+
+/// What a condition reads about the world as it is now.
+pub trait PlanFacts {
+    /// The actor carrying out the plan: `{"name", "tags", "place", "carries", "carriedTags"}`
+    /// or whatever the game describes it with.
+    fn actor(&self) -> Value;
+    /// What the game says of the world (`world` in conditions).
+    fn world(&self) -> Value;
+    /// An entity a parameter names, described like the actor; `None` when it is gone.
+    fn entity(&self, entity: Entity) -> Option<Value>;
+}
+
+/// The value of one task parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamValue {
+    /// An entity parameter's entity.
+    Entity(Entity),
+    /// A value parameter's value.
+    Value(Value),
+}
+
+/// A task with a value for each of its parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundTask {
+    /// The task's `mod:task` id.
+    pub task_id: String,
+    /// Each parameter's value, in the task's order.
+    pub params: Vec<(String, ParamValue)>,
+}
+
+impl BoundTask {
+    /// `task` with the values `given`, and each value parameter not given at its default;
+    /// an entity parameter not given, a parameter the task does not have, or a value of
+    /// the wrong kind or type is an error that names it.
+    pub fn new(
+        task: &TaskDefinition,
+        given: impl IntoIterator<Item = (String, ParamValue)>,
+    ) -> Result<Self, String> {
+        let mut given: BTreeMap<String, ParamValue> = given.into_iter().collect();
+        let mut params = Vec::with_capacity(task.parameters.len());
+        for parameter in &task.parameters {
+            let value = match (given.remove(&parameter.name), &parameter.value) {
+                (Some(ParamValue::Entity(entity)), None) => ParamValue::Entity(entity),
+                (Some(ParamValue::Value(value)), Some(kind)) if kind.kind.admits(&value) => {
+                    ParamValue::Value(value)
+                }
+                (None, Some(kind)) => ParamValue::Value(kind.default.clone()),
+                (None, None) => {
+                    return Err(format!(
+                        "`{}` needs an entity for its parameter `{}`",
+                        task.id, parameter.name
+                    ));
+                }
+                (Some(_), _) => {
+                    return Err(format!(
+                        "parameter `{}` of `{}` is given a value of the wrong kind or type",
+                        parameter.name, task.id
+                    ));
+                }
+            };
+            params.push((parameter.name.clone(), value));
+        }
+        if let Some(name) = given.keys().next() {
+            return Err(format!(
+                "`{}` has no parameter `{name}`: its parameters are {}",
+                task.id,
+                task.parameter_names()
+            ));
+        }
+        Ok(Self {
+            task_id: task.id.clone(),
+            params,
+        })
+    }
+
+    /// The value of the parameter `name`.
+    pub fn param(&self, name: &str) -> Option<&ParamValue> {
+        self.params.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+}
+
+/// One action a plan asks the game to carry out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedAction {
+    /// The action's `mod:action` id.
+    pub action_id: String,
+    /// Each target placeholder's entity, in the action's slot order.
+    pub targets: Vec<(String, Entity)>,
+    /// Every parameter of the action: its default, or the step's override.
+    pub parameters: BTreeMap<String, Value>,
+}
+
+/// Why a plan failed, and at which step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanFailure {
+    /// What went wrong, for the game, a log and the next prompt.
+    pub reason: String,
+    /// The method and the JSON pointer of the step, when a step failed.
+    pub step: Option<(String, String)>,
+}
+
+/// What a plan does next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlanStep {
+    /// Ask the game to carry out this action, then [`report`](Refinement::report) how it went.
+    Act(PlannedAction),
+    /// Every step is done.
+    Done,
+    /// The plan cannot go on.
+    Failed(PlanFailure),
+}
+
+/// A task being carried out: the method chosen for it and where in its steps the plan
+/// is, with the methods of the tasks its steps run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refinement {
+    /// The task, then each task a step of the one before runs.
+    frames: Vec<Frame>,
+    /// The step last handed out, when its outcome is awaited.
+    awaiting: bool,
+    /// How many actions were carried out.
+    done: usize,
+    failed: Option<PlanFailure>,
+}
+
+/// One task of a plan, and where its method is.
+#[derive(Debug, Clone, PartialEq)]
+struct Frame {
+    task: BoundTask,
+    method: String,
+    /// Methods of the task already tried and failed.
+    tried: Vec<String>,
+    /// The step within the method: an index in its steps, then, inside a conditional
+    /// step, the branch taken and an index in it, and so on.
+    cursor: Vec<Cursor>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Cursor {
+    index: usize,
+    /// For a conditional step: whether its condition held, once decided.
+    branch: Option<bool>,
+}
+
+impl Refinement {
+    /// Starts `task` with the first of its methods (in preference order) whose
+    /// applicability holds now; an error when none does.
+    pub fn start(
+        task: BoundTask,
+        registry: &ContentRegistry,
+        facts: &impl PlanFacts,
+    ) -> Result<Self, PlanFailure> {
+        let frame = choose_method(task, Vec::new(), registry, facts)
+            .map_err(|reason| PlanFailure { reason, step: None })?;
+        Ok(Self {
+            frames: vec![frame],
+            awaiting: false,
+            done: 0,
+            failed: None,
+        })
+    }
+
+    /// The task the plan carries out.
+    pub fn task(&self) -> Option<&BoundTask> {
+        self.frames.first().map(|frame| &frame.task)
+    }
+
+    /// The method carrying out the innermost task now.
+    pub fn method(&self) -> Option<&str> {
+        self.frames.last().map(|frame| frame.method.as_str())
+    }
+
+    /// How many actions were carried out so far.
+    pub fn actions_done(&self) -> usize {
+        self.done
+    }
+
+    /// What to do next, deciding conditional steps and binding targets by the world as
+    /// it is now. Until its outcome is [reported](Self::report), the same action is
+    /// handed out again.
+    pub fn next_step(&mut self, registry: &ContentRegistry, facts: &impl PlanFacts) -> PlanStep {
+        // Each pass moves into or out of one step; a method has finitely many, nesting is
+        // bounded at load, and a replan tries each method once.
+        loop {
+            if let Some(failure) = &self.failed {
+                return PlanStep::Failed(failure.clone());
+            }
+            let Some(frame) = self.frames.last_mut() else {
+                return PlanStep::Done;
+            };
+            let Some(method) = registry.method(&frame.method) else {
+                let reason = format!("method `{}` is no longer loaded", frame.method);
+                self.fail(reason, None);
+                continue;
+            };
+            let Some((steps, at)) = current(method, &frame.cursor) else {
+                let reason = format!("method `{}` changed while it ran", frame.method);
+                self.fail(reason, None);
+                continue;
+            };
+            let Some(cursor) = frame.cursor.last().copied() else {
+                self.frames.clear();
+                continue;
+            };
+            let Some(step) = steps.get(cursor.index) else {
+                self.leave_step_list();
+                continue;
+            };
+            match step {
+                RefinementStep::PrimitiveAction(step) => {
+                    match bind_action(step, &frame.task, registry, facts) {
+                        Ok(action) => {
+                            self.awaiting = true;
+                            return PlanStep::Act(action);
+                        }
+                        Err(reason) => self.step_failed(reason, registry, facts),
+                    }
+                }
+                RefinementStep::Conditional(conditional) => {
+                    let data = condition_data(&frame.task, &frame.tried, self.done, facts);
+                    match conditional.condition.holds(&data) {
+                        Ok(holds) => {
+                            if let Some(last) = frame.cursor.last_mut() {
+                                last.branch = Some(holds);
+                            }
+                            frame.cursor.push(Cursor {
+                                index: 0,
+                                branch: None,
+                            });
+                        }
+                        Err(error) => {
+                            let reason =
+                                format!("the condition at {at} cannot be decided: {error}");
+                            self.conditional_failed(
+                                conditional.on_failure,
+                                reason,
+                                registry,
+                                facts,
+                            );
+                        }
+                    }
+                }
+                RefinementStep::Task(step) => {
+                    let bound = bind_task(step, &frame.task, registry);
+                    let tried = Vec::new();
+                    match bound.and_then(|task| choose_method(task, tried, registry, facts)) {
+                        Ok(sub) => self.frames.push(sub),
+                        Err(reason) => self.step_failed(reason, registry, facts),
+                    }
+                }
+            }
+        }
+    }
+
+    /// How the action last handed out by [`next_step`](Self::next_step) went: the plan
+    /// goes on after a success, and a failure (with the game's reason) is handled as the
+    /// method's or the enclosing conditional step's fallback says.
+    pub fn report(
+        &mut self,
+        outcome: Result<(), String>,
+        registry: &ContentRegistry,
+        facts: &impl PlanFacts,
+    ) {
+        if !std::mem::take(&mut self.awaiting) {
+            return;
+        }
+        match outcome {
+            Ok(()) => {
+                self.done += 1;
+                self.advance();
+            }
+            Err(reason) => self.step_failed(reason, registry, facts),
+        }
+    }
+
+    /// Moves past the current step.
+    fn advance(&mut self) {
+        if let Some(cursor) = self.frames.last_mut().and_then(|f| f.cursor.last_mut()) {
+            cursor.index += 1;
+            cursor.branch = None;
+        }
+    }
+
+    /// At the end of a list of steps: out of the conditional step it is a branch of, or
+    /// out of the method, back to the task step that ran it.
+    fn leave_step_list(&mut self) {
+        let Some(frame) = self.frames.last_mut() else {
+            return;
+        };
+        frame.cursor.pop();
+        if frame.cursor.is_empty() {
+            self.frames.pop();
+        }
+        self.advance();
+    }
+
+    /// The current step failed for `reason`: the innermost conditional step around it
+    /// decides, or else the method's fallback.
+    fn step_failed(&mut self, reason: String, registry: &ContentRegistry, facts: &impl PlanFacts) {
+        self.awaiting = false;
+        let Some(frame) = self.frames.last() else {
+            return;
+        };
+        let method = registry.method(&frame.method);
+        if frame.cursor.len() > 1 {
+            let on_failure = method.and_then(|m| enclosing_conditional(m, &frame.cursor));
+            let on_failure = on_failure.unwrap_or_default();
+            // Out of the branch, to the conditional step itself.
+            if let Some(frame) = self.frames.last_mut() {
+                frame.cursor.pop();
+            }
+            return self.conditional_failed(on_failure, reason, registry, facts);
+        }
+        let task = registry.task(&frame.task.task_id);
+        let fallback = (method.and_then(|m| m.fallback_behavior))
+            .or(task.map(|t| t.fallback_behavior))
+            .unwrap_or_default();
+        match fallback {
+            FallbackBehavior::Fail => self.fail(reason, Some(self.step_pointer())),
+            FallbackBehavior::Continue => self.advance(),
+            FallbackBehavior::Replan => self.replan(reason, registry, facts),
+        }
+    }
+
+    /// The conditional step at the cursor failed for `reason`.
+    fn conditional_failed(
+        &mut self,
+        on_failure: ConditionalFailure,
+        reason: String,
+        registry: &ContentRegistry,
+        facts: &impl PlanFacts,
+    ) {
+        match on_failure {
+            ConditionalFailure::Skip => self.advance(),
+            ConditionalFailure::Fail => self.fail(reason, Some(self.step_pointer())),
+            ConditionalFailure::Replan => self.replan(reason, registry, facts),
+        }
+    }
+
+    /// Tries the innermost task's next applicable method; when none is left, the task
+    /// step that ran it fails, or the plan, handed back to whoever chose it.
+    fn replan(&mut self, reason: String, registry: &ContentRegistry, facts: &impl PlanFacts) {
+        let Some(mut frame) = self.frames.pop() else {
+            return;
+        };
+        let at = (frame.method.clone(), pointer(&frame.cursor));
+        frame.tried.push(std::mem::take(&mut frame.method));
+        match choose_method(frame.task, frame.tried, registry, facts) {
+            Ok(again) => self.frames.push(again),
+            Err(none_left) if self.frames.is_empty() => {
+                self.failed = Some(PlanFailure {
+                    reason: format!("{reason}; {none_left}"),
+                    step: Some(at),
+                });
+            }
+            Err(none_left) => self.step_failed(format!("{reason}; {none_left}"), registry, facts),
+        }
+    }
+
+    fn fail(&mut self, reason: String, step: Option<(String, String)>) {
+        self.failed = Some(PlanFailure { reason, step });
+    }
+
+    /// The method and pointer of the current step.
+    fn step_pointer(&self) -> (String, String) {
+        self.frames.last().map_or_else(Default::default, |frame| {
+            (frame.method.clone(), pointer(&frame.cursor))
+        })
+    }
+}
+
+/// The JSON pointer of the step a cursor is at.
+fn pointer(cursor: &[Cursor]) -> String {
+    let mut at = String::from("/steps");
+    for (depth, level) in cursor.iter().enumerate() {
+        at.push_str(&format!("/{}", level.index));
+        if depth + 1 < cursor.len() {
+            at.push_str(match level.branch {
+                Some(false) => "/elseSteps",
+                _ => "/thenSteps",
+            });
+        }
+    }
+    at
+}
+
+/// The list of steps the cursor's last level indexes, and the pointer of the step.
+fn current<'m>(
+    method: &'m RefinementMethod,
+    cursor: &[Cursor],
+) -> Option<(&'m [RefinementStep], String)> {
+    let mut steps = method.steps.as_slice();
+    for level in cursor.iter().take(cursor.len().saturating_sub(1)) {
+        let RefinementStep::Conditional(conditional) = steps.get(level.index)? else {
+            return None;
+        };
+        steps = match level.branch? {
+            true => &conditional.then_steps,
+            false => &conditional.else_steps,
+        };
+    }
+    Some((steps, pointer(cursor)))
+}
+
+/// The `onFailure` of the conditional step whose branch the cursor is in.
+fn enclosing_conditional(
+    method: &RefinementMethod,
+    cursor: &[Cursor],
+) -> Option<ConditionalFailure> {
+    let (steps, _) = current(method, &cursor[..cursor.len() - 1])?;
+    match steps.get(cursor[cursor.len() - 2].index)? {
+        RefinementStep::Conditional(conditional) => Some(conditional.on_failure),
+        _ => None,
+    }
+}
+
+/// `task` with the first of its methods not `tried` whose applicability holds now.
+fn choose_method(
+    task: BoundTask,
+    tried: Vec<String>,
+    registry: &ContentRegistry,
+    facts: &impl PlanFacts,
+) -> Result<Frame, String> {
+    let Some(definition) = registry.task(&task.task_id) else {
+        return Err(format!("task `{}` is not loaded", task.task_id));
+    };
+    // The world is read once, when the first method with an applicability is weighed.
+    let arena = ConditionArena::default();
+    let mut read = None;
+    let chosen = registry.methods_of(definition).find(|method| {
+        if tried.contains(&method.refinement_method_id) {
+            return false;
+        }
+        let Some(applicability) = &method.applicability else {
+            return true;
+        };
+        let facts =
+            read.get_or_insert_with(|| arena.facts(&condition_data(&task, &tried, 0, facts)));
+        applicability.holds_for(facts).unwrap_or(false)
+    });
+    match chosen {
+        Some(method) => Ok(Frame {
+            method: method.refinement_method_id.clone(),
+            task,
+            tried,
+            cursor: vec![Cursor {
+                index: 0,
+                branch: None,
+            }],
+        }),
+        None => Err(format!(
+            "no method of `{}` is left that applies now",
+            task.task_id
+        )),
+    }
+}
+
+/// What conditions read: `actor`, `world`, and `task` with its `params` (an entity as
+/// [`PlanFacts::entity`] describes it, `null` when gone) and `state`.
+fn condition_data(
+    task: &BoundTask,
+    tried: &[String],
+    done: usize,
+    facts: &impl PlanFacts,
+) -> Value {
+    let params: Map<String, Value> = (task.params.iter())
+        .map(|(name, value)| {
+            let value = match value {
+                ParamValue::Entity(entity) => facts.entity(*entity).unwrap_or(Value::Null),
+                ParamValue::Value(value) => value.clone(),
+            };
+            (name.clone(), value)
+        })
+        .collect();
+    // Built as maps, not with `json!`, which would copy each value it is given.
+    let tried = tried.iter().cloned().map(Value::String).collect();
+    let state = Map::from_iter([
+        ("actionsDone".to_owned(), Value::from(done)),
+        ("triedMethods".to_owned(), Value::Array(tried)),
+    ]);
+    let task = Map::from_iter([
+        ("params".to_owned(), Value::Object(params)),
+        ("state".to_owned(), Value::Object(state)),
+    ]);
+    Value::Object(Map::from_iter([
+        ("actor".to_owned(), facts.actor()),
+        ("world".to_owned(), facts.world()),
+        ("task".to_owned(), Value::Object(task)),
+    ]))
+}
+
+/// The action of a step with its targets bound to the task's entities (each still
+/// there) and its parameters: the action's defaults with the step's overrides.
+fn bind_action(
+    step: &crate::content::PrimitiveActionStep,
+    task: &BoundTask,
+    registry: &ContentRegistry,
+    facts: &impl PlanFacts,
+) -> Result<PlannedAction, String> {
+    let Some(action) = registry.action(&step.action_id) else {
+        return Err(format!("action `{}` is no longer loaded", step.action_id));
+    };
+    let mut targets = Vec::new();
+    for (_, slot) in action.target_slots() {
+        let binding = step.target_bindings.get(&slot.placeholder);
+        let name = binding.and_then(|b| b.parameter()).unwrap_or_default();
+        let Some(ParamValue::Entity(entity)) = task.param(name) else {
+            return Err(format!(
+                "`{}` has no entity bound to `{}`",
+                step.action_id, slot.placeholder
+            ));
+        };
+        if facts.entity(*entity).is_none() {
+            return Err(format!("`{name}` is gone"));
+        }
+        targets.push((slot.placeholder.clone(), *entity));
+    }
+    let mut parameters: BTreeMap<String, Value> = (action.parameters.iter())
+        .map(|(name, parameter)| (name.clone(), parameter.default.clone()))
+        .collect();
+    parameters.extend(step.parameters.iter().map(|(n, v)| (n.clone(), v.clone())));
+    Ok(PlannedAction {
+        action_id: step.action_id.clone(),
+        targets,
+        parameters,
+    })
+}
+
+/// The task a task step runs, with its parameters bound to this task's values and its
+/// literal values.
+fn bind_task(
+    step: &crate::content::TaskStep,
+    task: &BoundTask,
+    registry: &ContentRegistry,
+) -> Result<BoundTask, String> {
+    let Some(sub) = registry.task(&step.task_id) else {
+        return Err(format!("task `{}` is not loaded", step.task_id));
+    };
+    let bound = step
+        .parameter_bindings
+        .iter()
+        .filter_map(|(name, binding)| {
+            let value = task.param(binding.parameter()?)?;
+            Some((name.clone(), value.clone()))
+        });
+    let values =
+        (step.parameters.iter()).map(|(name, v)| (name.clone(), ParamValue::Value(v.clone())));
+    BoundTask::new(sub, bound.chain(values))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::content::{
+        ActionDefinition, ContentSources, GameManifest, ModManifest, RefinementMethod,
+        TaskDefinition,
+    };
+
+    fn entity(n: u32) -> Entity {
+        Entity::from_raw_u32(n).expect("a valid index")
+    }
+
+    const CUSTOMER: u32 = 1;
+    const MUG: u32 = 2;
+
+    /// The world a test plan reads: what the actor carries, and which entities exist.
+    struct World {
+        carries: RefCell<Vec<&'static str>>,
+        names: RefCell<HashMap<Entity, &'static str>>,
+    }
+
+    impl World {
+        fn new() -> Self {
+            let names =
+                HashMap::from([(entity(CUSTOMER), "Traveler"), (entity(MUG), "mug of ale")]);
+            Self {
+                carries: RefCell::new(Vec::new()),
+                names: RefCell::new(names),
+            }
+        }
+    }
+
+    impl PlanFacts for World {
+        fn actor(&self) -> Value {
+            json!({ "name": "Marta", "carries": *self.carries.borrow() })
+        }
+        fn world(&self) -> Value {
+            json!({ "cellarLocked": true })
+        }
+        fn entity(&self, entity: Entity) -> Option<Value> {
+            let names = self.names.borrow();
+            names.get(&entity).map(|name| json!({ "name": name }))
+        }
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(value: Value) -> T {
+        serde_json::from_value(value).expect("test content parses")
+    }
+
+    fn primitive(action: &str, bindings: Value) -> Value {
+        json!({ "stepType": "primitive_action", "actionId": action, "targetBindings": bindings })
+    }
+
+    fn pick_up() -> Value {
+        primitive("items:pick_up", json!({ "item": "task.params.drink" }))
+    }
+
+    fn give() -> Value {
+        primitive(
+            "items:give",
+            json!({ "item": "task.params.drink", "recipient": "task.params.customer" }),
+        )
+    }
+
+    fn wait() -> Value {
+        primitive("core:wait", json!({}))
+    }
+
+    /// `carrying`: whether the actor carries the drink task's drink.
+    fn carrying() -> Value {
+        json!({ "in": [{ "var": "task.params.drink.name" }, { "var": "actor.carries" }] })
+    }
+
+    /// A registry with `core:wait`, `items:pick_up`, `items:give` (with a `quietly`
+    /// parameter), the task `tavern:serve` (customer, drink; its methods listed in
+    /// `order`) and `tavern:fetch` (drink), and `methods` (id, task, extra fields).
+    fn registry(task_fallback: &str, methods: &[(&str, &str, Value)]) -> ContentRegistry {
+        // `tavern:fetch` needs a method to load.
+        let mut methods = methods.to_vec();
+        if !methods.iter().any(|(_, task, _)| *task == "tavern:fetch") {
+            methods.push((
+                "tavern:fetch_later",
+                "tavern:fetch",
+                json!({ "steps": [wait()] }),
+            ));
+        }
+        let methods = methods.as_slice();
+        let game: GameManifest = parse(json!({ "mods": ["core", "items", "tavern"] }));
+        let manifest = |id: &str| -> ModManifest {
+            parse(
+                json!({ "id": id, "version": "1.0.0", "name": id, "content": {
+                "actions": ["a.action.json"],
+                "tasks": ["serve.task.json", "fetch.task.json"],
+                "methods": methods.iter().map(|(id, _, _)| format!("{}.method.json", id.replace(':', "_"))).collect::<Vec<_>>()
+            } }),
+            )
+        };
+        let mods = [manifest("core"), manifest("items"), manifest("tavern")];
+        let mod_files = [
+            "mods/core/mod.json",
+            "mods/items/mod.json",
+            "mods/tavern/mod.json",
+        ];
+        let actions: Vec<ActionDefinition> = vec![
+            parse(
+                json!({ "id": "core:wait", "name": "Wait", "description": "d", "template": "wait" }),
+            ),
+            parse(
+                json!({ "id": "items:pick_up", "name": "Pick up", "description": "d", "template": "pick up {item}",
+                "targets": { "primary": { "scope": "things_here", "placeholder": "item" } } }),
+            ),
+            parse(
+                json!({ "id": "items:give", "name": "Give", "description": "d", "template": "give {item} to {recipient}",
+                "targets": { "primary": { "scope": "inventory", "placeholder": "item" },
+                             "secondary": { "scope": "characters_here", "placeholder": "recipient" } },
+                "parameters": { "quietly": { "default": false }, "words": { "default": "here" } } }),
+            ),
+        ];
+        let action_files = [
+            "mods/core/a.action.json",
+            "mods/items/a.action.json",
+            "mods/items/a.action.json",
+        ];
+        let serve: TaskDefinition = parse(json!({
+            "id": "tavern:serve", "name": "Serve", "description": "d", "template": "serve {customer} {drink}",
+            "parameters": [
+                { "name": "customer", "entity": { "scope": "characters_here" } },
+                { "name": "drink", "entity": { "scope": "things_here" } }
+            ],
+            "fallbackBehavior": task_fallback
+        }));
+        let fetch: TaskDefinition = parse(json!({
+            "id": "tavern:fetch", "name": "Fetch", "description": "d", "template": "fetch {drink}",
+            "parameters": [{ "name": "drink", "entity": { "scope": "things_here" } }]
+        }));
+        let methods: Vec<(String, RefinementMethod)> = methods
+            .iter()
+            .map(|(id, task, extra)| {
+                let mut method = json!({ "refinementMethodId": id, "taskId": task });
+                if let (Some(method), Value::Object(extra)) =
+                    (method.as_object_mut(), extra.clone())
+                {
+                    method.extend(extra);
+                }
+                (
+                    format!("mods/tavern/{}.method.json", id.replace(':', "_")),
+                    parse(method),
+                )
+            })
+            .collect();
+        let mod_refs: Vec<(&str, &ModManifest)> = mod_files.iter().copied().zip(&mods).collect();
+        let action_refs: Vec<(&str, &ActionDefinition)> =
+            action_files.iter().copied().zip(&actions).collect();
+        // Two actions share a file name only in this test; each keeps its own id.
+        let task_refs = [
+            ("mods/tavern/serve.task.json", &serve),
+            ("mods/tavern/fetch.task.json", &fetch),
+        ];
+        let method_refs: Vec<(&str, &RefinementMethod)> =
+            methods.iter().map(|(f, m)| (f.as_str(), m)).collect();
+        let registry = ContentRegistry::build(ContentSources {
+            game: Some(("game.loom.json", &game)),
+            mods: &mod_refs,
+            actions: &action_refs,
+            tasks: &task_refs,
+            methods: &method_refs,
+            ..ContentSources::default()
+        });
+        assert_eq!(registry.problems(), [], "the test content is valid");
+        registry
+    }
+
+    fn serve() -> BoundTask {
+        BoundTask {
+            task_id: "tavern:serve".to_owned(),
+            params: vec![
+                ("customer".to_owned(), ParamValue::Entity(entity(CUSTOMER))),
+                ("drink".to_owned(), ParamValue::Entity(entity(MUG))),
+            ],
+        }
+    }
+
+    /// The action ids a plan hands out while every step succeeds, and how it ends.
+    fn run(
+        plan: &mut Refinement,
+        registry: &ContentRegistry,
+        world: &World,
+    ) -> (Vec<String>, PlanStep) {
+        let mut acted = Vec::new();
+        for _ in 0..20 {
+            match plan.next_step(registry, world) {
+                PlanStep::Act(action) => {
+                    acted.push(action.action_id);
+                    plan.report(Ok(()), registry, world);
+                }
+                end => return (acted, end),
+            }
+        }
+        panic!("the plan never ended: {acted:?}");
+    }
+
+    fn act(step: PlanStep) -> PlannedAction {
+        match step {
+            PlanStep::Act(action) => action,
+            other => panic!("expected an action, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_first_applicable_method_runs_its_steps_with_targets_bound() {
+        let registry = registry(
+            "fail",
+            &[
+                (
+                    "tavern:never",
+                    "tavern:serve",
+                    json!({ "applicability": { "var": "world.open" }, "steps": [wait()] }),
+                ),
+                (
+                    "tavern:by_hand",
+                    "tavern:serve",
+                    json!({ "steps": [pick_up(), give()] }),
+                ),
+            ],
+        );
+        let world = World::new();
+        let mut plan = Refinement::start(serve(), &registry, &world).expect("a method applies");
+        assert_eq!(plan.method(), Some("tavern:by_hand"));
+        let first = act(plan.next_step(&registry, &world));
+        assert_eq!(first.targets, [("item".to_owned(), entity(MUG))]);
+        assert_eq!(
+            act(plan.next_step(&registry, &world)),
+            first,
+            "the same action until reported"
+        );
+        plan.report(Ok(()), &registry, &world);
+        let second = act(plan.next_step(&registry, &world));
+        assert_eq!(
+            second.targets,
+            [
+                ("item".to_owned(), entity(MUG)),
+                ("recipient".to_owned(), entity(CUSTOMER))
+            ]
+        );
+        assert_eq!(
+            second.parameters["quietly"],
+            json!(false),
+            "the action's defaults"
+        );
+        plan.report(Ok(()), &registry, &world);
+        assert_eq!(plan.next_step(&registry, &world), PlanStep::Done);
+        assert_eq!(plan.actions_done(), 2);
+    }
+
+    #[test]
+    fn a_conditional_step_is_decided_by_the_world_when_it_is_reached() {
+        let registry = registry(
+            "fail",
+            &[(
+                "tavern:by_hand",
+                "tavern:serve",
+                json!({ "steps": [
+                wait(),
+                { "stepType": "conditional", "condition": { "!": carrying() }, "thenSteps": [pick_up()] },
+                give()
+            ] }),
+            )],
+        );
+        let world = World::new();
+        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        // When the plan started Marta carried nothing; by the conditional she carries the mug.
+        act(plan.next_step(&registry, &world));
+        world.carries.borrow_mut().push("mug of ale");
+        plan.report(Ok(()), &registry, &world);
+        let (acted, end) = run(&mut plan, &registry, &world);
+        assert_eq!(acted, ["items:give"], "no pick-up: she already carries it");
+        assert_eq!(end, PlanStep::Done);
+
+        world.carries.borrow_mut().clear();
+        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        let (acted, _) = run(&mut plan, &registry, &world);
+        assert_eq!(acted, ["core:wait", "items:pick_up", "items:give"]);
+    }
+
+    #[test]
+    fn a_failed_step_fails_the_plan_naming_the_step() {
+        let registry = registry(
+            "fail",
+            &[(
+                "tavern:by_hand",
+                "tavern:serve",
+                json!({ "steps": [pick_up(), give()] }),
+            )],
+        );
+        let world = World::new();
+        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        act(plan.next_step(&registry, &world));
+        plan.report(Err("the mug is nailed down".to_owned()), &registry, &world);
+        let PlanStep::Failed(failure) = plan.next_step(&registry, &world) else {
+            panic!("the plan fails");
+        };
+        assert_eq!(failure.reason, "the mug is nailed down");
+        assert_eq!(
+            failure.step,
+            Some(("tavern:by_hand".to_owned(), "/steps/0".to_owned()))
+        );
+    }
+
+    #[test]
+    fn continue_goes_on_with_the_next_step() {
+        let registry = registry(
+            "fail",
+            &[(
+                "tavern:by_hand",
+                "tavern:serve",
+                json!({ "fallbackBehavior": "continue", "steps": [wait(), give()] }),
+            )],
+        );
+        let world = World::new();
+        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        act(plan.next_step(&registry, &world));
+        plan.report(Err("interrupted".to_owned()), &registry, &world);
+        assert_eq!(
+            act(plan.next_step(&registry, &world)).action_id,
+            "items:give"
+        );
+    }
+
+    #[test]
+    fn replan_tries_the_next_method_and_fails_when_none_is_left() {
+        // The task's own fallback applies to methods that name none.
+        let registry = registry(
+            "replan",
+            &[
+                (
+                    "tavern:a_first",
+                    "tavern:serve",
+                    json!({ "steps": [pick_up(), give()] }),
+                ),
+                (
+                    "tavern:b_second",
+                    "tavern:serve",
+                    json!({ "steps": [wait(), give()] }),
+                ),
+            ],
+        );
+        let world = World::new();
+        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        assert_eq!(
+            act(plan.next_step(&registry, &world)).action_id,
+            "items:pick_up"
+        );
+        plan.report(
+            Err("the cellar door is locked".to_owned()),
+            &registry,
+            &world,
+        );
+        assert_eq!(plan.method(), Some("tavern:b_second"));
+        assert_eq!(
+            act(plan.next_step(&registry, &world)).action_id,
+            "core:wait"
+        );
+        plan.report(Err("still locked".to_owned()), &registry, &world);
+        let PlanStep::Failed(failure) = plan.next_step(&registry, &world) else {
+            panic!("no method is left");
+        };
+        assert!(
+            failure
+                .reason
+                .starts_with("still locked; no method of `tavern:serve` is left"),
+            "{}",
+            failure.reason
+        );
+    }
+
+    #[test]
+    fn a_conditional_may_skip_the_rest_of_itself() {
+        let registry = registry(
+            "fail",
+            &[(
+                "tavern:by_hand",
+                "tavern:serve",
+                json!({ "steps": [
+                { "stepType": "conditional", "condition": true, "thenSteps": [pick_up(), wait()], "onFailure": "skip" },
+                give()
+            ] }),
+            )],
+        );
+        let world = World::new();
+        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        act(plan.next_step(&registry, &world));
+        plan.report(Err("no mug".to_owned()), &registry, &world);
+        assert_eq!(
+            act(plan.next_step(&registry, &world)).action_id,
+            "items:give",
+            "the wait is skipped too"
+        );
+    }
+
+    #[test]
+    fn a_condition_that_cannot_be_decided_is_a_conditional_failure() {
+        let registry = registry(
+            "fail",
+            &[(
+                "tavern:by_hand",
+                "tavern:serve",
+                json!({ "steps": [
+                // Arithmetic on text is NaN, which JSON Logic throws.
+                { "stepType": "conditional", "condition": { "+": ["many", 1] }, "thenSteps": [wait()], "onFailure": "replan" }
+            ] }),
+            )],
+        );
+        let world = World::new();
+        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        let PlanStep::Failed(failure) = plan.next_step(&registry, &world) else {
+            panic!("an undecidable condition replans, and no other method is left");
+        };
+        assert!(
+            failure
+                .reason
+                .starts_with("the condition at /steps/0 cannot be decided"),
+            "{}",
+            failure.reason
+        );
+        assert!(
+            failure
+                .reason
+                .contains("no method of `tavern:serve` is left"),
+            "{}",
+            failure.reason
+        );
+    }
+
+    #[test]
+    fn a_task_step_runs_the_other_task_then_goes_on() {
+        let registry = registry(
+            "fail",
+            &[
+                (
+                    "tavern:fetching",
+                    "tavern:fetch",
+                    json!({ "steps": [wait(), pick_up()] }),
+                ),
+                (
+                    "tavern:by_hand",
+                    "tavern:serve",
+                    json!({ "steps": [
+                    { "stepType": "task", "taskId": "tavern:fetch", "parameterBindings": { "drink": "task.params.drink" } },
+                    give()
+                ] }),
+                ),
+            ],
+        );
+        let world = World::new();
+        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        let (acted, end) = run(&mut plan, &registry, &world);
+        assert_eq!(acted, ["core:wait", "items:pick_up", "items:give"]);
+        assert_eq!(end, PlanStep::Done);
+    }
+
+    #[test]
+    fn a_target_gone_mid_plan_fails_its_step() {
+        let registry = registry(
+            "fail",
+            &[(
+                "tavern:by_hand",
+                "tavern:serve",
+                json!({ "steps": [pick_up(), give()] }),
+            )],
+        );
+        let world = World::new();
+        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        act(plan.next_step(&registry, &world));
+        plan.report(Ok(()), &registry, &world);
+        world.names.borrow_mut().remove(&entity(CUSTOMER));
+        let PlanStep::Failed(failure) = plan.next_step(&registry, &world) else {
+            panic!("the customer left");
+        };
+        assert_eq!(failure.reason, "`customer` is gone");
+    }
+
+    #[test]
+    fn a_step_overrides_only_the_parameters_it_names() {
+        let mut step = give();
+        step["parameters"] = json!({ "quietly": true });
+        let registry = registry(
+            "fail",
+            &[("tavern:by_hand", "tavern:serve", json!({ "steps": [step] }))],
+        );
+        let world = World::new();
+        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        let action = act(plan.next_step(&registry, &world));
+        assert_eq!(action.parameters["quietly"], json!(true));
+        assert_eq!(
+            action.parameters["words"],
+            json!("here"),
+            "the default stays"
+        );
+    }
+
+    #[test]
+    fn a_task_is_bound_with_defaults_and_checked() {
+        let task: TaskDefinition = parse(json!({
+            "id": "tavern:rent", "name": "Rent", "description": "d", "template": "rent a room to {guest}",
+            "parameters": [
+                { "name": "guest", "entity": { "scope": "characters_here" } },
+                { "name": "nights", "value": { "type": "integer", "default": 1 } }
+            ]
+        }));
+        let bound = BoundTask::new(&task, [("guest".to_owned(), ParamValue::Entity(entity(1)))])
+            .expect("bound");
+        assert_eq!(bound.param("nights"), Some(&ParamValue::Value(json!(1))));
+        let missing = BoundTask::new(&task, []).expect_err("the guest is needed");
+        assert!(missing.contains("needs an entity for its parameter `guest`"));
+        let wrong = [
+            ("guest".to_owned(), ParamValue::Entity(entity(1))),
+            ("nights".to_owned(), ParamValue::Value(json!("two"))),
+        ];
+        assert!(BoundTask::new(&task, wrong).is_err());
+        let unknown = [
+            ("guest".to_owned(), ParamValue::Entity(entity(1))),
+            ("meals".to_owned(), ParamValue::Value(json!(2))),
+        ];
+        assert!(
+            BoundTask::new(&task, unknown)
+                .expect_err("unknown")
+                .contains("has no parameter `meals`")
+        );
+    }
+}
