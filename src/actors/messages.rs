@@ -71,23 +71,6 @@ pub struct ActorPassed {
     pub thought: String,
 }
 
-/// A validated request for the game to carry out.
-///
-/// It was valid when offered; the world may have moved on while the model thought,
-/// so check it against your rules before you carry it out (and refuse if it no
-/// longer makes sense).
-#[derive(Message, Debug, Clone, PartialEq, Eq)]
-pub struct ActionRequest {
-    /// Who acts.
-    pub actor: Entity,
-    /// The action definition's `mod:action` id.
-    pub action_id: String,
-    /// The targets, in slot order.
-    pub targets: Vec<Entity>,
-    /// The command as offered: "give mug of ale to Marta".
-    pub command: String,
-}
-
 /// What a smart actor said aloud along with its decision.
 #[derive(Message, Debug, Clone, PartialEq, Eq)]
 pub struct ActorSpoke {

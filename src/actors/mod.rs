@@ -31,9 +31,10 @@ use std::time::Duration;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
+pub use crate::world::ActionRequest;
 pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use messages::{
-    ActionRequest, ActorHesitated, ActorPassed, ActorSpoke, ConversationUpdate, DecisionFallback,
+    ActorHesitated, ActorPassed, ActorSpoke, ConversationUpdate, DecisionFallback,
     DecisionRejected, DecisionRequested, OfferTrimmed, PlayerSaid, TurnEnded,
 };
 pub use mind::{ActorMind, PendingDecision, ThinkState};

@@ -25,7 +25,6 @@
 
 pub mod defaults;
 mod plan;
-mod report;
 mod resolver;
 mod weave;
 
@@ -36,10 +35,10 @@ use bevy::ecs::system::SystemParam;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
+pub use crate::world::{ActionReport, EffectReport, Outcome};
 pub use plan::{
     EntityRef, NarrationPlan, Person, PlanAction, PlanEffect, PlanFragments, Viewpoint,
 };
-pub use report::{ActionReport, EffectReport, Outcome};
 pub use resolver::{Described, FragmentResolver, ReportEntities, Selection};
 pub use weave::weave_offline;
 

@@ -11,6 +11,7 @@
 //! commands, an actor's [`OfferedActions`]. To offer to many actors in a frame, an
 //! [`ActionMenu`] (built once per content generation) offers through [`ActionOffers`].
 
+mod acting;
 mod available;
 mod components;
 mod perception;
@@ -21,6 +22,7 @@ mod witnessed;
 
 use bevy::prelude::*;
 
+pub use acting::{ActionReport, ActionRequest, EffectReport, Outcome, PlanStepRef};
 pub use available::{
     ActionMenu, ActionOffers, AvailableAction, OfferedActions, OfferedIter, available_actions,
     render_command,
@@ -57,6 +59,8 @@ impl Plugin for WorldPlugin {
             .register_type::<NarrativeKey>()
             .init_resource::<TargetScopeNames>()
             .add_message::<Witnessed>()
+            .add_message::<ActionRequest>()
+            .add_message::<ActionReport>()
             .add_systems(PreUpdate, publish_scope_names.in_set(WorldSystems))
             .configure_sets(PreUpdate, WorldSystems.before(ContentSystems));
     }

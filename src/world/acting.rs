@@ -1,4 +1,7 @@
-//! What the game reports after carrying out an action: the input of narration.
+//! The game's side of an action: what an actor asks the game to carry out
+//! ([`ActionRequest`], from a smart actor's decision or a plan's step) and what happened
+//! when it did ([`ActionReport`], which narration tells and plans advance on). Every
+//! feature shares them; the game's own rules sit between the two.
 
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -56,13 +59,13 @@ impl EffectReport {
 }
 
 /// What happened when an action was carried out, written by the game after it
-/// executes an [`ActionRequest`](crate::actors::ActionRequest) or a player's command.
+/// executes an [`ActionRequest`] or a player's command.
 /// Narration turns each report into exactly one final
-/// [`NarrationText`](super::NarrationText).
+/// [`NarrationText`](crate::narration::NarrationText).
 ///
 /// ```
 /// # use bevy::prelude::*;
-/// # use bevy_loom::narration::{ActionReport, EffectReport};
+/// # use bevy_loom::world::{ActionReport, EffectReport};
 /// # let (marta, mug, bench) = (Entity::PLACEHOLDER, Entity::PLACEHOLDER, Entity::PLACEHOLDER);
 /// let report = ActionReport::new(marta, "take")
 ///     .object(mug)
@@ -161,4 +164,37 @@ impl ActionReport {
         self.text = Some(text.into());
         self
     }
+}
+
+/// A validated request for the game to carry out.
+///
+/// It was valid when offered; the world may have moved on while the model thought,
+/// so check it against your rules before you carry it out (and refuse if it no
+/// longer makes sense).
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct ActionRequest {
+    /// Who acts.
+    pub actor: Entity,
+    /// The action definition's `mod:action` id.
+    pub action_id: String,
+    /// The targets, in slot order.
+    pub targets: Vec<Entity>,
+    /// The command as offered: "give mug of ale to Marta".
+    pub command: String,
+    /// The plan step it carries out, when a plan asked for it; its
+    /// [`ActionReport`] (the next the game writes for this actor) advances the plan.
+    pub plan: Option<PlanStepRef>,
+}
+
+/// The plan step an [`ActionRequest`] carries out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanStepRef {
+    /// The task the plan carries out (`tavern:serve_drink`).
+    pub task_id: String,
+    /// The method whose step this is (`tavern:serve_by_hand`).
+    pub method_id: String,
+    /// The step's JSON pointer in the method (`/steps/1`).
+    pub step: String,
+    /// Which action of the plan this is, from 1.
+    pub number: usize,
 }
