@@ -35,6 +35,10 @@ pub mod prelude {
         ActionReport, EffectReport, NarrationPlugin, NarrationSettings, NarrationSource,
         NarrationText, Outcome, Verbosity,
     };
+    pub use crate::planning::{
+        Plan, PlanCadence, PlanCompleted, PlanFailed, PlanOrigin, PlanStarted, PlanStepIssued,
+        PlanningPlugin, PlanningSettings, StartPlan, WorldFacts,
+    };
     pub use crate::prompt::{Answer, PromptBudgets, RejectionReason};
     pub use crate::world::{
         AvailableAction, CarriedBy, Character, DisplayName, Exits, InPlace, NarrativeKey,
@@ -43,7 +47,8 @@ pub mod prelude {
     pub use crate::{LoomPlugins, LoomSystems};
 }
 
-/// Every bevy_loom plugin: content, world view, the LLM bridge, smart actors and narration.
+/// Every bevy_loom plugin: content, world view, the LLM bridge, smart actors, narration
+/// and planning.
 ///
 /// Configure one with `.set(...)`:
 /// `LoomPlugins.set(LlmPlugin { backend: BackendChoice::Offline { seed: 7 }, ..default() })`.
@@ -57,5 +62,6 @@ impl PluginGroup for LoomPlugins {
             .add(llm::LlmPlugin::default())
             .add(actors::SmartActorPlugin::default())
             .add(narration::NarrationPlugin::default())
+            .add(planning::PlanningPlugin::default())
     }
 }

@@ -195,6 +195,7 @@ fn request_for(actor: Entity, action: &AvailableAction) -> ActionRequest {
         action_id: action.action_id.to_string(),
         targets: action.targets.to_vec(),
         command: action.command.to_owned(),
+        parameters: Default::default(),
         plan: None,
     }
 }

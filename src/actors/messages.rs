@@ -10,10 +10,6 @@ use crate::llm::{ChatMessage, RequestId};
 use crate::prompt::PromptSection;
 use crate::world::OfferedActions;
 
-/// Written by the game when a turn ends; eligible smart actors then think.
-#[derive(Message, Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TurnEnded;
-
 /// A line the player's character says, written by the game. `@Name` or `talk to Name`
 /// starts a conversation with a smart actor in the player's place, "okay, bye" ends it,
 /// and while it is open every line goes to that actor, who replies instead of acting.

@@ -31,11 +31,11 @@ use std::time::Duration;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
-pub use crate::world::ActionRequest;
+pub use crate::world::{ActionRequest, TurnEnded};
 pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use messages::{
     ActorHesitated, ActorPassed, ActorSpoke, ConversationUpdate, DecisionFallback,
-    DecisionRejected, DecisionRequested, OfferTrimmed, PlayerSaid, TurnEnded,
+    DecisionRejected, DecisionRequested, OfferTrimmed, PlayerSaid,
 };
 pub use mind::{ActorMind, PendingDecision, ThinkState};
 pub use scene::{SceneDefinition, SceneEntity, SceneError, ScenePlace, SpawnedScene};

@@ -3,13 +3,506 @@
 //! rules.
 //!
 //! **Layer:** features. The refinement itself is [`Refinement`], a plain state machine
-//! over the [`ContentRegistry`](crate::content::ContentRegistry) and what the world says
-//! now ([`PlanFacts`]): it picks the first applicable method, decides conditional steps
-//! when they are reached, binds each action's targets to the task's parameters and
-//! applies the method's fallbacks when a step fails.
+//! over the [`ContentRegistry`] and what the world says now ([`PlanFacts`]): it picks
+//! the first applicable method, decides conditional steps when they are reached, binds
+//! each action's targets to the task's parameters and applies the method's fallbacks
+//! when a step fails. The systems here only relay:
+//!
+//! 1. [`StartPlan`] (from the game, or a smart actor's answer) puts a [`Plan`] on the
+//!    actor and writes [`PlanStarted`];
+//! 2. each frame (or each [`TurnEnded`], by [`PlanningSettings::cadence`]), in
+//!    [`LoomSystems::Decide`], a plan with no step out hands the game its next step as
+//!    an [`ActionRequest`] whose `plan` names the step, and writes [`PlanStepIssued`];
+//! 3. the game carries it out as any request and writes its [`ActionReport`]; the next
+//!    report for that actor is the step's outcome, or the step fails after
+//!    [`PlanningSettings::step_timeout`];
+//! 4. the plan ends with [`PlanCompleted`] or [`PlanFailed`] (with the reason and the
+//!    step), and its component is removed. Despawning the actor ends it with the actor;
+//!    a bound target that is gone fails the step that needs it.
 
+mod facts;
 mod refine;
 
+use std::time::Duration;
+
+use bevy::prelude::*;
+use serde_json::Value;
+
+pub use facts::{ViewFacts, WorldFacts, describe};
 pub use refine::{
     BoundTask, ParamValue, PlanFacts, PlanFailure, PlanStep, PlannedAction, Refinement,
 };
+
+use crate::content::{ContentRegistry, content_loaded};
+use crate::world::{
+    ActionReport, ActionRequest, LoomSystems, Outcome, PlanStepRef, TurnEnded, WorldView,
+    WorldViewQuery, render_command,
+};
+
+/// Carries out plans: [`StartPlan`] in, [`ActionRequest`]s out, [`ActionReport`]s back.
+#[derive(Debug, Clone, Default)]
+pub struct PlanningPlugin {
+    /// How plans move; copied into the [`PlanningSettings`] resource.
+    pub settings: PlanningSettings,
+}
+
+/// How plans move; may change while the game runs.
+#[derive(Resource, Debug, Clone, PartialEq, Reflect)]
+#[reflect(Resource, Default)]
+pub struct PlanningSettings {
+    /// When a plan takes its next step.
+    pub cadence: PlanCadence,
+    /// How long the game may take to report on a step before the step fails.
+    pub step_timeout: Duration,
+}
+
+impl Default for PlanningSettings {
+    fn default() -> Self {
+        Self {
+            cadence: PlanCadence::EveryFrame,
+            step_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// When plans take their next step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Reflect)]
+pub enum PlanCadence {
+    /// In any frame, once the last step was reported on: a real-time game.
+    #[default]
+    EveryFrame,
+    /// In a frame with a [`TurnEnded`], once the last step was reported on: a
+    /// turn-based game, one step a turn.
+    EveryTurn,
+}
+
+/// Who chose a plan's task: the one a failed plan is handed back to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Reflect)]
+pub enum PlanOrigin {
+    /// The game started it.
+    #[default]
+    Game,
+    /// A smart actor's answer chose it.
+    Model,
+}
+
+/// Starts a task for an actor, replacing any plan it has. Written by the game, or by
+/// smart actors for an answer that chose a task.
+#[derive(Message, Debug, Clone, PartialEq)]
+pub struct StartPlan {
+    /// Who carries it out.
+    pub actor: Entity,
+    /// The task's `mod:task` id.
+    pub task_id: String,
+    /// Its parameters; value parameters left out take their defaults.
+    pub params: Vec<(String, ParamValue)>,
+    /// Who chose it.
+    pub chosen_by: PlanOrigin,
+}
+
+impl StartPlan {
+    /// `actor` carries out `task_id`, as the game chose.
+    pub fn new(actor: Entity, task_id: impl Into<String>) -> Self {
+        Self {
+            actor,
+            task_id: task_id.into(),
+            params: Vec::new(),
+            chosen_by: PlanOrigin::Game,
+        }
+    }
+
+    /// With the entity parameter `name` bound to `entity`.
+    #[must_use]
+    pub fn entity(mut self, name: impl Into<String>, entity: Entity) -> Self {
+        self.params.push((name.into(), ParamValue::Entity(entity)));
+        self
+    }
+
+    /// With the value parameter `name` set to `value`.
+    #[must_use]
+    pub fn value(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.params
+            .push((name.into(), ParamValue::Value(value.into())));
+        self
+    }
+}
+
+/// A plan started.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct PlanStarted {
+    /// Who carries it out.
+    pub actor: Entity,
+    /// The task.
+    pub task_id: String,
+    /// The method chosen for it.
+    pub method_id: String,
+}
+
+/// A plan handed the game a step, as the [`ActionRequest`] written beside it.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct PlanStepIssued {
+    /// Who carries it out.
+    pub actor: Entity,
+    /// The step.
+    pub step: PlanStepRef,
+    /// The command, as the request has it: "pick up mug of ale".
+    pub command: String,
+}
+
+/// A plan carried out every step.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct PlanCompleted {
+    /// Who carried it out.
+    pub actor: Entity,
+    /// The task.
+    pub task_id: String,
+    /// How many actions it took.
+    pub actions: usize,
+    /// Who chose the task.
+    pub chosen_by: PlanOrigin,
+}
+
+/// A plan could not go on; its task is handed back to whoever chose it.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct PlanFailed {
+    /// Who carried it out.
+    pub actor: Entity,
+    /// The task.
+    pub task_id: String,
+    /// Why: the game's failure reason, a target that is gone, no method left that applies.
+    pub reason: String,
+    /// The method and the JSON pointer of the step that failed, when one did.
+    pub step: Option<(String, String)>,
+    /// Who chose the task.
+    pub chosen_by: PlanOrigin,
+}
+
+/// The plan an actor is carrying out: readable by the game and debug views; removed when
+/// it completes or fails.
+#[derive(Component, Debug, Clone)]
+pub struct Plan {
+    refinement: Refinement,
+    chosen_by: PlanOrigin,
+    /// The step handed to the game, and when (in [`Time`]'s elapsed time).
+    awaiting: Option<(PlanStepRef, Duration)>,
+}
+
+impl Plan {
+    /// The task and its parameters.
+    pub fn task(&self) -> Option<&BoundTask> {
+        self.refinement.task()
+    }
+
+    /// The method carrying out the innermost task now.
+    pub fn method(&self) -> Option<&str> {
+        self.refinement.method()
+    }
+
+    /// How many of its actions the game carried out.
+    pub fn actions_done(&self) -> usize {
+        self.refinement.actions_done()
+    }
+
+    /// The step handed to the game and not reported on yet.
+    pub fn awaiting(&self) -> Option<&PlanStepRef> {
+        self.awaiting.as_ref().map(|(step, _)| step)
+    }
+
+    /// Who chose the task.
+    pub fn chosen_by(&self) -> PlanOrigin {
+        self.chosen_by
+    }
+}
+
+impl Plugin for PlanningPlugin {
+    fn build(&self, app: &mut App) {
+        crate::world::configure_loom_sets(app);
+        app.insert_resource(self.settings.clone())
+            .register_type::<PlanningSettings>()
+            .init_resource::<WorldFacts>()
+            .add_message::<StartPlan>()
+            .add_message::<PlanStarted>()
+            .add_message::<PlanStepIssued>()
+            .add_message::<PlanCompleted>()
+            .add_message::<PlanFailed>()
+            .add_message::<ActionRequest>()
+            .add_message::<ActionReport>()
+            .add_message::<TurnEnded>()
+            .add_systems(
+                Update,
+                (
+                    (start_plans, advance_plans)
+                        .chain()
+                        .in_set(LoomSystems::Decide)
+                        .run_if(content_loaded),
+                    hear_reports.in_set(LoomSystems::Narrate),
+                ),
+            );
+    }
+}
+
+/// What plans read besides themselves.
+#[derive(bevy::ecs::system::SystemParam)]
+struct PlanContext<'w, 's> {
+    settings: Res<'w, PlanningSettings>,
+    time: Res<'w, Time>,
+    registry: Res<'w, ContentRegistry>,
+    world: WorldViewQuery<'w, 's>,
+    world_facts: Res<'w, WorldFacts>,
+}
+
+/// The messages planning writes.
+#[derive(bevy::ecs::system::SystemParam)]
+struct PlanWriters<'w> {
+    started: MessageWriter<'w, PlanStarted>,
+    issued: MessageWriter<'w, PlanStepIssued>,
+    completed: MessageWriter<'w, PlanCompleted>,
+    failed: MessageWriter<'w, PlanFailed>,
+    requests: MessageWriter<'w, ActionRequest>,
+}
+
+/// Puts a [`Plan`] on each actor a [`StartPlan`] names, with its task's first
+/// applicable method; a task that cannot start is a [`PlanFailed`] at once.
+fn start_plans(
+    mut starts: MessageReader<StartPlan>,
+    registry: Res<ContentRegistry>,
+    world: WorldViewQuery,
+    world_facts: Res<WorldFacts>,
+    mut commands: Commands,
+    mut out: PlanWriters,
+) {
+    if starts.is_empty() {
+        return;
+    }
+    let view = WorldView::from_query(&world);
+    for start in starts.read() {
+        let facts = ViewFacts {
+            view: &view,
+            actor: start.actor,
+            world: &world_facts,
+        };
+        let Ok(mut actor) = commands.get_entity(start.actor) else {
+            continue;
+        };
+        match begin(start, &registry, &facts) {
+            Ok(plan) => {
+                out.started.write(PlanStarted {
+                    actor: start.actor,
+                    task_id: start.task_id.clone(),
+                    method_id: plan.method().unwrap_or_default().to_owned(),
+                });
+                actor.insert(plan);
+            }
+            Err(failure) => {
+                out.failed.write(PlanFailed {
+                    actor: start.actor,
+                    task_id: start.task_id.clone(),
+                    reason: failure.reason,
+                    step: failure.step,
+                    chosen_by: start.chosen_by,
+                });
+            }
+        }
+    }
+}
+
+/// The plan a [`StartPlan`] asks for, if its task is loaded, its parameters fit and a
+/// method applies now.
+fn begin(
+    start: &StartPlan,
+    registry: &ContentRegistry,
+    facts: &impl PlanFacts,
+) -> Result<Plan, PlanFailure> {
+    let failure = |reason: String| PlanFailure { reason, step: None };
+    let task = registry
+        .task(&start.task_id)
+        .ok_or_else(|| failure(format!("task `{}` is not loaded", start.task_id)))?;
+    let bound = BoundTask::new(task, start.params.iter().cloned()).map_err(failure)?;
+    Ok(Plan {
+        refinement: Refinement::start(bound, registry, facts)?,
+        chosen_by: start.chosen_by,
+        awaiting: None,
+    })
+}
+
+/// Hands the game the next step of each plan with none out, or ends the plan.
+fn advance_plans(
+    context: PlanContext,
+    mut turns: MessageReader<TurnEnded>,
+    mut plans: Query<(Entity, &mut Plan)>,
+    mut commands: Commands,
+    mut out: PlanWriters,
+) {
+    let PlanContext {
+        settings,
+        time,
+        registry,
+        world,
+        world_facts,
+    } = context;
+    let turn_ended = turns.read().count() > 0;
+    if settings.cadence == PlanCadence::EveryTurn && !turn_ended {
+        return;
+    }
+    let mut ready = plans
+        .iter_mut()
+        .filter(|(_, plan)| plan.awaiting.is_none())
+        .peekable();
+    if ready.peek().is_none() {
+        return;
+    }
+    let view = WorldView::from_query(&world);
+    for (actor, mut plan) in ready {
+        let facts = ViewFacts {
+            view: &view,
+            actor,
+            world: &world_facts,
+        };
+        let plan = &mut *plan;
+        match plan.refinement.next_step(&registry, &facts) {
+            PlanStep::Act(action) => {
+                let step = step_ref(plan, &action);
+                let request = request_for(actor, action, step.clone(), &registry, &view);
+                out.issued.write(PlanStepIssued {
+                    actor,
+                    step: step.clone(),
+                    command: request.command.clone(),
+                });
+                out.requests.write(request);
+                plan.awaiting = Some((step, time.elapsed()));
+            }
+            PlanStep::Done => {
+                out.completed.write(PlanCompleted {
+                    actor,
+                    task_id: task_id(plan),
+                    actions: plan.actions_done(),
+                    chosen_by: plan.chosen_by,
+                });
+                commands.entity(actor).remove::<Plan>();
+            }
+            PlanStep::Failed(failure) => {
+                out.failed.write(PlanFailed {
+                    actor,
+                    task_id: task_id(plan),
+                    reason: failure.reason,
+                    step: failure.step,
+                    chosen_by: plan.chosen_by,
+                });
+                commands.entity(actor).remove::<Plan>();
+            }
+        }
+    }
+}
+
+fn task_id(plan: &Plan) -> String {
+    plan.task().map(|t| t.task_id.clone()).unwrap_or_default()
+}
+
+/// Which step of `plan` the action is.
+fn step_ref(plan: &Plan, action: &PlannedAction) -> PlanStepRef {
+    PlanStepRef {
+        task_id: task_id(plan),
+        method_id: plan.method().unwrap_or_default().to_owned(),
+        step: action.step.clone(),
+        number: plan.actions_done() + 1,
+    }
+}
+
+/// The request for a plan's action: its command rendered from the world view, and the
+/// parameters whose value is not the action's default.
+fn request_for(
+    actor: Entity,
+    action: PlannedAction,
+    step: PlanStepRef,
+    registry: &ContentRegistry,
+    view: &WorldView,
+) -> ActionRequest {
+    let targets: Vec<Entity> = action.targets.iter().map(|&(_, e)| e).collect();
+    let definition = registry.action(&action.action_id);
+    let command = definition.map_or_else(
+        || action.action_id.clone(),
+        |definition| render_command(definition, &targets, view),
+    );
+    let parameters = (action.parameters.into_iter())
+        .filter(|(name, value)| {
+            let default = definition.and_then(|d| d.parameters.get(name));
+            default.is_none_or(|d| d.default != *value)
+        })
+        .collect();
+    ActionRequest {
+        actor,
+        action_id: action.action_id,
+        targets,
+        command,
+        parameters,
+        plan: Some(step),
+    }
+}
+
+/// The outcome of each plan's step out: the next [`ActionReport`] for its actor, or a
+/// failure once the game took longer than [`PlanningSettings::step_timeout`].
+fn hear_reports(
+    context: PlanContext,
+    mut reports: MessageReader<ActionReport>,
+    mut plans: Query<(Entity, &mut Plan)>,
+) {
+    let PlanContext {
+        settings,
+        time,
+        registry,
+        world,
+        world_facts,
+    } = context;
+    let mut outcomes: Vec<(Entity, Result<(), String>)> = Vec::new();
+    for report in reports.read() {
+        if outcomes.iter().any(|(actor, _)| *actor == report.actor) {
+            continue;
+        }
+        if let Ok((_, plan)) = plans.get(report.actor)
+            && plan.awaiting.is_some()
+        {
+            outcomes.push((report.actor, outcome_of(report)));
+        }
+    }
+    let now = time.elapsed();
+    for (actor, plan) in &plans {
+        let late = plan.awaiting.as_ref().is_some_and(|(_, since)| {
+            now.saturating_sub(*since) > settings.step_timeout
+                && !outcomes.iter().any(|(a, _)| *a == actor)
+        });
+        if late {
+            let reason = format!(
+                "the game did not report on the step within {:?} (`PlanningSettings::step_timeout`)",
+                settings.step_timeout
+            );
+            outcomes.push((actor, Err(reason)));
+        }
+    }
+    if outcomes.is_empty() {
+        return;
+    }
+    let view = WorldView::from_query(&world);
+    for (actor, outcome) in outcomes {
+        let Ok((_, mut plan)) = plans.get_mut(actor) else {
+            continue;
+        };
+        let facts = ViewFacts {
+            view: &view,
+            actor,
+            world: &world_facts,
+        };
+        plan.awaiting = None;
+        plan.refinement.report(outcome, &registry, &facts);
+    }
+}
+
+/// A report as a step's outcome: its failure reason, when it failed.
+fn outcome_of(report: &ActionReport) -> Result<(), String> {
+    match report.outcome {
+        Outcome::Success => Ok(()),
+        Outcome::Failure => Err(report
+            .failure_reason
+            .clone()
+            .unwrap_or_else(|| format!("the game refused `{}`", report.verb))),
+    }
+}

@@ -19,6 +19,12 @@ pub trait PlanFacts {
     fn world(&self) -> Value;
     /// An entity a parameter names, described like the actor; `None` when it is gone.
     fn entity(&self, entity: Entity) -> Option<Value>;
+
+    /// Whether an entity a parameter names is still there; checked before each action
+    /// that targets it.
+    fn exists(&self, entity: Entity) -> bool {
+        self.entity(entity).is_some()
+    }
 }
 
 /// The value of one task parameter.
@@ -99,6 +105,8 @@ pub struct PlannedAction {
     pub targets: Vec<(String, Entity)>,
     /// Every parameter of the action: its default, or the step's override.
     pub parameters: BTreeMap<String, Value>,
+    /// The JSON pointer of its step in the method (`/steps/0/thenSteps/0`).
+    pub step: String,
 }
 
 /// Why a plan failed, and at which step.
@@ -220,7 +228,8 @@ impl Refinement {
             match step {
                 RefinementStep::PrimitiveAction(step) => {
                     match bind_action(step, &frame.task, registry, facts) {
-                        Ok(action) => {
+                        Ok(mut action) => {
+                            action.step = at;
                             self.awaiting = true;
                             return PlanStep::Act(action);
                         }
@@ -521,7 +530,7 @@ fn bind_action(
                 step.action_id, slot.placeholder
             ));
         };
-        if facts.entity(*entity).is_none() {
+        if !facts.exists(*entity) {
             return Err(format!("`{name}` is gone"));
         }
         targets.push((slot.placeholder.clone(), *entity));
@@ -534,6 +543,7 @@ fn bind_action(
         action_id: step.action_id.clone(),
         targets,
         parameters,
+        step: String::new(),
     })
 }
 

@@ -181,6 +181,9 @@ pub struct ActionRequest {
     pub targets: Vec<Entity>,
     /// The command as offered: "give mug of ale to Marta".
     pub command: String,
+    /// The action's parameters whose value here is not their default: a plan step's
+    /// overrides. Empty when every default applies (always, for a smart actor's decision).
+    pub parameters: std::collections::BTreeMap<String, serde_json::Value>,
     /// The plan step it carries out, when a plan asked for it; its
     /// [`ActionReport`] (the next the game writes for this actor) advances the plan.
     pub plan: Option<PlanStepRef>,

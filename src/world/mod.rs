@@ -32,7 +32,7 @@ pub use components::{
 };
 pub use perception::{describe_surroundings, write_surroundings};
 pub(crate) use schedule::configure_loom_sets;
-pub use schedule::{LoomSystems, WorldSystems};
+pub use schedule::{LoomSystems, TurnEnded, WorldSystems};
 pub use scope::{ScopeFn, TargetScopeAppExt, TargetScopes};
 pub use view::{EntityView, PlaceRevisions, WorldView, WorldViewChanges, WorldViewQuery};
 pub use witnessed::Witnessed;
@@ -61,6 +61,7 @@ impl Plugin for WorldPlugin {
             .add_message::<Witnessed>()
             .add_message::<ActionRequest>()
             .add_message::<ActionReport>()
+            .add_message::<TurnEnded>()
             .add_systems(PreUpdate, publish_scope_names.in_set(WorldSystems))
             .configure_sets(PreUpdate, WorldSystems.before(ContentSystems));
     }

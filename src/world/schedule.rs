@@ -14,13 +14,19 @@ pub enum LoomSystems {
     Think,
     /// Drain the bridge into [`LlmResponse`](crate::llm::LlmResponse) messages ([`LlmSystems::Receive`]).
     Receive,
-    /// Parse and validate answers; write [`ActionRequest`](crate::actors::ActionRequest)s.
+    /// Parse and validate answers, advance plans; write
+    /// [`ActionRequest`](super::ActionRequest)s.
     Decide,
     /// Turn reports into text.
     Narrate,
     /// Write memories.
     Remember,
 }
+
+/// Written by the game when a turn ends: eligible smart actors then think, and plans
+/// that move by turns take their next step.
+#[derive(Message, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TurnEnded;
 
 /// The world view's systems: in `PreUpdate`, before
 /// [`ContentSystems`](crate::content::ContentSystems), they tell the content layer which

@@ -14,6 +14,7 @@ mod lint;
 mod llama_server;
 mod memory;
 mod narration;
+mod planning;
 mod policy;
 mod prompt_economy;
 mod real_servers;

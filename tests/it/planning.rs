@@ -1,0 +1,291 @@
+//! Plans carried out in the tavern: the game starts a task, each step comes out as an
+//! `ActionRequest` naming its plan step, the game's `ActionReport` moves the plan on,
+//! and the plan ends completed or failed with its reason.
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_loom::actors::SpawnedScene;
+use bevy_loom::prelude::*;
+
+use crate::support::tavern_app;
+
+/// What the test game does: carry out plan requests (or refuse one action), and log
+/// every planning message.
+#[derive(Resource, Default)]
+struct Game {
+    /// An action id the game refuses, with the reason.
+    refuse: Option<(&'static str, &'static str)>,
+    /// Whether the game ignores requests (never reports).
+    silent: bool,
+    requests: Vec<ActionRequest>,
+    started: Vec<PlanStarted>,
+    issued: Vec<PlanStepIssued>,
+    completed: Vec<PlanCompleted>,
+    failed: Vec<PlanFailed>,
+}
+
+/// The tavern's rules for the actions its plans take, enough for these tests.
+fn carry_out(
+    mut requests: MessageReader<ActionRequest>,
+    mut reports: MessageWriter<ActionReport>,
+    mut game: ResMut<Game>,
+    mut commands: Commands,
+) {
+    for request in requests.read().filter(|r| r.plan.is_some()) {
+        game.requests.push(request.clone());
+        if game.silent {
+            continue;
+        }
+        let verb = request.action_id.rsplit(':').next().unwrap_or_default();
+        let mut report = ActionReport::new(request.actor, verb);
+        if let Some((refused, reason)) = game.refuse
+            && refused == request.action_id
+        {
+            reports.write(report.failed(reason));
+            continue;
+        }
+        match (request.action_id.as_str(), request.targets.as_slice()) {
+            ("items:pick_up", [item]) => {
+                commands
+                    .entity(*item)
+                    .remove::<InPlace>()
+                    .insert(CarriedBy(request.actor));
+                report = report.object(*item);
+            }
+            ("items:give", [item, recipient]) => {
+                commands.entity(*item).insert(CarriedBy(*recipient));
+                report = report.object(*item).indirect_object(*recipient);
+            }
+            (_, [target, ..]) => report = report.object(*target),
+            _ => {}
+        }
+        reports.write(report);
+    }
+}
+
+fn record(
+    mut game: ResMut<Game>,
+    mut started: MessageReader<PlanStarted>,
+    mut issued: MessageReader<PlanStepIssued>,
+    mut completed: MessageReader<PlanCompleted>,
+    mut failed: MessageReader<PlanFailed>,
+) {
+    game.started.extend(started.read().cloned());
+    game.issued.extend(issued.read().cloned());
+    game.completed.extend(completed.read().cloned());
+    game.failed.extend(failed.read().cloned());
+}
+
+/// The tavern on the offline backend with the test game's rules, and its entities.
+fn tavern() -> (App, SpawnedScene) {
+    let (mut app, scene) = tavern_app(BackendChoice::Offline { seed: 1 });
+    app.init_resource::<Game>().add_systems(
+        Update,
+        (
+            carry_out
+                .after(LoomSystems::Decide)
+                .before(LoomSystems::Narrate),
+            record.after(LoomSystems::Remember),
+        ),
+    );
+    (app, scene)
+}
+
+/// Marta serves the Traveler the mug of ale.
+fn serve(app: &mut App, scene: &SpawnedScene) {
+    let start = StartPlan::new(scene.entities["marta"], "tavern:serve_drink")
+        .entity("customer", scene.entities["player"])
+        .entity("drink", scene.entities["ale"]);
+    app.world_mut().write_message(start);
+}
+
+/// Updates until a plan ended, at most `frames` times.
+fn run(app: &mut App, frames: usize) {
+    for _ in 0..frames {
+        app.update();
+        let game = app.world().resource::<Game>();
+        if !game.completed.is_empty() || !game.failed.is_empty() {
+            return;
+        }
+    }
+}
+
+fn commands(game: &Game) -> Vec<&str> {
+    game.issued.iter().map(|s| s.command.as_str()).collect()
+}
+
+#[test]
+fn a_plan_hands_out_its_steps_one_report_at_a_time_and_completes() {
+    let (mut app, scene) = tavern();
+    serve(&mut app, &scene);
+    run(&mut app, 20);
+    let game = app.world().resource::<Game>();
+    assert_eq!(game.failed, [], "the plan does not fail");
+    assert_eq!(game.started.len(), 1);
+    assert_eq!(game.started[0].method_id, "tavern:serve_by_hand");
+    assert_eq!(
+        commands(game),
+        [
+            "pick up mug of ale",
+            "get close to Traveler",
+            "give mug of ale to Traveler"
+        ]
+    );
+    let numbers: Vec<usize> = game
+        .requests
+        .iter()
+        .filter_map(|r| r.plan.as_ref().map(|p| p.number))
+        .collect();
+    assert_eq!(numbers, [1, 2, 3], "each request names its plan step");
+    assert_eq!(
+        game.requests[0].plan.as_ref().map(|p| p.step.as_str()),
+        Some("/steps/0/thenSteps/0")
+    );
+    assert_eq!(game.completed.len(), 1);
+    assert_eq!(game.completed[0].actions, 3);
+    let ale = scene.entities["ale"];
+    let carried = app.world().get::<CarriedBy>(ale).map(|c| c.0);
+    assert_eq!(
+        carried,
+        Some(scene.entities["player"]),
+        "the game carried it out"
+    );
+    assert!(
+        app.world().get::<Plan>(scene.entities["marta"]).is_none(),
+        "the plan is removed"
+    );
+}
+
+#[test]
+fn a_conditional_step_reads_the_world_when_it_is_reached() {
+    let (mut app, scene) = tavern();
+    let marta = scene.entities["marta"];
+    app.world_mut()
+        .entity_mut(scene.entities["ale"])
+        .remove::<InPlace>()
+        .insert(CarriedBy(marta));
+    serve(&mut app, &scene);
+    run(&mut app, 20);
+    let game = app.world().resource::<Game>();
+    assert_eq!(
+        commands(game),
+        ["get close to Traveler", "give mug of ale to Traveler"],
+        "she already carries the mug: no pick-up"
+    );
+    assert_eq!(game.completed.len(), 1);
+}
+
+#[test]
+fn a_step_the_game_refuses_fails_the_plan_with_its_reason_and_step() {
+    let (mut app, scene) = tavern();
+    app.world_mut().resource_mut::<Game>().refuse = Some(("positioning:get_close", "blocked"));
+    serve(&mut app, &scene);
+    run(&mut app, 20);
+    let game = app.world().resource::<Game>();
+    assert_eq!(game.completed, []);
+    assert_eq!(game.failed.len(), 1);
+    let failed = &game.failed[0];
+    assert_eq!(failed.reason, "blocked");
+    assert_eq!(
+        failed.step,
+        Some(("tavern:serve_by_hand".to_owned(), "/steps/1".to_owned()))
+    );
+    assert_eq!(failed.chosen_by, PlanOrigin::Game);
+    assert!(app.world().get::<Plan>(scene.entities["marta"]).is_none());
+}
+
+#[test]
+fn a_target_despawned_mid_plan_fails_the_step_that_needs_it() {
+    let (mut app, scene) = tavern();
+    serve(&mut app, &scene);
+    // The first frame issues the pick-up; the Traveler then leaves the world.
+    app.update();
+    assert_eq!(app.world().resource::<Game>().issued.len(), 1);
+    app.world_mut().despawn(scene.entities["player"]);
+    run(&mut app, 20);
+    let game = app.world().resource::<Game>();
+    assert_eq!(game.failed.len(), 1, "{:?}", game.issued);
+    assert_eq!(game.failed[0].reason, "`customer` is gone");
+}
+
+#[test]
+fn despawning_the_actor_ends_its_plan() {
+    let (mut app, scene) = tavern();
+    serve(&mut app, &scene);
+    app.update();
+    app.world_mut().despawn(scene.entities["marta"]);
+    run(&mut app, 5);
+    let game = app.world().resource::<Game>();
+    assert_eq!(game.issued.len(), 1, "no step after the actor is gone");
+    assert_eq!((game.completed.len(), game.failed.len()), (0, 0));
+}
+
+#[test]
+fn a_step_the_game_never_reports_on_times_out() {
+    let (mut app, scene) = tavern();
+    // Each frame advances the game's clock by 100 ms, whatever the machine's speed.
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
+        100,
+    )));
+    app.world_mut()
+        .resource_mut::<PlanningSettings>()
+        .step_timeout = Duration::from_secs(1);
+    app.world_mut().resource_mut::<Game>().silent = true;
+    serve(&mut app, &scene);
+    run(&mut app, 5);
+    assert_eq!(app.world().resource::<Game>().failed, [], "not yet");
+    run(&mut app, 20);
+    let game = app.world().resource::<Game>();
+    assert_eq!(game.issued.len(), 1, "the step is not handed out again");
+    assert_eq!(game.failed.len(), 1);
+    assert!(
+        game.failed[0].reason.contains("did not report on the step"),
+        "{}",
+        game.failed[0].reason
+    );
+}
+
+#[test]
+fn a_task_that_is_not_loaded_or_misses_a_parameter_fails_at_once() {
+    let (mut app, scene) = tavern();
+    let marta = scene.entities["marta"];
+    app.world_mut()
+        .write_message(StartPlan::new(marta, "tavern:juggle"));
+    app.world_mut().write_message(
+        StartPlan::new(marta, "tavern:serve_drink").entity("customer", scene.entities["player"]),
+    );
+    app.update();
+    let game = app.world().resource::<Game>();
+    let reasons: Vec<&str> = game.failed.iter().map(|f| f.reason.as_str()).collect();
+    assert_eq!(
+        reasons,
+        [
+            "task `tavern:juggle` is not loaded",
+            "`tavern:serve_drink` needs an entity for its parameter `drink`"
+        ]
+    );
+    assert!(game.issued.is_empty());
+}
+
+#[test]
+fn plans_that_move_by_turns_take_one_step_a_turn() {
+    let (mut app, scene) = tavern();
+    app.world_mut().resource_mut::<PlanningSettings>().cadence = PlanCadence::EveryTurn;
+    serve(&mut app, &scene);
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(
+        app.world().resource::<Game>().issued.len(),
+        0,
+        "no turn ended yet"
+    );
+    for turn in 1..=2 {
+        app.world_mut().write_message(TurnEnded);
+        app.update();
+        app.update();
+        assert_eq!(app.world().resource::<Game>().issued.len(), turn);
+    }
+}
