@@ -16,17 +16,44 @@
 //!   game describes it to conditions (names, tags, place, what is carried). Target:
 //!   ≤ 10 µs.
 //!
+//! - `planning/1000_actors_one_step_one_core`: the main thread's CPU time of the one
+//!   `app.update()` in which 1,000 actors each take one step of a running plan: the
+//!   step handed out as an `ActionRequest` (its targets bound, its command rendered),
+//!   the game's `ActionReport` for it, and the report heard by the plan. The app runs
+//!   the content, world and planning plugins only (no model, no narration: what
+//!   planning itself costs a frame), every schedule on Bevy's single-threaded executor,
+//!   on a content folder written for the benchmark: a task `bench:serve` (a customer,
+//!   a drink) whose one method has six primitive steps (nod to the customer, wait, give
+//!   the drink, and again). The world: 100 places, in each 10 innkeepers, each with a
+//!   mug; each serves the next one in its place its own mug. The game's rules report
+//!   every step done without changing the world. Each iteration starts the 1,000 plans
+//!   and runs their first three steps untimed (the frames that start plans, and the
+//!   two after, which drop the start's messages); the timed frame is the fourth step,
+//!   a frame like every frame of running plans (it also drops the step messages of two
+//!   frames before, as Bevy does). The plans then complete untimed. Target: ≤ 1 ms.
+//!
 //! Run with `cargo bench --bench planning`.
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use bevy::prelude::Entity;
+use bevy::app::PluginsState;
+use bevy::ecs::schedule::SingleThreadedExecutor;
+use bevy::prelude::*;
+use bevy_loom::content::ContentPlugin;
 use bevy_loom::content::{
     ActionDefinition, ContentRegistry, ContentSources, GameManifest, RefinementMethod,
     TaskDefinition, parse_content,
 };
-use bevy_loom::planning::{BoundTask, ParamValue, PlanFacts, PlanStep, Refinement};
+use bevy_loom::planning::{
+    BoundTask, ParamValue, Plan, PlanCompleted, PlanFacts, PlanStep, PlanStepIssued,
+    PlanningPlugin, Refinement, StartPlan,
+};
+use bevy_loom::testing::{CONTENT_TIMEOUT, content_folder, wait_for_content};
+use bevy_loom::world::{
+    ActionReport, ActionRequest, Character, DisplayName, InPlace, LoomSystems, Place, Tags,
+    WorldPlugin,
+};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
@@ -250,9 +277,194 @@ fn choose_method_and_bind_first_step(c: &mut Criterion) {
     });
 }
 
+const PLACES: usize = 100;
+const PER_PLACE: usize = 10;
+const ACTORS: usize = PLACES * PER_PLACE;
+
+/// The game's rules in the benchmark: every plan step is done, and nothing changes.
+fn report_done(
+    mut requests: MessageReader<ActionRequest>,
+    mut reports: MessageWriter<ActionReport>,
+) {
+    for request in requests.read() {
+        reports.write(ActionReport::new(request.actor, "act"));
+    }
+}
+
+/// How many steps were issued and plans completed in the last frame.
+#[derive(Resource, Default)]
+struct Counted {
+    issued: usize,
+    completed: usize,
+}
+
+fn count(
+    mut counted: ResMut<Counted>,
+    mut issued: MessageReader<PlanStepIssued>,
+    mut completed: MessageReader<PlanCompleted>,
+) {
+    counted.issued = issued.read().count();
+    counted.completed = completed.read().count();
+}
+
+/// The benchmark's content: the `bench` mod's three actions, its task and its method
+/// of six steps.
+fn bench_content() -> Vec<(&'static str, String)> {
+    let nod = json!({ "stepType": "primitive_action", "actionId": "bench:nod",
+                      "targetBindings": { "target": "task.params.customer" } });
+    let wait = json!({ "stepType": "primitive_action", "actionId": "bench:wait" });
+    let give = json!({ "stepType": "primitive_action", "actionId": "bench:give",
+                       "targetBindings": { "item": "task.params.drink", "recipient": "task.params.customer" } });
+    vec![
+        ("game.loom.json", json!({ "mods": ["bench"] }).to_string()),
+        ("mods/bench/mod.json", json!({
+            "id": "bench", "version": "1.0.0", "name": "Bench",
+            "content": {
+                "actions": ["actions/nod.action.json", "actions/wait.action.json", "actions/give.action.json"],
+                "tasks": ["tasks/serve.task.json"],
+                "methods": ["methods/serve.method.json"]
+            }
+        }).to_string()),
+        ("mods/bench/actions/nod.action.json", json!({
+            "id": "bench:nod", "name": "Nod", "description": "nod to someone", "template": "nod to {target}",
+            "targets": { "primary": { "scope": "characters_here", "placeholder": "target" } }
+        }).to_string()),
+        ("mods/bench/actions/wait.action.json", json!({
+            "id": "bench:wait", "name": "Wait", "description": "let time pass", "template": "wait"
+        }).to_string()),
+        ("mods/bench/actions/give.action.json", json!({
+            "id": "bench:give", "name": "Give", "description": "hand it over", "template": "give {item} to {recipient}",
+            "targets": { "primary": { "scope": "things_here", "placeholder": "item" },
+                         "secondary": { "scope": "characters_here", "placeholder": "recipient" } }
+        }).to_string()),
+        ("mods/bench/tasks/serve.task.json", json!({
+            "id": "bench:serve", "name": "Serve", "description": "serve a drink",
+            "template": "serve {customer} {drink}",
+            "parameters": [
+                { "name": "customer", "entity": { "scope": "characters_here" } },
+                { "name": "drink", "entity": { "scope": "things_here" } }
+            ]
+        }).to_string()),
+        ("mods/bench/methods/serve.method.json", json!({
+            "refinementMethodId": "bench:serve_twice", "taskId": "bench:serve",
+            "steps": [nod, wait, give, nod, wait, give]
+        }).to_string()),
+    ]
+}
+
+/// The planning app on the benchmark's content (in `folder`), every schedule on one
+/// thread, and the innkeepers with what each serves and to whom.
+fn planning_app(folder: &std::path::Path) -> (App, Vec<StartPlan>) {
+    let root = folder;
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: root.to_string_lossy().into_owned(),
+            ..default()
+        },
+        ContentPlugin::default(),
+        WorldPlugin,
+        PlanningPlugin::default(),
+    ))
+    .init_resource::<Counted>()
+    .add_systems(
+        Update,
+        (
+            report_done
+                .after(LoomSystems::Decide)
+                .before(LoomSystems::Narrate),
+            count.after(LoomSystems::Remember),
+        ),
+    );
+    wait_for_content(&mut app, CONTENT_TIMEOUT).expect("the repository's content loads");
+    assert_eq!(app.plugins_state(), PluginsState::Cleaned);
+    let mut schedules = app.world_mut().resource_mut::<Schedules>();
+    for (_, schedule) in schedules.iter_mut() {
+        schedule.set_executor(SingleThreadedExecutor::new());
+    }
+    let world = app.world_mut();
+    let mut starts = Vec::with_capacity(ACTORS);
+    for p in 0..PLACES {
+        let place = world.spawn((Place, DisplayName(format!("room {p}")))).id();
+        let keepers: Vec<(Entity, Entity)> = (0..PER_PLACE)
+            .map(|k| {
+                let keeper = world
+                    .spawn((
+                        DisplayName(format!("Keeper {p}-{k}")),
+                        Tags::new(["person", "innkeeper"]),
+                        Character,
+                        InPlace(place),
+                    ))
+                    .id();
+                let mug = world
+                    .spawn((
+                        DisplayName(format!("mug {p}-{k}")),
+                        Tags::new(["drink", "portable"]),
+                        InPlace(place),
+                    ))
+                    .id();
+                (keeper, mug)
+            })
+            .collect();
+        for (k, &(keeper, mug)) in keepers.iter().enumerate() {
+            let customer = keepers[(k + 1) % PER_PLACE].0;
+            starts.push(
+                StartPlan::new(keeper, "bench:serve")
+                    .entity("customer", customer)
+                    .entity("drink", mug),
+            );
+        }
+    }
+    (app, starts)
+}
+
+fn actors_one_step(c: &mut Criterion) {
+    let folder = content_folder(&bench_content()).expect("a content folder");
+    let (mut app, starts) = planning_app(folder.path());
+    let mut plans = app.world_mut().query::<&Plan>();
+    let mut group = c.benchmark_group("planning");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
+    group.bench_function("1000_actors_one_step_one_core", |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                app.world_mut().write_message_batch(starts.iter().cloned());
+                app.update();
+                assert_eq!(
+                    app.world().resource::<Counted>().issued,
+                    ACTORS,
+                    "every plan starts"
+                );
+                app.update();
+                app.update();
+                let cpu = cpu_time::ThreadTime::now();
+                app.update();
+                total += cpu.elapsed();
+                assert_eq!(
+                    app.world().resource::<Counted>().issued,
+                    ACTORS,
+                    "every plan takes a step"
+                );
+                for _ in 0..3 {
+                    app.update();
+                }
+                assert_eq!(app.world().resource::<Counted>().completed, ACTORS);
+                assert_eq!(plans.iter(app.world()).count(), 0, "every plan completed");
+            }
+            total
+        });
+    });
+    group.finish();
+}
+
 criterion_group!(
     benches,
     validate_1000_methods,
-    choose_method_and_bind_first_step
+    choose_method_and_bind_first_step,
+    actors_one_step
 );
 criterion_main!(benches);

@@ -2,39 +2,75 @@
 //! names, described by name, tags, place and what they carry, and what the game says of
 //! the world ([`WorldFacts`]).
 
+use std::cell::OnceCell;
+
 use bevy::prelude::*;
 use serde_json::{Map, Value};
 
 use super::PlanFacts;
-use crate::world::WorldView;
+use crate::world::{WorldView, WorldViewQuery};
 
 /// What the game tells plan conditions about the world, as `world` in JSON Logic:
 /// `{"var": "world.cellarLocked"}`. Empty unless the game fills it.
 #[derive(Resource, Debug, Clone, Default, PartialEq)]
 pub struct WorldFacts(pub Map<String, Value>);
 
-/// An actor's surroundings as plan conditions read them, from a [`WorldView`].
-pub struct ViewFacts<'a> {
-    /// The world view of this frame.
-    pub view: &'a WorldView<'a>,
-    /// The actor carrying out the plan.
-    pub actor: Entity,
-    /// What the game says of the world.
-    pub world: &'a WorldFacts,
+/// The world of one frame as plans read it: the place model's components, snapshotted
+/// into a [`WorldView`] only when a condition needs one (a step that only binds targets
+/// and renders a command reads the components directly).
+pub(super) struct FrameWorld<'a, 'w, 's> {
+    pub query: &'a WorldViewQuery<'w, 's>,
+    pub view: OnceCell<WorldView<'a>>,
+    pub facts: &'a WorldFacts,
 }
 
-impl PlanFacts for ViewFacts<'_> {
+impl<'a, 'w, 's> FrameWorld<'a, 'w, 's> {
+    pub fn new(query: &'a WorldViewQuery<'w, 's>, facts: &'a WorldFacts) -> Self {
+        Self {
+            query,
+            view: OnceCell::new(),
+            facts,
+        }
+    }
+
+    fn view(&self) -> &WorldView<'a> {
+        self.view.get_or_init(|| WorldView::from_query(self.query))
+    }
+
+    /// An entity's display name, as [`WorldView::name`] gives it.
+    pub fn name(&self, entity: Entity) -> &'a str {
+        let query: &'a WorldViewQuery<'w, 's> = self.query;
+        (query.get(entity).ok())
+            .and_then(|(_, name, ..)| name.map(|n| n.0.as_str()))
+            .filter(|name| !name.is_empty())
+            .unwrap_or("something")
+    }
+
+    /// `actor`'s surroundings, as plan conditions read them.
+    pub fn of(&self, actor: Entity) -> ViewFacts<'_, 'a, 'w, 's> {
+        ViewFacts { world: self, actor }
+    }
+}
+
+/// One actor's surroundings as plan conditions read them.
+pub(super) struct ViewFacts<'f, 'a, 'w, 's> {
+    world: &'f FrameWorld<'a, 'w, 's>,
+    actor: Entity,
+}
+
+impl PlanFacts for ViewFacts<'_, '_, '_, '_> {
     fn actor(&self) -> Value {
-        describe(self.view, self.actor).unwrap_or(Value::Null)
+        describe(self.world.view(), self.actor).unwrap_or(Value::Null)
     }
 
     fn world(&self) -> Value {
-        Value::Object(self.world.0.clone())
+        Value::Object(self.world.facts.0.clone())
     }
 
     fn entity(&self, entity: Entity) -> Option<Value> {
-        let mut described = describe(self.view, entity)?;
-        let here = self.view.place_of(entity) == self.view.place_of(self.actor);
+        let view = self.world.view();
+        let mut described = describe(view, entity)?;
+        let here = view.place_of(entity) == view.place_of(self.actor);
         if let Value::Object(fields) = &mut described {
             fields.insert("here".to_owned(), Value::Bool(here));
         }
@@ -42,7 +78,7 @@ impl PlanFacts for ViewFacts<'_> {
     }
 
     fn exists(&self, entity: Entity) -> bool {
-        self.view.get(entity).is_some()
+        self.world.query.contains(entity)
     }
 }
 

@@ -23,20 +23,22 @@
 mod facts;
 mod refine;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bevy::prelude::*;
 use serde_json::Value;
 
-pub use facts::{ViewFacts, WorldFacts, describe};
+use facts::FrameWorld;
+pub use facts::{WorldFacts, describe};
 pub use refine::{
-    BoundTask, ParamValue, PlanFacts, PlanFailure, PlanStep, PlannedAction, Refinement,
+    BoundTask, ParamValue, PlanFacts, PlanFailure, PlanStep, PlannedAction, Refinement, StepPath,
 };
 
 use crate::content::{ContentRegistry, content_loaded};
 use crate::world::{
-    ActionReport, ActionRequest, LoomSystems, Outcome, PlanStepRef, TurnEnded, WorldView,
-    WorldViewQuery, render_command,
+    ActionMenu, ActionReport, ActionRequest, LoomSystems, Outcome, PlanStepRef, TurnEnded,
+    WorldViewQuery,
 };
 
 /// Carries out plans: [`StartPlan`] in, [`ActionRequest`]s out, [`ActionReport`]s back.
@@ -138,15 +140,14 @@ pub struct PlanStarted {
     pub method_id: String,
 }
 
-/// A plan handed the game a step, as the [`ActionRequest`] written beside it.
+/// A plan handed the game a step: the [`ActionRequest`] written beside it carries the
+/// same `step`, with the command.
 #[derive(Message, Debug, Clone, PartialEq, Eq)]
 pub struct PlanStepIssued {
     /// Who carries it out.
     pub actor: Entity,
     /// The step.
     pub step: PlanStepRef,
-    /// The command, as the request has it: "pick up mug of ale".
-    pub command: String,
 }
 
 /// A plan carried out every step.
@@ -183,6 +184,8 @@ pub struct PlanFailed {
 pub struct Plan {
     refinement: Refinement,
     chosen_by: PlanOrigin,
+    /// The task's and the current method's ids, shared by the steps' requests.
+    ids: (Arc<str>, Arc<str>),
     /// The step handed to the game, and when (in [`Time`]'s elapsed time).
     awaiting: Option<(PlanStepRef, Duration)>,
 }
@@ -220,6 +223,7 @@ impl Plugin for PlanningPlugin {
         app.insert_resource(self.settings.clone())
             .register_type::<PlanningSettings>()
             .init_resource::<WorldFacts>()
+            .init_resource::<PlanIds>()
             .add_message::<StartPlan>()
             .add_message::<PlanStarted>()
             .add_message::<PlanStepIssued>()
@@ -270,21 +274,18 @@ fn start_plans(
     world_facts: Res<WorldFacts>,
     mut commands: Commands,
     mut out: PlanWriters,
+    mut ids: ResMut<PlanIds>,
 ) {
     if starts.is_empty() {
         return;
     }
-    let view = WorldView::from_query(&world);
+    let frame = FrameWorld::new(&world, &world_facts);
     for start in starts.read() {
-        let facts = ViewFacts {
-            view: &view,
-            actor: start.actor,
-            world: &world_facts,
-        };
+        let facts = frame.of(start.actor);
         let Ok(mut actor) = commands.get_entity(start.actor) else {
             continue;
         };
-        match begin(start, &registry, &facts) {
+        match begin(start, &registry, &facts, &mut ids) {
             Ok(plan) => {
                 out.started.write(PlanStarted {
                     actor: start.actor,
@@ -312,15 +313,19 @@ fn begin(
     start: &StartPlan,
     registry: &ContentRegistry,
     facts: &impl PlanFacts,
+    ids: &mut PlanIds,
 ) -> Result<Plan, PlanFailure> {
     let failure = |reason: String| PlanFailure { reason, step: None };
     let task = registry
         .task(&start.task_id)
         .ok_or_else(|| failure(format!("task `{}` is not loaded", start.task_id)))?;
     let bound = BoundTask::new(task, start.params.iter().cloned()).map_err(failure)?;
+    let refinement = Refinement::start(bound, registry, facts)?;
+    let method = ids.get(refinement.method().unwrap_or_default());
     Ok(Plan {
-        refinement: Refinement::start(bound, registry, facts)?,
+        refinement,
         chosen_by: start.chosen_by,
+        ids: (ids.get(&start.task_id), method),
         awaiting: None,
     })
 }
@@ -332,6 +337,8 @@ fn advance_plans(
     mut plans: Query<(Entity, &mut Plan)>,
     mut commands: Commands,
     mut out: PlanWriters,
+    mut menu: Local<(u64, ActionMenu)>,
+    mut ids: ResMut<PlanIds>,
 ) {
     let PlanContext {
         settings,
@@ -351,22 +358,23 @@ fn advance_plans(
     if ready.peek().is_none() {
         return;
     }
-    let view = WorldView::from_query(&world);
+    let frame = FrameWorld::new(&world, &world_facts);
+    // Each action's command template is parsed once per content generation.
+    if menu.0 != registry.generation() || menu.1.is_empty() {
+        *menu = (registry.generation(), ActionMenu::new(&registry));
+        ids.shared.clear();
+    }
     for (actor, mut plan) in ready {
-        let facts = ViewFacts {
-            view: &view,
-            actor,
-            world: &world_facts,
-        };
+        let facts = frame.of(actor);
         let plan = &mut *plan;
         match plan.refinement.next_step(&registry, &facts) {
             PlanStep::Act(action) => {
-                let step = step_ref(plan, &action);
-                let request = request_for(actor, action, step.clone(), &registry, &view);
+                let step = step_ref(plan, &action, &mut ids);
+                let request =
+                    request_for(actor, action, step.clone(), (&registry, &menu.1), &frame);
                 out.issued.write(PlanStepIssued {
                     actor,
                     step: step.clone(),
-                    command: request.command.clone(),
                 });
                 out.requests.write(request);
                 plan.awaiting = Some((step, time.elapsed()));
@@ -398,31 +406,65 @@ fn task_id(plan: &Plan) -> String {
     plan.task().map(|t| t.task_id.clone()).unwrap_or_default()
 }
 
-/// Which step of `plan` the action is.
-fn step_ref(plan: &Plan, action: &PlannedAction) -> PlanStepRef {
+/// Which step of `plan` the action is, its ids shared through `ids`.
+fn step_ref(plan: &mut Plan, action: &PlannedAction, ids: &mut PlanIds) -> PlanStepRef {
+    let method = plan.refinement.method().unwrap_or_default();
+    if *plan.ids.1 != *method {
+        plan.ids.1 = ids.get(method);
+    }
     PlanStepRef {
-        task_id: task_id(plan),
-        method_id: plan.method().unwrap_or_default().to_owned(),
-        step: action.step.clone(),
+        task_id: Arc::clone(&plan.ids.0),
+        method_id: Arc::clone(&plan.ids.1),
+        step: ids.get_displayed(&action.step),
         number: plan.actions_done() + 1,
     }
 }
 
-/// The request for a plan's action: its command rendered from the world view, and the
+/// The task and method ids and step pointers plan steps name, each kept once: the
+/// requests of every plan share them, so a frame's thousand steps allocate none.
+#[derive(Resource, Default)]
+struct PlanIds {
+    shared: bevy::platform::collections::HashSet<Arc<str>>,
+    /// Where a displayed id is written to be looked up.
+    written: String,
+}
+
+impl PlanIds {
+    /// The shared text of `shown`, written without allocating once it is known.
+    fn get_displayed(&mut self, shown: &impl std::fmt::Display) -> Arc<str> {
+        use std::fmt::Write;
+        let mut written = std::mem::take(&mut self.written);
+        written.clear();
+        // Writing to a String cannot fail.
+        let _ = write!(written, "{shown}");
+        let shared = self.get(&written);
+        self.written = written;
+        shared
+    }
+
+    fn get(&mut self, id: &str) -> Arc<str> {
+        if let Some(shared) = self.shared.get(id) {
+            return Arc::clone(shared);
+        }
+        let shared: Arc<str> = id.into();
+        self.shared.insert(Arc::clone(&shared));
+        shared
+    }
+}
+
+/// The request for a plan's action: its command rendered with the world's names, and the
 /// parameters whose value is not the action's default.
 fn request_for(
     actor: Entity,
     action: PlannedAction,
     step: PlanStepRef,
-    registry: &ContentRegistry,
-    view: &WorldView,
+    (registry, menu): (&ContentRegistry, &ActionMenu),
+    frame: &FrameWorld,
 ) -> ActionRequest {
-    let targets: Vec<Entity> = action.targets.iter().map(|&(_, e)| e).collect();
+    let targets = action.targets;
     let definition = registry.action(&action.action_id);
-    let command = definition.map_or_else(
-        || action.action_id.clone(),
-        |definition| render_command(definition, &targets, view),
-    );
+    let command = (menu.render(&action.action_id, &targets, |e| frame.name(e)))
+        .unwrap_or_else(|| action.action_id.clone());
     let parameters = (action.parameters.into_iter())
         .filter(|(name, value)| {
             let default = definition.and_then(|d| d.parameters.get(name));
@@ -453,46 +495,39 @@ fn hear_reports(
         world,
         world_facts,
     } = context;
-    let mut outcomes: Vec<(Entity, Result<(), String>)> = Vec::new();
+    let frame = FrameWorld::new(&world, &world_facts);
+    let fail = |actor: Entity, plan: &mut Plan, reason: String| {
+        plan.awaiting = None;
+        plan.refinement
+            .report_failed(reason, &registry, &frame.of(actor));
+    };
     for report in reports.read() {
-        if outcomes.iter().any(|(actor, _)| *actor == report.actor) {
+        let Ok((actor, mut plan)) = plans.get_mut(report.actor) else {
+            continue;
+        };
+        // A second report in one frame finds the step already heard.
+        if plan.awaiting.is_none() {
             continue;
         }
-        if let Ok((_, plan)) = plans.get(report.actor)
-            && plan.awaiting.is_some()
-        {
-            outcomes.push((report.actor, outcome_of(report)));
+        match outcome_of(report) {
+            Ok(()) => {
+                plan.awaiting = None;
+                plan.refinement.report_done();
+            }
+            Err(reason) => fail(actor, &mut plan, reason),
         }
     }
     let now = time.elapsed();
-    for (actor, plan) in &plans {
-        let late = plan.awaiting.as_ref().is_some_and(|(_, since)| {
-            now.saturating_sub(*since) > settings.step_timeout
-                && !outcomes.iter().any(|(a, _)| *a == actor)
-        });
+    for (actor, mut plan) in &mut plans {
+        let late = (plan.awaiting.as_ref())
+            .is_some_and(|(_, since)| now.saturating_sub(*since) > settings.step_timeout);
         if late {
             let reason = format!(
                 "the game did not report on the step within {:?} (`PlanningSettings::step_timeout`)",
                 settings.step_timeout
             );
-            outcomes.push((actor, Err(reason)));
+            fail(actor, &mut plan, reason);
         }
-    }
-    if outcomes.is_empty() {
-        return;
-    }
-    let view = WorldView::from_query(&world);
-    for (actor, outcome) in outcomes {
-        let Ok((_, mut plan)) = plans.get_mut(actor) else {
-            continue;
-        };
-        let facts = ViewFacts {
-            view: &view,
-            actor,
-            world: &world_facts,
-        };
-        plan.awaiting = None;
-        plan.refinement.report(outcome, &registry, &facts);
     }
 }
 

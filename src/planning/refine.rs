@@ -101,12 +101,44 @@ impl BoundTask {
 pub struct PlannedAction {
     /// The action's `mod:action` id.
     pub action_id: String,
-    /// Each target placeholder's entity, in the action's slot order.
-    pub targets: Vec<(String, Entity)>,
+    /// The targets in the action's slot order (primary, secondary, tertiary), each the
+    /// entity its placeholder is bound to.
+    pub targets: Vec<Entity>,
     /// Every parameter of the action: its default, or the step's override.
     pub parameters: BTreeMap<String, Value>,
-    /// The JSON pointer of its step in the method (`/steps/0/thenSteps/0`).
-    pub step: String,
+    /// Where its step is in the method; shown as a JSON pointer (`/steps/0/thenSteps/0`).
+    pub step: StepPath,
+}
+
+/// Where a step is in its method: its index in each list of steps from the method's
+/// own, and the branch taken at each conditional step on the way. Displayed as the
+/// step's JSON pointer: `/steps/0/thenSteps/1`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepPath(smallvec::SmallVec<[(usize, bool); 4]>);
+
+impl StepPath {
+    fn of(cursor: &[Cursor]) -> Self {
+        let levels = cursor.iter();
+        Self(
+            levels
+                .map(|level| (level.index, level.branch != Some(false)))
+                .collect(),
+        )
+    }
+}
+
+impl std::fmt::Display for StepPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("/steps")?;
+        let last = self.0.len().saturating_sub(1);
+        for (depth, &(index, then)) in self.0.iter().enumerate() {
+            write!(f, "/{index}")?;
+            if depth < last {
+                f.write_str(if then { "/thenSteps" } else { "/elseSteps" })?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Why a plan failed, and at which step.
@@ -212,7 +244,7 @@ impl Refinement {
                 self.fail(reason, None);
                 continue;
             };
-            let Some((steps, at)) = current(method, &frame.cursor) else {
+            let Some(steps) = current(method, &frame.cursor) else {
                 let reason = format!("method `{}` changed while it ran", frame.method);
                 self.fail(reason, None);
                 continue;
@@ -229,7 +261,7 @@ impl Refinement {
                 RefinementStep::PrimitiveAction(step) => {
                     match bind_action(step, &frame.task, registry, facts) {
                         Ok(mut action) => {
-                            action.step = at;
+                            action.step = StepPath::of(&frame.cursor);
                             self.awaiting = true;
                             return PlanStep::Act(action);
                         }
@@ -249,6 +281,7 @@ impl Refinement {
                             });
                         }
                         Err(error) => {
+                            let at = pointer(&frame.cursor);
                             let reason =
                                 format!("the condition at {at} cannot be decided: {error}");
                             self.conditional_failed(
@@ -281,15 +314,30 @@ impl Refinement {
         registry: &ContentRegistry,
         facts: &impl PlanFacts,
     ) {
-        if !std::mem::take(&mut self.awaiting) {
-            return;
-        }
         match outcome {
-            Ok(()) => {
-                self.done += 1;
-                self.advance();
-            }
-            Err(reason) => self.step_failed(reason, registry, facts),
+            Ok(()) => self.report_done(),
+            Err(reason) => self.report_failed(reason, registry, facts),
+        }
+    }
+
+    /// The action last handed out was carried out: the plan goes on after it.
+    pub fn report_done(&mut self) {
+        if std::mem::take(&mut self.awaiting) {
+            self.done += 1;
+            self.advance();
+        }
+    }
+
+    /// The action last handed out failed for `reason`, handled as the method's or the
+    /// enclosing conditional step's fallback says.
+    pub fn report_failed(
+        &mut self,
+        reason: String,
+        registry: &ContentRegistry,
+        facts: &impl PlanFacts,
+    ) {
+        if std::mem::take(&mut self.awaiting) {
+            self.step_failed(reason, registry, facts);
         }
     }
 
@@ -391,24 +439,11 @@ impl Refinement {
 
 /// The JSON pointer of the step a cursor is at.
 fn pointer(cursor: &[Cursor]) -> String {
-    let mut at = String::from("/steps");
-    for (depth, level) in cursor.iter().enumerate() {
-        at.push_str(&format!("/{}", level.index));
-        if depth + 1 < cursor.len() {
-            at.push_str(match level.branch {
-                Some(false) => "/elseSteps",
-                _ => "/thenSteps",
-            });
-        }
-    }
-    at
+    StepPath::of(cursor).to_string()
 }
 
-/// The list of steps the cursor's last level indexes, and the pointer of the step.
-fn current<'m>(
-    method: &'m RefinementMethod,
-    cursor: &[Cursor],
-) -> Option<(&'m [RefinementStep], String)> {
+/// The list of steps the cursor's last level indexes.
+fn current<'m>(method: &'m RefinementMethod, cursor: &[Cursor]) -> Option<&'m [RefinementStep]> {
     let mut steps = method.steps.as_slice();
     for level in cursor.iter().take(cursor.len().saturating_sub(1)) {
         let RefinementStep::Conditional(conditional) = steps.get(level.index)? else {
@@ -419,7 +454,7 @@ fn current<'m>(
             false => &conditional.else_steps,
         };
     }
-    Some((steps, pointer(cursor)))
+    Some(steps)
 }
 
 /// The `onFailure` of the conditional step whose branch the cursor is in.
@@ -427,7 +462,7 @@ fn enclosing_conditional(
     method: &RefinementMethod,
     cursor: &[Cursor],
 ) -> Option<ConditionalFailure> {
-    let (steps, _) = current(method, &cursor[..cursor.len() - 1])?;
+    let steps = current(method, &cursor[..cursor.len() - 1])?;
     match steps.get(cursor[cursor.len() - 2].index)? {
         RefinementStep::Conditional(conditional) => Some(conditional.on_failure),
         _ => None,
@@ -520,7 +555,7 @@ fn bind_action(
     let Some(action) = registry.action(&step.action_id) else {
         return Err(format!("action `{}` is no longer loaded", step.action_id));
     };
-    let mut targets = Vec::new();
+    let mut targets = Vec::with_capacity(3);
     for (_, slot) in action.target_slots() {
         let binding = step.target_bindings.get(&slot.placeholder);
         let name = binding.and_then(|b| b.parameter()).unwrap_or_default();
@@ -533,7 +568,7 @@ fn bind_action(
         if !facts.exists(*entity) {
             return Err(format!("`{name}` is gone"));
         }
-        targets.push((slot.placeholder.clone(), *entity));
+        targets.push(*entity);
     }
     let mut parameters: BTreeMap<String, Value> = (action.parameters.iter())
         .map(|(name, parameter)| (name.clone(), parameter.default.clone()))
@@ -543,7 +578,7 @@ fn bind_action(
         action_id: step.action_id.clone(),
         targets,
         parameters,
-        step: String::new(),
+        step: StepPath::default(),
     })
 }
 
@@ -803,7 +838,7 @@ mod tests {
         let mut plan = Refinement::start(serve(), &registry, &world).expect("a method applies");
         assert_eq!(plan.method(), Some("tavern:by_hand"));
         let first = act(plan.next_step(&registry, &world));
-        assert_eq!(first.targets, [("item".to_owned(), entity(MUG))]);
+        assert_eq!(first.targets, [entity(MUG)], "the pick-up's item");
         assert_eq!(
             act(plan.next_step(&registry, &world)),
             first,
@@ -813,10 +848,8 @@ mod tests {
         let second = act(plan.next_step(&registry, &world));
         assert_eq!(
             second.targets,
-            [
-                ("item".to_owned(), entity(MUG)),
-                ("recipient".to_owned(), entity(CUSTOMER))
-            ]
+            [entity(MUG), entity(CUSTOMER)],
+            "the give's item and recipient, in slot order"
         );
         assert_eq!(
             second.parameters["quietly"],

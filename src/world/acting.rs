@@ -193,11 +193,11 @@ pub struct ActionRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanStepRef {
     /// The task the plan carries out (`tavern:serve_drink`).
-    pub task_id: String,
+    pub task_id: std::sync::Arc<str>,
     /// The method whose step this is (`tavern:serve_by_hand`).
-    pub method_id: String,
+    pub method_id: std::sync::Arc<str>,
     /// The step's JSON pointer in the method (`/steps/1`).
-    pub step: String,
+    pub step: std::sync::Arc<str>,
     /// Which action of the plan this is, from 1.
     pub number: usize,
 }

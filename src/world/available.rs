@@ -365,6 +365,23 @@ impl ActionMenu {
         self.actions.is_empty()
     }
 
+    /// The command of the action `action_id` on `targets` (in slot order, each named by
+    /// `name`), its template parsed once for the menu: as [`render_command`] writes it.
+    /// `None` for an action the menu does not hold.
+    pub fn render<'n>(
+        &self,
+        action_id: &str,
+        targets: &[Entity],
+        name: impl Fn(Entity) -> &'n str,
+    ) -> Option<String> {
+        let action = self.actions.iter().find(|a| a.definition.id == action_id)?;
+        let named: SmallVec<[(Entity, &str); 3]> = targets.iter().map(|&e| (e, name(e))).collect();
+        // Allocated once, at its length.
+        let mut command = String::with_capacity(action.template.rendered_len(&named));
+        action.template.render_into(&mut command, &named);
+        Some(command)
+    }
+
     /// Every action `actor` may take, as [`available_actions`] describes.
     pub fn offer(&self, view: &WorldView, scopes: &TargetScopes, actor: Entity) -> OfferedActions {
         ActionOffers::new(view, scopes).offer(self, actor)
@@ -591,6 +608,9 @@ fn for_each_combination<'a>(
     }
 }
 
+/// What a command says for a target it has no entity for.
+const SOMETHING: &str = "something";
+
 /// A template split once into text and target references, rendered per combination.
 #[derive(Debug, Clone)]
 struct CommandTemplate {
@@ -627,12 +647,23 @@ impl CommandTemplate {
         Self { pieces }
     }
 
+    /// The length of the command [`render_into`](Self::render_into) writes.
+    fn rendered_len(&self, targets: &[(Entity, &str)]) -> usize {
+        let length = |piece: &Piece| match piece {
+            Piece::Text(text) => text.len(),
+            Piece::Target(slot) => targets
+                .get(*slot)
+                .map_or(SOMETHING.len(), |&(_, name)| name.len()),
+        };
+        self.pieces.iter().map(length).sum()
+    }
+
     fn render_into(&self, command: &mut String, targets: &[(Entity, &str)]) {
         for piece in &self.pieces {
             match piece {
                 Piece::Text(text) => command.push_str(text),
                 Piece::Target(slot) => {
-                    command.push_str(targets.get(*slot).map_or("something", |&(_, name)| name));
+                    command.push_str(targets.get(*slot).map_or(SOMETHING, |&(_, name)| name));
                 }
             }
         }

@@ -113,7 +113,7 @@ fn run(app: &mut App, frames: usize) {
 }
 
 fn commands(game: &Game) -> Vec<&str> {
-    game.issued.iter().map(|s| s.command.as_str()).collect()
+    game.requests.iter().map(|r| r.command.as_str()).collect()
 }
 
 #[test]
@@ -140,7 +140,7 @@ fn a_plan_hands_out_its_steps_one_report_at_a_time_and_completes() {
         .collect();
     assert_eq!(numbers, [1, 2, 3], "each request names its plan step");
     assert_eq!(
-        game.requests[0].plan.as_ref().map(|p| p.step.as_str()),
+        game.requests[0].plan.as_ref().map(|p| &*p.step),
         Some("/steps/0/thenSteps/0")
     );
     assert_eq!(game.completed.len(), 1);
