@@ -2,7 +2,8 @@
 //! pools below the minimum and recommended sizes, variety per verb, verb coverage and
 //! content errors, including those of the scenes in its `scenes/` folder (keys that
 //! name no loaded actor spec or narrative file), and warnings such as content files no
-//! manifest lists. Put it in a game's CI.
+//! manifest lists, tasks no actor spec may be offered and method steps whose action no
+//! actor spec may take. Put it in a game's CI.
 //!
 //! ```text
 //! cargo run --example lint -- [CONTENT DIR]     # default: this crate's assets/

@@ -163,6 +163,10 @@ pub struct ActorPolicy {
     /// Action ids it may be offered: exact ids (`items:give`), whole mods (`items:*`) or `*` for all.
     #[serde(default = "all_actions")]
     pub allowed_actions: Vec<String>,
+    /// Planning task ids it may be offered, in the same forms: `tavern:serve_drink`,
+    /// `tavern:*` or `*`; none when absent.
+    #[serde(default)]
+    pub allowed_tasks: Vec<String>,
     /// Turns to sit out after each decision; 0 thinks every turn.
     #[serde(default)]
     pub cooldown_turns: u32,
@@ -186,6 +190,7 @@ impl Default for ActorPolicy {
     fn default() -> Self {
         Self {
             allowed_actions: all_actions(),
+            allowed_tasks: Vec::new(),
             cooldown_turns: 0,
             allowed_verbs: Vec::new(),
             max_utterance_length: None,
@@ -219,16 +224,24 @@ impl ActorPolicy {
 
     /// Whether the policy lets the actor use the action with this id.
     pub fn allows(&self, action_id: &str) -> bool {
-        self.allowed_actions.iter().any(|pattern| {
-            pattern == "*"
-                || pattern == action_id
-                || pattern.strip_suffix(":*").is_some_and(|namespace| {
-                    action_id
-                        .split_once(':')
-                        .is_some_and(|(own, _)| own == namespace)
-                })
-        })
+        self.allowed_actions
+            .iter()
+            .any(|p| id_matches(p, action_id))
     }
+
+    /// Whether the policy lets the actor be offered the task with this id.
+    pub fn allows_task(&self, task_id: &str) -> bool {
+        self.allowed_tasks.iter().any(|p| id_matches(p, task_id))
+    }
+}
+
+/// Whether `id` (`mod:name`) matches `pattern`: the same id, `mod:*` or `*`.
+fn id_matches(pattern: &str, id: &str) -> bool {
+    pattern == "*"
+        || pattern == id
+        || pattern
+            .strip_suffix(":*")
+            .is_some_and(|namespace| id.split_once(':').is_some_and(|(own, _)| own == namespace))
 }
 
 #[cfg(test)]

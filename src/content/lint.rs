@@ -1,6 +1,7 @@
-//! The narrative content linter: which entities lack fragments for the verbs the
-//! loaded actions narrate with, which pools are too small, how much variety each verb
-//! has, and the content errors, as one [`LintReport`].
+//! The content linter: which entities lack fragments for the verbs the loaded actions
+//! narrate with, which pools are too small, how much variety each verb has, which
+//! planning content no actor can use ([`lint_planning`]), and the content errors, as
+//! one [`LintReport`].
 //!
 //! It reads a [`ContentRegistry`] and nothing else, so a game can run it in its own CI
 //! (see `examples/lint.rs`) or in a test on its content folder. Scenes load apart from
@@ -20,8 +21,8 @@ use std::fmt;
 
 pub use super::PoolShortfall;
 use super::{
-    ContentError, ContentRegistry, FragmentPool, NarrativeContext, POOL_MINIMUMS, POOL_RECOMMENDED,
-    SceneDefinition, parse_content,
+    ActorSpec, ContentError, ContentRegistry, FragmentPool, NarrativeContext, POOL_MINIMUMS,
+    POOL_RECOMMENDED, RefinementStep, SceneDefinition, parse_content,
 };
 
 /// What the linter found in the loaded narrative content.
@@ -39,6 +40,8 @@ pub struct LintReport {
     /// Content errors: the registry's problems, plus any load errors added with
     /// [`with_load_errors`](Self::with_load_errors).
     pub errors: Vec<ContentError>,
+    /// Warnings about planning content no actor can use ([`lint_planning`]).
+    pub planning: Vec<ContentError>,
 }
 
 /// What the linter found for one narrative entity.
@@ -234,6 +237,63 @@ pub fn lint_narrative(registry: &ContentRegistry) -> LintReport {
         verbs: verbs.into_iter().map(str::to_owned).collect(),
         entities,
         errors: registry.problems().to_vec(),
+        planning: lint_planning(registry),
+    }
+}
+
+/// Warnings about planning content no loaded smart actor can use: a task no actor
+/// spec's `policy.allowedTasks` lets it be offered (only the game can start it), and a
+/// method step whose action no actor spec's `policy.allowedActions` and
+/// `allowedVerbs` allow (an actor carrying the plan out would do what its policy never
+/// lets it choose).
+pub fn lint_planning(registry: &ContentRegistry) -> Vec<ContentError> {
+    let specs: Vec<&ActorSpec> = registry.actors().collect();
+    let mut warnings = Vec::new();
+    for task in registry.tasks() {
+        if !specs.iter().any(|spec| spec.policy.allows_task(&task.id)) {
+            warnings.push(ContentError::new(
+                registry.task_file(&task.id).unwrap_or_default(),
+                "/id",
+                format!("no actor spec may be offered task `{}`: add it to a spec's `policy.allowedTasks`, or start it from the game with `StartPlan`", task.id),
+            ));
+        }
+    }
+    for method in registry.methods() {
+        let file = registry
+            .method_file(&method.refinement_method_id)
+            .unwrap_or_default();
+        let mut actions = Vec::new();
+        step_actions(&method.steps, "/steps", &mut actions);
+        for (pointer, action_id) in actions {
+            let verb = registry.action(action_id).and_then(|a| a.verb.as_deref());
+            let allowed =
+                |spec: &&ActorSpec| spec.policy.allows(action_id) && spec.policy.allows_verb(verb);
+            if !specs.iter().any(allowed) {
+                warnings.push(ContentError::new(
+                    file,
+                    pointer,
+                    format!("no actor spec may take `{action_id}`: allow it in a spec's `policy.allowedActions` (and `allowedVerbs`), or use another action"),
+                ));
+            }
+        }
+    }
+    warnings
+}
+
+/// The actions of `steps` (at `pointer`), each with its `actionId`'s pointer.
+fn step_actions<'a>(steps: &'a [RefinementStep], pointer: &str, out: &mut Vec<(String, &'a str)>) {
+    for (index, step) in steps.iter().enumerate() {
+        let at = format!("{pointer}/{index}");
+        match step {
+            RefinementStep::PrimitiveAction(step) => {
+                out.push((format!("{at}/actionId"), &step.action_id));
+            }
+            RefinementStep::Conditional(step) => {
+                step_actions(&step.then_steps, &format!("{at}/thenSteps"), out);
+                step_actions(&step.else_steps, &format!("{at}/elseSteps"), out);
+            }
+            RefinementStep::Task(_) => {}
+        }
     }
 }
 
@@ -388,6 +448,12 @@ impl fmt::Display for LintReport {
         )?;
         for entity in &self.entities {
             write_entity(f, entity)?;
+        }
+        if !self.planning.is_empty() {
+            writeln!(f, "\nplanning warnings ({}):", self.planning.len())?;
+            for warning in &self.planning {
+                writeln!(f, "  {warning}")?;
+            }
         }
         if !self.errors.is_empty() {
             writeln!(f, "\ncontent errors ({}):", self.errors.len())?;

@@ -241,3 +241,105 @@ fn a_scene_that_does_not_parse_is_a_lint_error() {
     assert_eq!(problems.len(), 1, "{problems:#?}");
     assert_eq!(problems[0].pointer, "/entities/0");
 }
+
+/// A mod `shop` whose keeper may take `core:wait` only and be offered `shop:tidy` only,
+/// with two tasks and their methods: `shop:tidy` waits; `shop:haggle` (offered to no
+/// one) has a step that waits and one that sweeps (`shop:sweep`, allowed to no one).
+fn planning_content() -> Vec<(&'static str, String)> {
+    use serde_json::json;
+    let task = |id: &str| {
+        json!({ "id": id, "name": "A task", "description": "does it", "template": "do it" })
+            .to_string()
+    };
+    let method = |id: &str, task: &str, steps: serde_json::Value| {
+        json!({ "refinementMethodId": id, "taskId": task, "steps": steps }).to_string()
+    };
+    let wait = json!({ "stepType": "primitive_action", "actionId": "core:wait" });
+    let sweep = json!({ "stepType": "primitive_action", "actionId": "shop:sweep" });
+    let mut files = crate::support::core_mod();
+    files.extend([
+        crate::support::game(&["core", "shop"]),
+        (
+            "mods/shop/mod.json",
+            crate::support::manifest(
+                "shop",
+                json!({ "content": {
+                    "actions": ["actions/sweep.action.json"],
+                    "actors": ["actors/keeper.actor.json"],
+                    "tasks": ["tasks/tidy.task.json", "tasks/haggle.task.json"],
+                    "methods": ["methods/tidy.method.json", "methods/haggle.method.json"]
+                } }),
+            ),
+        ),
+        (
+            "mods/shop/actions/sweep.action.json",
+            crate::support::action("shop:sweep", json!({ "template": "sweep" })),
+        ),
+        (
+            "mods/shop/actors/keeper.actor.json",
+            json!({
+                "id": "shop:keeper",
+                "persona": { "name": "Ada", "role": "the shopkeeper" },
+                "policy": { "allowedActions": ["core:wait"], "allowedTasks": ["shop:tidy"] }
+            })
+            .to_string(),
+        ),
+        ("mods/shop/tasks/tidy.task.json", task("shop:tidy")),
+        ("mods/shop/tasks/haggle.task.json", task("shop:haggle")),
+        (
+            "mods/shop/methods/tidy.method.json",
+            method("shop:tidy_by_waiting", "shop:tidy", json!([wait])),
+        ),
+        (
+            "mods/shop/methods/haggle.method.json",
+            method(
+                "shop:haggle_slowly",
+                "shop:haggle",
+                json!([wait, { "stepType": "conditional", "condition": true, "thenSteps": [sweep] }]),
+            ),
+        ),
+    ]);
+    files
+}
+
+#[test]
+fn planning_content_no_actor_can_use_is_a_warning() {
+    let (registry, errors) = crate::support::load(&planning_content());
+    assert!(errors.is_empty(), "{errors:#?}");
+    let report = lint_narrative(&registry);
+    let warnings: Vec<(&str, &str)> = report
+        .planning
+        .iter()
+        .map(|w| (w.file.as_str(), w.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            ("mods/shop/tasks/haggle.task.json", "/id"),
+            (
+                "mods/shop/methods/haggle.method.json",
+                "/steps/1/thenSteps/0/actionId"
+            ),
+        ]
+    );
+    assert!(
+        report.planning[0]
+            .message
+            .contains("no actor spec may be offered task `shop:haggle`")
+    );
+    assert!(
+        report.planning[1]
+            .message
+            .contains("no actor spec may take `shop:sweep`")
+    );
+    assert!(!report.has_errors(), "warnings only");
+    assert!(report.to_string().contains("planning warnings (2):"));
+}
+
+#[test]
+fn the_shipped_planning_content_is_usable() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let (registry, _) = registry_from_folder(&root).unwrap_or_else(|error| panic!("{error}"));
+    assert!(registry.tasks().count() > 0);
+    assert_eq!(lint_narrative(&registry).planning, []);
+}

@@ -36,13 +36,25 @@ impl ContentAsset for ActorSpec {
                 ));
             }
         }
-        for (index, pattern) in self.policy.allowed_actions.iter().enumerate() {
-            if pattern != "*" && !pattern.contains(':') {
-                problems.push(ContentError::new(
-                    file,
-                    format!("/policy/allowedActions/{index}"),
-                    format!("`{pattern}` is not an action id: write `mod:action`, `mod:*` or `*`"),
-                ));
+        for (field, kind, a_kind, patterns) in [
+            (
+                "allowedActions",
+                "action",
+                "an action",
+                &self.policy.allowed_actions,
+            ),
+            ("allowedTasks", "task", "a task", &self.policy.allowed_tasks),
+        ] {
+            for (index, pattern) in patterns.iter().enumerate() {
+                if pattern != "*" && !pattern.contains(':') {
+                    problems.push(ContentError::new(
+                        file,
+                        format!("/policy/{field}/{index}"),
+                        format!(
+                            "`{pattern}` is not {a_kind} id: write `mod:{kind}`, `mod:*` or `*`"
+                        ),
+                    ));
+                }
             }
         }
         if let Some(key) = self.history.as_ref().and_then(|h| h.store_key.as_ref())
@@ -231,6 +243,24 @@ mod tests {
             json!({ "policy": { "allowedActions": ["*", "items:*", "items:give", "give"] } });
         let spec = actor("tavern:marta", policy);
         assert_eq!(pointers(&spec.check(FILE)), ["/policy/allowedActions/3"]);
+        let tasks = json!({ "policy": { "allowedTasks": ["tavern:*", "serve"] } });
+        let problems = actor("tavern:marta", tasks).check(FILE);
+        assert_eq!(pointers(&problems), ["/policy/allowedTasks/1"]);
+        assert!(
+            problems[0]
+                .message
+                .contains("is not a task id: write `mod:task`")
+        );
+        let policy = crate::content::ActorPolicy {
+            allowed_tasks: vec!["tavern:*".to_owned()],
+            ..Default::default()
+        };
+        assert!(policy.allows_task("tavern:serve_drink"));
+        assert!(!policy.allows_task("items:fetch"));
+        assert!(
+            !crate::content::ActorPolicy::default().allows_task("tavern:serve_drink"),
+            "none unless listed"
+        );
     }
 
     #[test]
