@@ -1089,6 +1089,37 @@ mod tests {
     }
 
     #[test]
+    fn a_method_unloaded_while_its_plan_runs_fails_the_plan_cleanly() {
+        let before = registry(
+            "fail",
+            &[(
+                "tavern:by_hand",
+                "tavern:serve",
+                json!({ "steps": [pick_up(), give()] }),
+            )],
+        );
+        let after = registry(
+            "fail",
+            &[(
+                "tavern:by_tray",
+                "tavern:serve",
+                json!({ "steps": [give()] }),
+            )],
+        );
+        let world = World::new();
+        let mut plan = Refinement::start(serve(), &before, &world).expect("starts");
+        act(plan.next_step(&before, &world));
+        plan.report(Ok(()), &before, &world);
+        let PlanStep::Failed(failure) = plan.next_step(&after, &world) else {
+            panic!("the content changed under the plan");
+        };
+        assert_eq!(
+            failure.reason,
+            "method `tavern:by_hand` is no longer loaded"
+        );
+    }
+
+    #[test]
     fn a_step_overrides_only_the_parameters_it_names() {
         let mut step = give();
         step["parameters"] = json!({ "quietly": true });

@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use super::{TEXT_LIMITS, check_namespaced_id, pointer_token, too_long};
+use super::{TEXT_LIMITS, check_namespaced_id, command_texts, pointer_token, too_long};
 use crate::content::{ActionDefinition, ContentAsset, ContentError, template_placeholders};
 
 impl ContentAsset for ActionDefinition {
@@ -10,15 +10,12 @@ impl ContentAsset for ActionDefinition {
 
     fn check(&self, file: &str) -> Vec<ContentError> {
         let mut problems = check_namespaced_id(&self.id, file);
-        for (field, value) in [("name", &self.name), ("template", &self.template)] {
-            if value.trim().is_empty() {
-                problems.push(ContentError::new(
-                    file,
-                    format!("/{field}"),
-                    format!("the {field} is empty"),
-                ));
-            }
-        }
+        problems.extend(command_texts(
+            file,
+            &self.name,
+            &self.description,
+            &self.template,
+        ));
         problems.extend(self.overlong_texts(file));
         problems.extend(self.placeholder_problems(file));
         for (name, parameter) in &self.parameters {
@@ -38,28 +35,11 @@ impl ContentAsset for ActionDefinition {
 }
 
 impl ActionDefinition {
-    /// The fields longer than [`TEXT_LIMITS`] allows.
+    /// The descriptions of its targets and parameters, and its parameters' defaults,
+    /// longer than [`TEXT_LIMITS`] allows.
     fn overlong_texts(&self, file: &str) -> Vec<ContentError> {
         let mut problems = Vec::new();
         let limits = &TEXT_LIMITS;
-        let texts = [
-            ("/name", &self.name, limits.name, "name"),
-            (
-                "/description",
-                &self.description,
-                limits.action_description,
-                "action_description",
-            ),
-            (
-                "/template",
-                &self.template,
-                limits.action_template,
-                "action_template",
-            ),
-        ];
-        for (pointer, text, limit, name) in texts {
-            problems.extend(too_long(file, pointer, text, limit, name));
-        }
         for (role, slot) in self.target_slots() {
             problems.extend(too_long(
                 file,

@@ -77,6 +77,45 @@ pub(crate) fn too_long(
     })
 }
 
+/// The problems of the three texts of a command an actor is offered (an action's or a
+/// task's): an empty `name` or `template`, and any of the three above its limit.
+pub(crate) fn command_texts(
+    file: &str,
+    name: &str,
+    description: &str,
+    template: &str,
+) -> Vec<ContentError> {
+    let mut problems = Vec::new();
+    for (field, value) in [("name", name), ("template", template)] {
+        if value.trim().is_empty() {
+            problems.push(ContentError::new(
+                file,
+                format!("/{field}"),
+                format!("the {field} is empty"),
+            ));
+        }
+    }
+    let limits = &TEXT_LIMITS;
+    for (pointer, text, limit, limit_name) in [
+        ("/name", name, limits.name, "name"),
+        (
+            "/description",
+            description,
+            limits.action_description,
+            "action_description",
+        ),
+        (
+            "/template",
+            template,
+            limits.action_template,
+            "action_template",
+        ),
+    ] {
+        problems.extend(too_long(file, pointer, text, limit, limit_name));
+    }
+    problems
+}
+
 /// Whether a mod id uses only letters, digits, `_` and `-`.
 pub fn is_valid_mod_id(id: &str) -> bool {
     !id.is_empty()

@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use super::{TEXT_LIMITS, check_namespaced_id, is_namespaced, too_long};
+use super::{TEXT_LIMITS, check_namespaced_id, command_texts, is_namespaced, too_long};
 use crate::content::method::is_identifier;
 use crate::content::{ContentAsset, ContentError, TaskDefinition, template_placeholders};
 
@@ -11,33 +11,12 @@ impl ContentAsset for TaskDefinition {
 
     fn check(&self, file: &str) -> Vec<ContentError> {
         let mut problems = check_namespaced_id(&self.id, file);
-        for (field, value) in [("name", &self.name), ("template", &self.template)] {
-            if value.trim().is_empty() {
-                problems.push(ContentError::new(
-                    file,
-                    format!("/{field}"),
-                    format!("the {field} is empty"),
-                ));
-            }
-        }
-        let limits = &TEXT_LIMITS;
-        for (pointer, text, limit, name) in [
-            ("/name", &self.name, limits.name, "name"),
-            (
-                "/description",
-                &self.description,
-                limits.action_description,
-                "action_description",
-            ),
-            (
-                "/template",
-                &self.template,
-                limits.action_template,
-                "action_template",
-            ),
-        ] {
-            problems.extend(too_long(file, pointer, text, limit, name));
-        }
+        problems.extend(command_texts(
+            file,
+            &self.name,
+            &self.description,
+            &self.template,
+        ));
         problems.extend(self.parameter_problems(file));
         for (index, id) in self.methods.iter().enumerate() {
             if !is_namespaced(id) {
@@ -199,6 +178,17 @@ mod tests {
             problems[1]
                 .message
                 .contains("the task's parameters are customer, count")
+        );
+    }
+
+    #[test]
+    fn a_task_has_a_name_and_a_template_within_their_limits() {
+        let long = "x".repeat(TEXT_LIMITS.name + 1);
+        let problems = task(json!({ "name": long, "template": " " })).check(FILE);
+        // An empty template also leaves the entity parameter out of the command.
+        assert_eq!(
+            pointers(&problems),
+            ["/template", "/name", "/parameters/0/name"]
         );
     }
 
