@@ -80,7 +80,8 @@ pub use registry::{ContentRegistry, ContentSources, LoadedMod, ModActionMetadata
 pub use scene::{SceneDefinition, SceneEntity, ScenePlace};
 pub use tags::{TagFile, TagIndex};
 pub use task::{
-    EntityParameter, FallbackBehavior, TaskDefinition, TaskParameter, ValueParameter, ValueType,
+    EntityParameter, FallbackBehavior, MAX_ENTITY_PARAMETERS, TaskDefinition, TaskParameter,
+    ValueParameter, ValueType,
 };
 pub use validate::{
     MAX_NESTING, METADATA_LENGTH, TEXT_LIMITS, TextLimits, is_valid_mod_id, owning_mod,

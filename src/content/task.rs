@@ -5,7 +5,11 @@ use bevy::asset::Asset;
 use bevy::reflect::TypePath;
 use serde::{Deserialize, Serialize};
 
-use super::TagRule;
+use super::{ActionDefinition, ActionParameter, ActionTargets, TagRule, TargetSlot};
+
+/// The most entity parameters a task may have: offered like an action, each fills one of
+/// an action's three target slots.
+pub const MAX_ENTITY_PARAMETERS: usize = 3;
 
 /// A planning task (`mods/<mod>/tasks/<name>.task.json`): what a model may choose to
 /// pursue, refined by one of its [`RefinementMethod`](super::RefinementMethod)s into
@@ -41,6 +45,48 @@ impl TaskDefinition {
     /// The parameter with this name.
     pub fn parameter(&self, name: &str) -> Option<&TaskParameter> {
         self.parameters.iter().find(|p| p.name == name)
+    }
+
+    /// The task as an action definition, to be offered the way actions are: its entity
+    /// parameters fill the target slots in order (placeholders named as the
+    /// parameters), its value parameters are parameters with their defaults. Entity
+    /// parameters past [`MAX_ENTITY_PARAMETERS`] are left out (a loaded task has none).
+    pub fn as_action(&self) -> ActionDefinition {
+        let mut slots = (self.parameters.iter()).filter_map(|parameter| {
+            let entity = parameter.entity.as_ref()?;
+            Some(TargetSlot {
+                scope: entity.scope.clone(),
+                placeholder: parameter.name.clone(),
+                description: parameter.description.clone(),
+                required_tags: entity.required_tags.clone(),
+                forbidden_tags: entity.forbidden_tags.clone(),
+            })
+        });
+        let targets = ActionTargets {
+            primary: slots.next(),
+            secondary: slots.next(),
+            tertiary: slots.next(),
+        };
+        let parameters = (self.parameters.iter())
+            .filter_map(|parameter| {
+                let value = parameter.value.as_ref()?;
+                let action = ActionParameter {
+                    default: value.default.clone(),
+                    description: parameter.description.clone(),
+                };
+                Some((parameter.name.clone(), action))
+            })
+            .collect();
+        ActionDefinition {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            description: self.description.clone(),
+            template: self.template.clone(),
+            targets,
+            actor: self.actor.clone(),
+            parameters,
+            verb: None,
+        }
     }
 
     /// Its parameters' names, in order, for messages.

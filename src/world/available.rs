@@ -295,9 +295,13 @@ struct MenuAction {
 impl ActionMenu {
     /// Every action of the registry, in its order.
     pub fn new(registry: &ContentRegistry) -> Self {
+        Self::of(registry.actions())
+    }
+
+    /// A menu of these definitions, in this order.
+    fn of(definitions: &[ActionDefinition]) -> Self {
         let mut scopes: Vec<String> = Vec::new();
-        let actions = registry
-            .actions()
+        let actions = definitions
             .iter()
             .map(|action| {
                 let slot_scopes = action
@@ -323,6 +327,19 @@ impl ActionMenu {
             actions,
             scopes: scopes.into(),
         }
+    }
+
+    /// Every task of the registry, offered the way actions are
+    /// ([`TaskDefinition::as_action`](crate::content::TaskDefinition::as_action)): its
+    /// entity parameters are the targets, its command the task's template. In prompt
+    /// order, as actions: by mod group, then id.
+    pub fn of_tasks(registry: &ContentRegistry) -> Self {
+        let mut tasks: Vec<ActionDefinition> = registry.tasks().map(|t| t.as_action()).collect();
+        tasks.sort_by(|a, b| {
+            let rank = |task: &ActionDefinition| registry.group_rank(task.namespace());
+            rank(a).cmp(&rank(b)).then_with(|| a.id.cmp(&b.id))
+        });
+        Self::of(&tasks)
     }
 
     /// The actions `keep` accepts (an actor's policy), in the same order, shared with this menu.
@@ -1021,5 +1038,58 @@ mod tests {
             text,
             "You are in the hall.\nHere with you: Ada, Brom.\nYou see: bench, mug.\nYou carry: key.\nExits: the yard."
         );
+    }
+
+    #[test]
+    fn tasks_are_offered_like_actions_with_their_entities_as_targets() {
+        fn parse<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
+            serde_json::from_value(value).expect("content")
+        }
+        let manifest: ModManifest = parse(
+            json!({ "id": "items", "version": "1.0.0", "name": "Items",
+            "content": { "actions": ["wait.action.json"], "tasks": ["serve.task.json"], "methods": ["serve.method.json"] } }),
+        );
+        let game = GameManifest {
+            mods: vec!["items".into()],
+            action_group_order: vec![],
+        };
+        let wait: ActionDefinition = parse(
+            json!({ "id": "items:wait", "name": "Wait", "description": "d", "template": "wait" }),
+        );
+        let serve: crate::content::TaskDefinition = parse(json!({
+            "id": "items:serve", "name": "Serve", "description": "bring a drink",
+            "template": "serve {customer} the {drink}, {rounds} round",
+            "parameters": [
+                { "name": "customer", "entity": { "scope": "characters_here", "forbiddenTags": ["guard"] } },
+                { "name": "drink", "entity": { "scope": "things_here", "requiredTags": ["portable"] } },
+                { "name": "rounds", "value": { "type": "integer", "default": 1 } }
+            ]
+        }));
+        let method: crate::content::RefinementMethod = parse(json!({
+            "refinementMethodId": "items:serve_slowly", "taskId": "items:serve",
+            "steps": [{ "stepType": "primitive_action", "actionId": "items:wait" }]
+        }));
+        let registry = ContentRegistry::build(ContentSources {
+            game: Some(("game.loom.json", &game)),
+            mods: &[("mods/items/mod.json", &manifest)],
+            actions: &[("mods/items/wait.action.json", &wait)],
+            tasks: &[("mods/items/serve.task.json", &serve)],
+            methods: &[("mods/items/serve.method.json", &method)],
+            ..ContentSources::default()
+        });
+        assert_eq!(registry.problems(), []);
+        let offered =
+            ActionMenu::of_tasks(&registry).offer(&view(), &TargetScopes::default(), entity(10));
+        assert_eq!(
+            commands(&offered),
+            [(1, "serve Ada the mug, 1 round")],
+            "Brom is a guard, the bench is not portable"
+        );
+        let task = offered.get(1).expect("offered");
+        assert_eq!(
+            (task.action_id, task.targets),
+            ("items:serve", &[entity(12), entity(20)][..])
+        );
+        assert_eq!(task.description, "bring a drink");
     }
 }

@@ -4,7 +4,9 @@ use std::collections::HashSet;
 
 use super::{TEXT_LIMITS, check_namespaced_id, command_texts, is_namespaced, too_long};
 use crate::content::method::is_identifier;
-use crate::content::{ContentAsset, ContentError, TaskDefinition, template_placeholders};
+use crate::content::{
+    ContentAsset, ContentError, MAX_ENTITY_PARAMETERS, TaskDefinition, template_placeholders,
+};
 
 impl ContentAsset for TaskDefinition {
     const EXTENSIONS: &'static [&'static str] = &["task.json", "task.ron"];
@@ -96,6 +98,18 @@ impl TaskDefinition {
                     format!("parameter `{name}` must have exactly one of `entity` (a scope and tag rules) and `value` (a type and a default)"),
                 )),
             }
+        }
+        let entities = self
+            .parameters
+            .iter()
+            .filter(|p| p.entity.is_some())
+            .count();
+        if entities > MAX_ENTITY_PARAMETERS {
+            problems.push(ContentError::new(
+                file,
+                "/parameters",
+                format!("the task has {entities} entity parameters: it may have at most {MAX_ENTITY_PARAMETERS}, one for each target slot of a command; pass the rest on as value parameters, or split the task"),
+            ));
         }
         for placeholder in used {
             if self.parameter(placeholder).is_none() {
@@ -190,6 +204,18 @@ mod tests {
             pointers(&problems),
             ["/template", "/name", "/parameters/0/name"]
         );
+    }
+
+    #[test]
+    fn a_task_has_at_most_three_entity_parameters() {
+        let entity = |name: &str| json!({ "name": name, "entity": { "scope": "characters_here" } });
+        let problems = task(json!({
+            "template": "serve {a} {b} {c} {d}",
+            "parameters": [entity("a"), entity("b"), entity("c"), entity("d")]
+        }))
+        .check(FILE);
+        assert_eq!(pointers(&problems), ["/parameters"]);
+        assert!(problems[0].message.contains("at most 3"));
     }
 
     #[test]
