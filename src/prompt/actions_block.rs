@@ -1,5 +1,6 @@
 //! The `<available_actions>` block: the offered actions, grouped by mod with each
-//! mod's Purpose and Consider-when lines, or a flat list when there are few.
+//! mod's Purpose and Consider-when lines, or a flat list when there are few; and the
+//! `<available_tasks>` block, which lays out offered tasks the same way.
 
 use std::borrow::Borrow;
 
@@ -48,6 +49,55 @@ const FLAT_GUIDANCE: &str = "<selection_guidance>
 </selection_guidance>
 </available_actions>";
 
+/// The fixed text of a block of offered lines: what opens it, each group's heading
+/// around the mod's name and count, and the guidance that closes it.
+struct BlockText {
+    opening: &'static str,
+    group_heading: [&'static str; 3],
+    flat_guidance: &'static str,
+    grouped_guidance: &'static str,
+}
+
+/// The `<available_actions>` block's text.
+const ACTIONS_TEXT: BlockText = BlockText {
+    opening: OPENING,
+    group_heading: GROUP_HEADING,
+    flat_guidance: FLAT_GUIDANCE,
+    grouped_guidance: GROUPED_GUIDANCE,
+};
+
+const TASKS_GUIDANCE: &str = "<selection_guidance>
+A task is carried out for you step by step, without asking you again until it ends.
+Choose one when it serves your goals better than a single action.
+</selection_guidance>
+</available_tasks>";
+
+/// The `<available_tasks>` block's text.
+const TASKS_TEXT: BlockText = BlockText {
+    opening: "<available_tasks>\n",
+    group_heading: ["## ", " TASKS (", " tasks)\n"],
+    flat_guidance: TASKS_GUIDANCE,
+    grouped_guidance: TASKS_GUIDANCE,
+};
+
+/// Renders the `<available_tasks>` block for these tasks (an actor's offer of
+/// [`ActionMenu::of_tasks`](crate::world::ActionMenu::of_tasks)), laid out as the
+/// actions block lays out actions: by mod, with each mod's Purpose and Consider-when,
+/// or flat when there are few. Nothing offered is no block: an empty string.
+pub fn render_available_tasks<'a>(
+    tasks: impl IntoIterator<Item = impl Borrow<AvailableAction<'a>>>,
+    registry: &ContentRegistry,
+    options: &BlockOptions,
+) -> String {
+    let lines: SmallVec<[AvailableAction<'_>; 16]> =
+        tasks.into_iter().map(|task| *task.borrow()).collect();
+    let mut out = String::new();
+    if !lines.is_empty() {
+        lay_out(&mut out, &lines, registry, options, &TASKS_TEXT);
+    }
+    out
+}
+
 /// Renders the block for these actions (an actor's
 /// [`OfferedActions`](crate::world::OfferedActions), or any list of
 /// [`AvailableAction`]s), in the order given within each group; `registry` gives each
@@ -80,7 +130,7 @@ pub fn render_available_actions<'a>(
             .map(|line| line.command.len() + line.description.len() + 32)
             .sum::<usize>(),
     );
-    lay_out(&mut out, &lines, registry, options);
+    lay_out(&mut out, &lines, registry, options, &ACTIONS_TEXT);
     out
 }
 
@@ -94,7 +144,7 @@ pub fn write_available_actions<'a>(
     // Each line looked up once.
     let lines: SmallVec<[AvailableAction<'_>; 64]> =
         actions.into_iter().map(|action| *action.borrow()).collect();
-    lay_out(out, &lines, registry, options);
+    lay_out(out, &lines, registry, options, &ACTIONS_TEXT);
 }
 
 /// What the block of a list's lines comes to in characters, as lines are left out
@@ -274,8 +324,9 @@ fn lay_out(
     lines: &[AvailableAction<'_>],
     registry: &ContentRegistry,
     options: &BlockOptions,
+    text: &BlockText,
 ) {
-    out.push_str(OPENING);
+    out.push_str(text.opening);
     let (
         Groups {
             list: groups,
@@ -288,7 +339,7 @@ fn lay_out(
         // What an empty block says before its guidance.
         out.push_str(NOTHING_OFFERED);
         out.push_str("\n\n");
-        out.push_str(FLAT_GUIDANCE);
+        out.push_str(text.flat_guidance);
         return;
     }
     if lines.len() < options.min_actions || groups.len() < options.min_namespaces {
@@ -296,7 +347,7 @@ fn lay_out(
             write_line(out, line);
         }
         out.push('\n');
-        out.push_str(FLAT_GUIDANCE);
+        out.push_str(text.flat_guidance);
         return;
     }
 
@@ -332,22 +383,17 @@ fn lay_out(
 
     for (_, namespace, metadata, group) in ordered {
         let Group { count, first, .. } = groups[group];
+        let heading = (text.group_heading, namespace, metadata, count);
         if split {
             let start = starts[group] as usize;
             let positions = &members[start..start + count];
             let lines = positions.iter().map(|&position| &lines[position as usize]);
-            write_group(out, namespace, metadata, count, lines);
+            write_group(out, heading, lines);
         } else {
-            write_group(
-                out,
-                namespace,
-                metadata,
-                count,
-                lines[first..first + count].iter(),
-            );
+            write_group(out, heading, lines[first..first + count].iter());
         }
     }
-    out.push_str(GROUPED_GUIDANCE);
+    out.push_str(text.grouped_guidance);
 }
 
 /// The namespaces of a list's lines in order of first appearance, each with its
@@ -452,16 +498,22 @@ impl<'a> Groups<'a> {
     }
 }
 
+/// A group's heading text (the block's), namespace, mod metadata and count.
+type GroupHeading<'a> = (
+    [&'static str; 3],
+    &'a str,
+    Option<&'a ModActionMetadata>,
+    usize,
+);
+
 /// A group of the grouped block: its header, with the mod's metadata, of `count`
 /// actions, then `lines`.
 fn write_group<'l, 'a: 'l>(
     out: &mut String,
-    namespace: &str,
-    metadata: Option<&ModActionMetadata>,
-    count: usize,
+    (heading, namespace, metadata, count): GroupHeading<'_>,
     lines: impl Iterator<Item = &'l AvailableAction<'a>>,
 ) {
-    let [open, before_count, after_count] = GROUP_HEADING;
+    let [open, before_count, after_count] = heading;
     out.push_str(open);
     let start = out.len();
     out.push_str(namespace);
@@ -1002,6 +1054,78 @@ mod tests {
                 "<available_actions>\n(nothing to do right now: answer with COLOR or NONE)\n"
             ),
             "{block}"
+        );
+    }
+
+    const TASK_GUIDANCE: &str = "<selection_guidance>
+A task is carried out for you step by step, without asking you again until it ends.
+Choose one when it serves your goals better than a single action.
+</selection_guidance>
+</available_tasks>";
+
+    #[test]
+    fn tasks_are_laid_out_as_actions_are_under_their_own_tag() {
+        let registry = registry(
+            &[
+                ("tavern", Some("Run the inn: serve, fetch and tidy."), None),
+                ("items", None, Some("When an object is at hand.")),
+            ],
+            &["tavern"],
+        );
+        let tasks = [
+            line(1, "items:fetch", "fetch the lute", "bring something to you"),
+            line(2, "items:fetch", "fetch the key", "bring something to you"),
+            line(3, "items:stash", "stash the key", "put something away"),
+            line(
+                4,
+                "tavern:serve",
+                "serve Traveler mug of ale",
+                "bring someone a drink",
+            ),
+            line(
+                5,
+                "tavern:serve",
+                "serve Brom mug of ale",
+                "bring someone a drink",
+            ),
+            line(6, "tavern:tidy", "tidy the common room", "clear the tables"),
+        ];
+        let grouped = render_available_tasks(tasks, &registry, &BlockOptions::default());
+        let expected = format!(
+            "<available_tasks>
+## TAVERN TASKS (3 tasks)
+**Purpose:** Run the inn: serve, fetch and tidy.
+
+[Index: 4] Command: \"serve Traveler mug of ale\" - bring someone a drink
+[Index: 5] Command: \"serve Brom mug of ale\" - bring someone a drink
+[Index: 6] Command: \"tidy the common room\" - clear the tables
+
+## ITEMS TASKS (3 tasks)
+**Consider when:** When an object is at hand.
+
+[Index: 1] Command: \"fetch the lute\" - bring something to you
+[Index: 2] Command: \"fetch the key\" - bring something to you
+[Index: 3] Command: \"stash the key\" - put something away
+
+{TASK_GUIDANCE}"
+        );
+        assert_eq!(grouped, expected);
+        let flat = render_available_tasks(&tasks[3..5], &registry, &BlockOptions::default());
+        assert_eq!(
+            flat,
+            format!(
+                "<available_tasks>
+[Index: 4] Command: \"serve Traveler mug of ale\" - bring someone a drink
+[Index: 5] Command: \"serve Brom mug of ale\" - bring someone a drink
+
+{TASK_GUIDANCE}"
+            )
+        );
+        let none: [AvailableAction<'_>; 0] = [];
+        assert_eq!(
+            render_available_tasks(none, &registry, &BlockOptions::default()),
+            "",
+            "no tasks, no block"
         );
     }
 }

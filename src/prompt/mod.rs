@@ -19,7 +19,9 @@ mod narration;
 mod tokens;
 mod transcript;
 
-pub use actions_block::{BlockOptions, render_available_actions, write_available_actions};
+pub use actions_block::{
+    BlockOptions, render_available_actions, render_available_tasks, write_available_actions,
+};
 pub use answer::{
     ANSWER_FIELD, ANSWER_TYPES, Answer, DECISION_REPLY, DECISION_RULES, Decision, DecisionLimits,
     NOTHING_OFFERED, OfflineDecision, RejectionReason, decision_schema, match_utterance,
