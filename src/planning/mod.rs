@@ -255,6 +255,13 @@ struct PlanContext<'w, 's> {
     world_facts: Res<'w, WorldFacts>,
 }
 
+impl<'w, 's> PlanContext<'w, 's> {
+    /// The world of this frame, as plans read it.
+    fn frame(&self) -> FrameWorld<'_, 'w, 's> {
+        FrameWorld::new(&self.world, &self.world_facts)
+    }
+}
+
 /// The messages planning writes.
 #[derive(bevy::ecs::system::SystemParam)]
 struct PlanWriters<'w> {
@@ -344,9 +351,8 @@ fn advance_plans(
         settings,
         time,
         registry,
-        world,
-        world_facts,
-    } = context;
+        ..
+    } = &context;
     let turn_ended = turns.read().count() > 0;
     if settings.cadence == PlanCadence::EveryTurn && !turn_ended {
         return;
@@ -358,20 +364,19 @@ fn advance_plans(
     if ready.peek().is_none() {
         return;
     }
-    let frame = FrameWorld::new(&world, &world_facts);
+    let frame = context.frame();
     // Each action's command template is parsed once per content generation.
     if menu.0 != registry.generation() || menu.1.is_empty() {
-        *menu = (registry.generation(), ActionMenu::new(&registry));
+        *menu = (registry.generation(), ActionMenu::new(registry));
         ids.shared.clear();
     }
     for (actor, mut plan) in ready {
         let facts = frame.of(actor);
         let plan = &mut *plan;
-        match plan.refinement.next_step(&registry, &facts) {
+        match plan.refinement.next_step(registry, &facts) {
             PlanStep::Act(action) => {
                 let step = step_ref(plan, &action, &mut ids);
-                let request =
-                    request_for(actor, action, step.clone(), (&registry, &menu.1), &frame);
+                let request = request_for(actor, action, step.clone(), (registry, &menu.1), &frame);
                 out.issued.write(PlanStepIssued {
                     actor,
                     step: step.clone(),
@@ -492,14 +497,13 @@ fn hear_reports(
         settings,
         time,
         registry,
-        world,
-        world_facts,
-    } = context;
-    let frame = FrameWorld::new(&world, &world_facts);
+        ..
+    } = &context;
+    let frame = context.frame();
     let fail = |actor: Entity, plan: &mut Plan, reason: String| {
         plan.awaiting = None;
         plan.refinement
-            .report_failed(reason, &registry, &frame.of(actor));
+            .report_failed(reason, registry, &frame.of(actor));
     };
     for report in reports.read() {
         let Ok((actor, mut plan)) = plans.get_mut(report.actor) else {
