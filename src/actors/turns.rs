@@ -1,5 +1,7 @@
-//! Who thinks when: a turn queues every eligible actor, the player's words queue the
-//! actor they are for (in place of its own action), and actors that left are forgotten.
+//! Who thinks when: a turn queues every eligible actor (not one [following a
+//! plan](crate::world::FollowingPlan), unless it is in combat), the player's words queue
+//! the actor they are for (in place of its own action), and actors that left are
+//! forgotten.
 
 use std::time::Duration;
 
@@ -7,11 +9,11 @@ use bevy::prelude::*;
 
 use super::conversation;
 use super::{
-    ActorMind, Conversation, ConversationUpdate, PlayerSaid, SmartActor, SmartActorSettings,
-    ThinkQueue, TurnClock, TurnEnded,
+    ActorMind, Conversation, ConversationUpdate, InCombat, PlayerSaid, SmartActor,
+    SmartActorSettings, ThinkQueue, TurnClock, TurnEnded,
 };
 use crate::llm::{LlmBridge, RequestId};
-use crate::world::{DisplayName, InPlace, Player};
+use crate::world::{DisplayName, FollowingPlan, InPlace, Player};
 
 /// Cancels the requests of actors that were despawned or stopped being smart actors:
 /// nobody is left to act on their answers.
@@ -35,6 +37,15 @@ pub(super) fn forget_departed_actors(
     }
 }
 
+/// A smart actor a turn may queue: its mind, and whether a plan decides for it and
+/// whether it fights.
+type TurnTaker = (
+    Entity,
+    &'static mut ActorMind,
+    Has<FollowingPlan>,
+    Has<InCombat>,
+);
+
 pub(super) fn start_turns(
     mut turns: MessageReader<TurnEnded>,
     settings: Res<SmartActorSettings>,
@@ -42,7 +53,7 @@ pub(super) fn start_turns(
     mut since_cadence: Local<Duration>,
     mut clock: ResMut<TurnClock>,
     mut queue: ResMut<ThinkQueue>,
-    mut actors: Query<(Entity, &mut ActorMind), With<SmartActor>>,
+    mut actors: Query<TurnTaker, With<SmartActor>>,
 ) {
     let mut started = turns.read().count() as u64;
     if let Some(cadence) = settings.cadence.filter(|c| !c.is_zero()) {
@@ -56,7 +67,11 @@ pub(super) fn start_turns(
         return;
     }
     clock.turn += started;
-    for (entity, mut mind) in &mut actors {
+    for (entity, mut mind, following_plan, fighting) in &mut actors {
+        // A plan decides for the actor until it ends, unless a fight interrupts.
+        if following_plan && !fighting {
+            continue;
+        }
         if mind.state.ready_for(clock.turn) && mind.queue(None) {
             queue.waiting.push_back(entity);
         }

@@ -19,6 +19,10 @@
 //! 4. the plan ends with [`PlanCompleted`] or [`PlanFailed`] (with the reason and the
 //!    step), and its component is removed. Despawning the actor ends it with the actor;
 //!    a bound target that is gone fails the step that needs it.
+//!
+//! While a plan runs its actor carries [`FollowingPlan`], and a smart actor is not asked
+//! to decide: the plan decides for it, until it ends or a fight (`InCombat`) or the
+//! player's words interrupt.
 
 mod facts;
 mod refine;
@@ -37,8 +41,8 @@ pub use refine::{
 
 use crate::content::{ContentRegistry, content_loaded};
 use crate::world::{
-    ActionMenu, ActionReport, ActionRequest, LoomSystems, Outcome, PlanStepRef, TurnEnded,
-    WorldViewQuery,
+    ActionMenu, ActionReport, ActionRequest, FollowingPlan, LoomSystems, Outcome, PlanStepRef,
+    TurnEnded, WorldViewQuery,
 };
 
 /// Carries out plans: [`StartPlan`] in, [`ActionRequest`]s out, [`ActionReport`]s back.
@@ -179,8 +183,10 @@ pub struct PlanFailed {
 }
 
 /// The plan an actor is carrying out: readable by the game and debug views; removed when
-/// it completes or fails.
+/// it completes or fails. It brings [`FollowingPlan`] with it, so smart actors are not
+/// asked to decide while it runs.
 #[derive(Component, Debug, Clone)]
+#[require(FollowingPlan)]
 pub struct Plan {
     refinement: Refinement,
     chosen_by: PlanOrigin,
@@ -391,7 +397,7 @@ fn advance_plans(
                     actions: plan.actions_done(),
                     chosen_by: plan.chosen_by,
                 });
-                commands.entity(actor).remove::<Plan>();
+                commands.entity(actor).remove::<(Plan, FollowingPlan)>();
             }
             PlanStep::Failed(failure) => {
                 out.failed.write(PlanFailed {
@@ -401,7 +407,7 @@ fn advance_plans(
                     step: failure.step,
                     chosen_by: plan.chosen_by,
                 });
-                commands.entity(actor).remove::<Plan>();
+                commands.entity(actor).remove::<(Plan, FollowingPlan)>();
             }
         }
     }

@@ -29,6 +29,14 @@ pub struct CarriedBy(pub Entity);
 #[reflect(Component)]
 pub struct DisplayName(pub String);
 
+/// An actor carrying out a plan: smart actors are not asked to decide while it is on,
+/// unless they are in combat or the player talks to them. Planning keeps it with the
+/// plan's component and takes it off when the plan ends; a game may put it on any actor
+/// to hold its decisions.
+#[derive(Component, Debug, Clone, Copy, Default, Reflect)]
+#[reflect(Component)]
+pub struct FollowingPlan;
+
 /// The player's character: narration speaks of its actions in the second person.
 #[derive(Component, Debug, Clone, Copy, Default, Reflect)]
 #[reflect(Component)]

@@ -28,7 +28,8 @@ pub use available::{
     render_command,
 };
 pub use components::{
-    CarriedBy, Character, DisplayName, Exits, InPlace, NarrativeKey, Place, Player, Tags,
+    CarriedBy, Character, DisplayName, Exits, FollowingPlan, InPlace, NarrativeKey, Place, Player,
+    Tags,
 };
 pub use perception::{describe_surroundings, write_surroundings};
 pub(crate) use schedule::configure_loom_sets;
@@ -56,6 +57,7 @@ impl Plugin for WorldPlugin {
             .register_type::<Character>()
             .register_type::<Tags>()
             .register_type::<Player>()
+            .register_type::<FollowingPlan>()
             .register_type::<NarrativeKey>()
             .init_resource::<TargetScopeNames>()
             .add_message::<Witnessed>()

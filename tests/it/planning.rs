@@ -289,3 +289,42 @@ fn plans_that_move_by_turns_take_one_step_a_turn() {
         assert_eq!(app.world().resource::<Game>().issued.len(), turn);
     }
 }
+
+/// Who was asked to decide in a turn.
+fn asked(log: &crate::support::TurnLog) -> Vec<Entity> {
+    log.prompts.iter().map(|p| p.actor).collect()
+}
+
+#[test]
+fn an_actor_following_a_plan_is_not_asked_to_decide_until_the_plan_ends() {
+    let (mut app, scene) = tavern();
+    let marta = scene.entities["marta"];
+    app.world_mut().resource_mut::<Game>().silent = true;
+    serve(&mut app, &scene);
+    app.update();
+    assert!(app.world().get::<FollowingPlan>(marta).is_some());
+    let turn = crate::support::run_turn(&mut app);
+    assert_eq!(asked(&turn).len(), 2, "Silas and Brom think");
+    assert!(!asked(&turn).contains(&marta), "the plan decides for Marta");
+
+    // The game refuses her step: the plan fails, and she decides again.
+    app.world_mut()
+        .write_message(ActionReport::new(marta, "take").failed("not_here"));
+    run(&mut app, 5);
+    assert_eq!(app.world().resource::<Game>().failed.len(), 1);
+    assert!(app.world().get::<FollowingPlan>(marta).is_none());
+    let turn = crate::support::run_turn(&mut app);
+    assert!(asked(&turn).contains(&marta));
+}
+
+#[test]
+fn a_fight_interrupts_a_plan_for_the_decision() {
+    let (mut app, scene) = tavern();
+    let marta = scene.entities["marta"];
+    app.world_mut().resource_mut::<Game>().silent = true;
+    serve(&mut app, &scene);
+    app.update();
+    app.world_mut().entity_mut(marta).insert(InCombat);
+    let turn = crate::support::run_turn(&mut app);
+    assert!(asked(&turn).contains(&marta), "in combat she is asked");
+}
