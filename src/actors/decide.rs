@@ -72,7 +72,7 @@ pub(super) fn apply_decisions(
                 }
                 _ => {
                     warn!("smart actor {entity}: decision rejected: {reason}");
-                    mind.note = Some(format!("Your last answer was not used: {reason}."));
+                    mind.notes.answer = Some(format!("Your last answer was not used: {reason}."));
                 }
             }
         }

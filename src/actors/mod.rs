@@ -19,6 +19,7 @@ mod decide;
 pub mod memory;
 mod messages;
 mod mind;
+mod plans;
 mod prompt_cache;
 mod remember;
 mod scene;
@@ -177,6 +178,7 @@ impl Plugin for SmartActorPlugin {
                     remember::seed_memories.run_if(content_loaded),
                     turns::start_turns,
                     turns::hear_the_player,
+                    plans::note_plan_endings,
                 )
                     .chain()
                     .in_set(LoomSystems::Sense),

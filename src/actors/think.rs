@@ -311,7 +311,7 @@ impl<'a> Frame<'a, '_, '_> {
         );
         let shown_offer = &mind.shown_offer;
         let shown = shown_offer.shown(&system.message.content, seen, &memory_ids);
-        let note = mind.note.take();
+        let (note, fresh_note) = mind.notes.take();
         (whole.actions_block, whole.note) = (shown_offer.block(), note.as_deref());
         let context = bridge.context_per_slot(Some(affinity));
         let budget = transcript_budget(budgets.transcript, context, &limits);
@@ -320,7 +320,7 @@ impl<'a> Frame<'a, '_, '_> {
             &system.sections,
             scale.to_estimate(budget),
             user,
-            |plan, user| write_turn_message(user, template, plan, &whole),
+            |plan, user| write_turn_message(user, template, plan, &whole, fresh_note.as_deref()),
         );
         (turn.sections.iter_mut())
             .for_each(|section| section.tokens = scale.to_server(section.tokens));

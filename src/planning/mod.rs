@@ -22,7 +22,7 @@
 //!
 //! While a plan runs its actor carries [`FollowingPlan`], and a smart actor is not asked
 //! to decide: the plan decides for it, until it ends or a fight (`InCombat`) or the
-//! player's words interrupt.
+//! player's words interrupt. Its next prompt then says how the plan ended.
 
 mod facts;
 mod refine;
@@ -44,6 +44,7 @@ use crate::world::{
     ActionMenu, ActionReport, ActionRequest, FollowingPlan, LoomSystems, Outcome, PlanStepRef,
     TurnEnded, WorldViewQuery,
 };
+pub use crate::world::{PlanCompleted, PlanFailed, PlanOrigin};
 
 /// Carries out plans: [`StartPlan`] in, [`ActionRequest`]s out, [`ActionReport`]s back.
 #[derive(Debug, Clone, Default)]
@@ -80,16 +81,6 @@ pub enum PlanCadence {
     /// In a frame with a [`TurnEnded`], once the last step was reported on: a
     /// turn-based game, one step a turn.
     EveryTurn,
-}
-
-/// Who chose a plan's task: the one a failed plan is handed back to.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Reflect)]
-pub enum PlanOrigin {
-    /// The game started it.
-    #[default]
-    Game,
-    /// A smart actor's answer chose it.
-    Model,
 }
 
 /// Starts a task for an actor, replacing any plan it has. Written by the game, or by
@@ -152,34 +143,6 @@ pub struct PlanStepIssued {
     pub actor: Entity,
     /// The step.
     pub step: PlanStepRef,
-}
-
-/// A plan carried out every step.
-#[derive(Message, Debug, Clone, PartialEq, Eq)]
-pub struct PlanCompleted {
-    /// Who carried it out.
-    pub actor: Entity,
-    /// The task.
-    pub task_id: String,
-    /// How many actions it took.
-    pub actions: usize,
-    /// Who chose the task.
-    pub chosen_by: PlanOrigin,
-}
-
-/// A plan could not go on; its task is handed back to whoever chose it.
-#[derive(Message, Debug, Clone, PartialEq, Eq)]
-pub struct PlanFailed {
-    /// Who carried it out.
-    pub actor: Entity,
-    /// The task.
-    pub task_id: String,
-    /// Why: the game's failure reason, a target that is gone, no method left that applies.
-    pub reason: String,
-    /// The method and the JSON pointer of the step that failed, when one did.
-    pub step: Option<(String, String)>,
-    /// Who chose the task.
-    pub chosen_by: PlanOrigin,
 }
 
 /// The plan an actor is carrying out: readable by the game and debug views; removed when

@@ -201,3 +201,41 @@ pub struct PlanStepRef {
     /// Which action of the plan this is, from 1.
     pub number: usize,
 }
+
+/// Who chose a plan's task: the one a failed plan is handed back to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Reflect)]
+pub enum PlanOrigin {
+    /// The game started it.
+    #[default]
+    Game,
+    /// A smart actor's answer chose it.
+    Model,
+}
+
+/// A plan carried out every step.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct PlanCompleted {
+    /// Who carried it out.
+    pub actor: Entity,
+    /// The task.
+    pub task_id: String,
+    /// How many actions it took.
+    pub actions: usize,
+    /// Who chose the task.
+    pub chosen_by: PlanOrigin,
+}
+
+/// A plan could not go on; its task is handed back to whoever chose it.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct PlanFailed {
+    /// Who carried it out.
+    pub actor: Entity,
+    /// The task.
+    pub task_id: String,
+    /// Why: the game's failure reason, a target that is gone, no method left that applies.
+    pub reason: String,
+    /// The method and the JSON pointer of the step that failed, when one did.
+    pub step: Option<(String, String)>,
+    /// Who chose the task.
+    pub chosen_by: PlanOrigin,
+}

@@ -22,7 +22,10 @@ mod witnessed;
 
 use bevy::prelude::*;
 
-pub use acting::{ActionReport, ActionRequest, EffectReport, Outcome, PlanStepRef};
+pub use acting::{
+    ActionReport, ActionRequest, EffectReport, Outcome, PlanCompleted, PlanFailed, PlanOrigin,
+    PlanStepRef,
+};
 pub use available::{
     ActionMenu, ActionOffers, AvailableAction, OfferedActions, OfferedIter, available_actions,
     render_command,
@@ -64,6 +67,8 @@ impl Plugin for WorldPlugin {
             .add_message::<ActionRequest>()
             .add_message::<ActionReport>()
             .add_message::<TurnEnded>()
+            .add_message::<PlanCompleted>()
+            .add_message::<PlanFailed>()
             .add_systems(PreUpdate, publish_scope_names.in_set(WorldSystems))
             .configure_sets(PreUpdate, WorldSystems.before(ContentSystems));
     }

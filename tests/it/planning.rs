@@ -315,6 +315,20 @@ fn an_actor_following_a_plan_is_not_asked_to_decide_until_the_plan_ends() {
     assert!(app.world().get::<FollowingPlan>(marta).is_none());
     let turn = crate::support::run_turn(&mut app);
     assert!(asked(&turn).contains(&marta));
+    let prompt = turn
+        .prompts
+        .iter()
+        .find(|p| p.actor == marta)
+        .expect("her prompt");
+    let user = prompt
+        .messages
+        .last()
+        .map(|m| &*m.content)
+        .unwrap_or_default();
+    assert!(
+        user.contains("Your plan \"Serve a drink\" failed: not_here."),
+        "her next prompt says how the plan ended:\n{user}"
+    );
 }
 
 #[test]

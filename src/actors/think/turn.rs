@@ -53,10 +53,11 @@ pub(super) fn write_turn_message(
     template: &PromptTemplate,
     plan: &TurnPlan,
     whole: &DecisionContext<'_>,
+    fresh_note: Option<&str>,
 ) {
     let context = match plan {
         TurnPlan::Fresh => DecisionContext {
-            note: None,
+            note: fresh_note,
             ..*whole
         },
         TurnPlan::Append {
@@ -138,7 +139,7 @@ mod tests {
 
     fn written(plan: &TurnPlan, whole: &DecisionContext<'_>) -> String {
         let mut user = PromptPart::default();
-        write_turn_message(&mut user, &PromptTemplate::default(), plan, whole);
+        write_turn_message(&mut user, &PromptTemplate::default(), plan, whole, None);
         user.text
     }
 
