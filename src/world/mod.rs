@@ -14,6 +14,7 @@
 mod acting;
 mod available;
 mod components;
+mod offered;
 mod perception;
 mod schedule;
 mod scope;
@@ -26,14 +27,12 @@ pub use acting::{
     ActionReport, ActionRequest, EffectReport, Outcome, PlanCompleted, PlanFailed, PlanOrigin,
     PlanStepRef,
 };
-pub use available::{
-    ActionMenu, ActionOffers, AvailableAction, OfferedActions, OfferedIter, available_actions,
-    render_command,
-};
+pub use available::{ActionMenu, ActionOffers, available_actions, render_command};
 pub use components::{
     CarriedBy, Character, DisplayName, Exits, FollowingPlan, InPlace, NarrativeKey, Place, Player,
     Tags,
 };
+pub use offered::{AvailableAction, OfferedActions, OfferedIter};
 pub use perception::{describe_surroundings, write_surroundings};
 pub(crate) use schedule::configure_loom_sets;
 pub use schedule::{LoomSystems, TurnEnded, WorldSystems};
