@@ -72,6 +72,21 @@ fn any_version() -> semver::VersionReq {
     semver::VersionReq::STAR
 }
 
+impl ModContent {
+    /// Each listing with its field name (`actions`, `tasks`, …), in the order files load.
+    pub fn lists(&self) -> [(&'static str, &[String]); 7] {
+        [
+            ("actions", &self.actions),
+            ("actors", &self.actors),
+            ("narrative", &self.narrative),
+            ("prompts", &self.prompts),
+            ("tags", &self.tags),
+            ("tasks", &self.tasks),
+            ("methods", &self.methods),
+        ]
+    }
+}
+
 /// The content listing of a manifest: paths relative to the mod's folder.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

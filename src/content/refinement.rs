@@ -76,7 +76,7 @@ pub(super) fn settle(
         methods.retain(|_, method| !bad_methods.contains(&method.refinement_method_id));
         let mut bad_tasks = BTreeSet::new();
         for (file, task) in tasks.iter_with_files() {
-            if methods_of(task, methods).next().is_none() {
+            if !methods.iter().any(|method| method.task_id == task.id) {
                 bad_tasks.insert(task.id.clone());
                 found.push(ContentError::new(
                     file,
@@ -100,20 +100,34 @@ pub(super) fn settle(
     }
 }
 
-/// The methods of `task`, most preferred first: those it lists, in its order, then the
-/// rest whose `taskId` names it, in id order.
-pub(super) fn methods_of<'a>(
-    task: &'a TaskDefinition,
-    methods: &'a ContentCatalog<RefinementMethod>,
-) -> impl Iterator<Item = &'a RefinementMethod> + 'a {
-    let listed = (task.methods.iter())
-        .filter_map(|id| methods.get(id))
-        .filter(|method| method.task_id == task.id);
-    let mut unlisted: Vec<&RefinementMethod> = (methods.iter())
-        .filter(|m| m.task_id == task.id && !task.methods.contains(&m.refinement_method_id))
-        .collect();
-    unlisted.sort_by(|a, b| a.refinement_method_id.cmp(&b.refinement_method_id));
-    listed.chain(unlisted)
+/// Each task's method ids, most preferred first: those it lists, in its order, then the
+/// rest whose `taskId` names it, in id order. Found once, when the registry is built.
+pub(super) fn method_order(
+    tasks: &ContentCatalog<TaskDefinition>,
+    methods: &ContentCatalog<RefinementMethod>,
+) -> HashMap<String, Vec<String>> {
+    let mut unlisted: HashMap<&str, Vec<&str>> = HashMap::new();
+    for method in methods {
+        let listed = tasks
+            .get(&method.task_id)
+            .is_some_and(|task| task.methods.contains(&method.refinement_method_id));
+        if !listed {
+            let ids = unlisted.entry(method.task_id.as_str()).or_default();
+            ids.push(&method.refinement_method_id);
+        }
+    }
+    tasks
+        .iter()
+        .map(|task| {
+            let listed = (task.methods.iter())
+                .filter(|id| methods.get(id).is_some_and(|m| m.task_id == task.id))
+                .cloned();
+            let mut rest = unlisted.remove(task.id.as_str()).unwrap_or_default();
+            rest.sort_unstable();
+            let order = listed.chain(rest.into_iter().map(str::to_owned)).collect();
+            (task.id.clone(), order)
+        })
+        .collect()
 }
 
 /// A task's `methods` entries that name no loaded method, or a method of another task.

@@ -11,7 +11,7 @@ use super::references::{
     unknown_allowed_verbs, unknown_prompt, unknown_scopes, unknown_tag_keys, unknown_verb,
     unlisted_files,
 };
-use super::refinement::{methods_of, settle, unknown_parameter_scopes};
+use super::refinement::{method_order, settle, unknown_parameter_scopes};
 use super::{
     ActionDefinition, ActorSpec, ContentCatalog, ContentError, GameManifest, ModManifest,
     NarrativeContext, NarrativeVocabulary, PromptTemplate, RefinementMethod, TagFile, TagIndex,
@@ -58,6 +58,8 @@ pub struct ContentRegistry {
     prompts: ContentCatalog<PromptTemplate>,
     tasks: ContentCatalog<TaskDefinition>,
     methods: ContentCatalog<RefinementMethod>,
+    /// Each task's method ids, most preferred first.
+    method_order: HashMap<String, Vec<String>>,
     tags: TagIndex,
     vocabulary: NarrativeVocabulary,
     problems: Vec<ContentError>,
@@ -194,6 +196,7 @@ impl ContentRegistry {
             &mut problems,
         );
         (registry.prompts, registry.actors) = (prompts, actors);
+        registry.method_order = method_order(&tasks, &methods);
         (registry.tasks, registry.methods) = (tasks, methods);
         registry.narratives = narratives;
         for (file, context) in registry.narratives.iter_with_files() {
@@ -416,7 +419,8 @@ impl ContentRegistry {
         &'a self,
         task: &'a TaskDefinition,
     ) -> impl Iterator<Item = &'a RefinementMethod> + 'a {
-        methods_of(task, &self.methods)
+        let order = self.method_order.get(&task.id).into_iter().flatten();
+        order.filter_map(|id| self.methods.get(id))
     }
 
     /// The tags of narrative keys, from every loaded tag file.
@@ -485,16 +489,10 @@ fn listed_files(mods: &[LoadedMod]) -> HashSet<String> {
     mods.iter()
         .flat_map(|loaded| {
             let folder = folder_of(&loaded.file);
-            let content = &loaded.manifest.content;
-            content
-                .actions
-                .iter()
-                .chain(&content.actors)
-                .chain(&content.narrative)
-                .chain(&content.prompts)
-                .chain(&content.tags)
-                .chain(&content.tasks)
-                .chain(&content.methods)
+            let lists = loaded.manifest.content.lists();
+            lists
+                .into_iter()
+                .flat_map(|(_, paths)| paths)
                 .map(move |path| format!("{folder}/{path}"))
         })
         .collect()

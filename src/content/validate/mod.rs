@@ -217,15 +217,7 @@ impl ContentAsset for ModManifest {
                 ));
             }
         }
-        for (list, paths) in [
-            ("actions", &self.content.actions),
-            ("actors", &self.content.actors),
-            ("narrative", &self.content.narrative),
-            ("prompts", &self.content.prompts),
-            ("tags", &self.content.tags),
-            ("tasks", &self.content.tasks),
-            ("methods", &self.content.methods),
-        ] {
+        for (list, paths) in self.content.lists() {
             for (index, path) in paths.iter().enumerate() {
                 if let Some(why) = outside_the_folder(path) {
                     problems.push(ContentError::new(
