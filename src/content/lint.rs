@@ -262,8 +262,13 @@ pub fn lint_planning(registry: &ContentRegistry) -> Vec<ContentError> {
         let file = registry
             .method_file(&method.refinement_method_id)
             .unwrap_or_default();
-        let mut actions = Vec::new();
-        step_actions(&method.steps, "/steps", &mut actions);
+        let actions = method
+            .each_step()
+            .into_iter()
+            .filter_map(|(pointer, step)| match step {
+                RefinementStep::PrimitiveAction(step) => Some((pointer, step.action_id.as_str())),
+                _ => None,
+            });
         for (pointer, action_id) in actions {
             let verb = registry.action(action_id).and_then(|a| a.verb.as_deref());
             let allowed =
@@ -271,30 +276,13 @@ pub fn lint_planning(registry: &ContentRegistry) -> Vec<ContentError> {
             if !specs.iter().any(allowed) {
                 warnings.push(ContentError::new(
                     file,
-                    pointer,
+                    format!("{pointer}/actionId"),
                     format!("no actor spec may take `{action_id}`: allow it in a spec's `policy.allowedActions` (and `allowedVerbs`), or use another action"),
                 ));
             }
         }
     }
     warnings
-}
-
-/// The actions of `steps` (at `pointer`), each with its `actionId`'s pointer.
-fn step_actions<'a>(steps: &'a [RefinementStep], pointer: &str, out: &mut Vec<(String, &'a str)>) {
-    for (index, step) in steps.iter().enumerate() {
-        let at = format!("{pointer}/{index}");
-        match step {
-            RefinementStep::PrimitiveAction(step) => {
-                out.push((format!("{at}/actionId"), &step.action_id));
-            }
-            RefinementStep::Conditional(step) => {
-                step_actions(&step.then_steps, &format!("{at}/thenSteps"), out);
-                step_actions(&step.else_steps, &format!("{at}/elseSteps"), out);
-            }
-            RefinementStep::Task(_) => {}
-        }
-    }
 }
 
 /// The problems of a scene file (`file` is its path, for the errors) with the loaded

@@ -42,6 +42,32 @@ pub enum RefinementStep {
     Task(TaskStep),
 }
 
+impl RefinementMethod {
+    /// Each of its steps, depth first through conditional steps (a step before the
+    /// steps of its branches, `thenSteps` before `elseSteps`), with its JSON pointer.
+    pub fn each_step(&self) -> Vec<(String, &RefinementStep)> {
+        fn visit<'a>(
+            steps: &'a [RefinementStep],
+            pointer: &str,
+            out: &mut Vec<(String, &'a RefinementStep)>,
+        ) {
+            for (index, step) in steps.iter().enumerate() {
+                let at = format!("{pointer}/{index}");
+                if let RefinementStep::Conditional(conditional) = step {
+                    out.push((at.clone(), step));
+                    visit(&conditional.then_steps, &format!("{at}/thenSteps"), out);
+                    visit(&conditional.else_steps, &format!("{at}/elseSteps"), out);
+                } else {
+                    out.push((at, step));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        visit(&self.steps, "/steps", &mut out);
+        out
+    }
+}
+
 impl RefinementStep {
     /// The `stepType` as content files spell it.
     pub fn step_type(&self) -> &'static str {

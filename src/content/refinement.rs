@@ -413,10 +413,16 @@ fn cycle_or_too_deep(
     // Each task's sub-tasks, with the method and step that run each.
     let mut runs: HashMap<&str, Vec<(&str, &str, String, &RefinementMethod)>> = HashMap::new();
     for (file, method) in methods.iter_with_files() {
-        let mut steps = Vec::new();
-        task_steps(&method.steps, "/steps", &mut steps);
-        for (pointer, sub) in steps {
-            (runs.entry(method.task_id.as_str()).or_default()).push((sub, file, pointer, method));
+        for (pointer, step) in method.each_step() {
+            if let RefinementStep::Task(step) = step {
+                let run = (
+                    step.task_id.as_str(),
+                    file,
+                    format!("{pointer}/taskId"),
+                    method,
+                );
+                runs.entry(method.task_id.as_str()).or_default().push(run);
+            }
         }
     }
     let mut depths: HashMap<&str, usize> = HashMap::new();
@@ -427,21 +433,6 @@ fn cycle_or_too_deep(
         }
     }
     None
-}
-
-/// The sub-tasks that `steps` (at `pointer`) run, with each step's pointer.
-fn task_steps<'a>(steps: &'a [RefinementStep], pointer: &str, out: &mut Vec<(String, &'a str)>) {
-    for (index, step) in steps.iter().enumerate() {
-        let at = format!("{pointer}/{index}");
-        match step {
-            RefinementStep::Task(step) => out.push((format!("{at}/taskId"), &step.task_id)),
-            RefinementStep::Conditional(step) => {
-                task_steps(&step.then_steps, &format!("{at}/thenSteps"), out);
-                task_steps(&step.else_steps, &format!("{at}/elseSteps"), out);
-            }
-            RefinementStep::PrimitiveAction(_) => {}
-        }
-    }
 }
 
 type Runs<'a> = HashMap<&'a str, Vec<(&'a str, &'a str, String, &'a RefinementMethod)>>;
