@@ -31,12 +31,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bevy::prelude::*;
-use serde_json::Value;
 
 use facts::FrameWorld;
 pub use facts::{WorldFacts, describe};
 pub use refine::{
-    BoundTask, ParamValue, PlanFacts, PlanFailure, PlanStep, PlannedAction, Refinement, StepPath,
+    BoundTask, PlanFacts, PlanFailure, PlanStep, PlannedAction, Refinement, StepPath,
 };
 
 use crate::content::{ContentRegistry, content_loaded};
@@ -44,7 +43,7 @@ use crate::world::{
     ActionMenu, ActionReport, ActionRequest, FollowingPlan, LoomSystems, Outcome, PlanStepRef,
     TurnEnded, WorldViewQuery,
 };
-pub use crate::world::{PlanCompleted, PlanFailed, PlanOrigin};
+pub use crate::world::{ParamValue, PlanCompleted, PlanFailed, PlanOrigin, StartPlan};
 
 /// Carries out plans: [`StartPlan`] in, [`ActionRequest`]s out, [`ActionReport`]s back.
 #[derive(Debug, Clone, Default)]
@@ -81,47 +80,6 @@ pub enum PlanCadence {
     /// In a frame with a [`TurnEnded`], once the last step was reported on: a
     /// turn-based game, one step a turn.
     EveryTurn,
-}
-
-/// Starts a task for an actor, replacing any plan it has. Written by the game, or by
-/// smart actors for an answer that chose a task.
-#[derive(Message, Debug, Clone, PartialEq)]
-pub struct StartPlan {
-    /// Who carries it out.
-    pub actor: Entity,
-    /// The task's `mod:task` id.
-    pub task_id: String,
-    /// Its parameters; value parameters left out take their defaults.
-    pub params: Vec<(String, ParamValue)>,
-    /// Who chose it.
-    pub chosen_by: PlanOrigin,
-}
-
-impl StartPlan {
-    /// `actor` carries out `task_id`, as the game chose.
-    pub fn new(actor: Entity, task_id: impl Into<String>) -> Self {
-        Self {
-            actor,
-            task_id: task_id.into(),
-            params: Vec::new(),
-            chosen_by: PlanOrigin::Game,
-        }
-    }
-
-    /// With the entity parameter `name` bound to `entity`.
-    #[must_use]
-    pub fn entity(mut self, name: impl Into<String>, entity: Entity) -> Self {
-        self.params.push((name.into(), ParamValue::Entity(entity)));
-        self
-    }
-
-    /// With the value parameter `name` set to `value`.
-    #[must_use]
-    pub fn value(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.params
-            .push((name.into(), ParamValue::Value(value.into())));
-        self
-    }
 }
 
 /// A plan started.

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use bevy::prelude::Entity;
 use serde_json::{Map, Value};
 
+use crate::world::ParamValue;
 use crate::content::{
     ConditionArena, ConditionalFailure, ContentRegistry, FallbackBehavior, RefinementMethod,
     RefinementStep, TaskDefinition,
@@ -25,15 +26,6 @@ pub trait PlanFacts {
     fn exists(&self, entity: Entity) -> bool {
         self.entity(entity).is_some()
     }
-}
-
-/// The value of one task parameter.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ParamValue {
-    /// An entity parameter's entity.
-    Entity(Entity),
-    /// A value parameter's value.
-    Value(Value),
 }
 
 /// A task with a value for each of its parameters.

@@ -1,10 +1,12 @@
 //! The game's side of an action: what an actor asks the game to carry out
-//! ([`ActionRequest`], from a smart actor's decision or a plan's step) and what happened
-//! when it did ([`ActionReport`], which narration tells and plans advance on). Every
-//! feature shares them; the game's own rules sit between the two.
+//! ([`ActionRequest`], from a smart actor's decision or a plan's step), what happened
+//! when it did ([`ActionReport`], which narration tells and plans advance on), and the
+//! tasks plans carry out ([`StartPlan`], from the game or a smart actor's answer, and
+//! how a plan ends). Every feature shares them; the game's own rules sit between.
 
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// How an action ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -239,3 +241,54 @@ pub struct PlanFailed {
     /// Who chose the task.
     pub chosen_by: PlanOrigin,
 }
+
+/// The value of one task parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamValue {
+    /// An entity parameter's entity.
+    Entity(Entity),
+    /// A value parameter's value.
+    Value(Value),
+}
+
+/// Starts a task for an actor, replacing any plan it has. Written by the game, or by
+/// smart actors for an answer that chose a task.
+#[derive(Message, Debug, Clone, PartialEq)]
+pub struct StartPlan {
+    /// Who carries it out.
+    pub actor: Entity,
+    /// The task's `mod:task` id.
+    pub task_id: String,
+    /// Its parameters; value parameters left out take their defaults.
+    pub params: Vec<(String, ParamValue)>,
+    /// Who chose it.
+    pub chosen_by: PlanOrigin,
+}
+
+impl StartPlan {
+    /// `actor` carries out `task_id`, as the game chose.
+    pub fn new(actor: Entity, task_id: impl Into<String>) -> Self {
+        Self {
+            actor,
+            task_id: task_id.into(),
+            params: Vec::new(),
+            chosen_by: PlanOrigin::Game,
+        }
+    }
+
+    /// With the entity parameter `name` bound to `entity`.
+    #[must_use]
+    pub fn entity(mut self, name: impl Into<String>, entity: Entity) -> Self {
+        self.params.push((name.into(), ParamValue::Entity(entity)));
+        self
+    }
+
+    /// With the value parameter `name` set to `value`.
+    #[must_use]
+    pub fn value(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.params
+            .push((name.into(), ParamValue::Value(value.into())));
+        self
+    }
+}
+

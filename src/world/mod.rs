@@ -24,8 +24,8 @@ mod witnessed;
 use bevy::prelude::*;
 
 pub use acting::{
-    ActionReport, ActionRequest, EffectReport, Outcome, PlanCompleted, PlanFailed, PlanOrigin,
-    PlanStepRef,
+    ActionReport, ActionRequest, EffectReport, Outcome, ParamValue, PlanCompleted, PlanFailed,
+    PlanOrigin, PlanStepRef, StartPlan,
 };
 pub use available::{ActionMenu, ActionOffers, available_actions, render_command};
 pub use components::{
@@ -68,6 +68,7 @@ impl Plugin for WorldPlugin {
             .add_message::<TurnEnded>()
             .add_message::<PlanCompleted>()
             .add_message::<PlanFailed>()
+            .add_message::<StartPlan>()
             .add_systems(PreUpdate, publish_scope_names.in_set(WorldSystems))
             .configure_sets(PreUpdate, WorldSystems.before(ContentSystems));
     }
