@@ -1,6 +1,6 @@
 //! Deciding: an answer is parsed and checked against what was offered; a valid one
-//! becomes an [`ActionRequest`] and what the actor said, anything else a
-//! [`DecisionRejected`] and the fallback. An answer that never came keeps the
+//! becomes an [`ActionRequest`] (or, for a task, a [`StartPlan`]) and what the actor
+//! said, anything else a [`DecisionRejected`] and the fallback. An answer that never came keeps the
 //! conversation; a prompt too long for the server's context is asked once more, fresh.
 
 use bevy::prelude::*;
@@ -13,7 +13,7 @@ use super::{
 use crate::content::{ActionDefinition, ContentRegistry};
 use crate::llm::{LlmError, LlmReply, LlmResponse};
 use crate::prompt::read_decision;
-use crate::world::{AvailableAction, DisplayName};
+use crate::world::{AvailableAction, DisplayName, ParamValue, PlanOrigin, StartPlan};
 
 pub(super) fn apply_decisions(
     settings: Res<SmartActorSettings>,
@@ -77,10 +77,11 @@ pub(super) fn apply_decisions(
             }
         }
         let name = name.map_or("Someone", |n| n.0.as_str());
+        let plan = verdict.task.map(|task| plan_for(entity, &task, &registry));
         write_verdict(
-            entity,
-            name,
+            (entity, name),
             verdict,
+            plan,
             raw_answer(&response.result),
             &mut out,
         );
@@ -95,6 +96,8 @@ pub(super) struct Verdict<'a> {
     /// The offered action requested: the one chosen, or for a rejected answer the
     /// configured fallback when it was offered.
     pub(super) action: Option<AvailableAction<'a>>,
+    /// The offered task chosen.
+    pub(super) task: Option<AvailableAction<'a>>,
     /// In combat, an answer that chose no combat action: the actor hesitates.
     pub(super) hesitates: bool,
 }
@@ -108,11 +111,17 @@ pub(super) fn judge<'a>(
     permitted: impl Fn(&ActionDefinition) -> bool,
     fallback: &DecisionFallback,
 ) -> Verdict<'a> {
-    let offered = &pending.offered;
+    let (offered, tasks) = (&pending.offered, &pending.tasks);
     let decision = match reply {
-        Ok(reply) => read_decision(&reply.text, offered, registry, permitted, &pending.limits),
+        Ok(reply) => {
+            let choices = (offered, tasks);
+            read_decision(&reply.text, choices, registry, permitted, &pending.limits)
+        }
         Err(error) => Err(RejectionReason::NoAnswer(error.clone())),
     };
+    let task = (decision.as_ref().ok())
+        .and_then(Decision::task)
+        .and_then(|position| tasks.get(position));
     let chosen = decision
         .as_ref()
         .ok()
@@ -129,14 +138,16 @@ pub(super) fn judge<'a>(
         hesitates: pending.fighting && chosen.is_none(),
         decision,
         action,
+        task,
     }
 }
 
-/// Writes what a verdict comes to for the actor `entity`, called `name`.
+/// Writes what a verdict comes to for the actor `entity`, called `name`: with the
+/// `plan` that starts the task it chose, if it chose one.
 fn write_verdict(
-    entity: Entity,
-    name: &str,
+    (entity, name): (Entity, &str),
     verdict: Verdict<'_>,
+    plan: Option<StartPlan>,
     raw: &str,
     out: &mut DecisionWriters,
 ) {
@@ -169,13 +180,17 @@ fn write_verdict(
     if let Some(chosen) = &verdict.action {
         out.requests.write(request_for(entity, chosen));
     }
+    let acts = verdict.action.is_some() || plan.is_some();
+    if let Some(plan) = plan {
+        out.plans.write(plan);
+    }
     let speech = decision.speech();
     if !speech.is_empty() {
         out.spoke.write(ActorSpoke {
             actor: entity,
             text: speech.to_owned(),
         });
-    } else if verdict.action.is_none() {
+    } else if !acts {
         out.passed.write(ActorPassed {
             actor: entity,
             thought: decision.thought,
@@ -186,6 +201,27 @@ fn write_verdict(
 /// The model's answer, empty when there was none.
 fn raw_answer(reply: &Result<LlmReply, LlmError>) -> &str {
     reply.as_ref().map_or("", |reply| reply.text.as_str())
+}
+
+/// The plan that carries out an offered task for `actor`, its entity parameters bound
+/// to the task's targets in order (as
+/// [`TaskDefinition::as_action`](crate::content::TaskDefinition::as_action) made them
+/// slots) and its value parameters at their defaults. A task no longer loaded starts
+/// with no parameters, and fails to start, saying so.
+fn plan_for(actor: Entity, task: &AvailableAction, registry: &ContentRegistry) -> StartPlan {
+    let definition = registry.task(task.action_id);
+    let entity_parameters = (definition.into_iter())
+        .flat_map(|definition| &definition.parameters)
+        .filter(|parameter| parameter.entity.is_some());
+    let params = (entity_parameters.zip(task.targets))
+        .map(|(parameter, &target)| (parameter.name.clone(), ParamValue::Entity(target)))
+        .collect();
+    StartPlan {
+        actor,
+        task_id: task.action_id.to_owned(),
+        params,
+        chosen_by: PlanOrigin::Model,
+    }
 }
 
 /// The request to carry out an offered action.
@@ -211,6 +247,7 @@ mod tests {
         PendingDecision {
             request: RequestId(7),
             offered: OfferedActions::default(),
+            tasks: OfferedActions::default(),
             fighting,
             reply_to: None,
             asking_again: false,

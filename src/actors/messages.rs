@@ -125,6 +125,8 @@ pub struct DecisionRequested {
     pub messages: Arc<Vec<ChatMessage>>,
     /// What was offered, by index.
     pub offered: OfferedActions,
+    /// The tasks offered, numbered after the actions.
+    pub tasks: OfferedActions,
     /// Each part of the prompt and its estimated tokens, in order.
     pub sections: Vec<PromptSection>,
     /// The share of this prompt (in characters) that is an unchanged prefix of the

@@ -53,6 +53,8 @@ pub struct PendingDecision {
     pub request: RequestId,
     /// What the actor was offered, by index.
     pub offered: OfferedActions,
+    /// The tasks it was offered, numbered after the actions.
+    pub tasks: OfferedActions,
     /// Whether it was asked in combat.
     pub fighting: bool,
     /// What it is replying to, when the player spoke to it.
@@ -162,6 +164,7 @@ mod tests {
         ThinkState::Waiting(PendingDecision {
             request: RequestId(1),
             offered: OfferedActions::default(),
+            tasks: OfferedActions::default(),
             fighting: false,
             reply_to: None,
             asking_again: false,

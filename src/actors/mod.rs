@@ -45,7 +45,7 @@ use crate::content::{ActionDefinition, ActorSpec, ContentRegistry, content_loade
 use crate::llm::{LlmBridge, RequestId};
 use crate::prompt::{BlockOptions, DecisionLimits, PromptBudgets};
 use crate::prompt::{Decision, RejectionReason};
-use crate::world::{Character, LoomSystems, TargetScopes, Witnessed};
+use crate::world::{Character, LoomSystems, StartPlan, TargetScopes, Witnessed};
 
 /// Marks a character as driven by a model, naming its spec by id (`tavern:marta`).
 #[derive(Component, Debug, Clone, PartialEq, Eq, Reflect)]
@@ -167,6 +167,7 @@ impl Plugin for SmartActorPlugin {
             .add_message::<ActorPassed>()
             .add_message::<TurnEnded>()
             .add_message::<ActionRequest>()
+            .add_message::<StartPlan>()
             .add_message::<ActorSpoke>()
             .add_message::<DecisionRejected>()
             .add_message::<DecisionRequested>()
@@ -225,6 +226,7 @@ impl Plugin for SmartActorPlugin {
 struct DecisionWriters<'w> {
     requested: MessageWriter<'w, DecisionRequested>,
     requests: MessageWriter<'w, ActionRequest>,
+    plans: MessageWriter<'w, StartPlan>,
     spoke: MessageWriter<'w, ActorSpoke>,
     rejected: MessageWriter<'w, DecisionRejected>,
     hesitated: MessageWriter<'w, ActorHesitated>,

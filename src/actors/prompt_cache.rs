@@ -1,6 +1,6 @@
 //! What smart actors' prompts share, kept from frame to frame: each spec's system
-//! message, the actions its policy lets it be offered, and the answer schema for each
-//! number of offered actions. A frame in which many actors think builds each of these
+//! message, the actions and tasks its policy lets it be offered, and the answer schema
+//! for each number of offered actions and tasks. A frame in which many actors think builds each of these
 //! once instead of once per actor.
 
 use std::sync::Arc;
@@ -12,7 +12,9 @@ use serde_json::Value;
 use super::SmartActorSettings;
 use crate::content::{ActorSpec, ContentRegistry, PromptTemplate};
 use crate::llm::ChatMessage;
-use crate::prompt::{DecisionLimits, PromptSection, decision_schema, decision_system_prompt};
+use crate::prompt::{
+    Choices, DecisionLimits, PromptSection, decision_schema, decision_system_prompt,
+};
 use crate::world::{ActionMenu, OfferedActions};
 
 /// The shared parts of decision prompts. Everything in it follows from the content,
@@ -29,8 +31,12 @@ pub(super) struct PromptCache {
     /// By spec id: the actions its policy allows, out of combat and in it, shared
     /// with `actions`.
     menus: HashMap<String, [Option<ActionMenu>; 2]>,
-    /// By limits: the answer schema for each number of offered actions.
-    schemas: Vec<(DecisionLimits, Vec<Option<Arc<Value>>>)>,
+    /// Every task of the content, offered as actions are.
+    tasks: Option<ActionMenu>,
+    /// By spec id: the tasks its policy allows, shared with `tasks`.
+    task_menus: HashMap<String, ActionMenu>,
+    /// By limits: the answer schema for each number of offered actions and tasks.
+    schemas: Vec<(DecisionLimits, HashMap<Choices, Arc<Value>>)>,
 }
 
 /// A spec's system message and its sections, shared by every actor of the spec.
@@ -53,6 +59,8 @@ impl PromptCache {
             self.systems.clear();
             self.actions = None;
             self.menus.clear();
+            self.tasks = None;
+            self.task_menus.clear();
             self.schemas.clear();
             self.generation = Some(generation);
         }
@@ -103,20 +111,37 @@ impl PromptCache {
         })
     }
 
-    /// The answer schema for these offered actions (numbered from 1) within `limits`.
-    pub fn schema(&mut self, offered: &OfferedActions, limits: &DecisionLimits) -> Arc<Value> {
+    /// The tasks an actor of `spec` may be offered (its policy's `allowedTasks`).
+    pub fn task_menu(&mut self, registry: &ContentRegistry, spec: &ActorSpec) -> &ActionMenu {
+        let tasks = self
+            .tasks
+            .get_or_insert_with(|| ActionMenu::of_tasks(registry));
+        self.task_menus
+            .entry_ref(spec.id.as_str())
+            .or_insert_with(|| tasks.filtered(|task| spec.policy.allows_task(&task.id)))
+    }
+
+    /// The answer schema for these offered actions (numbered from 1) and tasks
+    /// (numbered after them) within `limits`.
+    pub fn schema(
+        &mut self,
+        (offered, tasks): (&OfferedActions, &OfferedActions),
+        limits: &DecisionLimits,
+    ) -> Arc<Value> {
         let position = match self.schemas.iter().position(|(seen, _)| seen == limits) {
             Some(position) => position,
             None => {
-                self.schemas.push((limits.clone(), Vec::new()));
+                self.schemas.push((limits.clone(), HashMap::new()));
                 self.schemas.len() - 1
             }
         };
-        let count = offered.len();
-        let by_count = &mut self.schemas[position].1;
-        if by_count.len() <= count {
-            by_count.resize(count + 1, None);
-        }
-        Arc::clone(by_count[count].get_or_insert_with(|| Arc::new(decision_schema(count, limits))))
+        let choices = Choices {
+            actions: offered.len(),
+            tasks: tasks.len(),
+        };
+        let by_choices = &mut self.schemas[position].1;
+        let schema = (by_choices.entry(choices))
+            .or_insert_with(|| Arc::new(decision_schema(choices, limits)));
+        Arc::clone(schema)
     }
 }

@@ -163,6 +163,7 @@ fn send(
     mind.state = ThinkState::Waiting(PendingDecision {
         request: id,
         offered: thought.offered.clone(),
+        tasks: thought.tasks.clone(),
         fighting: asked.fighting,
         reply_to: asked.reply_to,
         asking_again: asked.asking_again,
@@ -174,6 +175,7 @@ fn send(
         request: id,
         messages: thought.turn.messages,
         offered: thought.offered,
+        tasks: thought.tasks,
         sections: thought.turn.sections,
         reused_prefix: thought.turn.reused_prefix,
     });
@@ -225,6 +227,8 @@ struct Thought {
     turn: TurnPrompt,
     /// What it was offered, trimmed.
     offered: OfferedActions,
+    /// The tasks it was offered.
+    tasks: OfferedActions,
     limits: DecisionLimits,
     /// Its offer trimmed past half, reported once an actor.
     trimmed: Option<OfferTrimmed>,
@@ -288,6 +292,7 @@ impl<'a> Frame<'a, '_, '_> {
         self.perceive(asked.entity, &mut mind.perceived, around);
         let seen = fit_lines(&mind.perceived.1, scale.to_estimate(budgets.perception));
         let offered = self.offer(asked, &mut mind.shown_offer, cache, around);
+        let tasks = self.offer_tasks(asked, &mut mind.shown_offer, cache, around);
         let system = cache.system(asked.spec, template, &limits);
         let mut whole = DecisionContext {
             perception: seen,
@@ -302,11 +307,12 @@ impl<'a> Frame<'a, '_, '_> {
             mind.actions_budget =
                 actions_budget(total, &system.message.content, template, &whole, user);
         }
+        let tasks_budget = scale.to_estimate(budgets.tasks);
         let trimmed = self.show(
             asked,
-            (&mut mind.shown_offer, mind.actions_budget),
+            (&mut mind.shown_offer, (mind.actions_budget, tasks_budget)),
             &mut mind.trimming_reported,
-            offered,
+            (offered, tasks),
             &recalled,
         );
         let shown_offer = &mind.shown_offer;
@@ -315,20 +321,24 @@ impl<'a> Frame<'a, '_, '_> {
         (whole.actions_block, whole.note) = (shown_offer.block(), note.as_deref());
         let context = bridge.context_per_slot(Some(affinity));
         let budget = transcript_budget(budgets.transcript, context, &limits);
+        let tasks = shown_offer.shown_tasks().clone();
         let mut turn = mind.transcript.next_turn(
             &shown,
             &system.sections,
             scale.to_estimate(budget),
             user,
-            |plan, user| write_turn_message(user, template, plan, &whole, fresh_note.as_deref()),
+            |plan, user| {
+                let note = fresh_note.as_deref();
+                write_turn_message(user, template, plan, (&whole, !tasks.is_empty()), note);
+            },
         );
         (turn.sections.iter_mut())
             .for_each(|section| section.tokens = scale.to_server(section.tokens));
         let offered = shown_offer.trimmed().clone();
-        let offline = offline_decision(&system.name, &offered);
+        let offline = offline_decision(&system.name, &offered, &tasks);
         let request = decision_request(
             std::sync::Arc::clone(&turn.messages),
-            cache.schema(&offered, &limits),
+            cache.schema((&offered, &tasks), &limits),
             offline,
             &limits,
             affinity,
@@ -338,6 +348,7 @@ impl<'a> Frame<'a, '_, '_> {
             request,
             turn,
             offered,
+            tasks,
             limits,
             trimmed,
         }
@@ -389,6 +400,37 @@ impl<'a> Frame<'a, '_, '_> {
             asked.fighting,
             &settings.combat_verbs,
         );
+        let changed_at = self.changed_at(menu, around);
+        let offers = &mut self.offers;
+        shown.next_offer(Some(menu), changed_at, revision, |menu, last| {
+            offers.offer_again(menu, asked.entity, last)
+        })
+    }
+
+    /// The tasks `asked` is to be offered: none in a reply or a fight, else from the
+    /// tasks its spec allows, made again only when what they read changed.
+    fn offer_tasks(
+        &mut self,
+        asked: &Asked<'_>,
+        shown: &mut ShownOffer,
+        cache: &mut PromptCache,
+        around: u64,
+    ) -> OfferedActions {
+        let revision = self.revisions.revision();
+        let menu = cache.task_menu(self.registry, asked.spec);
+        if asked.reply_to.is_some() || asked.fighting || menu.is_empty() {
+            return shown.next_tasks(None, around, revision, |_, _| OfferedActions::default());
+        }
+        let changed_at = self.changed_at(menu, around);
+        let offers = &mut self.offers;
+        shown.next_tasks(Some(menu), changed_at, revision, |menu, last| {
+            offers.offer_again(menu, asked.entity, last)
+        })
+    }
+
+    /// The revision at which what `menu` reads for an actor last changed, when what is
+    /// around the actor last changed `around`.
+    fn changed_at(&mut self, menu: &ActionMenu, around: u64) -> u64 {
         let known = self
             .builtin_only
             .iter()
@@ -402,11 +444,11 @@ impl<'a> Frame<'a, '_, '_> {
             }
         };
         // A menu reading a scope the game registered may read anything in the view.
-        let changed_at = if builtin { around } else { revision };
-        let offers = &mut self.offers;
-        shown.next_offer(Some(menu), changed_at, revision, |menu, last| {
-            offers.offer_again(menu, asked.entity, last)
-        })
+        if builtin {
+            around
+        } else {
+            self.revisions.revision()
+        }
     }
 
     /// Shows `offered` to `asked` within its actions budget (`shown` is what it was
@@ -416,14 +458,15 @@ impl<'a> Frame<'a, '_, '_> {
     fn show(
         &mut self,
         asked: &Asked<'_>,
-        (shown, budget): (&mut ShownOffer, usize),
+        (shown, budgets): (&mut ShownOffer, (usize, usize)),
         reported: &mut bool,
-        offered: OfferedActions,
+        (offered, tasks): (OfferedActions, OfferedActions),
         recalled: &[&MemoryEntry],
     ) -> Option<OfferTrimmed> {
-        if shown.shows(&offered, budget) {
+        if shown.shows((&offered, &tasks), budgets) {
             return None;
         }
+        let budget = budgets.0;
         let key_holders = self.key_holders;
         let with_key = self.with_key.get_or_insert_with(|| {
             let mut with_key: HashMap<&str, SmallVec<[Entity; 1]>> = HashMap::new();
@@ -446,8 +489,8 @@ impl<'a> Frame<'a, '_, '_> {
             lifeline: |action: &AvailableAction<'_>| lifelines.of(action),
         };
         let left_out = shown.show(
-            offered,
-            budget,
+            (offered, tasks),
+            budgets,
             (self.registry, &self.settings.block),
             weighing,
             &mut self.trim,

@@ -335,7 +335,8 @@ fn advance_plans(
 }
 
 fn task_id(plan: &Plan) -> String {
-    plan.task().map(|t| t.task_id.clone()).unwrap_or_default()
+    // Kept beside the refinement, which lets its task go once it is done.
+    plan.ids.0.to_string()
 }
 
 /// Which step of `plan` the action is, its ids shared through `ids`.

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use bevy::prelude::Entity;
 use serde_json::{Map, Value};
 
-use crate::world::ParamValue;
 use crate::content::{
     ConditionArena, ConditionalFailure, ContentRegistry, FallbackBehavior, RefinementMethod,
     RefinementStep, TaskDefinition,
 };
+use crate::world::ParamValue;
 
 /// What a condition reads about the world as it is now.
 pub trait PlanFacts {

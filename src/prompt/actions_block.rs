@@ -8,7 +8,7 @@ use smallvec::SmallVec;
 
 use bevy::platform::collections::HashMap;
 
-use super::answer::NOTHING_OFFERED;
+use super::answer::{NOTHING_OFFERED, task_answer};
 use crate::content::{ContentRegistry, ModActionMetadata, action_namespace};
 use crate::world::AvailableAction;
 
@@ -66,11 +66,11 @@ const ACTIONS_TEXT: BlockText = BlockText {
     grouped_guidance: GROUPED_GUIDANCE,
 };
 
-const TASKS_GUIDANCE: &str = "<selection_guidance>
-A task is carried out for you step by step, without asking you again until it ends.
-Choose one when it serves your goals better than a single action.
-</selection_guidance>
-</available_tasks>";
+const TASKS_GUIDANCE: &str = concat!(
+    "A task is carried out step by step; you are not asked again until it ends.\n",
+    task_answer!(),
+    "\n</available_tasks>"
+);
 
 /// The `<available_tasks>` block's text.
 const TASKS_TEXT: BlockText = BlockText {
@@ -83,19 +83,37 @@ const TASKS_TEXT: BlockText = BlockText {
 /// Renders the `<available_tasks>` block for these tasks (an actor's offer of
 /// [`ActionMenu::of_tasks`](crate::world::ActionMenu::of_tasks)), laid out as the
 /// actions block lays out actions: by mod, with each mod's Purpose and Consider-when,
-/// or flat when there are few. Nothing offered is no block: an empty string.
+/// or flat when there are few; each with the index given. Nothing offered is no
+/// block: an empty string.
 pub fn render_available_tasks<'a>(
     tasks: impl IntoIterator<Item = impl Borrow<AvailableAction<'a>>>,
     registry: &ContentRegistry,
     options: &BlockOptions,
 ) -> String {
-    let lines: SmallVec<[AvailableAction<'_>; 16]> =
-        tasks.into_iter().map(|task| *task.borrow()).collect();
     let mut out = String::new();
-    if !lines.is_empty() {
-        lay_out(&mut out, &lines, registry, options, &TASKS_TEXT);
-    }
+    write_available_tasks(&mut out, tasks, 0, registry, options);
     out
+}
+
+/// Like [`render_available_tasks`], appending to `out`, with each task numbered
+/// `after` on from its index: after the offered actions, as the prompt numbers them
+/// ([`Choices`](super::Choices)).
+pub fn write_available_tasks<'a>(
+    out: &mut String,
+    tasks: impl IntoIterator<Item = impl Borrow<AvailableAction<'a>>>,
+    after: usize,
+    registry: &ContentRegistry,
+    options: &BlockOptions,
+) {
+    let lines: SmallVec<[AvailableAction<'_>; 16]> = (tasks.into_iter())
+        .map(|task| AvailableAction {
+            index: task.borrow().index + after,
+            ..*task.borrow()
+        })
+        .collect();
+    if !lines.is_empty() {
+        lay_out(out, &lines, registry, options, &TASKS_TEXT);
+    }
 }
 
 /// Renders the block for these actions (an actor's
@@ -1057,10 +1075,8 @@ mod tests {
         );
     }
 
-    const TASK_GUIDANCE: &str = "<selection_guidance>
-A task is carried out for you step by step, without asking you again until it ends.
-Choose one when it serves your goals better than a single action.
-</selection_guidance>
+    const TASK_GUIDANCE: &str = "A task is carried out step by step; you are not asked again until it ends.
+To take one on, answer {\"type\": \"TASK\", \"task\": <its Index>, \"speech\": \"<what you say, or empty>\"}
 </available_tasks>";
 
     #[test]

@@ -25,8 +25,12 @@ use crate::world::{AvailableAction, OfferedActions};
 #[derive(Debug, Clone, PartialEq, Eq, bevy::reflect::Reflect)]
 pub struct PromptBudgets {
     /// The whole first prompt of a conversation with the model (system and user
-    /// messages): the available actions are trimmed to fit what the rest leaves.
+    /// messages) but its available tasks: the available actions are trimmed to fit
+    /// what the rest leaves.
     pub total: usize,
+    /// The available-tasks block, on top of `total` (an actor offered no task spends
+    /// none of it): the least relevant tasks are left out until it fits.
+    pub tasks: usize,
     /// What the actor perceives.
     pub perception: usize,
     /// What the player said to it.
@@ -40,6 +44,7 @@ impl Default for PromptBudgets {
     fn default() -> Self {
         Self {
             total: 1000,
+            tasks: 150,
             perception: 150,
             player_says: 100,
             transcript: 2000,

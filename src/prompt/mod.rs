@@ -21,11 +21,12 @@ mod transcript;
 
 pub use actions_block::{
     BlockOptions, render_available_actions, render_available_tasks, write_available_actions,
+    write_available_tasks,
 };
 pub use answer::{
-    ANSWER_FIELD, ANSWER_TYPES, Answer, DECISION_REPLY, DECISION_RULES, Decision, DecisionLimits,
-    NOTHING_OFFERED, OfflineDecision, RejectionReason, decision_schema, match_utterance,
-    parse_decision, read_decision,
+    ANSWER_FIELD, ANSWER_TYPES, Answer, Choices, DECISION_REPLY, DECISION_RULES, Decision,
+    DecisionLimits, NOTHING_OFFERED, OfflineDecision, RejectionReason, TASK_ANSWER,
+    decision_schema, match_utterance, parse_decision, read_decision,
 };
 pub use budget::{Lifeline, PromptBudgets, fit_lines, fit_words, trim_mask};
 pub(crate) use budget::{TrimScratch, Weighing, trim_mask_with};

@@ -342,3 +342,101 @@ fn a_fight_interrupts_a_plan_for_the_decision() {
     let turn = crate::support::run_turn(&mut app);
     assert!(asked(&turn).contains(&marta), "in combat she is asked");
 }
+
+/// A model that takes on serving the Traveler whenever it is offered, by the index the
+/// prompt gives the task, and otherwise names a task that was never offered.
+struct ServesTheTraveler;
+
+impl bevy_loom::llm::LlmBackend for ServesTheTraveler {
+    fn describe(&self) -> String {
+        "serves the Traveler".to_owned()
+    }
+
+    fn complete(
+        &self,
+        request: &bevy_loom::llm::LlmRequest,
+        _deltas: bevy_loom::llm::DeltaSink,
+    ) -> bevy_loom::llm::LlmFuture {
+        let user = request.messages.last().map_or("", |m| &*m.content);
+        let index = user
+            .lines()
+            .find(|line| line.contains("Command: \"serve Traveler mug of ale\""))
+            .and_then(|line| line.strip_prefix("[Index: "))
+            .and_then(|rest| rest.split(']').next())
+            .map_or(99, |n| n.parse::<usize>().expect("an index"));
+        let text =
+            format!(r#"{{"type": "TASK", "task": {index}, "speech": "Coming up, dearie."}}"#);
+        Box::pin(async move { Ok(bevy_loom::llm::LlmReply::text(text)) })
+    }
+}
+
+#[test]
+fn a_task_the_model_chooses_is_carried_out_as_a_plan_and_ends_in_its_next_prompt() {
+    let backend = BackendChoice::Custom(std::sync::Arc::new(ServesTheTraveler));
+    let (mut app, scene) = tavern_app(backend);
+    app.init_resource::<Game>().add_systems(
+        Update,
+        (
+            carry_out
+                .after(LoomSystems::Decide)
+                .before(LoomSystems::Narrate),
+            record.after(LoomSystems::Remember),
+        ),
+    );
+    let (marta, player, ale) = (
+        scene.entities["marta"],
+        scene.entities["player"],
+        scene.entities["ale"],
+    );
+    let turn = crate::support::run_turn(&mut app);
+    let prompt = turn
+        .prompts
+        .iter()
+        .find(|p| p.actor == marta)
+        .expect("asked");
+    let serve = prompt
+        .tasks
+        .iter()
+        .find(|task| task.command == "serve Traveler mug of ale")
+        .expect("the task is offered");
+    assert_eq!(serve.targets, [player, ale], "customer, then drink");
+    assert!(
+        (turn.spoke.iter()).any(|s| s.actor == marta && s.text == "Coming up, dearie."),
+        "she says her line as she sets about it"
+    );
+    // Silas and Brom were offered no task: naming one is refused, saying so.
+    assert_eq!(turn.rejected.len(), 2, "{:#?}", turn.rejected);
+    for rejected in &turn.rejected {
+        assert_eq!(
+            rejected.reason.to_string(),
+            "task 99 was not offered: no task was offered, so answer with ACTION"
+        );
+    }
+    run(&mut app, 20);
+    let game = app.world().resource::<Game>();
+    assert_eq!(game.started.len(), 1, "{:?}", game.failed);
+    assert_eq!(game.started[0].task_id, "tavern:serve_drink");
+    assert_eq!(game.completed.len(), 1, "{:?}", game.failed);
+    assert_eq!(game.completed[0].chosen_by, PlanOrigin::Model);
+    assert_eq!(game.completed[0].task_id, "tavern:serve_drink");
+    assert_eq!(
+        app.world().get::<CarriedBy>(ale).map(|c| c.0),
+        Some(player),
+        "the game carried out every step"
+    );
+    let next = crate::support::run_turn(&mut app);
+    let prompt = next
+        .prompts
+        .iter()
+        .find(|p| p.actor == marta)
+        .expect("asked again");
+    let user = prompt.messages.last().map_or("", |m| &*m.content);
+    assert!(
+        user.contains("Your plan \"Serve a drink\" is done."),
+        "her next prompt says how the plan ended:\n{user}"
+    );
+    assert!(
+        prompt.tasks.is_empty(),
+        "the mug is served: nothing left to serve"
+    );
+}

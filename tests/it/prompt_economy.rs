@@ -39,13 +39,32 @@ fn tokens(messages: &[ChatMessage]) -> usize {
     messages.iter().map(|m| estimate_tokens(&m.content)).sum()
 }
 
+/// The estimated tokens of the available-tasks block of a prompt's last message, and
+/// of the prompt without it.
+fn tasks_and_rest(messages: &[ChatMessage]) -> (usize, usize) {
+    let user = &messages.last().expect("a message").content;
+    let tasks = match (
+        user.find("<available_tasks>"),
+        user.find("</available_tasks>"),
+    ) {
+        (Some(start), Some(end)) => estimate_tokens(&user[start..end + "</available_tasks>".len()]),
+        _ => 0,
+    };
+    (tasks, tokens(messages).saturating_sub(tasks))
+}
+
 #[test]
 fn the_innkeepers_first_prompt_is_within_the_default_budget() {
     let (mut app, marta) = tavern(r#"{"type": "NONE"}"#, PromptBudgets::default());
     let first = asked(&run_turn(&mut app), marta);
     assert_eq!(first.messages.len(), 2, "system and user");
     let total = tokens(&first.messages);
-    assert!(total <= 1000, "{total} estimated tokens");
+    let (tasks, rest) = tasks_and_rest(&first.messages);
+    assert!(rest <= 1000, "{rest} estimated tokens but the tasks");
+    assert!(
+        (1..=150).contains(&tasks),
+        "the innkeeper's tasks, within their own budget: {tasks}"
+    );
     let counted: usize = first.sections.iter().map(|s| s.tokens).sum();
     assert!(counted.abs_diff(total) <= first.sections.len());
     assert!(
@@ -53,6 +72,7 @@ fn the_innkeepers_first_prompt_is_within_the_default_budget() {
         "the budget leaves a real choice: {}",
         first.offered.len()
     );
+    assert!(!first.tasks.is_empty(), "and tasks beside the actions");
 }
 
 #[test]
@@ -110,11 +130,8 @@ fn a_tight_budget_trims_the_offer_and_numbers_it_again() {
     let (mut app, marta) = tavern(r#"{"type": "ACTION", "action": 1, "speech": ""}"#, budgets);
     let log = run_turn(&mut app);
     let first = asked(&log, marta);
-    assert!(
-        tokens(&first.messages) <= 700,
-        "{}",
-        tokens(&first.messages)
-    );
+    let (_, rest) = tasks_and_rest(&first.messages);
+    assert!(rest <= 700, "{rest} estimated tokens but the tasks");
     assert!(!first.offered.is_empty(), "{:#?}", first.sections);
     let indices: Vec<usize> = first.offered.iter().map(|a| a.index).collect();
     assert_eq!(indices, (1..=first.offered.len()).collect::<Vec<_>>());

@@ -308,14 +308,14 @@ fn four_chars_a_token(messages: &[Value], max_tokens: u64) -> u64 {
 /// would otherwise have been refused on the third turn.
 #[test]
 fn transcripts_start_again_before_outgrowing_the_servers_context() {
-    const CONTEXT: u64 = 1400;
+    const CONTEXT: u64 = 1600;
     let fits = |messages: &[Value], max_tokens| four_chars_a_token(messages, max_tokens) <= CONTEXT;
     let run = |props: Option<Value>| {
         let (_server, url, seen) = llama_with_context(fits, props.clone());
         let mut app = tavern_served_by(&url);
         if props.is_some() {
             crate::support::update_until(&mut app, "the server's limits", |app| {
-                app.world().resource::<LlmBridge>().context_per_slot(None) == Some(1400)
+                app.world().resource::<LlmBridge>().context_per_slot(None) == Some(CONTEXT as u32)
             });
         }
         for _ in 0..4 {

@@ -1,6 +1,7 @@
 //! The offer an actor is shown: made again only when what it reads changed, weighed by
-//! what matters to the actor, trimmed to its budget and written as a block, and kept
-//! as it was shown while the world around the actor stays the same.
+//! what matters to the actor, trimmed to its budget and written as a block (its
+//! actions, then the tasks it may take on), and kept as it was shown while the world
+//! around the actor stays the same.
 
 use bevy::platform::collections::HashMap;
 use std::cell::{Cell, RefCell};
@@ -11,7 +12,7 @@ use smallvec::SmallVec;
 use crate::content::ContentRegistry;
 use crate::prompt::{
     BlockOptions, Lifeline, Shown, TrimScratch, Weighing, estimate_tokens, text_fingerprint,
-    trim_mask_with, write_available_actions,
+    trim_mask_with, write_available_actions, write_available_tasks,
 };
 use crate::world::{ActionMenu, AvailableAction, OfferedActions};
 
@@ -21,23 +22,61 @@ use crate::world::{ActionMenu, AvailableAction, OfferedActions};
 pub(in crate::actors) struct ShownOffer {
     /// Whether an offer was shown yet.
     shown: bool,
-    /// The offer as made, before trimming.
+    /// The actions as offered, before trimming.
     offered: OfferedActions,
-    /// The menu it was made from and the place model's revision then
-    /// ([`PlaceRevisions::revision`](crate::world::PlaceRevisions::revision)): an offer
-    /// is made from the menu and the world view alone, so while the menu is the same
-    /// and nothing it reads changed it is not made again. `None` when it was not made
-    /// from a menu (a reply's empty offer).
-    made_from: Option<(ActionMenu, u64)>,
+    /// The menu they were made from, and when.
+    made_from: MadeFrom,
+    /// The tasks as offered, before trimming.
+    tasks: OfferedActions,
+    /// The menu they were made from, and when.
+    tasks_made_from: MadeFrom,
+    /// The budget the tasks were trimmed to.
+    tasks_budget: usize,
+    /// The tasks without those left out, numbered after the actions shown.
+    tasks_shown: OfferedActions,
     /// The budget it was trimmed to.
     budget: usize,
     /// Which of its actions were left out.
     mask: Vec<bool>,
     /// The offer without them.
     trimmed: OfferedActions,
-    /// Its available-actions block, and the block's [`text_fingerprint`].
+    /// Its available-actions block (and available-tasks block after it), and their
+    /// [`text_fingerprint`].
     block: String,
+    /// Where in `block` the actions' block ends.
+    actions_end: usize,
     block_fingerprint: u64,
+}
+
+/// The menu an offer was made from and the place model's revision then
+/// ([`PlaceRevisions::revision`](crate::world::PlaceRevisions::revision)): an offer is
+/// made from the menu and the world view alone, so while the menu is the same and
+/// nothing it reads changed it is not made again. `None` when it was not made from a
+/// menu (a reply's empty offer).
+type MadeFrom = Option<(ActionMenu, u64)>;
+
+/// The offer to make next from `menu` (nothing without one), given the last offer made
+/// from the menu `made_from`: that offer, shared, when it was made from `menu` at or
+/// after `changed_at` (the revision at which what the menu reads last changed);
+/// otherwise one `make` makes from the menu (given the last offer, to give it back
+/// shared when nothing in it changed), noted as made at `revision`.
+fn next_from(
+    (made_from, last): (&mut MadeFrom, &OfferedActions),
+    menu: Option<&ActionMenu>,
+    (changed_at, revision): (u64, u64),
+    make: impl FnOnce(&ActionMenu, &OfferedActions) -> OfferedActions,
+) -> OfferedActions {
+    let Some(menu) = menu else {
+        *made_from = None;
+        return OfferedActions::default();
+    };
+    match made_from {
+        Some((made, at)) if made.shares(menu) && *at >= changed_at => last.clone(),
+        _ => {
+            *made_from = Some((menu.clone(), revision));
+            make(menu, last)
+        }
+    }
 }
 
 impl ShownOffer {
@@ -53,37 +92,49 @@ impl ShownOffer {
         revision: u64,
         make: impl FnOnce(&ActionMenu, &OfferedActions) -> OfferedActions,
     ) -> OfferedActions {
-        let Some(menu) = menu else {
-            self.made_from = None;
-            return OfferedActions::default();
-        };
-        match &self.made_from {
-            Some((made, at)) if made.shares(menu) && *at >= changed_at => self.offered.clone(),
-            _ => {
-                self.made_from = Some((menu.clone(), revision));
-                make(menu, &self.offered)
-            }
-        }
+        let last = (&mut self.made_from, &self.offered);
+        next_from(last, menu, (changed_at, revision), make)
     }
 
-    /// Whether it shows `offered` within `budget`: the same offer, shared, as
-    /// [`ActionOffers::offer_again`](crate::world::ActionOffers::offer_again) gives it
-    /// back unchanged. Such an offer comes from the same menu, which the prompt cache
-    /// drops on any change of content or settings, so its block is still the one they
-    /// would write; or it is empty, and the empty block is always the same text.
-    pub(super) fn shows(&self, offered: &OfferedActions, budget: usize) -> bool {
-        self.shown && self.offered.shares(offered) && self.budget == budget
+    /// The tasks to offer next, from the task menu `menu` (nothing without one), as
+    /// [`next_offer`](Self::next_offer) makes actions.
+    pub(super) fn next_tasks(
+        &mut self,
+        menu: Option<&ActionMenu>,
+        changed_at: u64,
+        revision: u64,
+        make: impl FnOnce(&ActionMenu, &OfferedActions) -> OfferedActions,
+    ) -> OfferedActions {
+        let last = (&mut self.tasks_made_from, &self.tasks);
+        next_from(last, menu, (changed_at, revision), make)
+    }
+
+    /// Whether it shows `offered` and `tasks` within `budget`: the same offers, shared,
+    /// as [`ActionOffers::offer_again`](crate::world::ActionOffers::offer_again) gives
+    /// them back unchanged. Such an offer comes from the same menu, which the prompt
+    /// cache drops on any change of content or settings, so its block is still the one
+    /// they would write; or it is empty, and the empty block is always the same text.
+    pub(super) fn shows(
+        &self,
+        (offered, tasks): (&OfferedActions, &OfferedActions),
+        (budget, tasks_budget): (usize, usize),
+    ) -> bool {
+        self.shown
+            && self.offered.shares(offered)
+            && self.tasks.shares(tasks)
+            && (self.budget, self.tasks_budget) == (budget, tasks_budget)
     }
 
     /// Shows `offered` within `budget`, trimmed as `weighing` weighs its lines
     /// ([`trim_mask`](crate::prompt::trim_mask), with the buffers of `scratch`) when its
-    /// block (from `registry` with `options`) does not fit whole. The same offer and
-    /// budget as last time are trimmed the same way, so an unchanged world keeps its
-    /// prompt. Returns how many of its actions were left out.
+    /// block (from `registry` with `options`) does not fit whole; and after it the
+    /// block of `tasks`, the least relevant left out until it fits `tasks_budget`. The
+    /// same offer and budgets as last time are trimmed the same way, so an unchanged
+    /// world keeps its prompt. Returns how many of its actions were left out.
     pub(super) fn show(
         &mut self,
-        offered: OfferedActions,
-        budget: usize,
+        (offered, tasks): (OfferedActions, OfferedActions),
+        (budget, tasks_budget): (usize, usize),
         (registry, options): (&ContentRegistry, &BlockOptions),
         weighing: Weighing<
             impl Fn(&AvailableAction<'_>) -> u32,
@@ -91,10 +142,23 @@ impl ShownOffer {
         >,
         scratch: &mut TrimScratch,
     ) -> usize {
+        self.tasks_shown = fit_tasks(
+            &tasks,
+            (offered.len(), tasks_budget),
+            &weighing.relevance,
+            (registry, options),
+        );
         let write = |shown: &mut Self| {
             shown.trimmed.clone_leaving_out(&offered, &shown.mask);
             shown.block.clear();
             write_available_actions(&mut shown.block, &shown.trimmed, registry, options);
+            shown.actions_end = shown.block.len();
+            if !shown.tasks_shown.is_empty() {
+                shown.block.push('\n');
+                let after = shown.trimmed.len();
+                let tasks = &shown.tasks_shown;
+                write_available_tasks(&mut shown.block, tasks, after, registry, options);
+            }
         };
         // The same offer made again from a menu built again (content or settings
         // changed) keeps its mask, unless its block no longer fits: another layout, or
@@ -102,7 +166,7 @@ impl ShownOffer {
         let made_again = !self.offered.made_from_one_menu(&offered) && self.offered == offered;
         let kept = self.shown && self.budget == budget && made_again && {
             write(self);
-            estimate_tokens(&self.block) <= budget
+            estimate_tokens(&self.block[..self.actions_end]) <= budget
         };
         if !kept {
             let block = (registry, options);
@@ -111,14 +175,20 @@ impl ShownOffer {
         }
         self.block_fingerprint = text_fingerprint(&self.block);
         self.offered = offered;
+        self.tasks = tasks;
         self.shown = true;
-        self.budget = budget;
+        (self.budget, self.tasks_budget) = (budget, tasks_budget);
         self.mask.iter().filter(|&&left_out| left_out).count()
     }
 
     /// The offer as shown, without what was left out.
     pub(super) fn trimmed(&self) -> &OfferedActions {
         &self.trimmed
+    }
+
+    /// The tasks as shown, numbered after the actions shown.
+    pub(super) fn shown_tasks(&self) -> &OfferedActions {
+        &self.tasks_shown
     }
 
     /// Its available-actions block.
@@ -141,6 +211,31 @@ impl ShownOffer {
             perception,
             memories,
         }
+    }
+}
+
+/// The offered `tasks` whose block, numbered after `after` actions, fits `budget`: the
+/// least relevant by `relevance` left out first (the last of equals first), the rest
+/// in their order.
+fn fit_tasks(
+    tasks: &OfferedActions,
+    (after, budget): (usize, usize),
+    relevance: &impl Fn(&AvailableAction<'_>) -> u32,
+    (registry, options): (&ContentRegistry, &BlockOptions),
+) -> OfferedActions {
+    let mut shown = tasks.clone();
+    let mut block = String::new();
+    loop {
+        block.clear();
+        write_available_tasks(&mut block, &shown, after, registry, options);
+        if estimate_tokens(&block) <= budget {
+            return shown;
+        }
+        let least = (shown.iter()).rev().min_by_key(|task| relevance(task));
+        let Some(least) = least.map(|task| task.index) else {
+            return shown;
+        };
+        shown.retain(|task| task.index != least);
     }
 }
 

@@ -18,6 +18,10 @@ use crate::world::OfferedActions;
 pub(super) const SAME_ACTIONS: &str =
     "<available_actions>\nThe same actions as before, with the same numbers.\n</available_actions>";
 
+/// What an appended turn says in place of an offer of actions and tasks that did not
+/// change.
+pub(super) const SAME_ACTIONS_AND_TASKS: &str = "<available_actions>\nThe same actions as before, with the same numbers.\n</available_actions>\n<available_tasks>\nThe same tasks as before, with the same numbers.\n</available_tasks>";
+
 /// The limits an actor of `spec` answers within: the settings' `limits`, with the
 /// spec's own speech and colour-line limits.
 pub(super) fn decision_limits(spec: &ActorSpec, limits: &DecisionLimits) -> DecisionLimits {
@@ -46,13 +50,14 @@ pub(super) fn transcript_budget(
 }
 
 /// Writes into `user` the user message of a turn that goes in as `plan`, from
-/// everything the turn shows (`whole`): all of it but the note for a fresh prompt;
-/// for an appended turn, the note and what changed, the same offer said in a line.
+/// everything the turn shows (`whole`, and whether it offers tasks): all of it but the
+/// note for a fresh prompt; for an appended turn, the note and what changed, the same
+/// offer said in a line.
 pub(super) fn write_turn_message(
     user: &mut PromptPart,
     template: &PromptTemplate,
     plan: &TurnPlan,
-    whole: &DecisionContext<'_>,
+    (whole, with_tasks): (&DecisionContext<'_>, bool),
     fresh_note: Option<&str>,
 ) {
     let context = match plan {
@@ -69,10 +74,10 @@ pub(super) fn write_turn_message(
             let context = DecisionContext {
                 perception: if *perception { whole.perception } else { "" },
                 memories: &new,
-                actions_block: if *actions {
-                    whole.actions_block
-                } else {
-                    SAME_ACTIONS
+                actions_block: match (*actions, with_tasks) {
+                    (true, _) => whole.actions_block,
+                    (false, false) => SAME_ACTIONS,
+                    (false, true) => SAME_ACTIONS_AND_TASKS,
                 },
                 ..*whole
             };
@@ -116,10 +121,15 @@ pub(super) fn decision_request(
 }
 
 /// An offline answer for an actor called `name` among `offered`.
-pub(super) fn offline_decision(name: &Arc<str>, offered: &OfferedActions) -> OfflineDecision {
+pub(super) fn offline_decision(
+    name: &Arc<str>,
+    offered: &OfferedActions,
+    tasks: &OfferedActions,
+) -> OfflineDecision {
     OfflineDecision {
         actor: Arc::clone(name),
         offered: offered.clone(),
+        tasks: tasks.clone(),
     }
 }
 
@@ -138,8 +148,13 @@ mod tests {
     }
 
     fn written(plan: &TurnPlan, whole: &DecisionContext<'_>) -> String {
+        written_with(plan, whole, false)
+    }
+
+    fn written_with(plan: &TurnPlan, whole: &DecisionContext<'_>, tasks: bool) -> String {
         let mut user = PromptPart::default();
-        write_turn_message(&mut user, &PromptTemplate::default(), plan, whole, None);
+        let template = PromptTemplate::default();
+        write_turn_message(&mut user, &template, plan, (whole, tasks), None);
         user.text
     }
 
@@ -172,6 +187,13 @@ mod tests {
         let text = written(&changed, &whole(&memories));
         assert!(text.contains("wait\n</available_actions>") && !text.contains(SAME_ACTIONS));
         assert!(text.contains("You are in the hall.") && !text.contains("Ada left."));
+        let same = TurnPlan::Append {
+            actions: false,
+            perception: false,
+            memories: vec![],
+        };
+        let text = written_with(&same, &whole(&memories), true);
+        assert!(text.contains(SAME_ACTIONS_AND_TASKS), "{text}");
     }
 
     #[test]
@@ -192,7 +214,8 @@ mod tests {
     fn a_reply_to_the_player_goes_first_and_an_actor_keeps_its_server() {
         let limits = DecisionLimits::default();
         let request = |replying| {
-            let offline = offline_decision(&"Marta".into(), &OfferedActions::default());
+            let none = OfferedActions::default();
+            let offline = offline_decision(&"Marta".into(), &none, &none);
             decision_request(
                 Arc::default(),
                 Arc::new(Value::Null),

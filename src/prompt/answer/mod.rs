@@ -7,11 +7,16 @@
 //! | kind | written as | read as |
 //! |---|---|---|
 //! | act | `{"type": "ACTION", "action": <index>, "speech": "..."}` | [`Answer::Action`] |
+//! | take on a task | `{"type": "TASK", "task": <index>, "speech": "..."}` | [`Answer::Task`] |
 //! | name a command | `{"type": "UTTERANCE", "utterance": "<command>"}` | [`Answer::Utterance`] |
 //! | say a line | `{"type": "COLOR", "color": "..."}` | [`Answer::Color`] |
 //! | pass | `{"type": "NONE"}` | [`Answer::Pass`] |
 //!
 //! Under a schema the answer sits under [`ANSWER_FIELD`]; any may carry a `thought`.
+//! Offered actions are numbered from 1 and offered tasks on after them ([`Choices`]),
+//! so an index names one choice whichever kind of answer carries it. The prompt's
+//! rules promise the kinds every actor may give; the `TASK` answer is promised by the
+//! `<available_tasks>` block ([`TASK_ANSWER`]), only to an actor offered tasks.
 
 mod offline;
 mod parse;
@@ -26,18 +31,49 @@ pub use utterance::match_utterance;
 use crate::content::{ActionDefinition, ContentRegistry};
 use crate::world::OfferedActions;
 
+/// How many choices of each kind an actor was offered. The prompt numbers them in one
+/// run: the actions from 1, then the tasks on after them, so with 5 actions and 2
+/// tasks the tasks are 6 and 7. Answers are checked against it, and the schema lists
+/// exactly these numbers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Choices {
+    /// How many actions were offered.
+    pub actions: usize,
+    /// How many tasks were offered.
+    pub tasks: usize,
+}
+
+impl Choices {
+    /// The number the prompt gives the offered task `position` (from 1).
+    pub fn task_number(&self, position: usize) -> usize {
+        self.actions + position
+    }
+}
+
+impl From<usize> for Choices {
+    /// Only actions: this many.
+    fn from(actions: usize) -> Self {
+        Self { actions, tasks: 0 }
+    }
+}
+
 /// Reads a model's answer to a decision prompt: parsed and checked against the limits
-/// and what was `offered` ([`parse_decision`]), and an `UTTERANCE` resolved to the
-/// offered action it names ([`match_utterance`], through actions `permitted` for the
-/// actor now), so a valid decision names an offered action by its index or none.
+/// and what was offered ([`parse_decision`]: the actions `offered`, and the `tasks`
+/// numbered after them), and an `UTTERANCE` resolved to the offered action it names
+/// ([`match_utterance`], through actions `permitted` for the actor now), so a valid
+/// decision names an offered action or task by its position, or none.
 pub fn read_decision(
     raw: &str,
-    offered: &OfferedActions,
+    (offered, tasks): (&OfferedActions, &OfferedActions),
     registry: &ContentRegistry,
     permitted: impl Fn(&ActionDefinition) -> bool,
     limits: &DecisionLimits,
 ) -> Result<Decision, RejectionReason> {
-    let decision = parse_decision(raw, offered.len(), limits)?;
+    let choices = Choices {
+        actions: offered.len(),
+        tasks: tasks.len(),
+    };
+    let decision = parse_decision(raw, choices, limits)?;
     let Answer::Utterance(line) = &decision.answer else {
         return Ok(decision);
     };
@@ -52,7 +88,20 @@ pub fn read_decision(
 }
 
 /// The answer types a decision may have, as the model writes them.
-pub const ANSWER_TYPES: [&str; 4] = ["ACTION", "UTTERANCE", "COLOR", "NONE"];
+pub const ANSWER_TYPES: [&str; 5] = ["ACTION", "TASK", "UTTERANCE", "COLOR", "NONE"];
+
+/// How to answer with a task, as the `<available_tasks>` block says it
+/// ([`TASK_ANSWER`]); a macro, so the block's fixed text can take it in whole.
+macro_rules! task_answer {
+    () => {
+        "To take one on, answer {\"type\": \"TASK\", \"task\": <its Index>, \"speech\": \"<what you say, or empty>\"}"
+    };
+}
+pub(crate) use task_answer;
+
+/// How to answer with a task, as the `<available_tasks>` block says it: only an actor
+/// offered tasks reads it, so the rules of every other prompt stay as they are.
+pub const TASK_ANSWER: &str = task_answer!();
 
 /// The rules every decision prompt starts with; they never change, so servers can cache them.
 pub const DECISION_RULES: &str = "You play one character in a game. Stay in character. You cannot change the world directly: the game carries out what you choose, if it can.
@@ -111,6 +160,6 @@ impl DecisionLimits {
 }
 
 /// The characters of a decision answer around its longest line:
-/// `{"answer": {"type": "ACTION", "action": 12, "speech": ""}}` and room for the
-/// spaces a grammar lets a model put between its parts.
+/// `{"answer": {"type": "ACTION", "action": 12, "speech": ""}}` (a `TASK` answer is no
+/// longer) and room for the spaces a grammar lets a model put between its parts.
 const ANSWER_OVERHEAD_CHARS: usize = 96;

@@ -11,15 +11,18 @@ use crate::world::OfferedActions;
 
 /// How the offline backend answers a decision request: one of the offered actions,
 /// picked at random, with a stock line fitting the action's mod; now and then the
-/// action's command as an `UTTERANCE`; a stock reply (`COLOR`) when nothing is
-/// offered, as when the player is talking with the character. Not a language model:
+/// action's command as an `UTTERANCE`; when tasks are offered, one time in three a
+/// task; a stock reply (`COLOR`) when nothing is offered, as when the player is
+/// talking with the character. Not a language model:
 /// every answer it writes is valid, so examples and tests play on with no server.
 #[derive(Debug, Clone)]
 pub struct OfflineDecision {
     /// The actor's name, for its thought.
     pub actor: Arc<str>,
-    /// What it was offered.
+    /// The actions it was offered.
     pub offered: OfferedActions,
+    /// The tasks it was offered, numbered after the actions.
+    pub tasks: OfferedActions,
 }
 
 /// Stock lines by the offered action's mod (the shipped mods'), and for any other.
@@ -55,6 +58,8 @@ const LINES: &[(&str, &[&str])] = &[
     ("core", &["Hm.", "Quiet night.", "Let's see what happens."]),
 ];
 const OTHER_LINES: &[&str] = &["Hm.", "Right, then.", "Let's see."];
+/// Stock lines for setting about a task.
+const TASK_LINES: &[&str] = &["Leave it to me.", "Coming right up.", "I'll see to it."];
 /// Stock replies when nothing is offered: the player is talking with the character.
 const REPLIES: &[&str] = &[
     "Is that so?",
@@ -68,6 +73,19 @@ impl OfflineAnswer for OfflineDecision {
     fn write(&self, rng: &mut dyn Rng) -> String {
         let actor = &self.actor;
         let offered = &self.offered;
+        let tasks = &self.tasks;
+        // Only with tasks offered is a die cast for them, so an actor offered none
+        // answers as it always has.
+        if !tasks.is_empty() && rng.random_range(0..3) == 0 {
+            let position = rng.random_range(..tasks.len()) + 1;
+            if let Some(task) = tasks.get(position) {
+                let line = TASK_LINES[rng.random_range(0..TASK_LINES.len())];
+                let thought = format!("{actor} sets about it: {}.", task.command);
+                let index = offered.len() + position;
+                return json!({ "type": "TASK", "task": index, "speech": line, "thought": thought })
+                    .to_string();
+            }
+        }
         // As `IndexedRandom::choose` picks from a slice.
         let chosen = (!offered.is_empty())
             .then(|| offered.get(rng.random_range(..offered.len()) + 1))
@@ -108,6 +126,7 @@ mod tests {
         let decision = OfflineDecision {
             actor: "Marta".into(),
             offered: OfferedActions::default(),
+            tasks: OfferedActions::default(),
         };
         for seed in 0..20 {
             let raw = decision.write(&mut ChaCha8Rng::seed_from_u64(seed));

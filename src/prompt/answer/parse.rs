@@ -3,7 +3,7 @@
 use serde_json::Value;
 use thiserror::Error;
 
-use super::{ANSWER_FIELD, ANSWER_TYPES, DecisionLimits};
+use super::{ANSWER_FIELD, ANSWER_TYPES, Choices, DecisionLimits};
 use crate::llm::LlmError;
 
 /// A valid decision: what the actor answered, and its private thought, if it gave one.
@@ -15,7 +15,7 @@ pub struct Decision {
     pub thought: String,
 }
 
-/// One of the four answers of the decision contract.
+/// One of the answers of the decision contract.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
     /// `ACTION`: the offered action with this index (from 1), with what the actor says
@@ -23,6 +23,15 @@ pub enum Answer {
     Action {
         /// The chosen index.
         index: usize,
+        /// Words said along with it.
+        speech: String,
+    },
+    /// `TASK`: the offered task at this position among the tasks (from 1; the prompt
+    /// numbers it on after the actions, [`Choices::task_number`]), with what the actor
+    /// says as it sets about it (may be empty).
+    Task {
+        /// Its position among the offered tasks.
+        position: usize,
         /// Words said along with it.
         speech: String,
     },
@@ -44,10 +53,21 @@ impl Decision {
         }
     }
 
-    /// What the actor says aloud: an `ACTION`'s speech or a `COLOR` line; empty otherwise.
+    /// The chosen task's position among the offered tasks, for a `TASK` answer.
+    pub fn task(&self) -> Option<usize> {
+        match self.answer {
+            Answer::Task { position, .. } => Some(position),
+            _ => None,
+        }
+    }
+
+    /// What the actor says aloud: an `ACTION`'s or `TASK`'s speech or a `COLOR` line;
+    /// empty otherwise.
     pub fn speech(&self) -> &str {
         match &self.answer {
-            Answer::Action { speech, .. } | Answer::Color(speech) => speech,
+            Answer::Action { speech, .. } | Answer::Task { speech, .. } | Answer::Color(speech) => {
+                speech
+            }
             Answer::Utterance(_) | Answer::Pass => "",
         }
     }
@@ -62,7 +82,7 @@ pub enum RejectionReason {
     #[error("the answer is not a JSON object ({0})")]
     NotAnObject(String),
     /// `type` is not one of [`ANSWER_TYPES`].
-    #[error("`type` must be \"ACTION\", \"UTTERANCE\", \"COLOR\" or \"NONE\", not {0}")]
+    #[error("`type` must be \"ACTION\", \"TASK\", \"UTTERANCE\", \"COLOR\" or \"NONE\", not {0}")]
     UnknownType(String),
     /// The answer lacks the field its type needs.
     #[error("an {answer} answer needs `{field}`")]
@@ -75,6 +95,9 @@ pub enum RejectionReason {
     /// `action` is not an index.
     #[error("`action` must be an index number, not {0}")]
     BadAction(String),
+    /// `task` is not an index.
+    #[error("`task` must be an index number, not {0}")]
+    BadTask(String),
     /// `action` names an index that was not offered.
     #[error("action {index} was not offered (the choices were 1 to {offered})")]
     NotOffered {
@@ -82,6 +105,16 @@ pub enum RejectionReason {
         index: u64,
         /// How many actions were offered.
         offered: usize,
+    },
+    /// `task` names an index that is no offered task.
+    #[error("{}", task_not_offered(*index, *first, *last))]
+    TaskNotOffered {
+        /// The index the model named.
+        index: u64,
+        /// The first task's index.
+        first: usize,
+        /// The last task's index; below `first` when no task was offered.
+        last: usize,
     },
     /// A text field is not a string.
     #[error("`{0}` must be a string")]
@@ -146,10 +179,11 @@ pub enum RejectionReason {
     UnknownSpec(String),
 }
 
-/// Parses one decision object and checks it against how many actions were offered
-/// (indices `1..=offered`) and the size limits:
+/// Parses one decision object and checks it against what was offered (actions at
+/// indices `1..=actions`, tasks on after them: [`Choices`]) and the size limits:
 ///
 /// - `{"type": "ACTION", "action": <index>, "speech": "..."}`
+/// - `{"type": "TASK", "task": <index>, "speech": "..."}`
 /// - `{"type": "UTTERANCE", "utterance": "<an offered command>"}`
 /// - `{"type": "COLOR", "color": "<a short line>"}`
 /// - `{"type": "NONE"}`
@@ -160,12 +194,16 @@ pub enum RejectionReason {
 /// smart actors find the offered command it names (`match_utterance`).
 ///
 /// Lenient where it costs nothing: a single Markdown code fence around the object is
-/// tolerated, other fields are ignored, and a missing `speech` or `thought` is empty.
+/// tolerated, other fields are ignored, a missing `speech` or `thought` is empty, and
+/// an `ACTION` naming an offered task's index (or a `TASK` an action's) is read as
+/// what the index names: one run of numbers leaves no doubt.
 pub fn parse_decision(
     raw: &str,
-    offered: usize,
+    choices: impl Into<Choices>,
     limits: &DecisionLimits,
 ) -> Result<Decision, RejectionReason> {
+    let choices = choices.into();
+    let offered = choices.actions + choices.tasks;
     if raw.len() > limits.max_answer_bytes {
         return Err(RejectionReason::AnswerTooLarge {
             length: raw.len(),
@@ -195,15 +233,23 @@ pub fn parse_decision(
     };
     let speech_limit = limits.max_speech_chars;
     let answer = match answer_type {
-        Some("ACTION") => Answer::Action {
-            index: action_index(object.get("action"), offered)?.ok_or(
+        Some("ACTION") => {
+            let index = action_index(object.get("action"), offered)?.ok_or(
                 RejectionReason::MissingField {
                     answer: "ACTION",
                     field: "action",
                 },
-            )?,
-            speech: spoken(&object, "speech", limits)?,
-        },
+            )?;
+            chosen(index, spoken(&object, "speech", limits)?, choices)
+        }
+        Some("TASK") => {
+            let index =
+                task_index(object.get("task"), choices)?.ok_or(RejectionReason::MissingField {
+                    answer: "TASK",
+                    field: "task",
+                })?;
+            chosen(index, spoken(&object, "speech", limits)?, choices)
+        }
         Some("UTTERANCE") => {
             let line = text_field(&object, "utterance", speech_limit)?;
             if line.is_empty() {
@@ -235,7 +281,7 @@ pub fn parse_decision(
             };
             let speech = spoken(&object, "speech", limits)?;
             match action_index(Some(action), offered)? {
-                Some(index) => Answer::Action { index, speech },
+                Some(index) => chosen(index, speech, choices),
                 None if speech.is_empty() => Answer::Pass,
                 None => Answer::Color(speech),
             }
@@ -243,6 +289,44 @@ pub fn parse_decision(
     };
     let thought = text_field(&object, "thought", limits.max_thought_chars)?;
     Ok(Decision { answer, thought })
+}
+
+/// The answer choosing the offered action or task at `index` (one of the offered
+/// indices), saying `speech`.
+fn chosen(index: usize, speech: String, choices: Choices) -> Answer {
+    match index.checked_sub(choices.actions) {
+        Some(position) if position > 0 => Answer::Task { position, speech },
+        _ => Answer::Action { index, speech },
+    }
+}
+
+/// `task` as an offered index (a task's, or leniently an action's); `None` for null
+/// or absent.
+fn task_index(value: Option<&Value>, choices: Choices) -> Result<Option<usize>, RejectionReason> {
+    let offered = choices.actions + choices.tasks;
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(number)) => match number.as_u64() {
+            Some(index) if index >= 1 && index <= offered as u64 => Ok(Some(index as usize)),
+            Some(index) => Err(RejectionReason::TaskNotOffered {
+                index,
+                first: choices.actions + 1,
+                last: offered,
+            }),
+            None => Err(RejectionReason::BadTask(number.to_string())),
+        },
+        Some(other) => Err(RejectionReason::BadTask(kind(other).to_owned())),
+    }
+}
+
+/// Why a `TASK` answer's `index` names no task, when the offered tasks are numbered
+/// `first..=last`.
+fn task_not_offered(index: u64, first: usize, last: usize) -> String {
+    if last < first {
+        format!("task {index} was not offered: no task was offered, so answer with ACTION")
+    } else {
+        format!("task {index} was not offered (the tasks were {first} to {last})")
+    }
 }
 
 /// `action` as an offered index; `None` for null or absent.
@@ -457,6 +541,67 @@ mod tests {
     }
 
     #[test]
+    fn a_task_is_named_by_its_index_after_the_actions() {
+        let offered = Choices {
+            actions: 3,
+            tasks: 2,
+        };
+        let read = |raw: &str| parse_decision(raw, offered, &DecisionLimits::default());
+        let task = |position: usize, speech: &str| Answer::Task {
+            position,
+            speech: speech.into(),
+        };
+        assert_eq!(
+            read(r#"{"type": "TASK", "task": 5, "speech": "Coming up."}"#).map(|d| d.answer),
+            Ok(task(2, "Coming up."))
+        );
+        let decision = read(r#"{"answer": {"type": "TASK", "task": 4, "speech": ""}}"#).unwrap();
+        assert_eq!((decision.task(), decision.action()), (Some(1), None));
+        // One run of numbers: the index says which it is, whatever the type says.
+        assert_eq!(
+            read(r#"{"type": "ACTION", "action": 4}"#).map(|d| d.answer),
+            Ok(task(1, ""))
+        );
+        assert_eq!(
+            read(r#"{"type": "TASK", "task": 2}"#).map(|d| d.answer),
+            Ok(Answer::Action {
+                index: 2,
+                speech: String::new()
+            })
+        );
+        assert_eq!(
+            read(r#"{"type": "TASK", "task": 6}"#),
+            Err(RejectionReason::TaskNotOffered {
+                index: 6,
+                first: 4,
+                last: 5
+            })
+        );
+        assert_eq!(
+            read(r#"{"type": "TASK"}"#),
+            Err(RejectionReason::MissingField {
+                answer: "TASK",
+                field: "task"
+            })
+        );
+        assert_eq!(
+            read(r#"{"type": "TASK", "task": "serve"}"#),
+            Err(RejectionReason::BadTask("a string".into()))
+        );
+        let no_tasks = parse(r#"{"type": "TASK", "task": 4}"#).unwrap_err();
+        assert_eq!(
+            no_tasks.to_string(),
+            "task 4 was not offered: no task was offered, so answer with ACTION"
+        );
+        assert_eq!(
+            read(r#"{"type": "TASK", "task": 9}"#)
+                .unwrap_err()
+                .to_string(),
+            "task 9 was not offered (the tasks were 4 to 5)"
+        );
+    }
+
+    #[test]
     fn rejects_oversized_answers_and_too_many_lines() {
         let long = "a".repeat(301);
         assert_eq!(
@@ -491,7 +636,10 @@ mod tests {
     /// One answer of each kind the schema allows, as a server that honours it writes
     /// them (under `answer`): every field filled, the last index offered, every line
     /// as long as the schema lets it be.
-    fn answers_the_schema_allows(offered: usize, limits: &DecisionLimits) -> Vec<(String, Value)> {
+    fn answers_the_schema_allows(
+        offered: Choices,
+        limits: &DecisionLimits,
+    ) -> Vec<(String, Value)> {
         let schema = super::super::decision_schema(offered, limits);
         let answers = schema["properties"]["answer"]["anyOf"]
             .as_array()
@@ -534,16 +682,23 @@ mod tests {
                 max_color_lines,
                 ..DecisionLimits::default()
             };
-            for offered in [0, 1, 3] {
+            let counts = [0, 1, 3].into_iter();
+            let offers = counts.flat_map(|actions| [0, 2].map(|tasks| Choices { actions, tasks }));
+            for offered in offers {
                 for (kind, answer) in answers_the_schema_allows(offered, &limits) {
                     let raw = answer.to_string();
                     let parsed = parse_decision(&raw, offered, &limits)
                         .unwrap_or_else(|reason| panic!("{raw} is rejected: {reason}"));
                     let answer = &answer["answer"];
+                    let speech = answer["speech"].as_str().unwrap_or_default().to_owned();
                     let expected = match kind.as_str() {
                         "ACTION" => Answer::Action {
-                            index: offered,
-                            speech: answer["speech"].as_str().unwrap_or_default().to_owned(),
+                            index: offered.actions,
+                            speech,
+                        },
+                        "TASK" => Answer::Task {
+                            position: offered.tasks,
+                            speech,
                         },
                         "COLOR" => {
                             Answer::Color(answer["color"].as_str().unwrap_or_default().into())

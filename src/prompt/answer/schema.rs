@@ -2,18 +2,20 @@
 
 use serde_json::{Value, json};
 
-use super::{ANSWER_FIELD, DecisionLimits};
+use super::{ANSWER_FIELD, Choices, DecisionLimits};
 
 /// The most offered indices the schema lists one by one; beyond them it gives a range.
 /// OpenAI's strict mode takes at most 1,000 enum values in a schema.
 const MAX_LISTED_INDICES: usize = 500;
 
-/// The JSON schema of a decision answer when `offered` actions (numbered from 1) were
-/// offered: an object whose `answer` is one of the answers the prompt describes,
-/// each with exactly its own fields: `ACTION` with `action` (one of the offered
-/// indices) and `speech`, `COLOR` with `color` (both lines within the speech limit),
-/// or `NONE`. With nothing offered there is no `ACTION`; with no lines allowed no
-/// `COLOR`, and an action's `speech` must be empty. A server that honours it can
+/// The JSON schema of a decision answer when these choices were offered (actions
+/// numbered from 1, tasks on after them): an object whose `answer` is one of the
+/// answers the prompt describes, each with exactly its own fields: `ACTION` with
+/// `action` (one of the offered actions' indices) and `speech`, `TASK` with `task`
+/// (one of the offered tasks' indices) and `speech`, `COLOR` with `color` (every line
+/// within the speech limit), or `NONE`. With no action offered there is no `ACTION`,
+/// with no task no `TASK`; with no lines allowed no `COLOR`, and `speech` must be
+/// empty. A server that honours it can
 /// write no answer [`parse_decision`](super::parse_decision) refuses, and no
 /// action that was not offered.
 ///
@@ -25,9 +27,10 @@ const MAX_LISTED_INDICES: usize = 500;
 /// their answers are checked for length when they are parsed.)
 ///
 /// `UTTERANCE` is left out: it is for models that write free text, and under a schema
-/// the index says the same in fewer tokens. It depends only on the number offered and
-/// the limits, so one schema serves every actor offered as many actions.
-pub fn decision_schema(offered: usize, limits: &DecisionLimits) -> Value {
+/// the index says the same in fewer tokens. It depends only on the numbers offered and
+/// the limits, so one schema serves every actor offered as many actions and tasks.
+pub fn decision_schema(choices: impl Into<Choices>, limits: &DecisionLimits) -> Value {
+    let Choices { actions, tasks } = choices.into();
     // An actor that may say no line may only say nothing along with its action.
     let speaks = limits.max_color_lines != Some(0);
     let line =
@@ -49,17 +52,21 @@ pub fn decision_schema(offered: usize, limits: &DecisionLimits) -> Value {
             "additionalProperties": false
         })
     };
-    let mut answers = Vec::with_capacity(3);
-    if offered > 0 {
-        let index = if offered <= MAX_LISTED_INDICES {
-            let indices: Vec<Value> = (1..=offered).map(Value::from).collect();
-            json!({ "type": "integer", "enum": indices })
-        } else {
-            json!({ "type": "integer", "minimum": 1, "maximum": offered })
-        };
+    let mut answers = Vec::with_capacity(4);
+    if actions > 0 {
         answers.push(answer(
             "ACTION",
-            &[("action", index), ("speech", line.clone())],
+            &[("action", indices(1, actions)), ("speech", line.clone())],
+        ));
+    }
+    if tasks > 0 {
+        let first = actions + 1;
+        answers.push(answer(
+            "TASK",
+            &[
+                ("task", indices(first, actions + tasks)),
+                ("speech", line.clone()),
+            ],
         ));
     }
     if speaks {
@@ -72,6 +79,17 @@ pub fn decision_schema(offered: usize, limits: &DecisionLimits) -> Value {
         "required": [ANSWER_FIELD],
         "additionalProperties": false
     })
+}
+
+/// The schema of an index from `first` to `last`: each listed, or a range when there
+/// are too many to list.
+fn indices(first: usize, last: usize) -> Value {
+    if last + 1 - first <= MAX_LISTED_INDICES {
+        let indices: Vec<Value> = (first..=last).map(Value::from).collect();
+        json!({ "type": "integer", "enum": indices })
+    } else {
+        json!({ "type": "integer", "minimum": first, "maximum": last })
+    }
 }
 
 #[cfg(test)]
@@ -213,13 +231,16 @@ mod tests {
     #[test]
     fn every_schema_keeps_the_rules_of_strict_structured_outputs() {
         for limits in every_limit() {
-            for offered in [0, 1, 2, 17, 500, 501, 2000] {
-                let schema = decision_schema(offered, &limits);
-                assert_eq!(
-                    strict_mode_faults(&schema),
-                    Vec::<String>::new(),
-                    "{offered} offered, {limits:?}: {schema:#}"
-                );
+            for actions in [0, 1, 2, 17, 500, 501, 2000] {
+                for tasks in [0, 1, 3, 501] {
+                    let offered = Choices { actions, tasks };
+                    let schema = decision_schema(offered, &limits);
+                    assert_eq!(
+                        strict_mode_faults(&schema),
+                        Vec::<String>::new(),
+                        "{offered:?}, {limits:?}: {schema:#}"
+                    );
+                }
             }
         }
     }
@@ -300,6 +321,36 @@ mod tests {
         assert_eq!(
             many["properties"]["answer"]["anyOf"][0]["properties"]["action"],
             json!({ "type": "integer", "minimum": 1, "maximum": MAX_LISTED_INDICES + 1 })
+        );
+    }
+
+    #[test]
+    fn offered_tasks_are_numbered_after_the_actions() {
+        let offered = Choices {
+            actions: 2,
+            tasks: 2,
+        };
+        let schema = decision_schema(offered, &DecisionLimits::default());
+        let task = &schema["properties"]["answer"]["anyOf"][1]["properties"];
+        assert_eq!(task["type"], json!({ "type": "string", "enum": ["TASK"] }));
+        assert_eq!(task["task"], json!({ "type": "integer", "enum": [3, 4] }));
+        let only_tasks = decision_schema(
+            Choices {
+                actions: 0,
+                tasks: 1,
+            },
+            &DecisionLimits::default(),
+        );
+        assert_eq!(
+            answers(&only_tasks)[0],
+            (
+                "TASK".to_owned(),
+                vec!["speech".to_owned(), "task".to_owned(), "type".to_owned()]
+            )
+        );
+        assert_eq!(
+            only_tasks["properties"]["answer"]["anyOf"][0]["properties"]["task"],
+            json!({ "type": "integer", "enum": [1] })
         );
     }
 
