@@ -36,8 +36,8 @@ pub mod prelude {
         NarrationText, Outcome, Verbosity,
     };
     pub use crate::planning::{
-        Plan, PlanCadence, PlanCompleted, PlanFailed, PlanOrigin, PlanStarted, PlanStepIssued,
-        PlanningPlugin, PlanningSettings, StartPlan, WorldFacts,
+        ParamValue, Plan, PlanCadence, PlanCompleted, PlanFailed, PlanOrigin, PlanStarted,
+        PlanStepIssued, PlanningPlugin, PlanningSettings, StartPlan, WorldFacts,
     };
     pub use crate::prompt::{Answer, PromptBudgets, RejectionReason};
     pub use crate::world::{

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-pub const USAGE: &str = "usage: tavern [--turns N] [--seed S] [--show-prompt] [--content DIR] [--scene FILE] [--interactive | --script FILE]";
+pub const USAGE: &str = "usage: tavern [--turns N] [--seed S] [--show-prompt] [--no-tasks] [--content DIR] [--scene FILE] [--interactive | --script FILE]";
 
 /// What the command line asked for.
 #[derive(Clone)]
@@ -13,6 +13,8 @@ pub struct Options {
     pub turns: u32,
     pub seed: u64,
     pub show_prompt: bool,
+    /// Whether smart actors may take on tasks (plans) as well as actions.
+    pub tasks: bool,
     /// Where the player's lines come from, if the player speaks.
     pub player: Option<PlayerLines>,
 }
@@ -36,6 +38,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         turns: 5,
         seed: 0,
         show_prompt: false,
+        tasks: true,
         player: None,
     };
     while let Some(arg) = args.next() {
@@ -54,6 +57,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
                     .map_err(|e| format!("--seed: {e}"))?
             }
             "--show-prompt" => options.show_prompt = true,
+            "--no-tasks" => options.tasks = false,
             "--interactive" => options.player = Some(PlayerLines::Stdin),
             "--script" => {
                 options.player = Some(PlayerLines::Script(PathBuf::from(value("--script")?)))

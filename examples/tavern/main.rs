@@ -3,10 +3,14 @@
 //! tavern's authored fragments into a line for each action. Prints a transcript.
 //!
 //! ```text
-//! cargo run --example tavern -- [--turns N] [--seed S] [--show-prompt]
+//! cargo run --example tavern -- [--turns N] [--seed S] [--show-prompt] [--no-tasks]
 //!                               [--content DIR] [--scene FILE]
 //!                               [--interactive | --script FILE]
 //! ```
+//!
+//! Marta may take on tasks (serving a drink, fetching from the cellar), carried out one
+//! step a turn without asking the model; `--no-tasks` offers only actions. The run
+//! ends with how many decisions each actor asked the model for.
 //!
 //! With `--interactive` each line you type is the player's for one turn (`@Marta, any
 //! rooms?` starts a conversation, `okay, bye` ends it); `--script FILE` reads the
@@ -77,10 +81,20 @@ fn run(options: Options) -> Result<(), String> {
         },
         ..default()
     };
+    let actors = SmartActorSettings {
+        offer_tasks: options.tasks,
+        ..default()
+    };
     let mut app = HeadlessApp::new(&content)
         .watch(cfg!(feature = "hot_reload"))
         .llm(llm)
+        .actors(actors)
         .build();
+    // A turn-based game: a plan takes one step a turn.
+    app.insert_resource(PlanningSettings {
+        cadence: PlanCadence::EveryTurn,
+        ..default()
+    });
     app.insert_non_send(Printer::stdout()).add_plugins((
         RulesPlugin,
         TranscriptPlugin {
@@ -110,7 +124,10 @@ fn run(options: Options) -> Result<(), String> {
     );
     let give_up = bridge.default_deadline() + Duration::from_secs(5);
     print(&mut app, &header);
-    play(&mut app, &options, give_up)
+    play(&mut app, &options, give_up)?;
+    let asked = print::decisions_asked(app.world());
+    print(&mut app, &asked);
+    Ok(())
 }
 
 /// Spawns the scene once its keys are checked against the loaded content: every actor

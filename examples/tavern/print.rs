@@ -1,6 +1,6 @@
-//! The tavern's printer: it gathers every decision of a turn — actions, speech,
-//! passes, hesitations and rejections — and prints the turn once every action has
-//! its narration. It writes through a locked stdout and stops quietly when the reader
+//! The tavern's printer: it gathers every decision of a turn — actions, tasks taken
+//! on and the steps of their plans, speech, passes, hesitations and rejections — and
+//! prints the turn once every action has its narration, then how plans ended. It writes through a locked stdout and stops quietly when the reader
 //! goes away (`tavern | head`).
 
 use std::collections::HashMap;
@@ -22,6 +22,8 @@ impl Plugin for TranscriptPlugin {
     fn build(&self, app: &mut App) {
         app.insert_resource(ShowPrompt(self.show_prompt))
             .init_resource::<Turn>()
+            .init_resource::<Asked>()
+            .init_resource::<Plans>()
             .add_systems(
                 Update,
                 (
@@ -36,6 +38,30 @@ impl Plugin for TranscriptPlugin {
 
 #[derive(Resource)]
 struct ShowPrompt(bool);
+
+/// How many decisions each actor asked the model for, over the whole run.
+#[derive(Resource, Default)]
+struct Asked(HashMap<Entity, usize>);
+
+/// Each running plan's command, by its actor, kept to tell how it ends.
+#[derive(Resource, Default)]
+struct Plans(HashMap<Entity, String>);
+
+/// "Decisions asked of the model: Marta 3, Silas 10, Brom 5 (18 in all)", in scene
+/// order.
+pub fn decisions_asked(world: &World) -> String {
+    let order = world.resource::<SceneOrder>();
+    let mut asked: Vec<(&Entity, &usize)> = world.resource::<Asked>().0.iter().collect();
+    asked.sort_by_key(|(actor, _)| order.rank(**actor));
+    let each: Vec<String> = (asked.iter())
+        .map(|(actor, count)| format!("{} {count}", name(world, **actor)))
+        .collect();
+    let all: usize = asked.iter().map(|(_, count)| **count).sum();
+    format!(
+        "\nDecisions asked of the model: {} ({all} in all)",
+        each.join(", ")
+    )
+}
 
 /// Where the transcript goes, and whether it can still be written.
 pub struct Printer {
@@ -91,7 +117,11 @@ pub struct Turn {
     rejections: Vec<DecisionRejected>,
     prompts: Vec<DecisionRequested>,
     conversation: Vec<ConversationUpdate>,
+    /// The tasks actors took on, and their commands.
+    started: Vec<(Entity, String)>,
     lines: Vec<Line>,
+    /// How plans ended this turn, printed after its lines.
+    endings: Vec<String>,
 }
 
 impl Turn {
@@ -127,10 +157,25 @@ struct Decisions<'w, 's> {
     rejected: MessageReader<'w, 's, DecisionRejected>,
     prompts: MessageReader<'w, 's, DecisionRequested>,
     conversation: MessageReader<'w, 's, ConversationUpdate>,
+    plans: MessageReader<'w, 's, StartPlan>,
 }
 
-fn gather(mut turn: ResMut<Turn>, mut decisions: Decisions) {
+fn gather(
+    mut turn: ResMut<Turn>,
+    mut decisions: Decisions,
+    mut asked: ResMut<Asked>,
+    mut plans: ResMut<Plans>,
+) {
     let turn = &mut *turn;
+    for prompt in decisions.prompts.read() {
+        *asked.0.entry(prompt.actor).or_default() += 1;
+        turn.prompts.push(prompt.clone());
+    }
+    for start in decisions.plans.read() {
+        let command = task_command(start, &turn.prompts);
+        plans.0.insert(start.actor, command.clone());
+        turn.started.push((start.actor, command));
+    }
     turn.conversation
         .extend(decisions.conversation.read().cloned());
     turn.requests.extend(decisions.requests.read().cloned());
@@ -140,7 +185,6 @@ fn gather(mut turn: ResMut<Turn>, mut decisions: Decisions) {
     turn.passed.extend(decisions.passed.read().cloned());
     turn.hesitated.extend(decisions.hesitated.read().cloned());
     turn.rejections.extend(decisions.rejected.read().cloned());
-    turn.prompts.extend(decisions.prompts.read().cloned());
 }
 
 fn report_content_errors(
@@ -159,8 +203,15 @@ fn compose(world: &mut World) {
         return;
     }
     let mut turn = std::mem::take(&mut *world.resource_mut::<Turn>());
+    // A running plan names its task as it started, even one the game started.
+    let mut running = world.query::<(Entity, &Plan)>();
+    let commands: Vec<(Entity, String)> = (running.iter(world))
+        .map(|(actor, plan)| (actor, plan.command().to_owned()))
+        .collect();
+    world.resource_mut::<Plans>().0.extend(commands);
     let order = world.resource::<SceneOrder>();
     turn.prompts.sort_by_key(|p| order.rank(p.actor));
+    turn.started.sort_by_key(|(actor, _)| order.rank(*actor));
     turn.passed.sort_by_key(|p| order.rank(p.actor));
     turn.hesitated.sort_by_key(|h| order.rank(h.actor));
     turn.rejections.sort_by_key(|r| order.rank(r.actor));
@@ -195,6 +246,15 @@ fn compose(world: &mut World) {
         std::mem::take(&mut turn.verdicts),
         &mut silent,
     ));
+    let plans = world.resource::<Plans>();
+    lines.extend(turn.started.iter().map(|(actor, command)| {
+        let command = plans.0.get(actor).unwrap_or(command);
+        let speech = said(&mut silent, *actor);
+        Line::plain(format!(
+            "{} takes on: {command}{speech}",
+            name(world, *actor)
+        ))
+    }));
     let talking_with = world.resource::<Conversation>().with;
     lines.extend(silent.into_iter().map(|(actor, text)| {
         Line::plain(if talking_with == Some(actor) {
@@ -222,7 +282,10 @@ fn compose(world: &mut World) {
             rejection.reason
         ))
     }));
-    world.resource_mut::<Turn>().lines = lines;
+    let mut next = world.resource_mut::<Turn>();
+    next.lines = lines;
+    // Plans that ended before the turn was resolved are told with it.
+    next.endings = turn.endings;
 }
 
 /// A line for each carried-out or refused request, with what its actor said
@@ -232,25 +295,27 @@ fn action_lines(
     verdicts: Vec<Verdict>,
     silent: &mut Vec<(Entity, String)>,
 ) -> Vec<Line> {
+    let plans = world.resource::<Plans>();
     verdicts
         .into_iter()
         .map(|verdict| {
             let request = &verdict.request;
-            let speech = silent
-                .iter()
-                .position(|(actor, _)| *actor == request.actor)
-                .map(|i| format!(" — \"{}\"", silent.remove(i).1))
-                .unwrap_or_default();
+            let speech = said(silent, request.actor);
             let outcome = verdict
                 .refusal
                 .map(|why| format!(" (the game refuses: {why})"))
                 .unwrap_or_default();
+            let actor = name(world, request.actor);
+            // A plan's step says which plan, and how far along it is.
+            let doing = match (&request.plan, plans.0.get(&request.actor)) {
+                (Some(step), Some(task)) => {
+                    let (k, n) = step.progress;
+                    format!("{actor} — {task}, step {k} of {n}: {}", request.command)
+                }
+                _ => format!("{actor}: {}", request.command),
+            };
             Line {
-                text: format!(
-                    "{}: {}{speech}{outcome}",
-                    name(world, request.actor),
-                    request.command
-                ),
+                text: format!("{doing}{speech}{outcome}"),
                 report: Some(verdict.report),
                 narration: None,
             }
@@ -258,12 +323,80 @@ fn action_lines(
         .collect()
 }
 
-/// Gives each action line its narration; once every line has one, prints the turn.
+/// The command of the task a plan starts, as its actor's prompt offered it; its id
+/// when it was not offered (the game started it).
+fn task_command(start: &StartPlan, prompts: &[DecisionRequested]) -> String {
+    let targets: Vec<Entity> = (start.params.iter())
+        .filter_map(|(_, value)| match value {
+            ParamValue::Entity(entity) => Some(*entity),
+            ParamValue::Value(_) => None,
+        })
+        .collect();
+    let prompt = prompts.iter().rev().find(|p| p.actor == start.actor);
+    let offered = prompt.and_then(|prompt| {
+        (prompt.tasks.iter())
+            .find(|task| task.action_id == start.task_id && task.targets == targets)
+    });
+    offered.map_or_else(|| start.task_id.clone(), |task| task.command.to_owned())
+}
+
+/// What `actor` said with its decision, taken from `silent`: ` — "..."`, or nothing.
+fn said(silent: &mut Vec<(Entity, String)>, actor: Entity) -> String {
+    silent
+        .iter()
+        .position(|(speaker, _)| *speaker == actor)
+        .map(|i| format!(" — \"{}\"", silent.remove(i).1))
+        .unwrap_or_default()
+}
+
+/// How a plan ended, as the transcript says it.
+#[derive(bevy::ecs::system::SystemParam)]
+struct Endings<'w, 's> {
+    completed: MessageReader<'w, 's, PlanCompleted>,
+    failed: MessageReader<'w, 's, PlanFailed>,
+    plans: ResMut<'w, Plans>,
+    names: Query<'w, 's, &'static DisplayName>,
+}
+
+impl Endings<'_, '_> {
+    /// A line for each plan that ended since the last call.
+    fn lines(&mut self) -> Vec<String> {
+        let name = |actor: Entity| self.names.get(actor).map_or("Someone", |n| n.0.as_str());
+        let mut lines = Vec::new();
+        for done in self.completed.read() {
+            let task = self
+                .plans
+                .0
+                .remove(&done.actor)
+                .unwrap_or(done.task_id.clone());
+            lines.push(format!("{} has done it: {task}", name(done.actor)));
+        }
+        for failed in self.failed.read() {
+            let task = self
+                .plans
+                .0
+                .remove(&failed.actor)
+                .unwrap_or(failed.task_id.clone());
+            let reason = &failed.reason;
+            lines.push(format!(
+                "{} gives up: {task} ({reason})",
+                name(failed.actor)
+            ));
+        }
+        lines
+    }
+}
+
+/// Gives each action line its narration; once every line has one, prints the turn
+/// and how plans ended in it.
 fn print_turn(
     mut turn: ResMut<Turn>,
     mut texts: MessageReader<NarrationText>,
+    mut endings: Endings,
     mut printer: NonSendMut<Printer>,
 ) {
+    let ended = endings.lines();
+    turn.endings.extend(ended);
     for text in texts.read().filter(|t| t.is_final) {
         if let Some(line) = turn
             .lines
@@ -281,6 +414,9 @@ fn print_turn(
         if let Some(narration) = line.narration.filter(|n| !n.is_empty()) {
             printer.line(&format!("    {narration}"));
         }
+    }
+    for ending in std::mem::take(&mut turn.endings) {
+        printer.line(&ending);
     }
 }
 

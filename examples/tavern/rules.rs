@@ -148,6 +148,7 @@ fn carry_out(world: &mut World, request: &ActionRequest) -> Result<Done, Refusal
         "items:pick_up" | "items:drop" | "items:give" => return move_item(world, request, here),
         "positioning:sit_down" => {
             tag(world, actor, "sitting", true);
+            tag(world, actor, BEHIND_BAR, false);
             let effect = EffectReport::new("position_change", "sit_down");
             done.effects.push(match target {
                 Some(seat) => effect.target(seat),
@@ -162,7 +163,11 @@ fn carry_out(world: &mut World, request: &ActionRequest) -> Result<Done, Refusal
         "combat:draw_weapon" => tag(world, actor, "armed", true),
         "core:go" | "combat:flee" => {
             let destination = target.ok_or_else(|| refuse("not_here", "it names nowhere to go"))?;
+            if has_tag(world, destination, LOCKED) {
+                return Err(refuse(LOCKED, "the door is locked"));
+            }
             tag(world, actor, "sitting", false);
+            tag(world, actor, BEHIND_BAR, false);
             world.entity_mut(actor).insert(InPlace(destination));
             let mut exit = EffectReport::new("position_change", "exit");
             if let Some(left) = here {
@@ -172,11 +177,27 @@ fn carry_out(world: &mut World, request: &ActionRequest) -> Result<Done, Refusal
             done.effects
                 .push(EffectReport::new("position_change", "enter").target(destination));
         }
+        "tavern:unlock" => {
+            let door = target.ok_or_else(|| refuse("not_here", "it names no door"))?;
+            if !has_tag(world, door, LOCKED) {
+                return Err(refuse("already_open", "it is not locked"));
+            }
+            if !carries_a_key(world, actor) {
+                return Err(refuse("no_key", "they carry no key"));
+            }
+            tag(world, door, LOCKED, false);
+            done.new_state = Some("unlocked");
+        }
+        // Close to the bar is behind it, where drinks are poured; close to anything
+        // else is out from behind it.
+        "positioning:get_close" => {
+            let at_bar = target.is_some_and(|target| has_tag(world, target, "bar"));
+            tag(world, actor, BEHIND_BAR, at_bar);
+        }
         // Done as soon as asked: nothing the tavern keeps track of changes.
         "core:wait"
         | "core:look_around"
         | "items:examine"
-        | "positioning:get_close"
         | "positioning:step_back"
         | "conversation:greet"
         | "conversation:ask_about"
@@ -244,6 +265,26 @@ fn move_item(
         new_state: Some(new_state),
         effects: Vec::new(),
     })
+}
+
+/// The tag of a place whose door is locked: nobody goes in until it is unlocked.
+const LOCKED: &str = "locked";
+
+/// The tag of a character close to the bar, where drinks are poured.
+const BEHIND_BAR: &str = "behind_bar";
+
+fn has_tag(world: &World, entity: Entity, tag: &str) -> bool {
+    world
+        .get::<Tags>(entity)
+        .is_some_and(|tags| tags.0.contains(tag))
+}
+
+/// Whether `actor` carries something tagged `key`.
+fn carries_a_key(world: &mut World, actor: Entity) -> bool {
+    let mut carried = world.query::<(&CarriedBy, &Tags)>();
+    carried
+        .iter(world)
+        .any(|(by, tags)| by.0 == actor && tags.0.contains("key"))
 }
 
 fn tag(world: &mut World, entity: Entity, tag: &str, on: bool) {

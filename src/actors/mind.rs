@@ -103,6 +103,8 @@ pub struct ActorMind {
     /// The estimated tokens its offer may take, set when its transcript starts, so an
     /// unchanged world keeps the same offer from turn to turn.
     pub(super) actions_budget: usize,
+    /// The estimated tokens its tasks may take, set with `actions_budget`.
+    pub(super) tasks_budget: usize,
     /// The last offer it was shown, and how.
     pub(super) shown_offer: ShownOffer,
     /// What it last perceived, and the place model's revision then

@@ -104,6 +104,9 @@ pub struct SmartActorSettings {
     pub fallback: DecisionFallback,
     /// How many estimated tokens prompts and their parts may take.
     pub budgets: PromptBudgets,
+    /// Whether actors are offered the tasks their spec allows (`allowedTasks`), to
+    /// take on as plans; off, they choose only actions.
+    pub offer_tasks: bool,
 }
 
 impl Default for SmartActorSettings {
@@ -117,6 +120,7 @@ impl Default for SmartActorSettings {
             combat_verbs: vec!["attack".to_owned(), "flee".to_owned()],
             fallback: DecisionFallback::Pass,
             budgets: PromptBudgets::default(),
+            offer_tasks: true,
         }
     }
 }

@@ -110,7 +110,7 @@ pub(super) fn submit_decisions(
         players: players.iter().collect(),
         with_key: None,
         remembered: SmallVec::new(),
-        builtin_only: SmallVec::new(),
+        only_around: SmallVec::new(),
         plots: settings.recall.plots.iter().map(String::as_str).collect(),
         builtin: &builtin,
         trim: TrimScratch::default(),
@@ -253,8 +253,8 @@ struct Frame<'a, 'w, 's> {
     with_key: Option<HashMap<&'a str, SmallVec<[Entity; 1]>>>,
     /// What the actor being weighed remembers.
     remembered: SmallVec<[Entity; 8]>,
-    /// Whether each menu of the frame reads only the built-in scopes, found once.
-    builtin_only: SmallVec<[(ActionMenu, bool); 4]>,
+    /// Whether each menu of the frame reads only what is around the actor's place, found once.
+    only_around: SmallVec<[(ActionMenu, bool); 4]>,
     /// The plots every actor recalls memories of.
     plots: Vec<&'a str>,
     /// The prompt template of specs that name none.
@@ -300,17 +300,20 @@ impl<'a> Frame<'a, '_, '_> {
             player_says: player_says.as_deref(),
             ..DecisionContext::default()
         };
-        // The offer gets what the rest of a fresh prompt leaves of the budget, fixed
-        // for the life of the transcript.
+        // The offer gets what the rest of a fresh prompt leaves of the budget, and the
+        // tasks theirs, fixed for the life of the transcript.
         if !mind.transcript.continues(&system.message.content) {
             let total = scale.to_estimate(budgets.total);
             mind.actions_budget =
                 actions_budget(total, &system.message.content, template, &whole, user);
+            mind.tasks_budget = scale.to_estimate(budgets.tasks);
         }
-        let tasks_budget = scale.to_estimate(budgets.tasks);
         let trimmed = self.show(
             asked,
-            (&mut mind.shown_offer, (mind.actions_budget, tasks_budget)),
+            (
+                &mut mind.shown_offer,
+                (mind.actions_budget, mind.tasks_budget),
+            ),
             &mut mind.trimming_reported,
             (offered, tasks),
             &recalled,
@@ -407,8 +410,9 @@ impl<'a> Frame<'a, '_, '_> {
         })
     }
 
-    /// The tasks `asked` is to be offered: none in a reply or a fight, else from the
-    /// tasks its spec allows, made again only when what they read changed.
+    /// The tasks `asked` is to be offered: none in a reply or a fight or with tasks
+    /// turned off, else from the tasks its spec allows, made again only when what they
+    /// read changed.
     fn offer_tasks(
         &mut self,
         asked: &Asked<'_>,
@@ -418,7 +422,8 @@ impl<'a> Frame<'a, '_, '_> {
     ) -> OfferedActions {
         let revision = self.revisions.revision();
         let menu = cache.task_menu(self.registry, asked.spec);
-        if asked.reply_to.is_some() || asked.fighting || menu.is_empty() {
+        let none = !self.settings.offer_tasks || menu.is_empty();
+        if asked.reply_to.is_some() || asked.fighting || none {
             return shown.next_tasks(None, around, revision, |_, _| OfferedActions::default());
         }
         let changed_at = self.changed_at(menu, around);
@@ -432,19 +437,20 @@ impl<'a> Frame<'a, '_, '_> {
     /// around the actor last changed `around`.
     fn changed_at(&mut self, menu: &ActionMenu, around: u64) -> u64 {
         let known = self
-            .builtin_only
+            .only_around
             .iter()
             .find(|(known, _)| known.shares(menu));
-        let builtin = match known {
-            Some(&(_, builtin)) => builtin,
+        let local = match known {
+            Some(&(_, local)) => local,
             None => {
-                let builtin = menu.reads_only_builtin_scopes(self.scopes);
-                self.builtin_only.push((menu.clone(), builtin));
-                builtin
+                let local = menu.reads_only_the_actors_place(self.scopes);
+                self.only_around.push((menu.clone(), local));
+                local
             }
         };
-        // A menu reading a scope the game registered may read anything in the view.
-        if builtin {
+        // A menu reading further (next door, or a scope the game registered) may read
+        // anything in the view.
+        if local {
             around
         } else {
             self.revisions.revision()

@@ -41,7 +41,7 @@ pub use refine::{
 use crate::content::{ContentRegistry, content_loaded};
 use crate::world::{
     ActionMenu, ActionReport, ActionRequest, FollowingPlan, LoomSystems, Outcome, PlanStepRef,
-    TurnEnded, WorldViewQuery,
+    TurnEnded, WorldViewQuery, render_command_named,
 };
 pub use crate::world::{ParamValue, PlanCompleted, PlanFailed, PlanOrigin, StartPlan};
 
@@ -113,6 +113,10 @@ pub struct Plan {
     chosen_by: PlanOrigin,
     /// The task's and the current method's ids, shared by the steps' requests.
     ids: (Arc<str>, Arc<str>),
+    /// How many steps the current method has.
+    method_steps: usize,
+    /// The task's command, with its parameters named: "serve Traveler mug of ale".
+    command: String,
     /// The step handed to the game, and when (in [`Time`]'s elapsed time).
     awaiting: Option<(PlanStepRef, Duration)>,
 }
@@ -141,6 +145,12 @@ impl Plan {
     /// Who chose the task.
     pub fn chosen_by(&self) -> PlanOrigin {
         self.chosen_by
+    }
+
+    /// The task's command as it started, its entity parameters named: "serve
+    /// Traveler mug of ale from long bar".
+    pub fn command(&self) -> &str {
+        &self.command
     }
 }
 
@@ -219,7 +229,8 @@ fn start_plans(
         let Ok(mut actor) = commands.get_entity(start.actor) else {
             continue;
         };
-        match begin(start, &registry, &facts, &mut ids) {
+        let name = |entity| frame.name(entity);
+        match begin(start, (&registry, &facts, name), &mut ids) {
             Ok(plan) => {
                 out.started.write(PlanStarted {
                     actor: start.actor,
@@ -243,10 +254,13 @@ fn start_plans(
 
 /// The plan a [`StartPlan`] asks for, if its task is loaded, its parameters fit and a
 /// method applies now.
-fn begin(
+fn begin<'n>(
     start: &StartPlan,
-    registry: &ContentRegistry,
-    facts: &impl PlanFacts,
+    (registry, facts, name): (
+        &ContentRegistry,
+        &impl PlanFacts,
+        impl Fn(Entity) -> &'n str,
+    ),
     ids: &mut PlanIds,
 ) -> Result<Plan, PlanFailure> {
     let failure = |reason: String| PlanFailure { reason, step: None };
@@ -254,12 +268,23 @@ fn begin(
         .task(&start.task_id)
         .ok_or_else(|| failure(format!("task `{}` is not loaded", start.task_id)))?;
     let bound = BoundTask::new(task, start.params.iter().cloned()).map_err(failure)?;
+    let targets: Vec<Entity> = (bound.params.iter())
+        .filter_map(|(_, value)| match value {
+            ParamValue::Entity(entity) => Some(*entity),
+            ParamValue::Value(_) => None,
+        })
+        .collect();
+    let command = render_command_named(&task.as_action(), &targets, name);
     let refinement = Refinement::start(bound, registry, facts)?;
-    let method = ids.get(refinement.method().unwrap_or_default());
+    let method_id = refinement.method().unwrap_or_default();
+    let method_steps = registry.method(method_id).map_or(0, |m| m.steps.len());
+    let method = ids.get(method_id);
     Ok(Plan {
         refinement,
         chosen_by: start.chosen_by,
         ids: (ids.get(&start.task_id), method),
+        method_steps,
+        command,
         awaiting: None,
     })
 }
@@ -302,7 +327,7 @@ fn advance_plans(
         let plan = &mut *plan;
         match plan.refinement.next_step(registry, &facts) {
             PlanStep::Act(action) => {
-                let step = step_ref(plan, &action, &mut ids);
+                let step = step_ref(plan, &action, registry, &mut ids);
                 let request = request_for(actor, action, step.clone(), (registry, &menu.1), &frame);
                 out.issued.write(PlanStepIssued {
                     actor,
@@ -340,16 +365,23 @@ fn task_id(plan: &Plan) -> String {
 }
 
 /// Which step of `plan` the action is, its ids shared through `ids`.
-fn step_ref(plan: &mut Plan, action: &PlannedAction, ids: &mut PlanIds) -> PlanStepRef {
+fn step_ref(
+    plan: &mut Plan,
+    action: &PlannedAction,
+    registry: &ContentRegistry,
+    ids: &mut PlanIds,
+) -> PlanStepRef {
     let method = plan.refinement.method().unwrap_or_default();
     if *plan.ids.1 != *method {
         plan.ids.1 = ids.get(method);
+        plan.method_steps = registry.method(method).map_or(0, |m| m.steps.len());
     }
     PlanStepRef {
         task_id: Arc::clone(&plan.ids.0),
         method_id: Arc::clone(&plan.ids.1),
         step: ids.get_displayed(&action.step),
         number: plan.actions_done() + 1,
+        progress: (action.step.top_level() + 1, plan.method_steps),
     }
 }
 

@@ -119,6 +119,13 @@ impl StepPath {
     }
 }
 
+impl StepPath {
+    /// The index of the method's own step it is in, from 0.
+    pub fn top_level(&self) -> usize {
+        self.0.first().map_or(0, |&(index, _)| index)
+    }
+}
+
 impl std::fmt::Display for StepPath {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("/steps")?;

@@ -202,6 +202,10 @@ pub struct PlanStepRef {
     pub step: std::sync::Arc<str>,
     /// Which action of the plan this is, from 1.
     pub number: usize,
+    /// Where the step is in its method: its place among the method's steps, from 1
+    /// (an action inside a conditional step counts as that step), and how many steps
+    /// the method has. `(2, 4)` is "step 2 of 4".
+    pub progress: (usize, usize),
 }
 
 /// Who chose a plan's task: the one a failed plan is handed back to.

@@ -122,14 +122,13 @@ impl ActionMenu {
         self.actions.len()
     }
 
-    /// Whether every scope its actions name is built in (or names nothing), so that
-    /// what it offers an actor depends only on what is around the actor's place
+    /// Whether every scope its actions name reads only what is around the actor's
+    /// place (a built-in scope but `things_next_door`, or none), so that what it
+    /// offers an actor depends only on that
     /// ([`PlaceRevisions::changed_at`](super::PlaceRevisions::changed_at)); a scope the
     /// game registered may read the whole view.
-    pub fn reads_only_builtin_scopes(&self, scopes: &TargetScopes) -> bool {
-        self.scopes
-            .iter()
-            .all(|name| !matches!(scopes.scope(name), Some(Scope::Registered(_))))
+    pub fn reads_only_the_actors_place(&self, scopes: &TargetScopes) -> bool {
+        (self.scopes.iter()).all(|name| scopes.reads_only_the_actors_place(name))
     }
 
     /// Whether the two are one menu, shared: true of a clone, false of a menu built
@@ -437,7 +436,16 @@ impl CommandTemplate {
 
 /// Fills a template: target placeholders with display names, parameters with their defaults.
 pub fn render_command(action: &ActionDefinition, targets: &[Entity], view: &WorldView) -> String {
-    let named: Vec<(Entity, &str)> = targets.iter().map(|&e| (e, view.name(e))).collect();
+    render_command_named(action, targets, |entity| view.name(entity))
+}
+
+/// Like [`render_command`], with each target's display name from `name`.
+pub(crate) fn render_command_named<'n>(
+    action: &ActionDefinition,
+    targets: &[Entity],
+    name: impl Fn(Entity) -> &'n str,
+) -> String {
+    let named: Vec<(Entity, &str)> = targets.iter().map(|&e| (e, name(e))).collect();
     let mut command = String::new();
     CommandTemplate::parse(action).render_into(&mut command, &named);
     command
@@ -553,6 +561,30 @@ mod tests {
 
     fn commands(offered: &OfferedActions) -> Vec<(usize, &str)> {
         offered.iter().map(|a| (a.index, a.command)).collect()
+    }
+
+    #[test]
+    fn things_next_door_are_in_the_places_one_exit_away_and_read_beyond_the_actors_place() {
+        let scopes = TargetScopes::default();
+        let Some(Scope::Builtin(next_door)) = scopes.scope("things_next_door") else {
+            panic!("a built-in scope");
+        };
+        let mut found = Vec::new();
+        next_door(&view(), entity(10), &mut found);
+        assert_eq!(
+            found,
+            [entity(23)],
+            "the cart in the yard, not the hall's mug"
+        );
+        found.clear();
+        next_door(&view(), entity(23), &mut found);
+        assert_eq!(found, [], "the yard has no exits");
+        assert!(scopes.reads_only_the_actors_place("things_here"));
+        assert!(!scopes.reads_only_the_actors_place("things_next_door"));
+        assert!(scopes.reads_only_the_actors_place("no_such_scope"));
+        let mut registered = TargetScopes::default();
+        registered.insert("things_here", |_: &WorldView, _| Vec::new());
+        assert!(!registered.reads_only_the_actors_place("things_here"));
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub use acting::{
     ActionReport, ActionRequest, EffectReport, Outcome, ParamValue, PlanCompleted, PlanFailed,
     PlanOrigin, PlanStepRef, StartPlan,
 };
+pub(crate) use available::render_command_named;
 pub use available::{ActionMenu, ActionOffers, available_actions, render_command};
 pub use components::{
     CarriedBy, Character, DisplayName, Exits, FollowingPlan, InPlace, NarrativeKey, Place, Player,

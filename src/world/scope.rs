@@ -43,8 +43,9 @@ impl Default for TargetScopes {
     /// | `things_here` | things (not characters) in the actor's place, not carried |
     /// | `inventory` | what the actor carries |
     /// | `exits` | places reachable from the actor's place |
+    /// | `things_next_door` | things (not characters) in the places reachable from the actor's, not carried |
     fn default() -> Self {
-        let builtin: [(&str, BuiltinScope); 5] = [
+        let builtin: [(&str, BuiltinScope); 6] = [
             ("self", |_, actor, out| out.push(actor)),
             ("characters_here", |view, actor, out| {
                 here(view, actor, out, |e| {
@@ -62,6 +63,18 @@ impl Default for TargetScopes {
             ("exits", |view, actor, out| {
                 if let Some(place) = view.place_of(actor) {
                     out.extend_from_slice(view.exits(place));
+                }
+            }),
+            ("things_next_door", |view, actor, out| {
+                let Some(place) = view.place_of(actor) else {
+                    return;
+                };
+                for &next_door in view.exits(place) {
+                    let things = view.occupants(next_door).iter().copied();
+                    out.extend(
+                        things
+                            .filter(|&e| view.get(e).is_some_and(|v| !v.character && !v.is_place)),
+                    );
                 }
             }),
         ];
@@ -106,6 +119,20 @@ impl TargetScopes {
     /// A scope by name.
     pub fn get(&self, name: &str) -> Option<&ScopeFn> {
         self.scopes.get(name)
+    }
+
+    /// Whether the scope `name` reads only what is in and around the actor's place:
+    /// its occupants, what they carry and its exits (the built-in scopes but
+    /// `things_next_door`), so what it gives changes only when
+    /// [`PlaceRevisions::changed_at`](super::PlaceRevisions::changed_at) the actor's
+    /// place moves on. A scope the game registered may read the whole view; a name
+    /// that is no scope reads nothing.
+    pub(crate) fn reads_only_the_actors_place(&self, name: &str) -> bool {
+        match self.scope(name) {
+            Some(Scope::Builtin(_)) => name != "things_next_door",
+            Some(Scope::Registered(_)) => false,
+            None => true,
+        }
     }
 
     /// A scope by name, built-in ones as such.

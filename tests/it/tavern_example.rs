@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
 use bevy::prelude::*;
+use bevy_loom::actors::SpawnedScene;
 use bevy_loom::prelude::*;
 use bevy_loom::testing::HeadlessApp;
 use serde_json::json;
@@ -189,4 +190,113 @@ fn another_write_error_stops_the_printing_with_it() {
         "{:?}",
         printer.stopped()
     );
+}
+
+/// The tavern scene under the example's rules and printer, every smart actor answering
+/// with the `backend`, tasks offered or not and plans taking a step a turn; prints to
+/// `out`.
+fn tavern(backend: BackendChoice, tasks: bool, out: Box<dyn Write>) -> (App, SpawnedScene) {
+    let (mut app, scene) = crate::support::tavern_app_configured(
+        LlmPlugin {
+            backend,
+            ..default()
+        },
+        SmartActorSettings {
+            offer_tasks: tasks,
+            ..default()
+        },
+    );
+    app.insert_resource(PlanningSettings {
+        cadence: PlanCadence::EveryTurn,
+        ..default()
+    })
+    .insert_resource(rules::SceneOrder::new(&scene))
+    .insert_non_send(print::Printer::new(out));
+    // The app has run (its content loaded): its plugins are built by hand.
+    rules::RulesPlugin.build(&mut app);
+    print::TranscriptPlugin { show_prompt: false }.build(&mut app);
+    (app, scene)
+}
+
+/// Plays one turn as the example does: it ends once its transcript is printed.
+fn play(app: &mut App) {
+    app.world_mut().resource_mut::<print::Turn>().open = true;
+    app.world_mut().write_message(TurnEnded);
+    update_until(app, "the turn to be printed", |app| {
+        !app.world().resource::<print::Turn>().in_progress()
+    });
+}
+
+#[test]
+fn fetching_from_the_locked_cellar_replans_to_the_method_with_the_key() {
+    let transcript = Transcript::default();
+    let (mut app, scene) = tavern(
+        FixedBackend::choice(r#"{"type": "NONE"}"#),
+        true,
+        Box::new(transcript.clone()),
+    );
+    let (marta, wine, cellar) = (
+        scene.entities["marta"],
+        scene.entities["wine"],
+        scene.entities["cellar"],
+    );
+    let fetch = StartPlan::new(marta, "tavern:fetch_from_storeroom")
+        .entity("item", wine)
+        .entity("storeroom", cellar);
+    app.world_mut().write_message(fetch);
+    for _ in 0..6 {
+        play(&mut app);
+    }
+    let text = transcript.text();
+    let plan_lines = ["Marta —", "Marta has", "Marta gives up"];
+    let steps: Vec<&str> = (text.lines())
+        .filter(|line| plan_lines.iter().any(|start| line.starts_with(start)))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "Marta — fetch bottle of wine from the cellar, step 1 of 2: go to the cellar (the game refuses: the door is locked)",
+            "Marta — fetch bottle of wine from the cellar, step 1 of 3: unlock the cellar",
+            "Marta — fetch bottle of wine from the cellar, step 2 of 3: go to the cellar",
+            "Marta — fetch bottle of wine from the cellar, step 3 of 3: pick up bottle of wine",
+            "Marta has done it: fetch bottle of wine from the cellar",
+        ],
+        "{text}"
+    );
+    assert_eq!(app.world().get::<CarriedBy>(wine).map(|c| c.0), Some(marta));
+    assert_eq!(app.world().get::<InPlace>(marta).map(|p| p.0), Some(cellar));
+}
+
+#[test]
+fn with_tasks_the_innkeeper_asks_the_model_less_over_ten_turns() {
+    let asked = |tasks: bool| {
+        let transcript = Transcript::default();
+        let backend = BackendChoice::Offline { seed: 0 };
+        let (mut app, scene) = tavern(backend, tasks, Box::new(transcript.clone()));
+        for _ in 0..10 {
+            play(&mut app);
+        }
+        let line = print::decisions_asked(app.world());
+        let text = transcript.text();
+        let marta = scene.entities["marta"];
+        (line, text, marta)
+    };
+    let (with_tasks, text, _) = asked(true);
+    let (without, plain, _) = asked(false);
+    assert!(text.contains("Marta takes on: "), "{text}");
+    assert!(!plain.contains("takes on"), "{plain}");
+    assert!(
+        text.contains(", step 2 of 4: pick up mug of stout"),
+        "the plan's progress: {text}"
+    );
+    let all = |line: &str| -> usize {
+        let count = line.rsplit_once('(').expect("a total").1;
+        count
+            .split(' ')
+            .next()
+            .expect("a number")
+            .parse()
+            .expect("a number")
+    };
+    assert!(all(&with_tasks) < all(&without), "{with_tasks} / {without}");
 }
