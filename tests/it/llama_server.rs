@@ -18,7 +18,7 @@ use bevy_loom::llm::{
 };
 use bevy_loom::prelude::*;
 use bevy_loom::prompt::parse_decision;
-use bevy_loom::prompt::{DecisionLimits, decision_schema};
+use bevy_loom::prompt::{Choices, DecisionLimits, decision_schema};
 
 use crate::support::{run_turn, tavern_app_configured};
 
@@ -178,6 +178,60 @@ fn the_server_answers_a_decision_that_passes_validation_and_streams() {
     );
     assert!(pieces.len() > 1, "a streamed answer comes in pieces");
     assert_eq!(pieces.concat(), text);
+}
+
+#[test]
+fn the_model_chooses_a_task_under_the_schema() {
+    let Some(server) = llama_server() else { return };
+    // Two tasks numbered after one action, and no line to say: the schema leaves the
+    // model an action, a task or nothing.
+    let choices = Choices {
+        actions: 1,
+        tasks: 2,
+    };
+    let limits = DecisionLimits {
+        max_color_lines: Some(0),
+        ..limits()
+    };
+    let mut answers = Vec::new();
+    for seed in 1..=12 {
+        let decision = LlmRequest {
+            messages: vec![
+                ChatMessage::system("Choose an action or a task."),
+                ChatMessage::user(
+                    "<available_actions>\n[Index: 1] Command: \"wait\"\n</available_actions>\n\
+                     <available_tasks>\n[Index: 2] Command: \"serve Brom mug of ale\"\n\
+                     [Index: 3] Command: \"fetch bottle of wine from the cellar\"\n</available_tasks>",
+                ),
+            ]
+            .into(),
+            schema: Some(decision_schema(choices, &limits).into()),
+            sampling: SamplingOptions {
+                max_tokens: Some(200),
+                temperature: Some(1.0),
+                seed: Some(seed),
+                ..SamplingOptions::default()
+            },
+            ..LlmRequest::default()
+        };
+        let (text, _) = ask(&server, decision);
+        let parsed = parse_decision(&text, choices, &limits);
+        let decision = parsed.unwrap_or_else(|reason| {
+            panic!("the schema keeps the answer valid: {text} → {reason}")
+        });
+        answers.push((text, decision.answer));
+    }
+    let task = answers
+        .iter()
+        .find_map(|(text, answer)| match answer {
+            Answer::Task { position, speech } => Some((text, *position, speech)),
+            _ => None,
+        });
+    let Some((text, position, speech)) = task else {
+        panic!("no seed chose a task: {answers:?}");
+    };
+    assert!((1..=2).contains(&position), "{text}");
+    assert!(speech.is_empty(), "no line may be said: {text}");
 }
 
 #[test]
