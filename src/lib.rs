@@ -37,7 +37,7 @@ pub mod prelude {
     };
     pub use crate::planning::{
         ParamValue, Plan, PlanCadence, PlanCompleted, PlanFailed, PlanOrigin, PlanStarted,
-        PlanStepIssued, PlanningPlugin, PlanningSettings, StartPlan, WorldFacts,
+        PlanStepIssued, PlanningPlugin, PlanningSettings, StartPlan, StopPlan, WorldFacts,
     };
     pub use crate::prompt::{Answer, PromptBudgets, RejectionReason};
     pub use crate::world::{

@@ -45,7 +45,7 @@ use crate::content::{ActionDefinition, ActorSpec, ContentRegistry, content_loade
 use crate::llm::{LlmBridge, RequestId};
 use crate::prompt::{BlockOptions, DecisionLimits, PromptBudgets};
 use crate::prompt::{Decision, RejectionReason};
-use crate::world::{Character, LoomSystems, StartPlan, TargetScopes, Witnessed};
+use crate::world::{Character, LoomSystems, StartPlan, StopPlan, TargetScopes, Witnessed};
 
 /// Marks a character as driven by a model, naming its spec by id (`tavern:marta`).
 #[derive(Component, Debug, Clone, PartialEq, Eq, Reflect)]
@@ -172,6 +172,7 @@ impl Plugin for SmartActorPlugin {
             .add_message::<TurnEnded>()
             .add_message::<ActionRequest>()
             .add_message::<StartPlan>()
+            .add_message::<StopPlan>()
             .add_message::<ActorSpoke>()
             .add_message::<DecisionRejected>()
             .add_message::<DecisionRequested>()

@@ -1,5 +1,5 @@
 //! Who thinks when: a turn queues every eligible actor (not one [following a
-//! plan](crate::world::FollowingPlan), unless it is in combat), the player's words queue
+//! plan](crate::world::FollowingPlan); a fight stops the plan), the player's words queue
 //! the actor they are for (in place of its own action), and actors that left are
 //! forgotten.
 
@@ -13,7 +13,10 @@ use super::{
     SmartActorSettings, ThinkQueue, TurnClock, TurnEnded,
 };
 use crate::llm::{LlmBridge, RequestId};
-use crate::world::{DisplayName, FollowingPlan, InPlace, Player};
+use crate::world::{DisplayName, FollowingPlan, InPlace, Player, StopPlan};
+
+/// Why a fight stops a plan, as the actor's next prompt tells it.
+pub(super) const FIGHT_STOPS_PLAN: &str = "a fight broke out";
 
 /// Cancels the requests of actors that were despawned or stopped being smart actors:
 /// nobody is left to act on their answers.
@@ -54,6 +57,7 @@ pub(super) fn start_turns(
     mut clock: ResMut<TurnClock>,
     mut queue: ResMut<ThinkQueue>,
     mut actors: Query<TurnTaker, With<SmartActor>>,
+    mut stops: MessageWriter<StopPlan>,
 ) {
     let mut started = turns.read().count() as u64;
     if let Some(cadence) = settings.cadence.filter(|c| !c.is_zero()) {
@@ -68,9 +72,15 @@ pub(super) fn start_turns(
     }
     clock.turn += started;
     for (entity, mut mind, following_plan, fighting) in &mut actors {
-        // A plan decides for the actor until it ends, unless a fight interrupts.
-        if following_plan && !fighting {
-            continue;
+        // A plan decides for the actor until it ends; a fight stops it.
+        if following_plan {
+            if !fighting {
+                continue;
+            }
+            stops.write(StopPlan {
+                actor: entity,
+                reason: FIGHT_STOPS_PLAN.to_owned(),
+            });
         }
         if mind.state.ready_for(clock.turn) && mind.queue(None) {
             queue.waiting.push_back(entity);

@@ -17,12 +17,12 @@
 //!    report for that actor is the step's outcome, or the step fails after
 //!    [`PlanningSettings::step_timeout`];
 //! 4. the plan ends with [`PlanCompleted`] or [`PlanFailed`] (with the reason and the
-//!    step), and its component is removed. Despawning the actor ends it with the actor;
+//!    step), and its component is removed; [`StopPlan`] ends it early, as failed. Despawning the actor ends it with the actor;
 //!    a bound target that is gone fails the step that needs it.
 //!
 //! While a plan runs its actor carries [`FollowingPlan`], and a smart actor is not asked
-//! to decide: the plan decides for it, until it ends or a fight (`InCombat`) or the
-//! player's words interrupt. Its next prompt then says how the plan ended.
+//! to decide: the plan decides for it, until it ends or the player's words interrupt, or
+//! a fight (`InCombat`) stops it. Its next prompt then says how the plan ended.
 
 mod facts;
 mod refine;
@@ -43,7 +43,7 @@ use crate::world::{
     ActionMenu, ActionReport, ActionRequest, FollowingPlan, LoomSystems, Outcome, PlanStepRef,
     TurnEnded, WorldViewQuery, render_command_named,
 };
-pub use crate::world::{ParamValue, PlanCompleted, PlanFailed, PlanOrigin, StartPlan};
+pub use crate::world::{ParamValue, PlanCompleted, PlanFailed, PlanOrigin, StartPlan, StopPlan};
 
 /// Carries out plans: [`StartPlan`] in, [`ActionRequest`]s out, [`ActionReport`]s back.
 #[derive(Debug, Clone, Default)]
@@ -166,13 +166,14 @@ impl Plugin for PlanningPlugin {
             .add_message::<PlanStepIssued>()
             .add_message::<PlanCompleted>()
             .add_message::<PlanFailed>()
+            .add_message::<StopPlan>()
             .add_message::<ActionRequest>()
             .add_message::<ActionReport>()
             .add_message::<TurnEnded>()
             .add_systems(
                 Update,
                 (
-                    (start_plans, advance_plans)
+                    (stop_plans, start_plans, advance_plans)
                         .chain()
                         .in_set(LoomSystems::Decide)
                         .run_if(content_loaded),
@@ -207,6 +208,33 @@ struct PlanWriters<'w> {
     completed: MessageWriter<'w, PlanCompleted>,
     failed: MessageWriter<'w, PlanFailed>,
     requests: MessageWriter<'w, ActionRequest>,
+}
+
+/// Ends the plan of each actor a [`StopPlan`] names, as failed with its reason and the
+/// step handed to the game, if one was.
+fn stop_plans(
+    mut stops: MessageReader<StopPlan>,
+    plans: Query<&Plan>,
+    mut commands: Commands,
+    mut failed: MessageWriter<PlanFailed>,
+) {
+    for stop in stops.read() {
+        let Ok(plan) = plans.get(stop.actor) else {
+            continue;
+        };
+        let step =
+            (plan.awaiting()).map(|step| (step.method_id.to_string(), step.step.to_string()));
+        failed.write(PlanFailed {
+            actor: stop.actor,
+            task_id: task_id(plan),
+            reason: stop.reason.clone(),
+            step,
+            chosen_by: plan.chosen_by,
+        });
+        commands
+            .entity(stop.actor)
+            .remove::<(Plan, FollowingPlan)>();
+    }
 }
 
 /// Puts a [`Plan`] on each actor a [`StartPlan`] names, with its task's first

@@ -295,3 +295,13 @@ impl StartPlan {
         self
     }
 }
+
+/// Ends an actor's plan before it is done, as [`PlanFailed`] with this reason: the
+/// game's say, or smart actors' when a fight breaks out around one following a plan.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct StopPlan {
+    /// Whose plan.
+    pub actor: Entity,
+    /// Why it stops, for the game, a log and the actor's next prompt.
+    pub reason: String,
+}

@@ -25,7 +25,7 @@ use bevy::prelude::*;
 
 pub use acting::{
     ActionReport, ActionRequest, EffectReport, Outcome, ParamValue, PlanCompleted, PlanFailed,
-    PlanOrigin, PlanStepRef, StartPlan,
+    PlanOrigin, PlanStepRef, StartPlan, StopPlan,
 };
 pub(crate) use available::render_command_named;
 pub use available::{ActionMenu, ActionOffers, available_actions, render_command};
@@ -70,6 +70,7 @@ impl Plugin for WorldPlugin {
             .add_message::<PlanCompleted>()
             .add_message::<PlanFailed>()
             .add_message::<StartPlan>()
+            .add_message::<StopPlan>()
             .add_systems(PreUpdate, publish_scope_names.in_set(WorldSystems))
             .configure_sets(PreUpdate, WorldSystems.before(ContentSystems));
     }

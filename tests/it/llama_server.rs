@@ -221,12 +221,10 @@ fn the_model_chooses_a_task_under_the_schema() {
         });
         answers.push((text, decision.answer));
     }
-    let task = answers
-        .iter()
-        .find_map(|(text, answer)| match answer {
-            Answer::Task { position, speech } => Some((text, *position, speech)),
-            _ => None,
-        });
+    let task = answers.iter().find_map(|(text, answer)| match answer {
+        Answer::Task { position, speech } => Some((text, *position, speech)),
+        _ => None,
+    });
     let Some((text, position, speech)) = task else {
         panic!("no seed chose a task: {answers:?}");
     };

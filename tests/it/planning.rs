@@ -342,6 +342,40 @@ fn a_fight_interrupts_a_plan_for_the_decision() {
     app.world_mut().entity_mut(marta).insert(InCombat);
     let turn = crate::support::run_turn(&mut app);
     assert!(asked(&turn).contains(&marta), "in combat she is asked");
+    let game = app.world().resource::<Game>();
+    let reasons: Vec<&str> = game.failed.iter().map(|f| f.reason.as_str()).collect();
+    assert_eq!(reasons, ["a fight broke out"], "the fight stops her plan");
+    assert_eq!(
+        game.failed[0].step,
+        Some((
+            "tavern:serve_by_hand".to_owned(),
+            "/steps/1/thenSteps/0".to_owned()
+        )),
+        "the step it was on"
+    );
+    assert!(app.world().get::<Plan>(marta).is_none());
+    assert!(app.world().get::<FollowingPlan>(marta).is_none());
+}
+
+#[test]
+fn the_game_stops_a_plan_with_its_reason() {
+    let (mut app, scene) = tavern();
+    let marta = scene.entities["marta"];
+    app.world_mut().resource_mut::<Game>().silent = true;
+    serve(&mut app, &scene);
+    app.update();
+    let stop = StopPlan {
+        actor: marta,
+        reason: "the inn is closing".to_owned(),
+    };
+    app.world_mut().write_message(stop);
+    run(&mut app, 5);
+    let game = app.world().resource::<Game>();
+    assert_eq!(game.failed.len(), 1);
+    assert_eq!(game.failed[0].reason, "the inn is closing");
+    assert_eq!(game.failed[0].chosen_by, PlanOrigin::Game);
+    assert_eq!(game.issued.len(), 1, "no step after it stopped");
+    assert!(app.world().get::<Plan>(marta).is_none());
 }
 
 /// A model that takes on serving the Traveler whenever it is offered, by the index the
