@@ -49,24 +49,40 @@ type TurnTaker = (
     Has<InCombat>,
 );
 
+/// The real-time cadence's clock: the frame's time, and how long since the cadence
+/// last fired.
+#[derive(bevy::ecs::system::SystemParam)]
+pub(super) struct CadenceClock<'w, 's> {
+    time: Res<'w, Time>,
+    since: Local<'s, Duration>,
+}
+
+impl CadenceClock<'_, '_> {
+    /// How many times `cadence` fired this frame (none for no cadence).
+    fn fired(&mut self, cadence: Option<Duration>) -> u64 {
+        let Some(cadence) = cadence.filter(|c| !c.is_zero()) else {
+            return 0;
+        };
+        *self.since += self.time.delta();
+        let mut fired = 0;
+        while *self.since >= cadence {
+            *self.since -= cadence;
+            fired += 1;
+        }
+        fired
+    }
+}
+
 pub(super) fn start_turns(
     mut turns: MessageReader<TurnEnded>,
     settings: Res<SmartActorSettings>,
-    time: Res<Time>,
-    mut since_cadence: Local<Duration>,
+    mut cadence: CadenceClock,
     mut clock: ResMut<TurnClock>,
     mut queue: ResMut<ThinkQueue>,
     mut actors: Query<TurnTaker, With<SmartActor>>,
     mut stops: MessageWriter<StopPlan>,
 ) {
-    let mut started = turns.read().count() as u64;
-    if let Some(cadence) = settings.cadence.filter(|c| !c.is_zero()) {
-        *since_cadence += time.delta();
-        while *since_cadence >= cadence {
-            *since_cadence -= cadence;
-            started += 1;
-        }
-    }
+    let started = turns.read().count() as u64 + cadence.fired(settings.cadence);
     if started == 0 {
         return;
     }
