@@ -32,6 +32,7 @@ use crate::world::{
     PlaceRevisions, Player, TargetScopes, WorldView, WorldViewChanges, WorldViewQuery,
     write_surroundings,
 };
+use offer::KeptOffer;
 pub(super) use offer::ShownOffer;
 use offer::{Lifelines, Relevance, remembered_targets};
 use turn::{
@@ -384,7 +385,8 @@ impl<'a> Frame<'a, '_, '_> {
     }
 
     /// The offer `asked` is to be shown: nothing for a reply, else from the menu its
-    /// spec allows, made again only when what the menu reads changed ([`ShownOffer::next_offer`]).
+    /// spec allows, made again only when what the menu reads changed
+    /// ([`KeptOffer::next`](offer::KeptOffer::next)).
     fn offer(
         &mut self,
         asked: &Asked<'_>,
@@ -392,22 +394,12 @@ impl<'a> Frame<'a, '_, '_> {
         cache: &mut PromptCache,
         around: u64,
     ) -> OfferedActions {
-        let revision = self.revisions.revision();
-        if asked.reply_to.is_some() {
-            return shown.next_offer(None, around, revision, |_, _| OfferedActions::default());
-        }
         let settings = self.settings;
-        let menu = cache.menu(
-            self.registry,
-            asked.spec,
-            asked.fighting,
-            &settings.combat_verbs,
-        );
-        let changed_at = self.changed_at(menu, around);
-        let offers = &mut self.offers;
-        shown.next_offer(Some(menu), changed_at, revision, |menu, last| {
-            offers.offer_again(menu, asked.entity, last)
-        })
+        let menu = (asked.reply_to.is_none()).then(|| {
+            let verbs = &settings.combat_verbs;
+            cache.menu(self.registry, asked.spec, asked.fighting, verbs)
+        });
+        self.offer_from(asked.entity, &mut shown.actions, menu, around)
     }
 
     /// The tasks `asked` is to be offered: none in a reply or a fight or with tasks
@@ -420,16 +412,27 @@ impl<'a> Frame<'a, '_, '_> {
         cache: &mut PromptCache,
         around: u64,
     ) -> OfferedActions {
+        let offered = self.settings.offer_tasks && asked.reply_to.is_none() && !asked.fighting;
+        let menu = offered
+            .then(|| cache.task_menu(self.registry, asked.spec))
+            .filter(|menu| !menu.is_empty());
+        self.offer_from(asked.entity, &mut shown.tasks, menu, around)
+    }
+
+    /// The offer `kept` makes next to `actor` from `menu` (nothing without one), when
+    /// what is around the actor last changed `around`.
+    fn offer_from(
+        &mut self,
+        actor: Entity,
+        kept: &mut KeptOffer,
+        menu: Option<&ActionMenu>,
+        around: u64,
+    ) -> OfferedActions {
         let revision = self.revisions.revision();
-        let menu = cache.task_menu(self.registry, asked.spec);
-        let none = !self.settings.offer_tasks || menu.is_empty();
-        if asked.reply_to.is_some() || asked.fighting || none {
-            return shown.next_tasks(None, around, revision, |_, _| OfferedActions::default());
-        }
-        let changed_at = self.changed_at(menu, around);
+        let changed_at = menu.map_or(around, |menu| self.changed_at(menu, around));
         let offers = &mut self.offers;
-        shown.next_tasks(Some(menu), changed_at, revision, |menu, last| {
-            offers.offer_again(menu, asked.entity, last)
+        kept.next(menu, (changed_at, revision), |menu, last| {
+            offers.offer_again(menu, actor, last)
         })
     }
 

@@ -80,7 +80,12 @@ fn record(
 
 /// The tavern on the offline backend with the test game's rules, and its entities.
 fn tavern() -> (App, SpawnedScene) {
-    let (mut app, scene) = tavern_app(BackendChoice::Offline { seed: 1 });
+    tavern_with(BackendChoice::Offline { seed: 1 })
+}
+
+/// The tavern with the test game's rules, its smart actors answered by `backend`.
+fn tavern_with(backend: BackendChoice) -> (App, SpawnedScene) {
+    let (mut app, scene) = tavern_app(backend);
     app.init_resource::<Game>().add_systems(
         Update,
         (
@@ -100,6 +105,17 @@ fn serve(app: &mut App, scene: &SpawnedScene) {
         .entity("drink", scene.entities["ale"])
         .entity("bar", scene.entities["bar"]);
     app.world_mut().write_message(start);
+}
+
+/// The tavern with Marta serving the Traveler, her first step handed to a game that
+/// never reports on it.
+fn serving_unanswered() -> (App, Entity) {
+    let (mut app, scene) = tavern();
+    let marta = scene.entities["marta"];
+    app.world_mut().resource_mut::<Game>().silent = true;
+    serve(&mut app, &scene);
+    app.update();
+    (app, marta)
 }
 
 /// Updates until a plan ended, at most `frames` times.
@@ -296,13 +312,18 @@ fn asked(log: &crate::support::TurnLog) -> Vec<Entity> {
     log.prompts.iter().map(|p| p.actor).collect()
 }
 
+/// The prompt `actor` was asked to decide with in a turn, and its last message.
+fn prompt_of(log: &crate::support::TurnLog, actor: Entity) -> (&DecisionRequested, &str) {
+    let prompt = (log.prompts.iter())
+        .find(|p| p.actor == actor)
+        .expect("the actor was asked");
+    let last = prompt.messages.last().map_or("", |m| &*m.content);
+    (prompt, last)
+}
+
 #[test]
 fn an_actor_following_a_plan_is_not_asked_to_decide_until_the_plan_ends() {
-    let (mut app, scene) = tavern();
-    let marta = scene.entities["marta"];
-    app.world_mut().resource_mut::<Game>().silent = true;
-    serve(&mut app, &scene);
-    app.update();
+    let (mut app, marta) = serving_unanswered();
     assert!(app.world().get::<FollowingPlan>(marta).is_some());
     let turn = crate::support::run_turn(&mut app);
     assert_eq!(asked(&turn).len(), 2, "Silas and Brom think");
@@ -316,16 +337,7 @@ fn an_actor_following_a_plan_is_not_asked_to_decide_until_the_plan_ends() {
     assert!(app.world().get::<FollowingPlan>(marta).is_none());
     let turn = crate::support::run_turn(&mut app);
     assert!(asked(&turn).contains(&marta));
-    let prompt = turn
-        .prompts
-        .iter()
-        .find(|p| p.actor == marta)
-        .expect("her prompt");
-    let user = prompt
-        .messages
-        .last()
-        .map(|m| &*m.content)
-        .unwrap_or_default();
+    let (_, user) = prompt_of(&turn, marta);
     assert!(
         user.contains("Your plan \"Serve a drink\" failed: not_here."),
         "her next prompt says how the plan ended:\n{user}"
@@ -334,11 +346,7 @@ fn an_actor_following_a_plan_is_not_asked_to_decide_until_the_plan_ends() {
 
 #[test]
 fn a_fight_interrupts_a_plan_for_the_decision() {
-    let (mut app, scene) = tavern();
-    let marta = scene.entities["marta"];
-    app.world_mut().resource_mut::<Game>().silent = true;
-    serve(&mut app, &scene);
-    app.update();
+    let (mut app, marta) = serving_unanswered();
     app.world_mut().entity_mut(marta).insert(InCombat);
     let turn = crate::support::run_turn(&mut app);
     assert!(asked(&turn).contains(&marta), "in combat she is asked");
@@ -359,11 +367,7 @@ fn a_fight_interrupts_a_plan_for_the_decision() {
 
 #[test]
 fn the_game_stops_a_plan_with_its_reason() {
-    let (mut app, scene) = tavern();
-    let marta = scene.entities["marta"];
-    app.world_mut().resource_mut::<Game>().silent = true;
-    serve(&mut app, &scene);
-    app.update();
+    let (mut app, marta) = serving_unanswered();
     let stop = StopPlan {
         actor: marta,
         reason: "the inn is closing".to_owned(),
@@ -408,27 +412,14 @@ impl bevy_loom::llm::LlmBackend for ServesTheTraveler {
 #[test]
 fn a_task_the_model_chooses_is_carried_out_as_a_plan_and_ends_in_its_next_prompt() {
     let backend = BackendChoice::Custom(std::sync::Arc::new(ServesTheTraveler));
-    let (mut app, scene) = tavern_app(backend);
-    app.init_resource::<Game>().add_systems(
-        Update,
-        (
-            carry_out
-                .after(LoomSystems::Decide)
-                .before(LoomSystems::Narrate),
-            record.after(LoomSystems::Remember),
-        ),
-    );
+    let (mut app, scene) = tavern_with(backend);
     let (marta, player, ale) = (
         scene.entities["marta"],
         scene.entities["player"],
         scene.entities["ale"],
     );
     let turn = crate::support::run_turn(&mut app);
-    let prompt = turn
-        .prompts
-        .iter()
-        .find(|p| p.actor == marta)
-        .expect("asked");
+    let (prompt, _) = prompt_of(&turn, marta);
     let serve = prompt
         .tasks
         .iter()
@@ -464,12 +455,7 @@ fn a_task_the_model_chooses_is_carried_out_as_a_plan_and_ends_in_its_next_prompt
         "the game carried out every step"
     );
     let next = crate::support::run_turn(&mut app);
-    let prompt = next
-        .prompts
-        .iter()
-        .find(|p| p.actor == marta)
-        .expect("asked again");
-    let user = prompt.messages.last().map_or("", |m| &*m.content);
+    let (prompt, user) = prompt_of(&next, marta);
     assert!(
         user.contains("Your plan \"Serve a drink\" is done."),
         "her next prompt says how the plan ended:\n{user}"

@@ -23,13 +23,9 @@ pub(in crate::actors) struct ShownOffer {
     /// Whether an offer was shown yet.
     shown: bool,
     /// The actions as offered, before trimming.
-    offered: OfferedActions,
-    /// The menu they were made from, and when.
-    made_from: MadeFrom,
+    pub(super) actions: KeptOffer,
     /// The tasks as offered, before trimming.
-    tasks: OfferedActions,
-    /// The menu they were made from, and when.
-    tasks_made_from: MadeFrom,
+    pub(super) tasks: KeptOffer,
     /// The budget the tasks were trimmed to.
     tasks_budget: usize,
     /// The tasks without those left out, numbered after the actions shown.
@@ -48,67 +44,47 @@ pub(in crate::actors) struct ShownOffer {
     block_fingerprint: u64,
 }
 
-/// The menu an offer was made from and the place model's revision then
-/// ([`PlaceRevisions::revision`](crate::world::PlaceRevisions::revision)): an offer is
-/// made from the menu and the world view alone, so while the menu is the same and
-/// nothing it reads changed it is not made again. `None` when it was not made from a
-/// menu (a reply's empty offer).
-type MadeFrom = Option<(ActionMenu, u64)>;
+/// An offer made from a menu (of actions, or of tasks), kept while nothing it reads
+/// changes.
+#[derive(Debug, Clone, Default)]
+pub(in crate::actors) struct KeptOffer {
+    /// The last offer shown.
+    offered: OfferedActions,
+    /// The menu it was made from and the place model's revision then
+    /// ([`PlaceRevisions::revision`](crate::world::PlaceRevisions::revision)): an offer
+    /// is made from the menu and the world view alone, so while the menu is the same
+    /// and nothing it reads changed it is not made again. `None` when it was not made
+    /// from a menu (a reply's empty offer).
+    made_from: Option<(ActionMenu, u64)>,
+}
 
-/// The offer to make next from `menu` (nothing without one), given the last offer made
-/// from the menu `made_from`: that offer, shared, when it was made from `menu` at or
-/// after `changed_at` (the revision at which what the menu reads last changed);
-/// otherwise one `make` makes from the menu (given the last offer, to give it back
-/// shared when nothing in it changed), noted as made at `revision`.
-fn next_from(
-    (made_from, last): (&mut MadeFrom, &OfferedActions),
-    menu: Option<&ActionMenu>,
-    (changed_at, revision): (u64, u64),
-    make: impl FnOnce(&ActionMenu, &OfferedActions) -> OfferedActions,
-) -> OfferedActions {
-    let Some(menu) = menu else {
-        *made_from = None;
-        return OfferedActions::default();
-    };
-    match made_from {
-        Some((made, at)) if made.shares(menu) && *at >= changed_at => last.clone(),
-        _ => {
-            *made_from = Some((menu.clone(), revision));
-            make(menu, last)
+impl KeptOffer {
+    /// The offer to show next: nothing without a `menu` (a reply); the last offer,
+    /// shared, when it was made from `menu` at or after `changed_at` (the revision at
+    /// which what the menu reads last changed); otherwise one `make` makes from the menu
+    /// (given the last offer, to give it back shared when nothing in it changed), noted
+    /// as made at `revision`.
+    pub(super) fn next(
+        &mut self,
+        menu: Option<&ActionMenu>,
+        (changed_at, revision): (u64, u64),
+        make: impl FnOnce(&ActionMenu, &OfferedActions) -> OfferedActions,
+    ) -> OfferedActions {
+        let Some(menu) = menu else {
+            self.made_from = None;
+            return OfferedActions::default();
+        };
+        match &self.made_from {
+            Some((made, at)) if made.shares(menu) && *at >= changed_at => self.offered.clone(),
+            _ => {
+                self.made_from = Some((menu.clone(), revision));
+                make(menu, &self.offered)
+            }
         }
     }
 }
 
 impl ShownOffer {
-    /// The offer to show next: nothing for a reply (`menu` is `None`); the last offer,
-    /// shared, when it was made from `menu` at or after `changed_at` (the revision at
-    /// which what the menu reads last changed); otherwise one `make` makes from the menu
-    /// (given the last offer, to give it back shared when nothing in it changed), noted
-    /// as made at `revision`.
-    pub(super) fn next_offer(
-        &mut self,
-        menu: Option<&ActionMenu>,
-        changed_at: u64,
-        revision: u64,
-        make: impl FnOnce(&ActionMenu, &OfferedActions) -> OfferedActions,
-    ) -> OfferedActions {
-        let last = (&mut self.made_from, &self.offered);
-        next_from(last, menu, (changed_at, revision), make)
-    }
-
-    /// The tasks to offer next, from the task menu `menu` (nothing without one), as
-    /// [`next_offer`](Self::next_offer) makes actions.
-    pub(super) fn next_tasks(
-        &mut self,
-        menu: Option<&ActionMenu>,
-        changed_at: u64,
-        revision: u64,
-        make: impl FnOnce(&ActionMenu, &OfferedActions) -> OfferedActions,
-    ) -> OfferedActions {
-        let last = (&mut self.tasks_made_from, &self.tasks);
-        next_from(last, menu, (changed_at, revision), make)
-    }
-
     /// Whether it shows `offered` and `tasks` within `budget`: the same offers, shared,
     /// as [`ActionOffers::offer_again`](crate::world::ActionOffers::offer_again) gives
     /// them back unchanged. Such an offer comes from the same menu, which the prompt
@@ -120,8 +96,8 @@ impl ShownOffer {
         (budget, tasks_budget): (usize, usize),
     ) -> bool {
         self.shown
-            && self.offered.shares(offered)
-            && self.tasks.shares(tasks)
+            && self.actions.offered.shares(offered)
+            && self.tasks.offered.shares(tasks)
             && (self.budget, self.tasks_budget) == (budget, tasks_budget)
     }
 
@@ -163,7 +139,8 @@ impl ShownOffer {
         // The same offer made again from a menu built again (content or settings
         // changed) keeps its mask, unless its block no longer fits: another layout, or
         // longer mod metadata. From the same menu, an offer not shared is another.
-        let made_again = !self.offered.made_from_one_menu(&offered) && self.offered == offered;
+        let last = &self.actions.offered;
+        let made_again = !last.made_from_one_menu(&offered) && *last == offered;
         let kept = self.shown && self.budget == budget && made_again && {
             write(self);
             estimate_tokens(&self.block[..self.actions_end]) <= budget
@@ -174,8 +151,8 @@ impl ShownOffer {
             write(self);
         }
         self.block_fingerprint = text_fingerprint(&self.block);
-        self.offered = offered;
-        self.tasks = tasks;
+        self.actions.offered = offered;
+        self.tasks.offered = tasks;
         self.shown = true;
         (self.budget, self.tasks_budget) = (budget, tasks_budget);
         self.mask.iter().filter(|&&left_out| left_out).count()
@@ -340,25 +317,25 @@ mod tests {
     #[test]
     fn a_reply_is_offered_nothing_and_an_offer_is_made_again_only_after_a_change() {
         let menu = ActionMenu::default();
-        let mut shown = ShownOffer::default();
+        let mut shown = KeptOffer::default();
         let made = Cell::new(0);
         let make = |_: &ActionMenu, _: &OfferedActions| {
             made.set(made.get() + 1);
             OfferedActions::default()
         };
-        shown.next_offer(Some(&menu), 0, 3, make);
+        shown.next(Some(&menu), (0, 3), make);
         assert_eq!(made.get(), 1, "the first offer is made");
-        shown.next_offer(Some(&menu.clone()), 3, 4, make);
+        shown.next(Some(&menu.clone()), (3, 4), make);
         assert_eq!(
             made.get(),
             1,
             "nothing it reads changed since revision 3: kept"
         );
-        shown.next_offer(Some(&menu), 4, 4, make);
+        shown.next(Some(&menu), (4, 4), make);
         assert_eq!(made.get(), 2, "what it reads changed at 4: made again");
-        assert!(shown.next_offer(None, 0, 5, make).is_empty());
+        assert!(shown.next(None, (0, 5), make).is_empty());
         assert!(shown.made_from.is_none(), "a reply's offer has no menu");
-        shown.next_offer(Some(&menu), 0, 5, make);
+        shown.next(Some(&menu), (0, 5), make);
         assert_eq!(made.get(), 3, "after a reply, the offer is made again");
     }
 
