@@ -554,7 +554,8 @@ fn bind_action(
     let Some(action) = registry.action(&step.action_id) else {
         return Err(format!("action `{}` is no longer loaded", step.action_id));
     };
-    let mut targets = Vec::with_capacity(3);
+    // Allocated at its size, and not at all for an action without targets.
+    let mut targets = Vec::with_capacity(action.target_slots().count());
     for (_, slot) in action.target_slots() {
         let binding = step.target_bindings.get(&slot.placeholder);
         let name = binding.and_then(|b| b.parameter()).unwrap_or_default();
