@@ -53,7 +53,9 @@ impl ActionDefinition {
 
 /// The namespace part of a `mod:name` id; the whole id when it has no `:`.
 pub fn action_namespace(id: &str) -> &str {
-    id.split_once(':').map_or(id, |(namespace, _)| namespace)
+    // A byte search: ids are short, and a `char` pattern's searcher costs more than it.
+    let colon = id.bytes().position(|byte| byte == b':');
+    colon.map_or(id, |colon| &id[..colon])
 }
 
 /// The three target slots an action may have.

@@ -4,7 +4,9 @@
 //! action defines; every task needs a method; tasks may not run themselves, nor nest
 //! deeper than [`MAX_NESTING`].
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use bevy::platform::collections::HashMap;
 
 use super::validate::pointer_token;
 use super::{
@@ -106,7 +108,7 @@ pub(super) fn method_order(
     tasks: &ContentCatalog<TaskDefinition>,
     methods: &ContentCatalog<RefinementMethod>,
 ) -> HashMap<String, Vec<String>> {
-    let mut unlisted: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut unlisted: HashMap<&str, Vec<&str>> = HashMap::default();
     for method in methods {
         let listed = tasks
             .get(&method.task_id)
@@ -411,7 +413,7 @@ fn cycle_or_too_deep(
     methods: &ContentCatalog<RefinementMethod>,
 ) -> Option<(String, ContentError)> {
     // Each task's sub-tasks, with the method and step that run each.
-    let mut runs: HashMap<&str, Vec<(&str, &str, String, &RefinementMethod)>> = HashMap::new();
+    let mut runs: HashMap<&str, Vec<(&str, &str, String, &RefinementMethod)>> = HashMap::default();
     for (file, method) in methods.iter_with_files() {
         for (pointer, step) in method.each_step() {
             if let RefinementStep::Task(step) = step {
@@ -425,7 +427,7 @@ fn cycle_or_too_deep(
             }
         }
     }
-    let mut depths: HashMap<&str, usize> = HashMap::new();
+    let mut depths: HashMap<&str, usize> = HashMap::default();
     for task in tasks {
         let mut path = vec![task.id.as_str()];
         if let Some(found) = walk(&task.id, &runs, &mut path, &mut depths) {

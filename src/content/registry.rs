@@ -1,6 +1,9 @@
 //! The `ContentRegistry`: every valid piece of loaded content, looked up by id.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
+
+// Looked up by id for every offer: Bevy's foldhash map hashes short ids faster than SipHash.
+use bevy::platform::collections::HashMap;
 
 use bevy::ecs::resource::Resource;
 

@@ -493,13 +493,6 @@ impl<'a> Groups<'a> {
         };
         if let Some(found) = found {
             self.list[found].count += 1;
-            // Lines that come back to an earlier group are looked up by namespace from
-            // now on, once there are more than a few groups.
-            if !self.split && self.list.len() > GROUPS_SEARCHED_IN_ORDER {
-                self.by_namespace = (self.list.iter().enumerate())
-                    .map(|(group, g)| (g.namespace, group))
-                    .collect();
-            }
             self.split = true;
             return found;
         }
@@ -509,8 +502,15 @@ impl<'a> Groups<'a> {
             count: 1,
             first: position,
         });
+        // Once there are more than a few groups, they are found by namespace: a new
+        // namespace is otherwise compared with every group before it.
         if !self.by_namespace.is_empty() {
             self.by_namespace.insert(namespace, group);
+        } else if self.list.len() > GROUPS_SEARCHED_IN_ORDER {
+            // Room for as many groups again without growing.
+            self.by_namespace = HashMap::with_capacity(2 * self.list.len());
+            let groups = self.list.iter().enumerate();
+            (self.by_namespace).extend(groups.map(|(group, g)| (g.namespace, group)));
         }
         group
     }
