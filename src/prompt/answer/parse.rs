@@ -85,7 +85,7 @@ pub enum RejectionReason {
     #[error("`type` must be \"ACTION\", \"TASK\", \"UTTERANCE\", \"COLOR\" or \"NONE\", not {0}")]
     UnknownType(String),
     /// The answer lacks the field its type needs.
-    #[error("an {answer} answer needs `{field}`")]
+    #[error("{} {answer} answer needs `{field}`", article(answer))]
     MissingField {
         /// The answer's type.
         answer: &'static str,
@@ -316,6 +316,15 @@ fn task_index(value: Option<&Value>, choices: Choices) -> Result<Option<usize>, 
             None => Err(RejectionReason::BadTask(number.to_string())),
         },
         Some(other) => Err(RejectionReason::BadTask(kind(other).to_owned())),
+    }
+}
+
+/// The article before an answer type: "an ACTION", "a COLOR".
+fn article(answer: &str) -> &'static str {
+    if answer.starts_with(['A', 'E', 'I', 'O', 'U']) {
+        "an"
+    } else {
+        "a"
     }
 }
 
