@@ -349,6 +349,7 @@ fn advance_plans(
     if menu.0 != registry.generation() || menu.1.is_empty() {
         *menu = (registry.generation(), ActionMenu::new(registry));
         ids.shared.clear();
+        ids.pointers.clear();
     }
     for (actor, mut plan) in ready {
         let facts = frame.of(actor);
@@ -407,7 +408,7 @@ fn step_ref(
     PlanStepRef {
         task_id: Arc::clone(&plan.ids.0),
         method_id: Arc::clone(&plan.ids.1),
-        step: ids.get_displayed(&action.step),
+        step: ids.pointer(&action.step),
         number: plan.actions_done() + 1,
         progress: (action.step.top_level() + 1, plan.method_steps),
     }
@@ -418,21 +419,19 @@ fn step_ref(
 #[derive(Resource, Default)]
 struct PlanIds {
     shared: bevy::platform::collections::HashSet<Arc<str>>,
-    /// Where a displayed id is written to be looked up.
-    written: String,
+    /// Each step's JSON pointer, by where the step is: written once.
+    pointers: bevy::platform::collections::HashMap<StepPath, Arc<str>>,
 }
 
 impl PlanIds {
-    /// The shared text of `shown`, written without allocating once it is known.
-    fn get_displayed(&mut self, shown: &impl std::fmt::Display) -> Arc<str> {
-        use std::fmt::Write;
-        let mut written = std::mem::take(&mut self.written);
-        written.clear();
-        // Writing to a String cannot fail.
-        let _ = write!(written, "{shown}");
-        let shared = self.get(&written);
-        self.written = written;
-        shared
+    /// The shared JSON pointer of the step at `path`.
+    fn pointer(&mut self, path: &StepPath) -> Arc<str> {
+        if let Some(pointer) = self.pointers.get(path) {
+            return Arc::clone(pointer);
+        }
+        let pointer = self.get(&path.to_string());
+        self.pointers.insert(path.clone(), Arc::clone(&pointer));
+        pointer
     }
 
     fn get(&mut self, id: &str) -> Arc<str> {
@@ -455,9 +454,12 @@ fn request_for(
     frame: &FrameWorld,
 ) -> ActionRequest {
     let targets = action.targets;
-    let definition = registry.action(&action.action_id);
     let command = (menu.render(&action.action_id, &targets, |e| frame.name(e)))
         .unwrap_or_else(|| action.action_id.clone());
+    // Most actions have no parameters: their definition is not looked up again.
+    let definition = (!action.parameters.is_empty())
+        .then(|| registry.action(&action.action_id))
+        .flatten();
     let parameters = (action.parameters.into_iter())
         .filter(|(name, value)| {
             let default = definition.and_then(|d| d.parameters.get(name));

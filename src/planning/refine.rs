@@ -105,7 +105,7 @@ pub struct PlannedAction {
 /// Where a step is in its method: its index in each list of steps from the method's
 /// own, and the branch taken at each conditional step on the way. Displayed as the
 /// step's JSON pointer: `/steps/0/thenSteps/1`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct StepPath(smallvec::SmallVec<[(usize, bool); 4]>);
 
 impl StepPath {
