@@ -241,11 +241,8 @@ fn compose(world: &mut World) {
             Line::plain(text)
         }));
     }
-    lines.extend(action_lines(
-        world,
-        std::mem::take(&mut turn.verdicts),
-        &mut silent,
-    ));
+    // A task taken on comes before the actions, its plan's first step among them, and
+    // takes the words said as it was chosen.
     let plans = world.resource::<Plans>();
     lines.extend(turn.started.iter().map(|(actor, command)| {
         let command = plans.0.get(actor).unwrap_or(command);
@@ -255,6 +252,11 @@ fn compose(world: &mut World) {
             name(world, *actor)
         ))
     }));
+    lines.extend(action_lines(
+        world,
+        std::mem::take(&mut turn.verdicts),
+        &mut silent,
+    ));
     let talking_with = world.resource::<Conversation>().with;
     lines.extend(silent.into_iter().map(|(actor, text)| {
         Line::plain(if talking_with == Some(actor) {
