@@ -24,6 +24,15 @@ const CONTEXT_EXCEEDED: [&str; 7] = [
 /// "Loading model", vLLM's and Ollama's "loading".
 const LOADING: [&str; 2] = ["loading model", "model is loading"];
 
+/// The field of an OpenAI-compatible request a server names when it refuses the answer
+/// format: llama-cpp-python's "Input should be 'text' or 'json_object'" at
+/// `('body', 'response_format', 'type')`, OpenAI's "Invalid schema for
+/// response_format".
+const ANSWER_FORMAT_FIELD: &str = "response_format";
+
+/// The most characters of what a server said that an error quotes.
+const DETAIL_CHARS: usize = 300;
+
 /// The error for an HTTP error status with this body (its start) and `Retry-After`.
 pub(super) fn status_error(
     url: &str,
@@ -34,6 +43,16 @@ pub(super) fn status_error(
     let lowercase = body.to_ascii_lowercase();
     if says_context_exceeded(&lowercase) {
         return context_exceeded(&body);
+    }
+    if matches!(status, 400 | 422 | 500) && lowercase.contains(ANSWER_FORMAT_FIELD) {
+        // On one line: a server's traceback is many.
+        let said = message_of(&body);
+        let words: Vec<&str> = said.split_whitespace().collect();
+        let detail: String = words.join(" ").chars().take(DETAIL_CHARS).collect();
+        return LlmError::FormatRefused {
+            url: url.to_owned(),
+            detail,
+        };
     }
     if status == 503 && LOADING.iter().any(|words| lowercase.contains(words)) {
         return LlmError::Loading {
@@ -132,6 +151,23 @@ fn message_of(body: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_refusing_the_answer_format_says_how_to_change_it() {
+        // llama-cpp-python's server, sent a JSON schema as `response_format`.
+        let body = r#"{"error":{"message":"1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}","type":"internal_server_error"}}"#;
+        let error = status_error("http://127.0.0.1:8765/v1", 500, body.to_owned(), None);
+        assert!(matches!(error, LlmError::FormatRefused { .. }), "{error:?}");
+        let said = error.to_string();
+        assert!(
+            said.contains("Input should be 'text' or 'json_object'"),
+            "{said}"
+        );
+        assert!(said.contains("set LOOM_LLM_SCHEMA=json_object"), "{said}");
+        assert!(!error.is_retryable() && !error.is_server_fault());
+        let other = status_error("u", 500, "internal error".to_owned(), None);
+        assert!(matches!(other, LlmError::Status { .. }), "{other:?}");
+    }
 
     #[test]
     fn llama_cpp_loading_its_model_is_loading() {

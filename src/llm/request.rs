@@ -188,6 +188,19 @@ pub enum LlmError {
         /// What the server said.
         detail: String,
     },
+    /// The server refused the answer format the request asked for: a JSON schema as
+    /// `response_format`, which some servers do not take (llama-cpp-python's server
+    /// wants `json_object`). Every request would fail the same way until the format is
+    /// changed, so it is no fault of the server's health.
+    #[error(
+        "the model server at {url} does not take the answer format it was sent ({detail}); set LOOM_LLM_SCHEMA=json_object (or off), or OpenAiSettings::schema_format"
+    )]
+    FormatRefused {
+        /// The address tried.
+        url: String,
+        /// What the server said.
+        detail: String,
+    },
     /// The prompt and the answer it asks for do not fit in the model's context
     /// (llama.cpp's `exceed_context_size_error`, OpenAI's `context_length_exceeded`).
     /// A smart actor starts its conversation again from a fresh prompt and asks once

@@ -225,10 +225,12 @@ fn a_breaker_opens_and_fails_fast() {
         .collect();
     let done = outcomes(&mut app, &open);
     for id in &open {
+        let Err(LlmError::Unavailable(why)) = &done[id].result else {
+            panic!("failed fast: {:?}", done[id].result);
+        };
         assert!(
-            matches!(done[id].result, Err(LlmError::Unavailable(_))),
-            "{:?}",
-            done[id].result
+            why.ends_with(": the model server answered HTTP 502: down"),
+            "it says why the server last failed: {why}"
         );
     }
     assert_eq!(

@@ -5,6 +5,10 @@
 use std::time::{Duration, Instant};
 
 use super::later;
+use crate::llm::LlmError;
+
+/// The most characters of a failure a breaker keeps to tell why it opened.
+const FAILURE_CHARS: usize = 300;
 
 /// When an endpoint's circuit breaker opens, and for how long.
 #[derive(Debug, Clone, PartialEq, Eq, bevy::reflect::Reflect)]
@@ -34,6 +38,9 @@ pub(super) struct Breaker {
     /// Until when the server is taken to be still loading its model: requests go to
     /// another endpoint while one is ready.
     loading_until: Option<Instant>,
+    /// The last failure since the server last answered, in words: what a request
+    /// failed fast is told, since it often says what to fix.
+    last_failure: Option<String>,
 }
 
 impl Breaker {
@@ -70,8 +77,19 @@ impl Breaker {
         *self = Self::default();
     }
 
-    /// The server was unreachable, overloaded or failing.
-    pub(super) fn failed(&mut self, now: Instant, settings: &BreakerSettings) {
+    /// Why the server last failed since it last answered, if it did.
+    pub(super) fn last_failure(&self) -> Option<&str> {
+        self.last_failure.as_deref()
+    }
+
+    /// The server was unreachable, overloaded or failing, as `why` says.
+    pub(super) fn failed(&mut self, now: Instant, settings: &BreakerSettings, why: &LlmError) {
+        let said = why.to_string();
+        let mut words: String = said.chars().take(FAILURE_CHARS).collect();
+        if words.len() < said.len() {
+            words.push('…');
+        }
+        self.last_failure = Some(words);
         self.failures = self.failures.saturating_add(1);
         if self.probing_since.is_some() || self.failures >= settings.failures_to_open {
             self.open_until = Some(later(now, settings.open_for));
@@ -83,6 +101,42 @@ impl Breaker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server's failure, as the breaker is told of it.
+    fn down() -> LlmError {
+        LlmError::Status {
+            status: 502,
+            body: "down".to_owned(),
+            retry_after: None,
+        }
+    }
+
+    #[test]
+    fn a_breaker_keeps_why_the_server_last_failed_until_it_answers() {
+        let settings = BreakerSettings::default();
+        let mut breaker = Breaker::default();
+        assert_eq!(breaker.last_failure(), None);
+        breaker.failed(Instant::now(), &settings, &down());
+        assert_eq!(
+            breaker.last_failure(),
+            Some("the model server answered HTTP 502: down")
+        );
+        let long = LlmError::Status {
+            status: 500,
+            body: "x".repeat(1000),
+            retry_after: None,
+        };
+        breaker.failed(Instant::now(), &settings, &long);
+        let kept = breaker.last_failure().unwrap_or_default();
+        assert_eq!(
+            kept.chars().count(),
+            FAILURE_CHARS + 1,
+            "cut, with an ellipsis"
+        );
+        assert!(kept.ends_with('…'));
+        breaker.succeeded();
+        assert_eq!(breaker.last_failure(), None, "forgotten once it answers");
+    }
 
     /// The breaker's life on a clock of the test's own: open after enough failures,
     /// one probe once the open period passed, closed by a good probe, open again
@@ -96,18 +150,18 @@ mod tests {
         let start = Instant::now();
         let at = |seconds: u64| start + Duration::from_secs(seconds);
         let mut breaker = Breaker::default();
-        breaker.failed(at(0), &settings);
+        breaker.failed(at(0), &settings, &down());
         assert!(
             breaker.admits(at(0), &settings),
             "one failure is not enough"
         );
-        breaker.failed(at(1), &settings);
+        breaker.failed(at(1), &settings, &down());
         assert!(!breaker.admits(at(1), &settings), "open: fails fast");
         assert!(!breaker.admits(at(10), &settings), "still open");
         assert!(breaker.admits(at(11), &settings), "the open period passed");
         breaker.admit(at(11));
         assert!(!breaker.admits(at(12), &settings), "one probe at a time");
-        breaker.failed(at(12), &settings);
+        breaker.failed(at(12), &settings, &down());
         assert!(
             !breaker.admits(at(21), &settings),
             "a bad probe opens it again"
@@ -116,7 +170,7 @@ mod tests {
         breaker.admit(at(22));
         breaker.succeeded();
         assert!(breaker.admits(at(22), &settings), "a good probe closes it");
-        breaker.failed(at(23), &settings);
+        breaker.failed(at(23), &settings, &down());
         assert!(
             breaker.admits(at(23), &settings),
             "and counts from zero again"
@@ -133,7 +187,7 @@ mod tests {
         let start = Instant::now();
         let at = |seconds: u64| start + Duration::from_secs(seconds);
         let mut breaker = Breaker::default();
-        breaker.failed(at(0), &settings);
+        breaker.failed(at(0), &settings, &down());
         breaker.admit(at(10));
         assert!(!breaker.admits(at(19), &settings));
         assert!(breaker.admits(at(20), &settings));

@@ -56,10 +56,12 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
                 // A retry goes wherever is healthiest: its preferred server just failed it.
                 let affinity = affinity.filter(|_| retries == 0 && waits == 0);
                 let Some(endpoint) = pick_endpoint(&shared, now, affinity, request.priority) else {
-                    let failing = shared
-                        .endpoints
-                        .iter()
-                        .map(|e| e.backend.describe())
+                    // Each server, and why it last failed: often what to fix.
+                    let failing = (shared.endpoints.iter())
+                        .map(|e| match lock(&e.breaker).last_failure() {
+                            Some(why) => format!("{}: {why}", e.backend.describe()),
+                            None => e.backend.describe(),
+                        })
                         .collect::<Vec<_>>()
                         .join("; ");
                     break Err(LlmError::Unavailable(failing));
@@ -118,7 +120,8 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
                 );
             }
             Err(error) if error.is_server_fault() => {
-                lock(&endpoint.breaker).failed(Instant::now(), &shared.schedule.breaker)
+                let settings = &shared.schedule.breaker;
+                lock(&endpoint.breaker).failed(Instant::now(), settings, error)
             }
             // A request out of time says nothing of the server: the game set the deadline.
             // (A probe that ran out lets another go after the next open period.)
