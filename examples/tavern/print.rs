@@ -329,10 +329,7 @@ fn action_lines(
 /// when it was not offered (the game started it).
 fn task_command(start: &StartPlan, prompts: &[DecisionRequested]) -> String {
     let targets: Vec<Entity> = (start.params.iter())
-        .filter_map(|(_, value)| match value {
-            ParamValue::Entity(entity) => Some(*entity),
-            ParamValue::Value(_) => None,
-        })
+        .filter_map(|(_, value)| value.entity())
         .collect();
     let prompt = prompts.iter().rev().find(|p| p.actor == start.actor);
     let offered = prompt.and_then(|prompt| {

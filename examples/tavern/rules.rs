@@ -274,9 +274,7 @@ const LOCKED: &str = "locked";
 const BEHIND_BAR: &str = "behind_bar";
 
 fn has_tag(world: &World, entity: Entity, tag: &str) -> bool {
-    world
-        .get::<Tags>(entity)
-        .is_some_and(|tags| tags.0.contains(tag))
+    world.get::<Tags>(entity).is_some_and(|tags| tags.has(tag))
 }
 
 /// Whether `actor` carries something tagged `key`.
@@ -284,7 +282,7 @@ fn carries_a_key(world: &mut World, actor: Entity) -> bool {
     let mut carried = world.query::<(&CarriedBy, &Tags)>();
     carried
         .iter(world)
-        .any(|(by, tags)| by.0 == actor && tags.0.contains("key"))
+        .any(|(by, tags)| by.0 == actor && tags.has("key"))
 }
 
 fn tag(world: &mut World, entity: Entity, tag: &str, on: bool) {

@@ -1,7 +1,8 @@
 //! Deciding: an answer is parsed and checked against what was offered; a valid one
 //! becomes an [`ActionRequest`] (or, for a task, a [`StartPlan`]) and what the actor
-//! said, anything else a [`DecisionRejected`] and the fallback. An answer that never came keeps the
-//! conversation; a prompt too long for the server's context is asked once more, fresh.
+//! said, anything else a [`DecisionRejected`] and the fallback. An answer that never
+//! came keeps the conversation; a prompt too long for the server's context is asked
+//! once more, fresh.
 
 use bevy::prelude::*;
 
@@ -10,7 +11,7 @@ use super::{
     DecisionRejected, DecisionWriters, PendingDecision, RejectionReason, SmartActor,
     SmartActorSettings, ThinkQueue, ThinkState, TurnClock, permits,
 };
-use crate::content::{ActionDefinition, ContentRegistry};
+use crate::content::{ActionDefinition, ContentRegistry, TaskDefinition};
 use crate::llm::{LlmError, LlmReply, LlmResponse};
 use crate::prompt::read_decision;
 use crate::world::{AvailableAction, DisplayName, ParamValue, PlanOrigin, StartPlan};
@@ -210,11 +211,9 @@ fn raw_answer(reply: &Result<LlmReply, LlmError>) -> &str {
 /// with no parameters, and fails to start, saying so.
 fn plan_for(actor: Entity, task: &AvailableAction, registry: &ContentRegistry) -> StartPlan {
     let definition = registry.task(task.action_id);
-    let entity_parameters = (definition.into_iter())
-        .flat_map(|definition| &definition.parameters)
-        .filter(|parameter| parameter.entity.is_some());
+    let entity_parameters = (definition.into_iter()).flat_map(TaskDefinition::entity_parameters);
     let params = (entity_parameters.zip(task.targets))
-        .map(|(parameter, &target)| (parameter.name.clone(), ParamValue::Entity(target)))
+        .map(|((parameter, _), &target)| (parameter.name.clone(), ParamValue::Entity(target)))
         .collect();
     StartPlan {
         actor,

@@ -30,8 +30,8 @@ pub(super) fn unknown_parameter_scopes(
     let Some(scopes) = scopes else {
         return Vec::new();
     };
-    let entities = task.parameters.iter().enumerate();
-    entities
+    let parameters = task.parameters.iter().enumerate();
+    parameters
         .filter_map(|(index, p)| p.entity.as_ref().map(|entity| (index, entity)))
         .filter(|(_, entity)| !scopes.contains(&entity.scope))
         .map(|(index, entity)| {
@@ -356,7 +356,7 @@ impl StepCheck<'_, '_> {
                 }
             }
         }
-        for parameter in sub.parameters.iter().filter(|p| p.entity.is_some()) {
+        for (parameter, _) in sub.entity_parameters() {
             if !bindings.contains_key(&parameter.name) {
                 let message = format!(
                     "missing required binding `{}`: task `{task_id}` needs it; add `\"{}\": \"task.params.<name>\"` to `parameterBindings`",

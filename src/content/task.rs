@@ -47,21 +47,27 @@ impl TaskDefinition {
         self.parameters.iter().find(|p| p.name == name)
     }
 
+    /// Its entity parameters, in order: the target slots of
+    /// [`as_action`](Self::as_action), each with how its entity is found.
+    pub fn entity_parameters(&self) -> impl Iterator<Item = (&TaskParameter, &EntityParameter)> {
+        (self.parameters.iter())
+            .filter_map(|parameter| parameter.entity.as_ref().map(|entity| (parameter, entity)))
+    }
+
     /// The task as an action definition, to be offered the way actions are: its entity
     /// parameters fill the target slots in order (placeholders named as the
     /// parameters), its value parameters are parameters with their defaults. Entity
     /// parameters past [`MAX_ENTITY_PARAMETERS`] are left out (a loaded task has none).
     pub fn as_action(&self) -> ActionDefinition {
-        let mut slots = (self.parameters.iter()).filter_map(|parameter| {
-            let entity = parameter.entity.as_ref()?;
-            Some(TargetSlot {
+        let mut slots = self
+            .entity_parameters()
+            .map(|(parameter, entity)| TargetSlot {
                 scope: entity.scope.clone(),
                 placeholder: parameter.name.clone(),
                 description: parameter.description.clone(),
                 required_tags: entity.required_tags.clone(),
                 forbidden_tags: entity.forbidden_tags.clone(),
-            })
-        });
+            });
         let targets = ActionTargets {
             primary: slots.next(),
             secondary: slots.next(),

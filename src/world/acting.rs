@@ -255,6 +255,16 @@ pub enum ParamValue {
     Value(Value),
 }
 
+impl ParamValue {
+    /// The entity, for an entity parameter's value.
+    pub fn entity(&self) -> Option<Entity> {
+        match self {
+            Self::Entity(entity) => Some(*entity),
+            Self::Value(_) => None,
+        }
+    }
+}
+
 /// Starts a task for an actor, replacing any plan it has. Written by the game, or by
 /// smart actors for an answer that chose a task.
 #[derive(Message, Debug, Clone, PartialEq)]

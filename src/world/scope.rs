@@ -53,9 +53,7 @@ impl Default for TargetScopes {
                 });
             }),
             ("things_here", |view, actor, out| {
-                here(view, actor, out, |e| {
-                    view.get(e).is_some_and(|v| !v.character && !v.is_place)
-                });
+                here(view, actor, out, |e| is_thing(view, e));
             }),
             ("inventory", |view, actor, out| {
                 out.extend_from_slice(view.carried_by(actor));
@@ -65,16 +63,12 @@ impl Default for TargetScopes {
                     out.extend_from_slice(view.exits(place));
                 }
             }),
-            ("things_next_door", |view, actor, out| {
+            (THINGS_NEXT_DOOR, |view, actor, out| {
                 let Some(place) = view.place_of(actor) else {
                     return;
                 };
                 for &next_door in view.exits(place) {
-                    let things = view.occupants(next_door).iter().copied();
-                    out.extend(
-                        things
-                            .filter(|&e| view.get(e).is_some_and(|v| !v.character && !v.is_place)),
-                    );
+                    in_place(view, next_door, out, |e| is_thing(view, e));
                 }
             }),
         ];
@@ -98,10 +92,25 @@ impl Default for TargetScopes {
     }
 }
 
+/// The built-in scope that reads beyond the actor's place.
+const THINGS_NEXT_DOOR: &str = "things_next_door";
+
+/// Adds to `out` what is in the actor's place and `keep` accepts.
 fn here(view: &WorldView, actor: Entity, out: &mut Vec<Entity>, keep: impl Fn(Entity) -> bool) {
     if let Some(place) = view.place_of(actor) {
-        out.extend(view.occupants(place).iter().copied().filter(|&e| keep(e)));
+        in_place(view, place, out, keep);
     }
+}
+
+/// Adds to `out` what is in `place` and `keep` accepts.
+fn in_place(view: &WorldView, place: Entity, out: &mut Vec<Entity>, keep: impl Fn(Entity) -> bool) {
+    out.extend(view.occupants(place).iter().copied().filter(|&e| keep(e)));
+}
+
+/// Whether `entity` is a thing: neither a character nor a place.
+fn is_thing(view: &WorldView, entity: Entity) -> bool {
+    view.get(entity)
+        .is_some_and(|v| !v.character && !v.is_place)
 }
 
 impl TargetScopes {
@@ -129,7 +138,7 @@ impl TargetScopes {
     /// that is no scope reads nothing.
     pub(crate) fn reads_only_the_actors_place(&self, name: &str) -> bool {
         match self.scope(name) {
-            Some(Scope::Builtin(_)) => name != "things_next_door",
+            Some(Scope::Builtin(_)) => name != THINGS_NEXT_DOOR,
             Some(Scope::Registered(_)) => false,
             None => true,
         }

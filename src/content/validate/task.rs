@@ -99,11 +99,7 @@ impl TaskDefinition {
                 )),
             }
         }
-        let entities = self
-            .parameters
-            .iter()
-            .filter(|p| p.entity.is_some())
-            .count();
+        let entities = self.entity_parameters().count();
         if entities > MAX_ENTITY_PARAMETERS {
             problems.push(ContentError::new(
                 file,
