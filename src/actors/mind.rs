@@ -158,6 +158,40 @@ impl ActorMind {
     }
 }
 
+/// What a smart actor's next prompt tells it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Notes {
+    /// Why its last answer was not used: only for a prompt that goes on from it.
+    pub answer: Option<String>,
+    /// How the plans it followed since its last prompt ended.
+    pub plans_ended: Option<String>,
+}
+
+impl Notes {
+    /// Adds how a plan it followed ended to what its next prompt tells it.
+    pub fn note_plan_ending(&mut self, ending: &str) {
+        match &mut self.plans_ended {
+            Some(endings) => {
+                endings.push(' ');
+                endings.push_str(ending);
+            }
+            None => self.plans_ended = Some(ending.to_owned()),
+        }
+    }
+
+    /// What its next prompt tells it, taken: all of it when the prompt goes on from
+    /// its last answer, and only how its plans ended when it starts afresh (there is no
+    /// last answer to speak of).
+    pub fn take(&mut self) -> (Option<String>, Option<String>) {
+        let ended = self.plans_ended.take();
+        let all = match (self.answer.take(), &ended) {
+            (Some(note), Some(ended)) => Some(format!("{note} {ended}")),
+            (note, ended) => note.or_else(|| ended.clone()),
+        };
+        (all, ended)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,39 +257,5 @@ mod tests {
         mind.state = waiting();
         mind.end_cooldown();
         assert!(mind.is_thinking(), "a waiting actor keeps waiting");
-    }
-}
-
-/// What a smart actor's next prompt tells it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct Notes {
-    /// Why its last answer was not used: only for a prompt that goes on from it.
-    pub answer: Option<String>,
-    /// How the plans it followed since its last prompt ended.
-    pub plans_ended: Option<String>,
-}
-
-impl Notes {
-    /// Adds how a plan it followed ended to what its next prompt tells it.
-    pub fn note_plan_ending(&mut self, ending: &str) {
-        match &mut self.plans_ended {
-            Some(endings) => {
-                endings.push(' ');
-                endings.push_str(ending);
-            }
-            None => self.plans_ended = Some(ending.to_owned()),
-        }
-    }
-
-    /// What its next prompt tells it, taken: all of it when the prompt goes on from
-    /// its last answer, and only how its plans ended when it starts afresh (there is no
-    /// last answer to speak of).
-    pub fn take(&mut self) -> (Option<String>, Option<String>) {
-        let ended = self.plans_ended.take();
-        let all = match (self.answer.take(), &ended) {
-            (Some(note), Some(ended)) => Some(format!("{note} {ended}")),
-            (note, ended) => note.or_else(|| ended.clone()),
-        };
-        (all, ended)
     }
 }

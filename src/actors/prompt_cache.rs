@@ -1,7 +1,7 @@
 //! What smart actors' prompts share, kept from frame to frame: each spec's system
 //! message, the actions and tasks its policy lets it be offered, and the answer schema
-//! for each number of offered actions and tasks. A frame in which many actors think builds each of these
-//! once instead of once per actor.
+//! for each number of offered actions and tasks. A frame in which many actors think
+//! builds each of these once instead of once per actor.
 
 use std::sync::Arc;
 

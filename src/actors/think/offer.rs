@@ -48,7 +48,7 @@ pub(in crate::actors) struct ShownOffer {
 /// changes.
 #[derive(Debug, Clone, Default)]
 pub(in crate::actors) struct KeptOffer {
-    /// The last offer shown.
+    /// The last offer made from it, before trimming.
     offered: OfferedActions,
     /// The menu it was made from and the place model's revision then
     /// ([`PlaceRevisions::revision`](crate::world::PlaceRevisions::revision)): an offer

@@ -48,6 +48,11 @@ impl Choices {
     pub fn task_number(&self, position: usize) -> usize {
         self.actions + position
     }
+
+    /// How many choices there are in all: the last index.
+    pub fn total(&self) -> usize {
+        self.actions + self.tasks
+    }
 }
 
 impl From<usize> for Choices {

@@ -203,7 +203,7 @@ pub fn parse_decision(
     limits: &DecisionLimits,
 ) -> Result<Decision, RejectionReason> {
     let choices = choices.into();
-    let offered = choices.actions + choices.tasks;
+    let offered = choices.total();
     if raw.len() > limits.max_answer_bytes {
         return Err(RejectionReason::AnswerTooLarge {
             length: raw.len(),
@@ -303,20 +303,13 @@ fn chosen(index: usize, speech: String, choices: Choices) -> Answer {
 /// `task` as an offered index (a task's, or leniently an action's); `None` for null
 /// or absent.
 fn task_index(value: Option<&Value>, choices: Choices) -> Result<Option<usize>, RejectionReason> {
-    let offered = choices.actions + choices.tasks;
-    match value {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(number)) => match number.as_u64() {
-            Some(index) if index >= 1 && index <= offered as u64 => Ok(Some(index as usize)),
-            Some(index) => Err(RejectionReason::TaskNotOffered {
-                index,
-                first: choices.actions + 1,
-                last: offered,
-            }),
-            None => Err(RejectionReason::BadTask(number.to_string())),
-        },
-        Some(other) => Err(RejectionReason::BadTask(kind(other).to_owned())),
-    }
+    let last = choices.total();
+    let not_offered = |index| RejectionReason::TaskNotOffered {
+        index,
+        first: choices.actions + 1,
+        last,
+    };
+    offered_index(value, last, not_offered, RejectionReason::BadTask)
 }
 
 /// The article before an answer type: "an ACTION", "a COLOR".
@@ -340,14 +333,27 @@ fn task_not_offered(index: u64, first: usize, last: usize) -> String {
 
 /// `action` as an offered index; `None` for null or absent.
 fn action_index(value: Option<&Value>, offered: usize) -> Result<Option<usize>, RejectionReason> {
+    let not_offered = |index| RejectionReason::NotOffered { index, offered };
+    offered_index(value, offered, not_offered, RejectionReason::BadAction)
+}
+
+/// An index field as one of the indices `1..=offered`; `None` for null or absent.
+/// Another number is what `not_offered` says of it, and a value that is no index what
+/// `not_an_index` says of its kind.
+fn offered_index(
+    value: Option<&Value>,
+    offered: usize,
+    not_offered: impl Fn(u64) -> RejectionReason,
+    not_an_index: fn(String) -> RejectionReason,
+) -> Result<Option<usize>, RejectionReason> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(number)) => match number.as_u64() {
             Some(index) if index >= 1 && index <= offered as u64 => Ok(Some(index as usize)),
-            Some(index) => Err(RejectionReason::NotOffered { index, offered }),
-            None => Err(RejectionReason::BadAction(number.to_string())),
+            Some(index) => Err(not_offered(index)),
+            None => Err(not_an_index(number.to_string())),
         },
-        Some(other) => Err(RejectionReason::BadAction(kind(other).to_owned())),
+        Some(other) => Err(not_an_index(kind(other).to_owned())),
     }
 }
 
