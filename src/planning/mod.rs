@@ -17,8 +17,9 @@
 //!    report for that actor is the step's outcome, or the step fails after
 //!    [`PlanningSettings::step_timeout`];
 //! 4. the plan ends with [`PlanCompleted`] or [`PlanFailed`] (with the reason and the
-//!    step), and its component is removed; [`StopPlan`] ends it early, as failed. Despawning the actor ends it with the actor;
-//!    a bound target that is gone fails the step that needs it.
+//!    step), and its component is removed; [`StopPlan`] ends it early, as failed.
+//!    Despawning the actor ends it with the actor; a bound target that is gone fails
+//!    the step that needs it.
 //!
 //! While a plan runs its actor carries [`FollowingPlan`], and a smart actor is not asked
 //! to decide: the plan decides for it, until it ends or the player's words interrupt, or
@@ -41,7 +42,7 @@ pub use refine::{
 use crate::content::{ContentRegistry, content_loaded};
 use crate::world::{
     ActionMenu, ActionReport, ActionRequest, FollowingPlan, LoomSystems, Outcome, PlanStepRef,
-    TurnEnded, WorldViewQuery, render_command_named,
+    TurnEnded, WorldViewQuery,
 };
 pub use crate::world::{ParamValue, PlanCompleted, PlanFailed, PlanOrigin, StartPlan, StopPlan};
 
@@ -240,25 +241,26 @@ fn stop_plans(
 /// Puts a [`Plan`] on each actor a [`StartPlan`] names, with its task's first
 /// applicable method; a task that cannot start is a [`PlanFailed`] at once.
 fn start_plans(
+    context: PlanContext,
     mut starts: MessageReader<StartPlan>,
-    registry: Res<ContentRegistry>,
-    world: WorldViewQuery,
-    world_facts: Res<WorldFacts>,
     mut commands: Commands,
     mut out: PlanWriters,
     mut ids: ResMut<PlanIds>,
+    mut tasks: Local<MenuCache>,
 ) {
     if starts.is_empty() {
         return;
     }
-    let frame = FrameWorld::new(&world, &world_facts);
+    let registry = &context.registry;
+    let frame = context.frame();
+    let (tasks, _) = tasks.of(registry, ActionMenu::of_tasks);
     for start in starts.read() {
         let facts = frame.of(start.actor);
         let Ok(mut actor) = commands.get_entity(start.actor) else {
             continue;
         };
         let name = |entity| frame.name(entity);
-        match begin(start, (&registry, &facts, name), &mut ids) {
+        match begin(start, (registry, tasks, &facts, name), &mut ids) {
             Ok(plan) => {
                 out.started.write(PlanStarted {
                     actor: start.actor,
@@ -284,8 +286,9 @@ fn start_plans(
 /// method applies now.
 fn begin<'n>(
     start: &StartPlan,
-    (registry, facts, name): (
+    (registry, tasks, facts, name): (
         &ContentRegistry,
+        &ActionMenu,
         &impl PlanFacts,
         impl Fn(Entity) -> &'n str,
     ),
@@ -297,12 +300,10 @@ fn begin<'n>(
         .ok_or_else(|| failure(format!("task `{}` is not loaded", start.task_id)))?;
     let bound = BoundTask::new(task, start.params.iter().cloned()).map_err(failure)?;
     let targets: Vec<Entity> = (bound.params.iter())
-        .filter_map(|(_, value)| match value {
-            ParamValue::Entity(entity) => Some(*entity),
-            ParamValue::Value(_) => None,
-        })
+        .filter_map(|(_, value)| value.entity())
         .collect();
-    let command = render_command_named(&task.as_action(), &targets, name);
+    let command =
+        (tasks.render(&start.task_id, &targets, name)).unwrap_or_else(|| start.task_id.clone());
     let refinement = Refinement::start(bound, registry, facts)?;
     let method_id = refinement.method().unwrap_or_default();
     let method_steps = registry.method(method_id).map_or(0, |m| m.steps.len());
@@ -324,7 +325,7 @@ fn advance_plans(
     mut plans: Query<(Entity, &mut Plan)>,
     mut commands: Commands,
     mut out: PlanWriters,
-    mut menu: Local<(u64, ActionMenu)>,
+    mut actions: Local<MenuCache>,
     mut ids: ResMut<PlanIds>,
 ) {
     let PlanContext {
@@ -345,9 +346,8 @@ fn advance_plans(
         return;
     }
     let frame = context.frame();
-    // Each action's command template is parsed once per content generation.
-    if menu.0 != registry.generation() || menu.1.is_empty() {
-        *menu = (registry.generation(), ActionMenu::new(registry));
+    let (menu, rebuilt) = actions.of(registry, ActionMenu::new);
+    if rebuilt {
         ids.shared.clear();
         ids.pointers.clear();
     }
@@ -357,7 +357,7 @@ fn advance_plans(
         match plan.refinement.next_step(registry, &facts) {
             PlanStep::Act(action) => {
                 let step = step_ref(plan, &action, registry, &mut ids);
-                let request = request_for(actor, action, step.clone(), (registry, &menu.1), &frame);
+                let request = request_for(actor, action, step.clone(), (registry, menu), &frame);
                 out.issued.write(PlanStepIssued {
                     actor,
                     step: step.clone(),
@@ -411,6 +411,31 @@ fn step_ref(
         step: ids.pointer(&action.step),
         number: plan.actions_done() + 1,
         progress: (action.step.top_level() + 1, plan.method_steps),
+    }
+}
+
+/// A menu of the registry's actions or tasks, built again when the content changes, so
+/// each command template is parsed once per content generation.
+#[derive(Default)]
+struct MenuCache {
+    /// The content generation it was built from; `None` before it was.
+    generation: Option<u64>,
+    menu: ActionMenu,
+}
+
+impl MenuCache {
+    /// The menu `build` makes of `registry`, and whether it was built just now.
+    fn of(
+        &mut self,
+        registry: &ContentRegistry,
+        build: fn(&ContentRegistry) -> ActionMenu,
+    ) -> (&ActionMenu, bool) {
+        let rebuilt = self.generation != Some(registry.generation());
+        if rebuilt {
+            self.menu = build(registry);
+            self.generation = Some(registry.generation());
+        }
+        (&self.menu, rebuilt)
     }
 }
 

@@ -436,16 +436,7 @@ impl CommandTemplate {
 
 /// Fills a template: target placeholders with display names, parameters with their defaults.
 pub fn render_command(action: &ActionDefinition, targets: &[Entity], view: &WorldView) -> String {
-    render_command_named(action, targets, |entity| view.name(entity))
-}
-
-/// Like [`render_command`], with each target's display name from `name`.
-pub(crate) fn render_command_named<'n>(
-    action: &ActionDefinition,
-    targets: &[Entity],
-    name: impl Fn(Entity) -> &'n str,
-) -> String {
-    let named: Vec<(Entity, &str)> = targets.iter().map(|&e| (e, name(e))).collect();
+    let named: Vec<(Entity, &str)> = targets.iter().map(|&e| (e, view.name(e))).collect();
     let mut command = String::new();
     CommandTemplate::parse(action).render_into(&mut command, &named);
     command

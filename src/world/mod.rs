@@ -27,7 +27,6 @@ pub use acting::{
     ActionReport, ActionRequest, EffectReport, Outcome, ParamValue, PlanCompleted, PlanFailed,
     PlanOrigin, PlanStepRef, StartPlan, StopPlan,
 };
-pub(crate) use available::render_command_named;
 pub use available::{ActionMenu, ActionOffers, available_actions, render_command};
 pub use components::{
     CarriedBy, Character, DisplayName, Exits, FollowingPlan, InPlace, NarrativeKey, Place, Player,
