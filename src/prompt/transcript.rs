@@ -151,7 +151,15 @@ impl Transcript {
             write(plan, user);
             estimate_tokens(&user.text)
         };
-        if !plan.is_fresh() {
+        // An appended turn that shows the actions again is at least their block: when
+        // that does not fit, the turn starts afresh without being written to be measured.
+        let too_long = |plan: &TurnPlan| match plan {
+            TurnPlan::Append { actions: true, .. } => {
+                !self.fits(estimate_tokens(shown.actions), budget)
+            }
+            _ => false,
+        };
+        if !plan.is_fresh() && !too_long(&plan) {
             let tokens = write_for(&plan, user);
             if self.fits(tokens, budget) {
                 let earlier = self.tokens;
@@ -435,6 +443,47 @@ mod tests {
         let third = next(&mut transcript, &shown("wait", &[]), budget);
         assert_eq!(third.messages.len(), 2);
         assert_eq!(third.reused_prefix, 1.0);
+    }
+
+    #[test]
+    fn new_actions_too_long_to_append_start_afresh_without_writing_the_appended_turn() {
+        let mut transcript = Transcript::default();
+        next(&mut transcript, &shown("wait", &[]), 1000);
+        transcript.answered("{}");
+        let long = "go north\n".repeat(40);
+        let budget = transcript.tokens() + estimate_tokens(&long) - 1;
+        let mut plans = Vec::new();
+        let turn = transcript.next_turn(
+            &shown(&long, &[]),
+            &[],
+            budget,
+            &mut PromptPart::default(),
+            |plan, user| {
+                plans.push(plan.clone());
+                write(plan, user);
+            },
+        );
+        assert_eq!(plans, [TurnPlan::Fresh], "written once, afresh");
+        assert_eq!(turn.messages.len(), 2);
+        // Other actions with room for them are appended.
+        transcript.answered("{}");
+        let other = "go south\n".repeat(40);
+        let budget = transcript.tokens() + estimate_tokens(&other) + 10;
+        let mut plans = Vec::new();
+        transcript.next_turn(
+            &shown(&other, &[]),
+            &[],
+            budget,
+            &mut PromptPart::default(),
+            |plan, user| {
+                plans.push(plan.clone());
+                write(plan, user);
+            },
+        );
+        assert!(
+            matches!(plans[..], [TurnPlan::Append { actions: true, .. }]),
+            "{plans:?}"
+        );
     }
 
     #[test]
