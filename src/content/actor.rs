@@ -167,6 +167,10 @@ pub struct ActorPolicy {
     /// `tavern:*` or `*`; none when absent.
     #[serde(default)]
     pub allowed_tasks: Vec<String>,
+    /// Ability ids it may invoke, in the same forms: `tavern:rent_room`, `tavern:*` or
+    /// `*`; none when absent.
+    #[serde(default)]
+    pub allowed_abilities: Vec<String>,
     /// Turns to sit out after each decision; 0 thinks every turn.
     #[serde(default)]
     pub cooldown_turns: u32,
@@ -191,6 +195,7 @@ impl Default for ActorPolicy {
         Self {
             allowed_actions: all_actions(),
             allowed_tasks: Vec::new(),
+            allowed_abilities: Vec::new(),
             cooldown_turns: 0,
             allowed_verbs: Vec::new(),
             max_utterance_length: None,
@@ -232,6 +237,11 @@ impl ActorPolicy {
     /// Whether the policy lets the actor be offered the task with this id.
     pub fn allows_task(&self, task_id: &str) -> bool {
         self.allowed_tasks.iter().any(|p| id_matches(p, task_id))
+    }
+
+    /// Whether the policy lets the actor invoke the ability with this id.
+    pub fn allows_ability(&self, ability_id: &str) -> bool {
+        (self.allowed_abilities.iter()).any(|p| id_matches(p, ability_id))
     }
 }
 

@@ -5,8 +5,8 @@
 use bevy::platform::collections::HashMap;
 
 use super::{
-    ActionDefinition, ActorSpec, ContentError, NarrativeContext, PromptTemplate, RefinementMethod,
-    TaskDefinition,
+    AbilityDefinition, ActionDefinition, ActorSpec, ContentError, NarrativeContext, PromptTemplate,
+    RefinementMethod, TaskDefinition,
 };
 
 /// A content item a [`ContentCatalog`] holds: it has an id, unique among its kind.
@@ -172,6 +172,13 @@ impl CatalogItem for ActorSpec {
 
 impl CatalogItem for PromptTemplate {
     const KIND: &'static str = "prompt template";
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl CatalogItem for AbilityDefinition {
+    const KIND: &'static str = "ability";
     fn id(&self) -> &str {
         &self.id
     }

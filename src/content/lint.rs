@@ -1,6 +1,7 @@
 //! The content linter: which entities lack fragments for the verbs the loaded actions
 //! narrate with, which pools are too small, how much variety each verb has, which
-//! planning content no actor can use ([`lint_planning`]), and the content errors, as
+//! planning content no actor can use ([`lint_planning`]), which abilities no actor may
+//! invoke ([`lint_abilities`]), and the content errors, as
 //! one [`LintReport`].
 //!
 //! It reads a [`ContentRegistry`] and nothing else, so a game can run it in its own CI
@@ -42,6 +43,8 @@ pub struct LintReport {
     pub errors: Vec<ContentError>,
     /// Warnings about planning content no actor can use ([`lint_planning`]).
     pub planning: Vec<ContentError>,
+    /// Warnings about abilities no actor may invoke ([`lint_abilities`]).
+    pub abilities: Vec<ContentError>,
 }
 
 /// What the linter found for one narrative entity.
@@ -238,7 +241,24 @@ pub fn lint_narrative(registry: &ContentRegistry) -> LintReport {
         entities,
         errors: registry.problems().to_vec(),
         planning: lint_planning(registry),
+        abilities: lint_abilities(registry),
     }
+}
+
+/// Warnings about abilities no loaded smart actor may invoke: no actor spec's
+/// `policy.allowedAbilities` names them, so no model is ever told of them.
+pub fn lint_abilities(registry: &ContentRegistry) -> Vec<ContentError> {
+    let specs: Vec<&ActorSpec> = registry.actors().collect();
+    (registry.abilities())
+        .filter(|ability| !specs.iter().any(|spec| spec.policy.allows_ability(&ability.id)))
+        .map(|ability| {
+            ContentError::new(
+                registry.ability_file(&ability.id).unwrap_or_default(),
+                "/id",
+                format!("no actor spec may invoke ability `{}`: add it to a spec's `policy.allowedAbilities`, or remove the file from the mod's `content.abilities`", ability.id),
+            )
+        })
+        .collect()
 }
 
 /// Warnings about planning content no loaded smart actor can use: a task no actor
@@ -440,6 +460,12 @@ impl fmt::Display for LintReport {
         if !self.planning.is_empty() {
             writeln!(f, "\nplanning warnings ({}):", self.planning.len())?;
             for warning in &self.planning {
+                writeln!(f, "  {warning}")?;
+            }
+        }
+        if !self.abilities.is_empty() {
+            writeln!(f, "\nability warnings ({}):", self.abilities.len())?;
+            for warning in &self.abilities {
                 writeln!(f, "  {warning}")?;
             }
         }

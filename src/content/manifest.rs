@@ -74,7 +74,7 @@ fn any_version() -> semver::VersionReq {
 
 impl ModContent {
     /// Each listing with its field name (`actions`, `tasks`, …), in the order files load.
-    pub fn lists(&self) -> [(&'static str, &[String]); 7] {
+    pub fn lists(&self) -> [(&'static str, &[String]); 8] {
         [
             ("actions", &self.actions),
             ("actors", &self.actors),
@@ -83,6 +83,7 @@ impl ModContent {
             ("tags", &self.tags),
             ("tasks", &self.tasks),
             ("methods", &self.methods),
+            ("abilities", &self.abilities),
         ]
     }
 }
@@ -112,4 +113,7 @@ pub struct ModContent {
     /// Refinement method files (`methods/serve_from_bar.method.json`).
     #[serde(default)]
     pub methods: Vec<String>,
+    /// Ability files (`abilities/rent_room.ability.json`).
+    #[serde(default)]
+    pub abilities: Vec<String>,
 }

@@ -13,12 +13,14 @@
 //!   mods/tavern/actors/marta.actor.json
 //!   mods/core/prompts/smart_actor.prompt.json
 //!   mods/tavern/tags.json           # tags of narrative keys, for memory recall
+//!   mods/tavern/abilities/rent_room.ability.json
 //! ```
 //!
 //! Every problem becomes a [`ContentError`] naming the file, the field (a JSON pointer)
 //! and what to fix. A bad file or item is skipped and the rest still loads; a file that
 //! becomes invalid while the game runs keeps its last valid version.
 
+mod ability;
 mod action;
 mod actor;
 mod aliases;
@@ -52,6 +54,10 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::tasks::{IoTaskPool, Task, futures::check_ready};
 
+pub use ability::{
+    AbilityDefinition, AbilityInput, AbilityInputs, InputMode, InputSource, InputType,
+    MAX_ABILITY_EXAMPLES,
+};
 pub use action::{
     ActionDefinition, ActionParameter, ActionTargets, TagRule, TargetRole, TargetSlot,
     action_namespace, template_placeholders,
@@ -136,6 +142,7 @@ impl Plugin for ContentPlugin {
             .init_content::<TagFile>()
             .init_content::<TaskDefinition>()
             .init_content::<RefinementMethod>()
+            .init_content::<AbilityDefinition>()
             .init_content::<SceneDefinition>();
         app.add_systems(
             PreUpdate,
@@ -151,6 +158,7 @@ impl Plugin for ContentPlugin {
                     note_changes::<TagFile>,
                     note_changes::<TaskDefinition>,
                     note_changes::<RefinementMethod>,
+                    note_changes::<AbilityDefinition>,
                 ),
                 collect_folder_scans,
                 rebuild_registry,
@@ -188,6 +196,7 @@ struct ContentFiles {
     tags: HashMap<String, Handle<TagFile>>,
     tasks: HashMap<String, Handle<TaskDefinition>>,
     methods: HashMap<String, Handle<RefinementMethod>>,
+    abilities: HashMap<String, Handle<AbilityDefinition>>,
     listings: Listings,
     /// Walks of mods' folders under way, by manifest path.
     scans: HashMap<String, Task<Vec<String>>>,
@@ -214,6 +223,7 @@ impl ContentFiles {
             .chain(self.tags.values().map(|h| h.id().untyped()))
             .chain(self.tasks.values().map(|h| h.id().untyped()))
             .chain(self.methods.values().map(|h| h.id().untyped()))
+            .chain(self.abilities.values().map(|h| h.id().untyped()))
     }
 }
 
@@ -355,6 +365,7 @@ fn request_listed(
         listed.request(&mut files.tags, "tags", &content.tags);
         listed.request(&mut files.tasks, "tasks", &content.tasks);
         listed.request(&mut files.methods, "methods", &content.methods);
+        listed.request(&mut files.abilities, "abilities", &content.abilities);
     }
     refused
 }
@@ -527,6 +538,7 @@ struct ContentAssets<'w> {
     tags: Res<'w, Assets<TagFile>>,
     tasks: Res<'w, Assets<TaskDefinition>>,
     methods: Res<'w, Assets<RefinementMethod>>,
+    abilities: Res<'w, Assets<AbilityDefinition>>,
 }
 
 fn rebuild_registry(
@@ -571,6 +583,7 @@ fn rebuild_registry(
     let tag_list = loaded(&files.tags, &assets.tags);
     let task_list = loaded(&files.tasks, &assets.tasks);
     let method_list = loaded(&files.methods, &assets.methods);
+    let ability_list = loaded(&files.abilities, &assets.abilities);
     let mut on_disk: Vec<String> = files.found.values().flatten().cloned().collect();
     on_disk.sort();
     let sources = ContentSources {
@@ -584,6 +597,7 @@ fn rebuild_registry(
         tags: &tag_list,
         tasks: &task_list,
         methods: &method_list,
+        abilities: &ability_list,
         scopes: scopes.0.as_ref(),
     };
     let mut built = ContentRegistry::rebuild(sources, &registry);

@@ -7,6 +7,7 @@ use bevy::asset::AssetServer;
 use bevy::asset::io::AssetSourceId;
 use futures_lite::StreamExt;
 
+use super::AbilityDefinition;
 use super::{
     ActionDefinition, ActorSpec, ContentAsset, NarrativeContext, PromptTemplate, RefinementMethod,
     TagFile, TaskDefinition,
@@ -20,7 +21,7 @@ const MAX_ENTRIES: usize = 10_000;
 /// The manifest field (`content.<field>`) that lists a file with this name, when its
 /// name ends the way one content kind's files do (`wait.action.json` → `actions`).
 pub(crate) fn listing_field(file_name: &str) -> Option<&'static str> {
-    let kinds: [(&'static str, &[&str]); 7] = [
+    let kinds: [(&'static str, &[&str]); 8] = [
         ("actions", ActionDefinition::EXTENSIONS),
         ("actors", ActorSpec::EXTENSIONS),
         ("narrative", NarrativeContext::EXTENSIONS),
@@ -28,6 +29,7 @@ pub(crate) fn listing_field(file_name: &str) -> Option<&'static str> {
         ("tags", TagFile::EXTENSIONS),
         ("tasks", TaskDefinition::EXTENSIONS),
         ("methods", RefinementMethod::EXTENSIONS),
+        ("abilities", AbilityDefinition::EXTENSIONS),
     ];
     kinds.into_iter().find_map(|(field, extensions)| {
         extensions

@@ -1,4 +1,5 @@
-//! Rules across files, checked when the registry is built: an action's scopes and verb,
+//! Rules across files, checked when the registry is built: the scopes of an action's
+//! targets, a task's and an ability's entities, an action's verb,
 //! an actor's allowed verbs and prompt template, and a tag file's keys must name what
 //! some loaded file or the game defines; a content file in a mod's folder must be listed.
 
@@ -6,8 +7,8 @@ use std::collections::{BTreeSet, HashSet};
 
 use super::validate::pointer_token;
 use super::{
-    ActionDefinition, ActorSpec, ContentCatalog, ContentError, NarrativeVocabulary, PromptTemplate,
-    TagFile,
+    AbilityDefinition, ActionDefinition, ActorSpec, ContentCatalog, ContentError,
+    NarrativeVocabulary, PromptTemplate, TagFile,
 };
 
 /// An action's target slots whose scope nobody registered.
@@ -19,18 +20,61 @@ pub(super) fn unknown_scopes(
     let Some(scopes) = scopes else {
         return Vec::new();
     };
-    action
-        .target_slots()
-        .filter(|(_, slot)| !scopes.contains(&slot.scope))
-        .map(|(role, slot)| {
-            let known = scopes.iter().map(String::as_str).collect::<Vec<_>>().join(", ");
-            ContentError::new(
-                file,
-                format!("/targets/{}/scope", role.field()),
-                format!("unknown scope `{}`: use one of {known}, or register it with `add_target_scope`", slot.scope),
-            )
+    (action.target_slots())
+        .filter_map(|(role, slot)| {
+            let pointer = || format!("/targets/{}/scope", role.field());
+            unknown_scope(file, pointer, &slot.scope, scopes)
         })
         .collect()
+}
+
+/// An ability's entity inputs whose scope nobody registered.
+pub(super) fn unknown_input_scopes(
+    file: &str,
+    ability: &AbilityDefinition,
+    scopes: Option<&BTreeSet<String>>,
+) -> Vec<ContentError> {
+    let Some(scopes) = scopes else {
+        return Vec::new();
+    };
+    let lists = [
+        ("required", &ability.inputs.required),
+        ("optional", &ability.inputs.optional),
+    ];
+    let inputs = lists.into_iter().flat_map(|(list, inputs)| {
+        let scoped = inputs.iter().enumerate();
+        scoped.filter_map(move |(index, input)| Some((list, index, input.scope.as_ref()?)))
+    });
+    inputs
+        .filter_map(|(list, index, scope)| {
+            let pointer = || format!("/inputs/{list}/{index}/scope");
+            unknown_scope(file, pointer, scope, scopes)
+        })
+        .collect()
+}
+
+/// A problem at `pointer` when `scope` is none of the registered `scopes`.
+pub(super) fn unknown_scope(
+    file: &str,
+    pointer: impl FnOnce() -> String,
+    scope: &str,
+    scopes: &BTreeSet<String>,
+) -> Option<ContentError> {
+    if scopes.contains(scope) {
+        return None;
+    }
+    let known = scopes
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(ContentError::new(
+        file,
+        pointer(),
+        format!(
+            "unknown scope `{scope}`: use one of {known}, or register it with `add_target_scope`"
+        ),
+    ))
 }
 
 /// An action's `verb` when no vocabulary knows it.

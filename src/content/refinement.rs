@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use bevy::platform::collections::HashMap;
 
+use super::references::unknown_scope;
 use super::validate::pointer_token;
 use super::{
     ActionDefinition, Binding, ContentCatalog, ContentError, MAX_NESTING, RefinementMethod,
@@ -33,14 +34,9 @@ pub(super) fn unknown_parameter_scopes(
     let parameters = task.parameters.iter().enumerate();
     parameters
         .filter_map(|(index, p)| p.entity.as_ref().map(|entity| (index, entity)))
-        .filter(|(_, entity)| !scopes.contains(&entity.scope))
-        .map(|(index, entity)| {
-            let known = scopes.iter().map(String::as_str).collect::<Vec<_>>().join(", ");
-            ContentError::new(
-                file,
-                format!("/parameters/{index}/entity/scope"),
-                format!("unknown scope `{}`: use one of {known}, or register it with `add_target_scope`", entity.scope),
-            )
+        .filter_map(|(index, entity)| {
+            let pointer = || format!("/parameters/{index}/entity/scope");
+            unknown_scope(file, pointer, &entity.scope, scopes)
         })
         .collect()
 }

@@ -11,14 +11,14 @@ use super::aliases::resolve_aliases;
 use super::catalog::CatalogItem;
 use super::mod_order::{group_order, load_order};
 use super::references::{
-    unknown_allowed_verbs, unknown_prompt, unknown_scopes, unknown_tag_keys, unknown_verb,
-    unlisted_files,
+    unknown_allowed_verbs, unknown_input_scopes, unknown_prompt, unknown_scopes, unknown_tag_keys,
+    unknown_verb, unlisted_files,
 };
 use super::refinement::{method_order, settle, unknown_parameter_scopes};
 use super::{
-    ActionDefinition, ActorSpec, ContentCatalog, ContentError, GameManifest, ModManifest,
-    NarrativeContext, NarrativeVocabulary, PromptTemplate, RefinementMethod, TagFile, TagIndex,
-    TaskDefinition, VerbAlias, action_namespace,
+    AbilityDefinition, ActionDefinition, ActorSpec, ContentCatalog, ContentError, GameManifest,
+    ModManifest, NarrativeContext, NarrativeVocabulary, PromptTemplate, RefinementMethod, TagFile,
+    TagIndex, TaskDefinition, VerbAlias, action_namespace,
 };
 
 /// A mod's action metadata, resolved once per load for every prompt.
@@ -61,6 +61,7 @@ pub struct ContentRegistry {
     prompts: ContentCatalog<PromptTemplate>,
     tasks: ContentCatalog<TaskDefinition>,
     methods: ContentCatalog<RefinementMethod>,
+    abilities: ContentCatalog<AbilityDefinition>,
     /// Each task's method ids, most preferred first.
     method_order: HashMap<String, Vec<String>>,
     tags: TagIndex,
@@ -91,6 +92,8 @@ pub struct ContentSources<'a> {
     pub tasks: &'a [(&'a str, &'a TaskDefinition)],
     /// Refinement method files that loaded.
     pub methods: &'a [(&'a str, &'a RefinementMethod)],
+    /// Ability files that loaded.
+    pub abilities: &'a [(&'a str, &'a AbilityDefinition)],
     /// The target scope names actions may use; `None` skips that check.
     pub scopes: Option<&'a BTreeSet<String>>,
     /// The content files found in the mods' folders, by asset path; each that its
@@ -191,6 +194,14 @@ impl ContentRegistry {
             is_loaded,
             &mut problems,
         );
+        let abilities = gather(
+            sources.abilities,
+            &listed,
+            &previous.abilities,
+            |file, ability| unknown_input_scopes(file, ability, sources.scopes),
+            is_loaded,
+            &mut problems,
+        );
         settle(
             &mut tasks,
             &mut methods,
@@ -201,6 +212,7 @@ impl ContentRegistry {
         (registry.prompts, registry.actors) = (prompts, actors);
         registry.method_order = method_order(&tasks, &methods);
         (registry.tasks, registry.methods) = (tasks, methods);
+        registry.abilities = abilities;
         registry.narratives = narratives;
         for (file, context) in registry.narratives.iter_with_files() {
             registry.warnings.extend(context.small_pools(file));
@@ -399,6 +411,21 @@ impl ContentRegistry {
     /// The asset path a task was loaded from.
     pub fn task_file(&self, id: &str) -> Option<&str> {
         self.tasks.file_of(id)
+    }
+
+    /// An ability by its `mod:ability` id.
+    pub fn ability(&self, id: &str) -> Option<&AbilityDefinition> {
+        self.abilities.get(id)
+    }
+
+    /// Every ability, in load order.
+    pub fn abilities(&self) -> impl Iterator<Item = &AbilityDefinition> {
+        self.abilities.iter()
+    }
+
+    /// The asset path an ability was loaded from.
+    pub fn ability_file(&self, id: &str) -> Option<&str> {
+        self.abilities.file_of(id)
     }
 
     /// A refinement method by its `mod:method` id.

@@ -337,9 +337,12 @@ fn planning_content_no_actor_can_use_is_a_warning() {
 }
 
 #[test]
-fn the_shipped_planning_content_is_usable() {
+fn the_shipped_planning_content_and_abilities_are_usable() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
     let (registry, _) = registry_from_folder(&root).unwrap_or_else(|error| panic!("{error}"));
     assert!(registry.tasks().count() > 0);
-    assert_eq!(lint_narrative(&registry).planning, []);
+    assert_eq!(registry.abilities().count(), 3);
+    let report = lint_narrative(&registry);
+    assert_eq!(report.planning, []);
+    assert_eq!(report.abilities, []);
 }

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod abilities;
 mod actor_specs;
 mod combat;
 mod content_validation;

@@ -44,6 +44,12 @@ impl ContentAsset for ActorSpec {
                 &self.policy.allowed_actions,
             ),
             ("allowedTasks", "task", "a task", &self.policy.allowed_tasks),
+            (
+                "allowedAbilities",
+                "ability",
+                "an ability",
+                &self.policy.allowed_abilities,
+            ),
         ] {
             for (index, pattern) in patterns.iter().enumerate() {
                 if pattern != "*" && !pattern.contains(':') {
@@ -261,6 +267,17 @@ mod tests {
             !crate::content::ActorPolicy::default().allows_task("tavern:serve_drink"),
             "none unless listed"
         );
+        let abilities = json!({ "policy": { "allowedAbilities": ["tavern:rent_room", "rent"] } });
+        let problems = actor("tavern:marta", abilities).check(FILE);
+        assert_eq!(pointers(&problems), ["/policy/allowedAbilities/1"]);
+        assert!(problems[0].message.contains("is not an ability id"));
+        let policy = crate::content::ActorPolicy {
+            allowed_abilities: vec!["tavern:*".to_owned()],
+            ..Default::default()
+        };
+        assert!(policy.allows_ability("tavern:rent_room"));
+        assert!(!policy.allows_ability("items:sell"));
+        assert!(!crate::content::ActorPolicy::default().allows_ability("tavern:rent_room"));
     }
 
     #[test]

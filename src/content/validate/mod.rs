@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 
+mod ability;
 mod action;
 mod actor;
 mod method;
