@@ -11,6 +11,7 @@
 //! commands, an actor's [`OfferedActions`]. To offer to many actors in a frame, an
 //! [`ActionMenu`] (built once per content generation) offers through [`ActionOffers`].
 
+mod abilities;
 mod acting;
 mod available;
 mod components;
@@ -23,6 +24,7 @@ mod witnessed;
 
 use bevy::prelude::*;
 
+pub use abilities::{OfferedAbilities, OfferedAbility};
 pub use acting::{
     ActionReport, ActionRequest, EffectReport, Outcome, ParamValue, PlanCompleted, PlanFailed,
     PlanOrigin, PlanStepRef, StartPlan, StopPlan,

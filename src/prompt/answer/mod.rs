@@ -10,26 +10,32 @@
 //! | take on a task | `{"type": "TASK", "task": <index>, "speech": "..."}` | [`Answer::Task`] |
 //! | name a command | `{"type": "UTTERANCE", "utterance": "<command>"}` | [`Answer::Utterance`] |
 //! | say a line | `{"type": "COLOR", "color": "..."}` | [`Answer::Color`] |
+//! | invoke an ability | `{"type": "INVOKE", "ability": "<id>", "inputs": {...}, "speech": "..."}` | [`Answer::Invoke`] |
+//! | ask for what is missing | `{"type": "ASK", "question": "..."}` | [`Answer::Ask`] |
 //! | pass | `{"type": "NONE"}` | [`Answer::Pass`] |
 //!
 //! Under a schema the answer sits under [`ANSWER_FIELD`]; any may carry a `thought`.
 //! Offered actions are numbered from 1 and offered tasks on after them ([`Choices`]),
 //! so an index names one choice whichever kind of answer carries it. The prompt's
 //! rules promise the kinds every actor may give; the `TASK` answer is promised by the
-//! `<available_tasks>` block ([`TASK_ANSWER`]), only to an actor offered tasks.
+//! `<available_tasks>` block ([`TASK_ANSWER`]), only to an actor offered tasks, and
+//! `INVOKE` and `ASK` by the abilities offered ([`Offer::abilities`]), whose inputs
+//! are checked by [`check_invocation`].
 
+mod invoke;
 mod offline;
 mod parse;
 mod schema;
 mod utterance;
 
+pub use invoke::{InputValue, check_invocation, invoke_schema};
 pub use offline::OfflineDecision;
 pub use parse::{Answer, Decision, RejectionReason, parse_decision};
 pub use schema::decision_schema;
 pub use utterance::match_utterance;
 
 use crate::content::{ActionDefinition, ContentRegistry};
-use crate::world::OfferedActions;
+use crate::world::{OfferedAbilities, OfferedActions};
 
 /// How many choices of each kind an actor was offered. The prompt numbers them in one
 /// run: the actions from 1, then the tasks on after them, so with 5 actions and 2
@@ -59,6 +65,44 @@ impl From<usize> for Choices {
     /// Only actions: this many.
     fn from(actions: usize) -> Self {
         Self { actions, tasks: 0 }
+    }
+}
+
+/// Everything a decision offered that its answer is checked against: the numbered
+/// choices, and the abilities the actor may invoke. A number of actions or a
+/// [`Choices`] is an offer without abilities.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Offer<'a> {
+    /// The actions and tasks, numbered in one run.
+    pub choices: Choices,
+    /// The abilities, by id: `INVOKE` names one of them, and `ASK` asks for what one
+    /// needs.
+    pub abilities: Option<&'a OfferedAbilities>,
+}
+
+impl Offer<'_> {
+    /// The abilities offered, none when absent.
+    pub fn abilities(&self) -> &OfferedAbilities {
+        static NONE: std::sync::LazyLock<OfferedAbilities> =
+            std::sync::LazyLock::new(OfferedAbilities::default);
+        self.abilities.unwrap_or(&NONE)
+    }
+}
+
+impl From<Choices> for Offer<'_> {
+    /// These choices, and no ability.
+    fn from(choices: Choices) -> Self {
+        Self {
+            choices,
+            abilities: None,
+        }
+    }
+}
+
+impl From<usize> for Offer<'_> {
+    /// Only actions: this many.
+    fn from(actions: usize) -> Self {
+        Choices::from(actions).into()
     }
 }
 
@@ -93,7 +137,15 @@ pub fn read_decision(
 }
 
 /// The answer types a decision may have, as the model writes them.
-pub const ANSWER_TYPES: [&str; 5] = ["ACTION", "TASK", "UTTERANCE", "COLOR", "NONE"];
+pub const ANSWER_TYPES: [&str; 7] = [
+    "ACTION",
+    "TASK",
+    "UTTERANCE",
+    "COLOR",
+    "INVOKE",
+    "ASK",
+    "NONE",
+];
 
 /// How to answer with a task, as the `<available_tasks>` block says it
 /// ([`TASK_ANSWER`]); a macro, so the block's fixed text can take it in whole.

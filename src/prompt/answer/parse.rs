@@ -3,7 +3,7 @@
 use serde_json::Value;
 use thiserror::Error;
 
-use super::{ANSWER_FIELD, ANSWER_TYPES, Choices, DecisionLimits};
+use super::{ANSWER_FIELD, ANSWER_TYPES, Choices, DecisionLimits, InputValue, Offer};
 use crate::llm::LlmError;
 
 /// A valid decision: what the actor answered, and its private thought, if it gave one.
@@ -40,6 +40,20 @@ pub enum Answer {
     Utterance(String),
     /// `COLOR`: a short in-character line with no mechanical effect.
     Color(String),
+    /// `INVOKE`: the offered ability with this id, with its inputs checked
+    /// ([`check_invocation`](super::check_invocation)) and what the actor says as it
+    /// does it (may be empty).
+    Invoke {
+        /// The ability's id.
+        ability: String,
+        /// Each input given, by name, in the ability's order.
+        inputs: Vec<(String, InputValue)>,
+        /// Words said along with it.
+        speech: String,
+    },
+    /// `ASK`: a short question for an input an ability needs and nobody gave; said
+    /// aloud, it keeps the conversation open for the answer.
+    Ask(String),
     /// `NONE`: the actor does nothing this turn.
     Pass,
 }
@@ -61,13 +75,15 @@ impl Decision {
         }
     }
 
-    /// What the actor says aloud: an `ACTION`'s or `TASK`'s speech or a `COLOR` line;
-    /// empty otherwise.
+    /// What the actor says aloud: an `ACTION`'s, `TASK`'s or `INVOKE`'s speech, a
+    /// `COLOR` line or an `ASK` question; empty otherwise.
     pub fn speech(&self) -> &str {
         match &self.answer {
-            Answer::Action { speech, .. } | Answer::Task { speech, .. } | Answer::Color(speech) => {
-                speech
-            }
+            Answer::Action { speech, .. }
+            | Answer::Task { speech, .. }
+            | Answer::Invoke { speech, .. }
+            | Answer::Color(speech)
+            | Answer::Ask(speech) => speech,
             Answer::Utterance(_) | Answer::Pass => "",
         }
     }
@@ -82,7 +98,9 @@ pub enum RejectionReason {
     #[error("the answer is not a JSON object ({0})")]
     NotAnObject(String),
     /// `type` is not one of [`ANSWER_TYPES`].
-    #[error("`type` must be \"ACTION\", \"TASK\", \"UTTERANCE\", \"COLOR\" or \"NONE\", not {0}")]
+    #[error(
+        "`type` must be \"ACTION\", \"TASK\", \"UTTERANCE\", \"COLOR\", \"INVOKE\", \"ASK\" or \"NONE\", not {0}"
+    )]
     UnknownType(String),
     /// The answer lacks the field its type needs.
     #[error("{} {answer} answer needs `{field}`", article(answer))]
@@ -169,6 +187,53 @@ pub enum RejectionReason {
         /// How many it matches.
         count: usize,
     },
+    /// An invocation names an ability that was not offered.
+    #[error("{}", ability_not_offered(ability, offered))]
+    AbilityNotOffered {
+        /// The ability named.
+        ability: String,
+        /// The abilities offered, by id; empty when none was.
+        offered: String,
+    },
+    /// An invocation's `inputs` is not an object.
+    #[error("the inputs of `{ability}` must be an object of inputs by name, not {found}")]
+    BadInputs {
+        /// The ability.
+        ability: String,
+        /// What was given.
+        found: String,
+    },
+    /// An invocation gives an input its ability does not have.
+    #[error("`{ability}` has no input `{input}`: its inputs are {known}")]
+    UnknownInput {
+        /// The ability.
+        ability: String,
+        /// The input named.
+        input: String,
+        /// Its inputs' names.
+        known: String,
+    },
+    /// An invocation leaves out an input its ability requires: the actor should have
+    /// asked for it.
+    #[error(
+        "`{ability}` needs `{input}`, which was not given: when the player has not said it and it cannot be inferred, ask for it with an ASK answer instead of invoking"
+    )]
+    MissingInput {
+        /// The ability.
+        ability: String,
+        /// The required input left out.
+        input: String,
+    },
+    /// An invocation gives an input a value its ability does not take.
+    #[error("input `{input}` of `{ability}` {problem}")]
+    BadInput {
+        /// The ability.
+        ability: String,
+        /// The input.
+        input: String,
+        /// What is wrong with its value.
+        problem: String,
+    },
     /// The model gave no answer.
     #[error("no answer from the model: {0}")]
     NoAnswer(LlmError),
@@ -186,8 +251,13 @@ pub enum RejectionReason {
 /// - `{"type": "TASK", "task": <index>, "speech": "..."}`
 /// - `{"type": "UTTERANCE", "utterance": "<an offered command>"}`
 /// - `{"type": "COLOR", "color": "<a short line>"}`
+/// - `{"type": "INVOKE", "ability": "<an offered ability's id>", "inputs": {...}, "speech": "..."}`
+/// - `{"type": "ASK", "question": "<a short question>"}`
 /// - `{"type": "NONE"}`
 ///
+/// An invocation's inputs are checked against the offered ability
+/// ([`check_invocation`](super::check_invocation)) whatever the server enforced: one
+/// left out that the ability requires rejects it, saying to ask instead.
 /// Each may carry a `thought`. Without `type`, the older form `{"action": <index or
 /// null>, "speech": "..."}` is read as `ACTION`, or as `COLOR` (with speech) or
 /// `NONE` (without) when `action` is null. An utterance is returned as written:
@@ -197,12 +267,13 @@ pub enum RejectionReason {
 /// tolerated, other fields are ignored, a missing `speech` or `thought` is empty, and
 /// an `ACTION` naming an offered task's index (or a `TASK` an action's) is read as
 /// what the index names: one run of numbers leaves no doubt.
-pub fn parse_decision(
+pub fn parse_decision<'a>(
     raw: &str,
-    choices: impl Into<Choices>,
+    offer: impl Into<Offer<'a>>,
     limits: &DecisionLimits,
 ) -> Result<Decision, RejectionReason> {
-    let choices = choices.into();
+    let offer = offer.into();
+    let choices = offer.choices;
     let offered = choices.total();
     if raw.len() > limits.max_answer_bytes {
         return Err(RejectionReason::AnswerTooLarge {
@@ -270,6 +341,17 @@ pub fn parse_decision(
             }
             Answer::Color(line)
         }
+        Some("INVOKE") => invoked(&object, offer, limits)?,
+        Some("ASK") => {
+            let question = spoken(&object, "question", limits)?;
+            if question.is_empty() {
+                return Err(RejectionReason::MissingField {
+                    answer: "ASK",
+                    field: "question",
+                });
+            }
+            Answer::Ask(question)
+        }
         Some(_) => Answer::Pass,
         // The older form: `action` and `speech`.
         None => {
@@ -291,6 +373,39 @@ pub fn parse_decision(
     Ok(Decision { answer, thought })
 }
 
+/// An `INVOKE` answer: the offered ability it names, with its inputs checked.
+fn invoked(
+    object: &serde_json::Map<String, Value>,
+    offer: Offer<'_>,
+    limits: &DecisionLimits,
+) -> Result<Answer, RejectionReason> {
+    let id = match object.get("ability") {
+        Some(Value::String(id)) if !id.trim().is_empty() => id.trim(),
+        None | Some(Value::Null) | Some(Value::String(_)) => {
+            return Err(RejectionReason::MissingField {
+                answer: "INVOKE",
+                field: "ability",
+            });
+        }
+        Some(_) => return Err(RejectionReason::NotAString("ability")),
+    };
+    let abilities = offer.abilities();
+    let found = (abilities.iter()).find(|ability| ability.id().eq_ignore_ascii_case(id));
+    let Some(ability) = found else {
+        let offered: Vec<&str> = abilities.iter().map(|ability| ability.id()).collect();
+        return Err(RejectionReason::AbilityNotOffered {
+            ability: id.to_owned(),
+            offered: offered.join(", "),
+        });
+    };
+    let inputs = super::check_invocation(ability, object.get("inputs"))?;
+    Ok(Answer::Invoke {
+        ability: ability.id().to_owned(),
+        inputs,
+        speech: spoken(object, "speech", limits)?,
+    })
+}
+
 /// The answer choosing the offered action or task at `index` (one of the offered
 /// indices), saying `speech`.
 fn chosen(index: usize, speech: String, choices: Choices) -> Answer {
@@ -310,6 +425,15 @@ fn task_index(value: Option<&Value>, choices: Choices) -> Result<Option<usize>, 
         last,
     };
     offered_index(value, last, not_offered, RejectionReason::BadTask)
+}
+
+/// Why an invocation's `ability` names none offered, when `offered` were (by id).
+fn ability_not_offered(ability: &str, offered: &str) -> String {
+    if offered.is_empty() {
+        format!("ability `{ability}` was not offered: no ability was, so answer without one")
+    } else {
+        format!("ability `{ability}` was not offered (the abilities were {offered})")
+    }
 }
 
 /// The article before an answer type: "an ACTION", "a COLOR".
@@ -400,7 +524,7 @@ fn strip_code_fence(text: &str) -> &str {
     rest.trim_end().strip_suffix("```").unwrap_or(rest).trim()
 }
 
-fn kind(value: &Value) -> &'static str {
+pub(super) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -425,6 +549,7 @@ fn unwrapped(mut object: serde_json::Map<String, Value>) -> serde_json::Map<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn parse(raw: &str) -> Result<Decision, RejectionReason> {
         parse_decision(raw, 3, &DecisionLimits::default())
@@ -724,5 +849,179 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Marta may rent a room (nights 1–14 required, the guest Brom or Traveler
+    /// optional) and pour a drink (ale or wine, optional).
+    fn inn_abilities() -> crate::world::OfferedAbilities {
+        use std::sync::Arc;
+        let ability = |id: &str, inputs: Value| -> Arc<crate::content::AbilityDefinition> {
+            let definition =
+                json!({ "id": id, "description": "d", "what": "w", "when": "w", "inputs": inputs });
+            Arc::new(serde_json::from_value(definition).expect("an ability"))
+        };
+        let rent = ability(
+            "tavern:rent_room",
+            json!({
+                "required": [{ "name": "nights", "type": "integer", "min": 1, "max": 14 }],
+                "optional": [{ "name": "guest", "type": "entity", "scope": "characters_here" }]
+            }),
+        );
+        let pour = ability(
+            "tavern:pour_drink",
+            json!({ "mode": "implicit",
+                    "optional": [{ "name": "drink", "type": "choice", "choices": ["ale", "wine"] }] }),
+        );
+        let guests = vec![(
+            "guest".to_owned(),
+            vec![(
+                bevy::prelude::Entity::from_raw_u32(3).expect("an index"),
+                "Traveler".to_owned(),
+            )],
+        )];
+        [
+            crate::world::OfferedAbility {
+                definition: rent,
+                candidates: guests,
+            },
+            crate::world::OfferedAbility {
+                definition: pour,
+                candidates: Vec::new(),
+            },
+        ]
+        .into_iter()
+        .collect()
+    }
+
+    #[test]
+    fn an_invocation_names_an_offered_ability_with_its_inputs_checked() {
+        let abilities = inn_abilities();
+        let offer = Offer {
+            choices: Choices::from(2),
+            abilities: Some(&abilities),
+        };
+        let limits = DecisionLimits::default();
+        let read = |raw: &str| parse_decision(raw, offer, &limits);
+        let decision = read(
+            r#"{"type": "INVOKE", "ability": "tavern:rent_room", "inputs": {"nights": 2, "guest": "Traveler"}, "speech": "Two nights, then."}"#,
+        )
+        .expect("valid");
+        let Answer::Invoke {
+            ability,
+            inputs,
+            speech,
+        } = &decision.answer
+        else {
+            panic!("an invocation: {decision:?}");
+        };
+        assert_eq!(ability, "tavern:rent_room");
+        assert_eq!(inputs[0], ("nights".to_owned(), InputValue::Integer(2)));
+        assert_eq!(speech, "Two nights, then.");
+        assert_eq!(decision.speech(), "Two nights, then.");
+        let implicit = read(r#"{"type": "INVOKE", "ability": "tavern:pour_drink"}"#);
+        assert!(
+            matches!(&implicit, Ok(Decision { answer: Answer::Invoke { inputs, .. }, .. }) if inputs.is_empty()),
+            "an implicit ability with nothing given: {implicit:?}"
+        );
+        assert!(matches!(
+            read(r#"{"type": "INVOKE", "ability": "tavern:rent_room", "inputs": {}}"#),
+            Err(RejectionReason::MissingInput { .. })
+        ));
+        assert!(matches!(
+            read(r#"{"type": "INVOKE", "ability": "tavern:rent_room", "inputs": {"nights": -5}}"#),
+            Err(RejectionReason::BadInput { .. })
+        ));
+        let unknown = read(r#"{"type": "INVOKE", "ability": "tavern:free_room", "inputs": {}}"#);
+        assert_eq!(
+            unknown.map_err(|reason| reason.to_string()),
+            Err("ability `tavern:free_room` was not offered (the abilities were tavern:rent_room, tavern:pour_drink)".to_owned())
+        );
+        let none_offered = parse_decision(
+            r#"{"type": "INVOKE", "ability": "tavern:rent_room"}"#,
+            2,
+            &limits,
+        );
+        assert!(none_offered.is_err_and(|reason| reason.to_string().contains("no ability was")));
+        assert!(matches!(
+            read(r#"{"type": "INVOKE", "inputs": {"nights": 1}}"#),
+            Err(RejectionReason::MissingField {
+                answer: "INVOKE",
+                field: "ability"
+            })
+        ));
+    }
+
+    #[test]
+    fn a_question_is_said_aloud_within_the_speech_limits() {
+        let limits = DecisionLimits::default();
+        let decision = parse_decision(
+            r#"{"type": "ASK", "question": "For how many nights?"}"#,
+            0,
+            &limits,
+        )
+        .expect("valid");
+        assert_eq!(
+            decision.answer,
+            Answer::Ask("For how many nights?".to_owned())
+        );
+        assert_eq!(decision.speech(), "For how many nights?");
+        assert!(matches!(
+            parse_decision(r#"{"type": "ASK", "question": ""}"#, 0, &limits),
+            Err(RejectionReason::MissingField {
+                answer: "ASK",
+                field: "question"
+            })
+        ));
+        let long = json!({ "type": "ASK", "question": "?".repeat(301) }).to_string();
+        assert!(matches!(
+            parse_decision(&long, 0, &limits),
+            Err(RejectionReason::TooLong { .. })
+        ));
+    }
+
+    #[test]
+    fn with_abilities_the_schema_offers_each_invocation_and_a_question() {
+        let abilities = inn_abilities();
+        let offer = Offer {
+            choices: Choices::from(1),
+            abilities: Some(&abilities),
+        };
+        let schema = super::super::decision_schema(offer, &DecisionLimits::default());
+        let answers = schema["properties"]["answer"]["anyOf"]
+            .as_array()
+            .expect("answers");
+        let kinds: Vec<String> = answers
+            .iter()
+            .map(|answer| {
+                let kind = &answer["properties"]["type"]["enum"][0];
+                let ability = &answer["properties"]["ability"]["enum"][0];
+                format!(
+                    "{} {}",
+                    kind.as_str().unwrap_or("?"),
+                    ability.as_str().unwrap_or("")
+                )
+                .trim()
+                .to_owned()
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "ACTION",
+                "INVOKE tavern:rent_room",
+                "INVOKE tavern:pour_drink",
+                "ASK",
+                "COLOR",
+                "NONE"
+            ]
+        );
+        // An answer the schema allows is read as the invocation it is.
+        let raw = json!({ "answer": { "type": "INVOKE", "ability": "tavern:rent_room",
+                          "inputs": { "nights": 14, "guest": null }, "speech": "" } });
+        let decision = parse_decision(&raw.to_string(), offer, &DecisionLimits::default());
+        assert!(matches!(
+            decision.map(|d| d.answer),
+            Ok(Answer::Invoke { .. })
+        ));
     }
 }

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{ANSWER_FIELD, Choices, DecisionLimits};
+use super::{ANSWER_FIELD, Choices, DecisionLimits, Offer, invoke_schema};
 
 /// The most offered indices the schema lists one by one; beyond them it gives a range.
 /// OpenAI's strict mode takes at most 1,000 enum values in a schema.
@@ -13,7 +13,9 @@ const MAX_LISTED_INDICES: usize = 500;
 /// answers the prompt describes, each with exactly its own fields: `ACTION` with
 /// `action` (one of the offered actions' indices) and `speech`, `TASK` with `task`
 /// (one of the offered tasks' indices) and `speech`, `COLOR` with `color` (every line
-/// within the speech limit), or `NONE`. With no action offered there is no `ACTION`,
+/// within the speech limit), an `INVOKE` of each offered ability with its inputs
+/// typed ([`invoke_schema`](super::invoke_schema)) and `ASK` with `question` when
+/// abilities are offered, or `NONE`. With no action offered there is no `ACTION`,
 /// with no task no `TASK`; with no lines allowed no `COLOR`, and `speech` must be
 /// empty. A server that honours it can
 /// write no answer [`parse_decision`](super::parse_decision) refuses, and no
@@ -27,10 +29,12 @@ const MAX_LISTED_INDICES: usize = 500;
 /// their answers are checked for length when they are parsed.)
 ///
 /// `UTTERANCE` is left out: it is for models that write free text, and under a schema
-/// the index says the same in fewer tokens. It depends only on the numbers offered and
-/// the limits, so one schema serves every actor offered as many actions and tasks.
-pub fn decision_schema(choices: impl Into<Choices>, limits: &DecisionLimits) -> Value {
-    let Choices { actions, tasks } = choices.into();
+/// the index says the same in fewer tokens. Without abilities it depends only on the
+/// numbers offered and the limits, so one schema serves every actor offered as many
+/// actions and tasks.
+pub fn decision_schema<'a>(offer: impl Into<Offer<'a>>, limits: &DecisionLimits) -> Value {
+    let offer = offer.into();
+    let Choices { actions, tasks } = offer.choices;
     // An actor that may say no line may only say nothing along with its action.
     let speaks = limits.max_color_lines != Some(0);
     let line =
@@ -68,6 +72,15 @@ pub fn decision_schema(choices: impl Into<Choices>, limits: &DecisionLimits) -> 
                 ("speech", line.clone()),
             ],
         ));
+    }
+    let abilities = offer.abilities();
+    answers.extend(
+        abilities
+            .iter()
+            .map(|ability| invoke_schema(ability, &line)),
+    );
+    if speaks && !abilities.is_empty() {
+        answers.push(answer("ASK", &[("question", line.clone())]));
     }
     if speaks {
         answers.push(answer("COLOR", &[("color", line)]));
@@ -243,6 +256,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn an_invocation_schema_keeps_the_rules_of_strict_structured_outputs() {
+        let definition: crate::content::AbilityDefinition = serde_json::from_value(json!({
+            "id": "tavern:rent_room", "description": "d", "what": "w", "when": "w",
+            "inputs": {
+                "required": [{ "name": "nights", "type": "integer", "min": 1, "max": 14 }],
+                "optional": [
+                    { "name": "guest", "type": "entity", "scope": "characters_here" },
+                    { "name": "drink", "type": "choice", "choices": ["ale", "wine"] },
+                    { "name": "note", "type": "text", "maxLength": 40 },
+                    { "name": "tip", "type": "number" }
+                ]
+            }
+        }))
+        .expect("an ability");
+        let offered = crate::world::OfferedAbility {
+            definition: std::sync::Arc::new(definition),
+            candidates: vec![("guest".to_owned(), Vec::new())],
+        };
+        let line = json!({ "type": "string", "maxLength": 300 });
+        let schema = json!({
+            "type": "object",
+            "properties": { ANSWER_FIELD: { "anyOf": [super::super::invoke_schema(&offered, &line)] } },
+            "required": [ANSWER_FIELD],
+            "additionalProperties": false
+        });
+        assert_eq!(
+            strict_mode_faults(&schema),
+            Vec::<String>::new(),
+            "{schema:#}"
+        );
     }
 
     #[test]

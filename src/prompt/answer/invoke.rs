@@ -1,0 +1,476 @@
+//! Invoking an ability: the inputs an answer gives, checked against the offered
+//! ability whatever the server enforced, and their JSON Schema.
+//!
+//! An invocation names the ability and its inputs by name:
+//! `{"type": "INVOKE", "ability": "tavern:rent_room", "inputs": {"nights": 2}}`. Every
+//! input the ability requires must be there (else the actor should have asked); an
+//! entity is named as the prompt names it and must be one its scope offers now; a
+//! number is within its range, text within its length, a choice one of its choices.
+
+use bevy::prelude::*;
+use serde_json::{Map, Number, Value, json};
+
+use crate::content::{AbilityInput, InputType};
+use crate::world::OfferedAbility;
+
+use super::RejectionReason;
+
+/// An input's value, checked: what the game gets in an invocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputValue {
+    /// An entity, found among those its scope offered.
+    Entity(Entity),
+    /// A whole number within its range.
+    Integer(i64),
+    /// A number within its range.
+    Number(Number),
+    /// Text within its length.
+    Text(String),
+    /// One of its choices, as the ability spells it.
+    Choice(String),
+}
+
+/// An ability's inputs as an answer gives them (`inputs`: an object, or absent for
+/// none), checked against `offered`: each by its name, with its value, in the
+/// ability's order (the required first). An input given as `null` or as empty text is
+/// not given.
+pub fn check_invocation(
+    offered: &OfferedAbility,
+    inputs: Option<&Value>,
+) -> Result<Vec<(String, InputValue)>, RejectionReason> {
+    let id = offered.id();
+    let given = match inputs {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(given)) => Some(given),
+        Some(other) => {
+            return Err(RejectionReason::BadInputs {
+                ability: id.to_owned(),
+                found: super::parse::kind(other).to_owned(),
+            });
+        }
+    };
+    if let Some(given) = given
+        && let Some(unknown) = given
+            .keys()
+            .find(|name| offered.definition.input(name).is_none())
+    {
+        return Err(RejectionReason::UnknownInput {
+            ability: id.to_owned(),
+            input: unknown.clone(),
+            known: input_names(offered),
+        });
+    }
+    let mut checked = Vec::with_capacity(given.map_or(0, Map::len));
+    for (input, required) in offered.definition.all_inputs() {
+        let value = given.and_then(|given| given.get(&input.name));
+        let value = value.filter(|value| !is_nothing(value));
+        match value {
+            Some(value) => {
+                let value = input_value(offered, input, value).map_err(|problem| {
+                    RejectionReason::BadInput {
+                        ability: id.to_owned(),
+                        input: input.name.clone(),
+                        problem,
+                    }
+                })?;
+                checked.push((input.name.clone(), value));
+            }
+            None if required => {
+                return Err(RejectionReason::MissingInput {
+                    ability: id.to_owned(),
+                    input: input.name.clone(),
+                });
+            }
+            None => {}
+        }
+    }
+    Ok(checked)
+}
+
+/// Whether a given value stands for nothing: `null`, or text of spaces.
+fn is_nothing(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(text) => text.trim().is_empty(),
+        _ => false,
+    }
+}
+
+/// Every input's name, for a message.
+fn input_names(offered: &OfferedAbility) -> String {
+    let names: Vec<&str> = (offered.definition.all_inputs())
+        .map(|(input, _)| input.name.as_str())
+        .collect();
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// `value` checked as `input` of `offered`; what is wrong with it, otherwise.
+fn input_value(
+    offered: &OfferedAbility,
+    input: &AbilityInput,
+    value: &Value,
+) -> Result<InputValue, String> {
+    match input.kind {
+        InputType::Entity => {
+            let Value::String(name) = value else {
+                return Err("must be a name, as the prompt gives it".to_owned());
+            };
+            entity_named(offered.candidates(&input.name), name.trim()).map(InputValue::Entity)
+        }
+        InputType::Integer => {
+            let number = number_in(value)?;
+            let whole = number.as_i64().or_else(|| {
+                number
+                    .as_f64()
+                    .filter(|n| n.fract() == 0.0)
+                    .map(|n| n as i64)
+            });
+            let Some(whole) = whole else {
+                return Err(format!("must be a whole number, not {number}"));
+            };
+            in_range(whole as f64, input)?;
+            Ok(InputValue::Integer(whole))
+        }
+        InputType::Number => {
+            let number = number_in(value)?;
+            in_range(number.as_f64().unwrap_or(f64::NAN), input)?;
+            Ok(InputValue::Number(number))
+        }
+        InputType::Text => {
+            let Value::String(text) = value else {
+                return Err("must be text".to_owned());
+            };
+            let length = text.chars().count();
+            match input.max_length {
+                Some(max) if length > max => {
+                    Err(format!("is {length} characters long; the limit is {max}"))
+                }
+                _ => Ok(InputValue::Text(text.clone())),
+            }
+        }
+        InputType::Choice => {
+            let Value::String(said) = value else {
+                return Err(format!("must be one of: {}", input.choices.join(", ")));
+            };
+            let said = said.trim();
+            (input.choices.iter())
+                .find(|choice| choice.eq_ignore_ascii_case(said))
+                .map(|choice| InputValue::Choice(choice.clone()))
+                .ok_or_else(|| format!("\"{said}\" is not one of: {}", input.choices.join(", ")))
+        }
+    }
+}
+
+/// The one candidate called `name` (the same name first, then the same but for case).
+fn entity_named(candidates: &[(Entity, String)], name: &str) -> Result<Entity, String> {
+    let exact = candidates.iter().filter(|(_, known)| known == name);
+    let found: Vec<Entity> = match exact.map(|&(entity, _)| entity).collect::<Vec<_>>() {
+        found if !found.is_empty() => found,
+        _ => (candidates.iter())
+            .filter(|(_, known)| known.eq_ignore_ascii_case(name))
+            .map(|&(entity, _)| entity)
+            .collect(),
+    };
+    match found[..] {
+        [entity] => Ok(entity),
+        [] if candidates.is_empty() => Err(format!(
+            "\"{name}\" is not here: nobody and nothing here can be it"
+        )),
+        [] => {
+            let names: Vec<&str> = candidates.iter().map(|(_, n)| n.as_str()).collect();
+            Err(format!(
+                "\"{name}\" is not here: name one of {}",
+                names.join(", ")
+            ))
+        }
+        _ => Err(format!(
+            "\"{name}\" names {} here: the game cannot tell which",
+            found.len()
+        )),
+    }
+}
+
+/// A number, given as one or as text that reads as one ("2").
+fn number_in(value: &Value) -> Result<Number, String> {
+    match value {
+        Value::Number(number) => Ok(number.clone()),
+        Value::String(text) => {
+            let text = text.trim();
+            text.parse::<i64>()
+                .map(Number::from)
+                .ok()
+                .or_else(|| text.parse::<f64>().ok().and_then(Number::from_f64))
+                .ok_or_else(|| format!("must be a number, not \"{text}\""))
+        }
+        other => Err(format!(
+            "must be a number, not {}",
+            super::parse::kind(other)
+        )),
+    }
+}
+
+/// Whether `number` is within `input`'s range; what is wrong otherwise.
+fn in_range(number: f64, input: &AbilityInput) -> Result<(), String> {
+    // JSON holds no NaN; one would be in no range.
+    let below = input.min.is_some_and(|min| number < min) || number.is_nan();
+    let above = input.max.is_some_and(|max| number > max);
+    if !(below || above) {
+        return Ok(());
+    }
+    let shown = |bound: f64| Number::from_f64(bound).map_or(bound.to_string(), |n| trim_zero(&n));
+    Err(match (input.min, input.max) {
+        (Some(min), Some(max)) => format!("{number} is not from {} to {}", shown(min), shown(max)),
+        (Some(min), None) => format!("{number} is below {}", shown(min)),
+        (None, Some(max)) => format!("{number} is above {}", shown(max)),
+        (None, None) => format!("{number} is not a number"),
+    })
+}
+
+/// A number without a trailing `.0`: `14`, `2.5`.
+fn trim_zero(number: &Number) -> String {
+    let text = number.to_string();
+    text.strip_suffix(".0").map_or(text.clone(), str::to_owned)
+}
+
+/// The JSON Schema of an `INVOKE` answer for `offered`: its id, each input typed as
+/// the ability says (an entity as one of the names its scope offers now, a number
+/// within its range, text within its length, a choice among its choices), the
+/// required inputs required, and `speech` as `line`. Every field is listed as
+/// required, an optional input as one that may be `null`, as OpenAI's strict mode
+/// wants.
+pub fn invoke_schema(offered: &OfferedAbility, line: &Value) -> Value {
+    let mut inputs = Map::new();
+    let mut names = Vec::new();
+    for (input, required) in offered.definition.all_inputs() {
+        names.push(input.name.as_str());
+        let nothing = json!({ "type": "null" });
+        // An entity input nobody here can fill (only an optional one is offered so)
+        // can only be left out.
+        let schema = match input_schema(offered, input) {
+            Some(schema) if required => schema,
+            Some(schema) => json!({ "anyOf": [schema, nothing] }),
+            None => nothing,
+        };
+        inputs.insert(input.name.clone(), schema);
+    }
+    let inputs = json!({
+        "type": "object",
+        "properties": inputs,
+        "required": names,
+        "additionalProperties": false
+    });
+    json!({
+        "type": "object",
+        "properties": {
+            "type": { "type": "string", "enum": ["INVOKE"] },
+            "ability": { "type": "string", "enum": [offered.id()] },
+            "inputs": inputs,
+            "speech": line
+        },
+        "required": ["type", "ability", "inputs", "speech"],
+        "additionalProperties": false
+    })
+}
+
+/// The schema of one input's value; `None` for an entity input with no candidate.
+fn input_schema(offered: &OfferedAbility, input: &AbilityInput) -> Option<Value> {
+    let mut schema = Map::new();
+    let mut put = |key: &str, value: Value| {
+        schema.insert(key.to_owned(), value);
+    };
+    match input.kind {
+        InputType::Entity => {
+            let names: Vec<&str> = (offered.candidates(&input.name).iter())
+                .map(|(_, name)| name.as_str())
+                .collect();
+            if names.is_empty() {
+                return None;
+            }
+            put("type", "string".into());
+            put("enum", names.into());
+        }
+        InputType::Integer | InputType::Number => {
+            let kind = if input.kind == InputType::Integer {
+                "integer"
+            } else {
+                "number"
+            };
+            put("type", kind.into());
+            let bound = |bound: f64| match input.kind {
+                InputType::Integer => Value::from(bound as i64),
+                _ => Number::from_f64(bound).map_or(Value::Null, Value::Number),
+            };
+            if let Some(min) = input.min {
+                put("minimum", bound(min));
+            }
+            if let Some(max) = input.max {
+                put("maximum", bound(max));
+            }
+        }
+        InputType::Text => {
+            put("type", "string".into());
+            if let Some(max) = input.max_length {
+                put("maxLength", max.into());
+            }
+        }
+        InputType::Choice => {
+            put("type", "string".into());
+            put("enum", input.choices.clone().into());
+        }
+    }
+    Some(Value::Object(schema))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::content::AbilityDefinition;
+
+    fn entity(n: u32) -> Entity {
+        Entity::from_raw_u32(n).expect("a valid index")
+    }
+
+    /// Marta's room: nights (1–14) required; the guest (Traveler or Brom), a note
+    /// (at most 20 characters), a meal (bread or stew) and a deposit (0.5 to 10)
+    /// optional.
+    fn rent_room() -> OfferedAbility {
+        let definition: AbilityDefinition = serde_json::from_value(json!({
+            "id": "tavern:rent_room", "description": "d", "what": "w", "when": "w",
+            "inputs": {
+                "required": [{ "name": "nights", "type": "integer", "min": 1, "max": 14 }],
+                "optional": [
+                    { "name": "guest", "type": "entity", "scope": "characters_here" },
+                    { "name": "note", "type": "text", "maxLength": 20 },
+                    { "name": "meal", "type": "choice", "choices": ["bread", "stew"] },
+                    { "name": "deposit", "type": "number", "min": 0.5, "max": 10 }
+                ]
+            }
+        }))
+        .expect("an ability");
+        OfferedAbility {
+            definition: Arc::new(definition),
+            candidates: vec![(
+                "guest".to_owned(),
+                vec![
+                    (entity(4), "Brom".to_owned()),
+                    (entity(3), "Traveler".to_owned()),
+                ],
+            )],
+        }
+    }
+
+    fn check(inputs: Value) -> Result<Vec<(String, InputValue)>, RejectionReason> {
+        check_invocation(&rent_room(), Some(&inputs))
+    }
+
+    fn problem(inputs: Value) -> String {
+        match check(inputs) {
+            Ok(values) => panic!("accepted: {values:?}"),
+            Err(reason) => reason.to_string(),
+        }
+    }
+
+    #[test]
+    fn every_input_given_well_is_checked_into_its_value() {
+        let values = check(json!({
+            "nights": 2, "guest": "traveler", "note": "quiet room", "meal": "Stew", "deposit": 2.5
+        }))
+        .expect("valid");
+        assert_eq!(
+            values,
+            [
+                ("nights".to_owned(), InputValue::Integer(2)),
+                ("guest".to_owned(), InputValue::Entity(entity(3))),
+                ("note".to_owned(), InputValue::Text("quiet room".to_owned())),
+                ("meal".to_owned(), InputValue::Choice("stew".to_owned())),
+                (
+                    "deposit".to_owned(),
+                    InputValue::Number(Number::from_f64(2.5).expect("finite"))
+                ),
+            ]
+        );
+        let leniently = check(json!({ "nights": "3", "guest": null, "meal": " " }));
+        assert_eq!(
+            leniently,
+            Ok(vec![("nights".to_owned(), InputValue::Integer(3))]),
+            "a number as text, and null or blank as not given"
+        );
+        assert_eq!(check(json!({ "nights": 4.0 })).map(|v| v.len()), Ok(1));
+    }
+
+    #[test]
+    fn a_missing_required_input_is_named_and_says_to_ask() {
+        let reason = check(json!({ "guest": "Brom" })).expect_err("no nights");
+        assert_eq!(
+            reason,
+            RejectionReason::MissingInput {
+                ability: "tavern:rent_room".to_owned(),
+                input: "nights".to_owned()
+            }
+        );
+        assert!(reason.to_string().contains("ASK"), "{reason}");
+        assert!(
+            check_invocation(&rent_room(), None).is_err(),
+            "no inputs at all"
+        );
+    }
+
+    #[test]
+    fn values_out_of_bounds_or_of_the_wrong_kind_are_refused_with_what_is_wrong() {
+        assert!(problem(json!({ "nights": -5 })).contains("-5 is not from 1 to 14"));
+        assert!(problem(json!({ "nights": 15 })).contains("not from 1 to 14"));
+        assert!(problem(json!({ "nights": 1.5 })).contains("whole number"));
+        assert!(problem(json!({ "nights": "two" })).contains("must be a number"));
+        assert!(problem(json!({ "nights": 1, "deposit": 0.25 })).contains("from 0.5 to 10"));
+        assert!(
+            problem(json!({ "nights": 1, "guest": "Silas" }))
+                .contains("name one of Brom, Traveler")
+        );
+        assert!(problem(json!({ "nights": 1, "guest": 3 })).contains("must be a name"));
+        assert!(problem(json!({ "nights": 1, "note": "x".repeat(21) })).contains("limit is 20"));
+        assert!(problem(json!({ "nights": 1, "meal": "ale" })).contains("one of: bread, stew"));
+        assert!(problem(json!({ "nights": 1, "price": 0 })).contains("`price`"));
+        assert!(problem(json!([1])).contains("object"));
+    }
+
+    #[test]
+    fn an_entity_named_twice_here_is_ambiguous() {
+        let twins = [(entity(3), "mug".to_owned()), (entity(4), "mug".to_owned())];
+        assert!(entity_named(&twins, "mug").is_err_and(|e| e.contains("names 2")));
+        assert_eq!(entity_named(&twins[..1], "MUG"), Ok(entity(3)));
+    }
+
+    #[test]
+    fn the_schema_types_each_input_and_lets_the_optional_be_null() {
+        let line = json!({ "type": "string", "maxLength": 300 });
+        let schema = invoke_schema(&rent_room(), &line);
+        let inputs = &schema["properties"]["inputs"];
+        assert_eq!(
+            inputs["properties"]["nights"],
+            json!({ "type": "integer", "minimum": 1, "maximum": 14 })
+        );
+        assert_eq!(
+            inputs["properties"]["guest"],
+            json!({ "anyOf": [{ "type": "string", "enum": ["Brom", "Traveler"] }, { "type": "null" }] })
+        );
+        assert_eq!(
+            inputs["properties"]["deposit"]["anyOf"][0],
+            json!({ "type": "number", "minimum": 0.5, "maximum": 10.0 })
+        );
+        assert_eq!(
+            inputs["required"],
+            json!(["nights", "guest", "note", "meal", "deposit"])
+        );
+        assert_eq!(
+            schema["properties"]["ability"]["enum"],
+            json!(["tavern:rent_room"])
+        );
+        assert_eq!(schema["properties"]["speech"], line);
+    }
+}

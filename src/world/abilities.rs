@@ -1,0 +1,213 @@
+//! The abilities one actor may invoke now: each with the entities that may fill its
+//! entity inputs, found by their scopes and tag rules as an action's targets are. The
+//! prompt describes them, the answer's schema lists the names, and an invocation is
+//! checked against them.
+
+use std::sync::Arc;
+
+use bevy::prelude::*;
+
+use super::{TargetScopes, WorldView};
+use crate::content::{AbilityDefinition, InputType};
+
+/// One ability an actor may invoke now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OfferedAbility {
+    /// Its definition.
+    pub definition: Arc<AbilityDefinition>,
+    /// Each entity input's candidates now, in the definition's order (the required
+    /// inputs first): the input's name, and each entity that may fill it with its name,
+    /// sorted by name.
+    pub candidates: Vec<(String, Vec<(Entity, String)>)>,
+}
+
+impl OfferedAbility {
+    /// `definition` as offered to `actor` in `view`: each entity input's candidates
+    /// from its scope in `scopes`, those its tag rules accept. `None` when a required
+    /// entity input has no candidate (or names no scope): it cannot be invoked now.
+    pub fn new(
+        definition: Arc<AbilityDefinition>,
+        view: &WorldView,
+        scopes: &TargetScopes,
+        actor: Entity,
+    ) -> Option<Self> {
+        let mut candidates = Vec::new();
+        for (input, required) in definition.all_inputs() {
+            if input.kind != InputType::Entity {
+                continue;
+            }
+            let scope = input.scope.as_deref().and_then(|name| scopes.get(name));
+            let mut found: Vec<(Entity, String)> = scope
+                .map(|scope| scope(view, actor))
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|&entity| input.accepts(|tag| view.has_tag(entity, tag)))
+                .map(|entity| (entity, view.name(entity).to_owned()))
+                .collect();
+            if required && found.is_empty() {
+                return None;
+            }
+            found.sort_by(|(a, one), (b, other)| one.cmp(other).then(a.cmp(b)));
+            candidates.push((input.name.clone(), found));
+        }
+        Some(Self {
+            definition,
+            candidates,
+        })
+    }
+
+    /// Its id: `tavern:rent_room`.
+    pub fn id(&self) -> &str {
+        &self.definition.id
+    }
+
+    /// The entities that may fill the entity input `input` now, with their names;
+    /// none for an input that is not an entity.
+    pub fn candidates(&self, input: &str) -> &[(Entity, String)] {
+        (self.candidates.iter())
+            .find(|(name, _)| name == input)
+            .map_or(&[], |(_, found)| found)
+    }
+}
+
+/// The abilities one actor may invoke now, in the order its prompt describes them.
+/// Cloning it shares it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OfferedAbilities(Arc<[OfferedAbility]>);
+
+impl OfferedAbilities {
+    /// Each of `definitions` that `actor` can invoke now ([`OfferedAbility::new`]), in
+    /// their order.
+    pub fn new(
+        definitions: impl IntoIterator<Item = Arc<AbilityDefinition>>,
+        view: &WorldView,
+        scopes: &TargetScopes,
+        actor: Entity,
+    ) -> Self {
+        let offered = definitions
+            .into_iter()
+            .filter_map(|definition| OfferedAbility::new(definition, view, scopes, actor));
+        Self(offered.collect())
+    }
+
+    /// The offered ability with this id.
+    pub fn get(&self, id: &str) -> Option<&OfferedAbility> {
+        self.0.iter().find(|ability| ability.id() == id)
+    }
+
+    /// Every offered ability.
+    pub fn iter(&self) -> std::slice::Iter<'_, OfferedAbility> {
+        self.0.iter()
+    }
+
+    /// How many are offered.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl FromIterator<OfferedAbility> for OfferedAbilities {
+    fn from_iter<I: IntoIterator<Item = OfferedAbility>>(iter: I) -> Self {
+        Self(iter.into_iter().collect())
+    }
+}
+
+impl<'a> IntoIterator for &'a OfferedAbilities {
+    type Item = &'a OfferedAbility;
+    type IntoIter = std::slice::Iter<'a, OfferedAbility>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::world::EntityView;
+
+    fn entity(n: u32) -> Entity {
+        Entity::from_raw_u32(n).expect("a valid index")
+    }
+
+    /// The inn (1) with Marta (2), the Traveler (3) and Brom (4), people, and a mug (5).
+    fn inn() -> WorldView<'static> {
+        let person = |name: &str| EntityView {
+            name: Cow::Owned(name.to_owned()),
+            tags: Cow::Owned(["person".to_owned()].into()),
+            place: Some(entity(1)),
+            character: true,
+            ..Default::default()
+        };
+        WorldView::new([
+            (
+                entity(1),
+                EntityView {
+                    name: "the inn".into(),
+                    is_place: true,
+                    ..Default::default()
+                },
+            ),
+            (entity(2), person("Marta")),
+            (entity(3), person("Traveler")),
+            (entity(4), person("Brom")),
+            (
+                entity(5),
+                EntityView {
+                    name: "mug".into(),
+                    place: Some(entity(1)),
+                    ..Default::default()
+                },
+            ),
+        ])
+    }
+
+    fn ability(inputs: serde_json::Value) -> Arc<AbilityDefinition> {
+        let definition = json!({ "id": "tavern:rent_room", "description": "d", "what": "w",
+                                 "when": "w", "inputs": inputs });
+        Arc::new(serde_json::from_value(definition).expect("an ability"))
+    }
+
+    #[test]
+    fn entity_inputs_are_filled_from_their_scope_and_tags_by_name() {
+        let view = inn();
+        let scopes = TargetScopes::default();
+        let rent = ability(json!({
+            "required": [{ "name": "nights", "type": "integer" }],
+            "optional": [{ "name": "guest", "type": "entity", "scope": "characters_here",
+                           "requiredTags": ["person"] }]
+        }));
+        let offered = OfferedAbility::new(rent, &view, &scopes, entity(2)).expect("offered");
+        let guests: Vec<&str> = (offered.candidates("guest").iter())
+            .map(|(_, name)| name.as_str())
+            .collect();
+        assert_eq!(guests, ["Brom", "Traveler"], "others here, by name");
+        assert!(offered.candidates("nights").is_empty(), "not an entity");
+    }
+
+    #[test]
+    fn an_ability_whose_required_entity_has_no_candidate_is_not_offered() {
+        let view = inn();
+        let scopes = TargetScopes::default();
+        let needs_a_lute = ability(json!({
+            "required": [{ "name": "lute", "type": "entity", "scope": "inventory" }]
+        }));
+        let free = ability(json!({}));
+        let offered = OfferedAbilities::new([needs_a_lute, free], &view, &scopes, entity(2));
+        assert_eq!(offered.len(), 1);
+        assert!(offered.get("tavern:rent_room").is_some());
+        let unknown = ability(json!({
+            "required": [{ "name": "x", "type": "entity", "scope": "the_moon" }]
+        }));
+        assert!(OfferedAbility::new(unknown, &view, &scopes, entity(2)).is_none());
+    }
+}
