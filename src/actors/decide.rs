@@ -13,8 +13,10 @@ use super::{
 };
 use crate::content::{ActionDefinition, ContentRegistry, TaskDefinition};
 use crate::llm::{LlmError, LlmReply, LlmResponse};
-use crate::prompt::read_decision;
-use crate::world::{AvailableAction, DisplayName, ParamValue, PlanOrigin, StartPlan};
+use crate::prompt::{Answer, read_decision};
+use crate::world::{
+    AbilityInvoked, AvailableAction, DisplayName, ParamValue, PlanOrigin, StartPlan,
+};
 
 pub(super) fn apply_decisions(
     settings: Res<SmartActorSettings>,
@@ -115,7 +117,7 @@ pub(super) fn judge<'a>(
     let (offered, tasks) = (&pending.offered, &pending.tasks);
     let decision = match reply {
         Ok(reply) => {
-            let choices = (offered, tasks);
+            let choices = (offered, tasks, &pending.abilities);
             read_decision(&reply.text, choices, registry, permitted, &pending.limits)
         }
         Err(error) => Err(RejectionReason::NoAnswer(error.clone())),
@@ -181,7 +183,20 @@ fn write_verdict(
     if let Some(chosen) = &verdict.action {
         out.requests.write(request_for(entity, chosen));
     }
-    let acts = verdict.action.is_some() || plan.is_some();
+    let invoked = match &decision.answer {
+        Answer::Invoke {
+            ability, inputs, ..
+        } => Some(AbilityInvoked {
+            actor: entity,
+            ability: ability.clone(),
+            inputs: inputs.clone(),
+        }),
+        _ => None,
+    };
+    let acts = verdict.action.is_some() || plan.is_some() || invoked.is_some();
+    if let Some(invoked) = invoked {
+        out.invoked.write(invoked);
+    }
     if let Some(plan) = plan {
         out.plans.write(plan);
     }
@@ -239,7 +254,7 @@ fn request_for(actor: Entity, action: &AvailableAction) -> ActionRequest {
 mod tests {
     use super::*;
     use crate::llm::RequestId;
-    use crate::prompt::{Answer, DecisionLimits};
+    use crate::prompt::DecisionLimits;
     use crate::world::OfferedActions;
 
     fn pending(fighting: bool) -> PendingDecision {
@@ -247,6 +262,7 @@ mod tests {
             request: RequestId(7),
             offered: OfferedActions::default(),
             tasks: OfferedActions::default(),
+            abilities: Default::default(),
             fighting,
             reply_to: None,
             asking_again: false,

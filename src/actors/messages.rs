@@ -8,7 +8,7 @@ use bevy::prelude::*;
 use super::RejectionReason;
 use crate::llm::{ChatMessage, RequestId};
 use crate::prompt::PromptSection;
-use crate::world::OfferedActions;
+use crate::world::{OfferedAbilities, OfferedActions};
 
 /// A line the player's character says, written by the game. `@Name` or `talk to Name`
 /// starts a conversation with a smart actor in the player's place, "okay, bye" ends it,
@@ -127,6 +127,8 @@ pub struct DecisionRequested {
     pub offered: OfferedActions,
     /// The tasks offered, numbered after the actions.
     pub tasks: OfferedActions,
+    /// The abilities offered.
+    pub abilities: OfferedAbilities,
     /// Each part of the prompt and its estimated tokens, in order.
     pub sections: Vec<PromptSection>,
     /// The share of this prompt (in characters) that is an unchanged prefix of the

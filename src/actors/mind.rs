@@ -6,7 +6,7 @@ use bevy::prelude::*;
 use super::think::ShownOffer;
 use crate::llm::RequestId;
 use crate::prompt::{DecisionLimits, Transcript};
-use crate::world::OfferedActions;
+use crate::world::{OfferedAbilities, OfferedActions};
 
 /// Where a smart actor is in its turn. One state at a time:
 ///
@@ -55,6 +55,8 @@ pub struct PendingDecision {
     pub offered: OfferedActions,
     /// The tasks it was offered, numbered after the actions.
     pub tasks: OfferedActions,
+    /// The abilities it was offered.
+    pub abilities: OfferedAbilities,
     /// Whether it was asked in combat.
     pub fighting: bool,
     /// What it is replying to, when the player spoke to it.
@@ -201,6 +203,7 @@ mod tests {
             request: RequestId(1),
             offered: OfferedActions::default(),
             tasks: OfferedActions::default(),
+            abilities: Default::default(),
             fighting: false,
             reply_to: None,
             asking_again: false,

@@ -45,7 +45,9 @@ use crate::content::{ActionDefinition, ActorSpec, ContentRegistry, content_loade
 use crate::llm::{LlmBridge, RequestId};
 use crate::prompt::{BlockOptions, DecisionLimits, PromptBudgets};
 use crate::prompt::{Decision, RejectionReason};
-use crate::world::{Character, LoomSystems, StartPlan, StopPlan, TargetScopes, Witnessed};
+use crate::world::{
+    AbilityInvoked, Character, LoomSystems, StartPlan, StopPlan, TargetScopes, Witnessed,
+};
 
 /// Marks a character as driven by a model, naming its spec by id (`tavern:marta`).
 #[derive(Component, Debug, Clone, PartialEq, Eq, Reflect)]
@@ -107,6 +109,21 @@ pub struct SmartActorSettings {
     /// Whether actors are offered the tasks their spec allows (`allowedTasks`), to
     /// take on as plans; off, they choose only actions.
     pub offer_tasks: bool,
+    /// When actors are offered the abilities their spec allows (`allowedAbilities`).
+    pub offer_abilities: AbilityOffers,
+}
+
+/// When smart actors are offered their abilities: told of them in an `<abilities>`
+/// block, with the answers that invoke one or ask for what one needs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Reflect)]
+pub enum AbilityOffers {
+    /// When they reply to the player: abilities are services asked for.
+    #[default]
+    InConversation,
+    /// Whenever they think, but in a fight.
+    Always,
+    /// Never.
+    Never,
 }
 
 impl Default for SmartActorSettings {
@@ -121,6 +138,7 @@ impl Default for SmartActorSettings {
             fallback: DecisionFallback::Pass,
             budgets: PromptBudgets::default(),
             offer_tasks: true,
+            offer_abilities: AbilityOffers::default(),
         }
     }
 }
@@ -171,6 +189,7 @@ impl Plugin for SmartActorPlugin {
             .add_message::<ActorPassed>()
             .add_message::<TurnEnded>()
             .add_message::<ActionRequest>()
+            .add_message::<AbilityInvoked>()
             .add_message::<StartPlan>()
             .add_message::<StopPlan>()
             .add_message::<ActorSpoke>()
@@ -231,6 +250,7 @@ impl Plugin for SmartActorPlugin {
 struct DecisionWriters<'w> {
     requested: MessageWriter<'w, DecisionRequested>,
     requests: MessageWriter<'w, ActionRequest>,
+    invoked: MessageWriter<'w, AbilityInvoked>,
     plans: MessageWriter<'w, StartPlan>,
     spoke: MessageWriter<'w, ActorSpoke>,
     rejected: MessageWriter<'w, DecisionRejected>,

@@ -10,7 +10,7 @@ use bevy::prelude::*;
 use serde_json::Value;
 
 use super::SmartActorSettings;
-use crate::content::{ActorSpec, ContentRegistry, PromptTemplate};
+use crate::content::{AbilityDefinition, ActorSpec, ContentRegistry, PromptTemplate};
 use crate::llm::ChatMessage;
 use crate::prompt::{
     Choices, DecisionLimits, PromptSection, decision_schema, decision_system_prompt,
@@ -35,6 +35,8 @@ pub(super) struct PromptCache {
     tasks: Option<ActionMenu>,
     /// By spec id: the tasks its policy allows, shared with `tasks`.
     task_menus: HashMap<String, ActionMenu>,
+    /// By spec id: the abilities its policy allows, in load order.
+    abilities: HashMap<String, Vec<Arc<AbilityDefinition>>>,
     /// By limits: the answer schema for each number of offered actions and tasks.
     schemas: Vec<(DecisionLimits, HashMap<Choices, Arc<Value>>)>,
 }
@@ -61,6 +63,7 @@ impl PromptCache {
             self.menus.clear();
             self.tasks = None;
             self.task_menus.clear();
+            self.abilities.clear();
             self.schemas.clear();
             self.generation = Some(generation);
         }
@@ -119,6 +122,22 @@ impl PromptCache {
         self.task_menus
             .entry_ref(spec.id.as_str())
             .or_insert_with(|| tasks.filtered(|task| spec.policy.allows_task(&task.id)))
+    }
+
+    /// The abilities an actor of `spec` may invoke (its policy's `allowedAbilities`).
+    pub fn abilities(
+        &mut self,
+        registry: &ContentRegistry,
+        spec: &ActorSpec,
+    ) -> &[Arc<AbilityDefinition>] {
+        self.abilities
+            .entry_ref(spec.id.as_str())
+            .or_insert_with(|| {
+                (registry.abilities())
+                    .filter(|ability| spec.policy.allows_ability(&ability.id))
+                    .map(|ability| Arc::new(ability.clone()))
+                    .collect()
+            })
     }
 
     /// The answer schema for these offered actions (numbered from 1) and tasks

@@ -17,20 +17,22 @@ use smallvec::SmallVec;
 
 use super::prompt_cache::PromptCache;
 use super::{
-    ActorMind, DecisionRejected, DecisionRequested, DecisionWriters, HistoryStore, InCombat,
-    MemoryEntry, MemoryQuery, OfferTrimmed, PendingDecision, RejectionReason, SmartActor,
+    AbilityOffers, ActorMind, DecisionRejected, DecisionRequested, DecisionWriters, HistoryStore,
+    InCombat, MemoryEntry, MemoryQuery, OfferTrimmed, PendingDecision, RejectionReason, SmartActor,
     SmartActorSettings, ThinkQueue, ThinkState,
 };
 use crate::content::{ActorSpec, ContentRegistry, PromptTemplate, TagIndex};
 use crate::llm::{LlmBridge, LlmRequest};
+
 use crate::prompt::{
-    DecisionContext, DecisionLimits, PromptPart, TokenScale, TrimScratch, TurnPrompt, Weighing,
-    estimate_tokens, fit_lines, fit_words, write_decision_user_prompt,
+    ABILITY_ANSWERS, Choices, DecisionContext, DecisionLimits, INVOKE_OR_ASK, Offer, PromptPart,
+    TokenScale, TrimScratch, TurnPrompt, Weighing, decision_schema, estimate_tokens, fit_lines,
+    fit_words, text_fingerprint, write_abilities_block, write_decision_user_prompt,
 };
 use crate::world::{
-    ActionMenu, ActionOffers, AvailableAction, CarriedBy, InPlace, NarrativeKey, OfferedActions,
-    PlaceRevisions, Player, TargetScopes, WorldView, WorldViewChanges, WorldViewQuery,
-    write_surroundings,
+    ActionMenu, ActionOffers, AvailableAction, CarriedBy, InPlace, NarrativeKey, OfferedAbilities,
+    OfferedActions, PlaceRevisions, Player, TargetScopes, WorldView, WorldViewChanges,
+    WorldViewQuery, write_surroundings,
 };
 use offer::KeptOffer;
 pub(super) use offer::ShownOffer;
@@ -116,6 +118,7 @@ pub(super) fn submit_decisions(
         builtin: &builtin,
         trim: TrimScratch::default(),
         lifelines: Lifelines::new(&registry),
+        with_abilities: String::new(),
     };
     for _ in 0..settings.max_new_thinkers_per_frame {
         let Some(entity) = queue.waiting.pop_front() else {
@@ -165,6 +168,7 @@ fn send(
         request: id,
         offered: thought.offered.clone(),
         tasks: thought.tasks.clone(),
+        abilities: thought.abilities.clone(),
         fighting: asked.fighting,
         reply_to: asked.reply_to,
         asking_again: asked.asking_again,
@@ -177,6 +181,7 @@ fn send(
         messages: thought.turn.messages,
         offered: thought.offered,
         tasks: thought.tasks,
+        abilities: thought.abilities,
         sections: thought.turn.sections,
         reused_prefix: thought.turn.reused_prefix,
     });
@@ -230,6 +235,8 @@ struct Thought {
     offered: OfferedActions,
     /// The tasks it was offered.
     tasks: OfferedActions,
+    /// The abilities it was offered.
+    abilities: OfferedAbilities,
     limits: DecisionLimits,
     /// Its offer trimmed past half, reported once an actor.
     trimmed: Option<OfferTrimmed>,
@@ -264,6 +271,9 @@ struct Frame<'a, 'w, 's> {
     trim: TrimScratch,
     /// The lifelines among the actions offered in the frame.
     lifelines: Lifelines<'a>,
+    /// The offer's block followed by the abilities block, for an actor offered
+    /// abilities.
+    with_abilities: String,
 }
 
 impl<'a> Frame<'a, '_, '_> {
@@ -294,6 +304,7 @@ impl<'a> Frame<'a, '_, '_> {
         let seen = fit_lines(&mind.perceived.1, scale.to_estimate(budgets.perception));
         let offered = self.offer(asked, &mut mind.shown_offer, cache, around);
         let tasks = self.offer_tasks(asked, &mut mind.shown_offer, cache, around);
+        let abilities = self.offer_abilities(asked, cache);
         let system = cache.system(asked.spec, template, &limits);
         let mut whole = DecisionContext {
             perception: seen,
@@ -320,9 +331,22 @@ impl<'a> Frame<'a, '_, '_> {
             &recalled,
         );
         let shown_offer = &mind.shown_offer;
-        let shown = shown_offer.shown(&system.message.content, seen, &memory_ids);
+        let mut shown = shown_offer.shown(&system.message.content, seen, &memory_ids);
+        if !abilities.is_empty() {
+            let block = &mut self.with_abilities;
+            block.clear();
+            block.push_str(shown_offer.block());
+            block.push('\n');
+            write_abilities_block(block, abilities.iter().map(|a| &*a.definition));
+            block.push('\n');
+            block.push_str(INVOKE_OR_ASK);
+            block.push('\n');
+            block.push_str(ABILITY_ANSWERS);
+            shown.actions_fingerprint = text_fingerprint(block);
+            shown.actions = block;
+        }
         let (note, fresh_note) = mind.notes.take();
-        (whole.actions_block, whole.note) = (shown_offer.block(), note.as_deref());
+        (whole.actions_block, whole.note) = (shown.actions, note.as_deref());
         let context = bridge.context_per_slot(Some(affinity));
         let budget = transcript_budget(budgets.transcript, context, &limits);
         let tasks = shown_offer.shown_tasks().clone();
@@ -340,9 +364,22 @@ impl<'a> Frame<'a, '_, '_> {
             .for_each(|section| section.tokens = scale.to_server(section.tokens));
         let offered = shown_offer.trimmed().clone();
         let offline = offline_decision(&system.name, &offered, &tasks);
+        let schema = if abilities.is_empty() {
+            cache.schema((&offered, &tasks), &limits)
+        } else {
+            let choices = Choices {
+                actions: offered.len(),
+                tasks: tasks.len(),
+            };
+            let offer = Offer {
+                choices,
+                abilities: Some(&abilities),
+            };
+            std::sync::Arc::new(decision_schema(offer, &limits))
+        };
         let request = decision_request(
             std::sync::Arc::clone(&turn.messages),
-            cache.schema((&offered, &tasks), &limits),
+            schema,
             offline,
             &limits,
             affinity,
@@ -353,6 +390,7 @@ impl<'a> Frame<'a, '_, '_> {
             turn,
             offered,
             tasks,
+            abilities,
             limits,
             trimmed,
         }
@@ -417,6 +455,22 @@ impl<'a> Frame<'a, '_, '_> {
             .then(|| cache.task_menu(self.registry, asked.spec))
             .filter(|menu| !menu.is_empty());
         self.offer_from(asked.entity, &mut shown.tasks, menu, around)
+    }
+
+    /// The abilities `asked` may invoke now: those its spec allows, when the settings
+    /// offer them (in a conversation, by default), never in a fight.
+    fn offer_abilities(&self, asked: &Asked<'_>, cache: &mut PromptCache) -> OfferedAbilities {
+        let offered = !asked.fighting
+            && match self.settings.offer_abilities {
+                AbilityOffers::InConversation => asked.reply_to.is_some(),
+                AbilityOffers::Always => true,
+                AbilityOffers::Never => false,
+            };
+        if !offered {
+            return OfferedAbilities::default();
+        }
+        let definitions = cache.abilities(self.registry, asked.spec).iter().cloned();
+        OfferedAbilities::new(definitions, self.view, self.scopes, asked.entity)
     }
 
     /// The offer `kept` makes next to `actor` from `menu` (nothing without one), when

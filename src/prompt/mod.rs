@@ -4,6 +4,7 @@
 //! below the features. It owns:
 //! - the available-actions block, written from the world's offer
 //!   ([`AvailableAction`](crate::world::AvailableAction)) as it is;
+//! - the abilities block ([`write_abilities_block`]) and its rule ([`INVOKE_OR_ASK`]);
 //! - the decision prompt ([`decision_prompt`]) and the narrator prompt;
 //! - the [`answer`] contract: the kinds of answer, their JSON Schema, the parser and
 //!   the offline writer;
@@ -12,6 +13,7 @@
 
 pub mod answer;
 
+mod abilities_block;
 mod actions_block;
 mod budget;
 mod decision;
@@ -19,14 +21,15 @@ mod narration;
 mod tokens;
 mod transcript;
 
+pub use abilities_block::{INVOKE_OR_ASK, render_abilities_block, write_abilities_block};
 pub use actions_block::{
     BlockOptions, render_available_actions, render_available_tasks, write_available_actions,
     write_available_tasks,
 };
 pub use answer::{
-    ANSWER_FIELD, ANSWER_TYPES, Answer, Choices, DECISION_REPLY, DECISION_RULES, Decision,
-    DecisionLimits, NOTHING_OFFERED, OfflineDecision, RejectionReason, TASK_ANSWER,
-    decision_schema, match_utterance, parse_decision, read_decision,
+    ABILITY_ANSWERS, ANSWER_FIELD, ANSWER_TYPES, Answer, Choices, DECISION_REPLY, DECISION_RULES,
+    Decision, DecisionLimits, NOTHING_OFFERED, Offer, OfflineDecision, RejectionReason,
+    TASK_ANSWER, decision_schema, match_utterance, parse_decision, read_decision,
 };
 pub use budget::{Lifeline, PromptBudgets, fit_lines, fit_words, trim_mask};
 pub(crate) use budget::{TrimScratch, Weighing, trim_mask_with};

@@ -7,8 +7,49 @@ use std::sync::Arc;
 
 use bevy::prelude::*;
 
+use serde_json::Number;
+
 use super::{TargetScopes, WorldView};
 use crate::content::{AbilityDefinition, InputType};
+
+/// An input's value, checked: what the game gets in an invocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputValue {
+    /// An entity, found among those its scope offered.
+    Entity(Entity),
+    /// A whole number within its range.
+    Integer(i64),
+    /// A number within its range.
+    Number(Number),
+    /// Text within its length.
+    Text(String),
+    /// One of its choices, as the ability spells it.
+    Choice(String),
+}
+
+/// A smart actor invoked an ability with these inputs, checked against what it was
+/// offered (an entity among those its scope offered, a number in its range, text
+/// within its length, a choice among its choices). Carry it out by your game's rules,
+/// refusing what no longer makes sense, and report back with an
+/// [`ActionReport`](super::ActionReport), as for an action, so narration tells it.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct AbilityInvoked {
+    /// Who invokes it.
+    pub actor: Entity,
+    /// The ability's `mod:ability` id.
+    pub ability: String,
+    /// Each input given, by name, in the ability's order.
+    pub inputs: Vec<(String, InputValue)>,
+}
+
+impl AbilityInvoked {
+    /// The input with this name, when it was given.
+    pub fn input(&self, name: &str) -> Option<&InputValue> {
+        (self.inputs.iter())
+            .find(|(given, _)| given == name)
+            .map(|(_, value)| value)
+    }
+}
 
 /// One ability an actor may invoke now.
 #[derive(Debug, Clone, PartialEq)]

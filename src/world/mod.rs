@@ -24,7 +24,7 @@ mod witnessed;
 
 use bevy::prelude::*;
 
-pub use abilities::{OfferedAbilities, OfferedAbility};
+pub use abilities::{AbilityInvoked, InputValue, OfferedAbilities, OfferedAbility};
 pub use acting::{
     ActionReport, ActionRequest, EffectReport, Outcome, ParamValue, PlanCompleted, PlanFailed,
     PlanOrigin, PlanStepRef, StartPlan, StopPlan,
@@ -66,6 +66,7 @@ impl Plugin for WorldPlugin {
             .init_resource::<TargetScopeNames>()
             .add_message::<Witnessed>()
             .add_message::<ActionRequest>()
+            .add_message::<AbilityInvoked>()
             .add_message::<ActionReport>()
             .add_message::<TurnEnded>()
             .add_message::<PlanCompleted>()

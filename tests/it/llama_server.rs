@@ -233,6 +233,85 @@ fn the_model_chooses_a_task_under_the_schema() {
 }
 
 #[test]
+fn every_answer_under_an_abilities_schema_validates() {
+    let Some(server) = llama_server() else { return };
+    let ability =
+        |value: serde_json::Value| -> std::sync::Arc<bevy_loom::content::AbilityDefinition> {
+            std::sync::Arc::new(serde_json::from_value(value).expect("an ability"))
+        };
+    let rent = ability(serde_json::json!({
+        "id": "tavern:rent_room", "description": "d", "what": "Rents a room.",
+        "when": "Asked for a room.",
+        "inputs": {
+            "required": [{ "name": "nights", "type": "integer", "min": 1, "max": 14 }],
+            "optional": [
+                { "name": "guest", "type": "entity", "scope": "characters_here" },
+                { "name": "note", "type": "text", "maxLength": 30 }
+            ]
+        }
+    }));
+    let pour = ability(serde_json::json!({
+        "id": "tavern:pour_drink", "description": "d", "what": "Pours a drink.",
+        "when": "Asked for a drink.",
+        "inputs": { "mode": "implicit", "optional": [
+            { "name": "drink", "type": "choice", "choices": ["ale", "stout", "wine"] },
+            { "name": "rounds", "type": "integer", "min": 1, "max": 5 }
+        ] }
+    }));
+    let traveler = bevy::prelude::Entity::from_raw_u32(3).expect("an index");
+    let abilities: bevy_loom::world::OfferedAbilities = [
+        bevy_loom::world::OfferedAbility {
+            definition: rent,
+            candidates: vec![("guest".to_owned(), vec![(traveler, "Traveler".to_owned())])],
+        },
+        bevy_loom::world::OfferedAbility {
+            definition: pour,
+            candidates: Vec::new(),
+        },
+    ]
+    .into_iter()
+    .collect();
+    let offer = bevy_loom::prompt::Offer {
+        choices: Choices::default(),
+        abilities: Some(&abilities),
+    };
+    let mut kinds = std::collections::BTreeSet::new();
+    for seed in 1..=12 {
+        let decision = LlmRequest {
+            messages: vec![
+                ChatMessage::system("You are an innkeeper. Answer the guest."),
+                ChatMessage::user("<player_says>\nA room, and a drink.\n</player_says>"),
+            ]
+            .into(),
+            schema: Some(decision_schema(offer, &limits()).into()),
+            sampling: SamplingOptions {
+                max_tokens: Some(400),
+                temperature: Some(1.0),
+                seed: Some(seed),
+                ..SamplingOptions::default()
+            },
+            ..LlmRequest::default()
+        };
+        let (text, _) = ask(&server, decision);
+        let decision = parse_decision(&text, offer, &limits()).unwrap_or_else(|reason| {
+            panic!("the schema keeps the answer valid: {text} → {reason}")
+        });
+        kinds.insert(match decision.answer {
+            Answer::Invoke { ability, .. } => ability,
+            other => format!("{other:?}")
+                .split([' ', '('])
+                .next()
+                .unwrap_or("?")
+                .to_owned(),
+        });
+    }
+    assert!(
+        kinds.iter().any(|kind| kind.starts_with("tavern:")),
+        "no seed invoked an ability: {kinds:?}"
+    );
+}
+
+#[test]
 fn the_tavern_plays_three_turns_against_the_server_without_rejections() {
     let Some(server) = llama_server() else { return };
     let llm = LlmPlugin {

@@ -11,24 +11,9 @@ use bevy::prelude::*;
 use serde_json::{Map, Number, Value, json};
 
 use crate::content::{AbilityInput, InputType};
-use crate::world::OfferedAbility;
+use crate::world::{InputValue, OfferedAbility};
 
 use super::RejectionReason;
-
-/// An input's value, checked: what the game gets in an invocation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum InputValue {
-    /// An entity, found among those its scope offered.
-    Entity(Entity),
-    /// A whole number within its range.
-    Integer(i64),
-    /// A number within its range.
-    Number(Number),
-    /// Text within its length.
-    Text(String),
-    /// One of its choices, as the ability spells it.
-    Choice(String),
-}
 
 /// An ability's inputs as an answer gives them (`inputs`: an object, or absent for
 /// none), checked against `offered`: each by its name, with its value, in the
@@ -241,7 +226,9 @@ fn trim_zero(number: &Number) -> String {
 /// within its range, text within its length, a choice among its choices), the
 /// required inputs required, and `speech` as `line`. Every field is listed as
 /// required, an optional input as one that may be `null`, as OpenAI's strict mode
-/// wants.
+/// wants. A whole number whose range holds a few dozen is listed: every grammar keeps
+/// to a list, and some llama.cpp builds do not keep to a range (a number that is not
+/// whole is given by its bounds, and checked when it is read).
 pub fn invoke_schema(offered: &OfferedAbility, line: &Value) -> Value {
     let mut inputs = Map::new();
     let mut names = Vec::new();
@@ -293,6 +280,12 @@ fn input_schema(offered: &OfferedAbility, input: &AbilityInput) -> Option<Value>
             put("type", "string".into());
             put("enum", names.into());
         }
+        InputType::Integer if small_range(input).is_some() => {
+            // Listed, as every grammar keeps to a list and not all keep to a range.
+            let (min, max) = small_range(input).unwrap_or_default();
+            put("type", "integer".into());
+            put("enum", (min..=max).collect::<Vec<i64>>().into());
+        }
         InputType::Integer | InputType::Number => {
             let kind = if input.kind == InputType::Integer {
                 "integer"
@@ -323,6 +316,17 @@ fn input_schema(offered: &OfferedAbility, input: &AbilityInput) -> Option<Value>
         }
     }
     Some(Value::Object(schema))
+}
+
+/// The most whole numbers an integer input's schema lists one by one; a wider range is
+/// given by its bounds.
+const MAX_LISTED_NUMBERS: i64 = 64;
+
+/// An integer input's bounds, when it has both and they hold few enough numbers to list.
+fn small_range(input: &AbilityInput) -> Option<(i64, i64)> {
+    let (min, max) = (input.min?.ceil(), input.max?.floor());
+    let count = max - min + 1.0;
+    (count >= 1.0 && count <= MAX_LISTED_NUMBERS as f64).then_some((min as i64, max as i64))
 }
 
 #[cfg(test)]
@@ -453,7 +457,7 @@ mod tests {
         let inputs = &schema["properties"]["inputs"];
         assert_eq!(
             inputs["properties"]["nights"],
-            json!({ "type": "integer", "minimum": 1, "maximum": 14 })
+            json!({ "type": "integer", "enum": (1..=14).collect::<Vec<i64>>() })
         );
         assert_eq!(
             inputs["properties"]["guest"],

@@ -28,7 +28,7 @@ mod parse;
 mod schema;
 mod utterance;
 
-pub use invoke::{InputValue, check_invocation, invoke_schema};
+pub use invoke::{check_invocation, invoke_schema};
 pub use offline::OfflineDecision;
 pub use parse::{Answer, Decision, RejectionReason, parse_decision};
 pub use schema::decision_schema;
@@ -107,13 +107,13 @@ impl From<usize> for Offer<'_> {
 }
 
 /// Reads a model's answer to a decision prompt: parsed and checked against the limits
-/// and what was offered ([`parse_decision`]: the actions `offered`, and the `tasks`
-/// numbered after them), and an `UTTERANCE` resolved to the offered action it names
+/// and what was offered ([`parse_decision`]: the actions `offered`, the `tasks`
+/// numbered after them, and the `abilities`), and an `UTTERANCE` resolved to the offered action it names
 /// ([`match_utterance`], through actions `permitted` for the actor now), so a valid
 /// decision names an offered action or task by its position, or none.
 pub fn read_decision(
     raw: &str,
-    (offered, tasks): (&OfferedActions, &OfferedActions),
+    (offered, tasks, abilities): (&OfferedActions, &OfferedActions, &OfferedAbilities),
     registry: &ContentRegistry,
     permitted: impl Fn(&ActionDefinition) -> bool,
     limits: &DecisionLimits,
@@ -122,7 +122,11 @@ pub fn read_decision(
         actions: offered.len(),
         tasks: tasks.len(),
     };
-    let decision = parse_decision(raw, choices, limits)?;
+    let offer = Offer {
+        choices,
+        abilities: Some(abilities),
+    };
+    let decision = parse_decision(raw, offer, limits)?;
     let Answer::Utterance(line) = &decision.answer else {
         return Ok(decision);
     };
@@ -159,6 +163,12 @@ pub(crate) use task_answer;
 /// How to answer with a task, as the `<available_tasks>` block says it: only an actor
 /// offered tasks reads it, so the rules of every other prompt stay as they are.
 pub const TASK_ANSWER: &str = task_answer!();
+
+/// How to answer with an ability or ask for what one needs, after the `<abilities>`
+/// block: only an actor offered abilities reads it, so the rules of every other prompt
+/// stay as they are.
+pub const ABILITY_ANSWERS: &str = "To use one, answer {\"type\": \"INVOKE\", \"ability\": \"<its id>\", \"inputs\": {\"<input>\": <its value>}, \"speech\": \"<what you say, or empty>\"}
+To ask for what one needs, answer {\"type\": \"ASK\", \"question\": \"<one short question>\"}";
 
 /// The rules every decision prompt starts with; they never change, so servers can cache them.
 pub const DECISION_RULES: &str = "You play one character in a game. Stay in character. You cannot change the world directly: the game carries out what you choose, if it can.

@@ -3,8 +3,9 @@
 use serde_json::Value;
 use thiserror::Error;
 
-use super::{ANSWER_FIELD, ANSWER_TYPES, Choices, DecisionLimits, InputValue, Offer};
+use super::{ANSWER_FIELD, ANSWER_TYPES, Choices, DecisionLimits, Offer};
 use crate::llm::LlmError;
+use crate::world::InputValue;
 
 /// A valid decision: what the actor answered, and its private thought, if it gave one.
 #[derive(Debug, Clone, PartialEq, Eq)]
