@@ -1,5 +1,10 @@
 //! Ability benchmarks.
 //!
+//! - `abilities/block_20_abilities`: writing the `<abilities>` block
+//!   ([`write_abilities_block`]) of 20 abilities, each with its what, when, one or two
+//!   inputs of every type in turn, its sources, a validation line and an example (5 to 6
+//!   lines each), into a buffer kept from one block to the next, as a frame writing
+//!   many actors' prompts does. Target: ≤ 5 µs.
 //! - `abilities/check_invocation_3_inputs`: checking the inputs of one invocation of an
 //!   offered ability against it ([`check_invocation`]), as a model's answer gives them
 //!   (already read as JSON): an entity named among 10 candidates (found case
@@ -14,6 +19,7 @@ use std::sync::Arc;
 use bevy::prelude::*;
 use bevy_loom::content::AbilityDefinition;
 use bevy_loom::prompt::answer::check_invocation;
+use bevy_loom::prompt::write_abilities_block;
 use bevy_loom::world::OfferedAbility;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
@@ -60,5 +66,50 @@ fn check_invocation_3_inputs(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, check_invocation_3_inputs);
+/// 20 abilities of every mode, with inputs of every type in turn.
+fn twenty_abilities() -> Vec<AbilityDefinition> {
+    let inputs = [
+        json!({ "name": "nights", "type": "integer", "min": 1, "max": 14, "description": "how many nights" }),
+        json!({ "name": "guest", "type": "entity", "scope": "characters_here", "description": "who stays" }),
+        json!({ "name": "drink", "type": "choice", "choices": ["ale", "stout", "wine"], "description": "which drink" }),
+        json!({ "name": "song", "type": "text", "maxLength": 60, "description": "the song asked for" }),
+        json!({ "name": "tip", "type": "number", "min": 0.5, "description": "what is paid on top" }),
+    ];
+    let modes = ["explicit", "implicit", "mixed"];
+    (0..20)
+        .map(|n| {
+            let value = json!({
+                "id": format!("tavern:service_{n}"),
+                "description": "A service of the inn.",
+                "what": format!("Does the inn's service number {n} for the guest, at a fair price."),
+                "when": "The person you are talking to asks for it, or plainly needs it.",
+                "inputs": {
+                    "mode": modes[n % modes.len()],
+                    "required": [inputs[n % inputs.len()]],
+                    "optional": if n % 2 == 0 { vec![inputs[(n + 1) % inputs.len()].clone()] } else { vec![] },
+                    "inferFrom": ["current_line", "partner"],
+                    "validation": "Within what the inn can offer tonight.",
+                    "examples": ["\"The usual\" → what the guest had last time"]
+                }
+            });
+            serde_json::from_value(value).expect("a valid ability")
+        })
+        .collect()
+}
+
+fn block_20_abilities(c: &mut Criterion) {
+    let abilities = twenty_abilities();
+    let mut block = String::new();
+    write_abilities_block(&mut block, &abilities);
+    assert_eq!(block.matches("\n- tavern:service_").count(), 20, "{block}");
+    c.bench_function("abilities/block_20_abilities", |b| {
+        b.iter(|| {
+            block.clear();
+            write_abilities_block(&mut block, black_box(&abilities));
+            black_box(block.len())
+        })
+    });
+}
+
+criterion_group!(benches, block_20_abilities, check_invocation_3_inputs);
 criterion_main!(benches);
