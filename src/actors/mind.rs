@@ -107,6 +107,8 @@ pub struct ActorMind {
     pub(super) actions_budget: usize,
     /// The estimated tokens its tasks may take, set with `actions_budget`.
     pub(super) tasks_budget: usize,
+    /// The estimated tokens its abilities may take, fixed with the actions' budget.
+    pub(super) abilities_budget: usize,
     /// The last offer it was shown, and how.
     pub(super) shown_offer: ShownOffer,
     /// What it last perceived, and the place model's revision then

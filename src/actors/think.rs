@@ -21,13 +21,13 @@ use super::{
     InCombat, MemoryEntry, MemoryQuery, OfferTrimmed, PendingDecision, RejectionReason, SmartActor,
     SmartActorSettings, ThinkQueue, ThinkState,
 };
-use crate::content::{ActorSpec, ContentRegistry, PromptTemplate, TagIndex};
+use crate::content::{AbilityDefinition, ActorSpec, ContentRegistry, PromptTemplate, TagIndex};
 use crate::llm::{LlmBridge, LlmRequest};
 
 use crate::prompt::{
     ABILITY_ANSWERS, Choices, DecisionContext, DecisionLimits, INVOKE_OR_ASK, Offer, PromptPart,
     TokenScale, TrimScratch, TurnPrompt, Weighing, decision_schema, estimate_tokens, fit_lines,
-    fit_words, text_fingerprint, write_abilities_block, write_decision_user_prompt,
+    fit_words, text_fingerprint, write_abilities_block_within, write_decision_user_prompt,
 };
 use crate::world::{
     ActionMenu, ActionOffers, AvailableAction, CarriedBy, InPlace, NarrativeKey, OfferedAbilities,
@@ -304,7 +304,7 @@ impl<'a> Frame<'a, '_, '_> {
         let seen = fit_lines(&mind.perceived.1, scale.to_estimate(budgets.perception));
         let offered = self.offer(asked, &mut mind.shown_offer, cache, around);
         let tasks = self.offer_tasks(asked, &mut mind.shown_offer, cache, around);
-        let abilities = self.offer_abilities(asked, cache);
+        let mut abilities = self.offer_abilities(asked, cache);
         let system = cache.system(asked.spec, template, &limits);
         let mut whole = DecisionContext {
             perception: seen,
@@ -319,6 +319,7 @@ impl<'a> Frame<'a, '_, '_> {
             mind.actions_budget =
                 actions_budget(total, &system.message.content, template, &whole, user);
             mind.tasks_budget = scale.to_estimate(budgets.tasks);
+            mind.abilities_budget = scale.to_estimate(budgets.abilities);
         }
         let trimmed = self.show(
             asked,
@@ -335,9 +336,18 @@ impl<'a> Frame<'a, '_, '_> {
         if !abilities.is_empty() {
             let block = &mut self.with_abilities;
             block.clear();
-            block.push_str(shown_offer.block());
-            block.push('\n');
-            write_abilities_block(block, abilities.iter().map(|a| &*a.definition));
+            // A reply offers no action: its abilities are all there is to say.
+            if !shown_offer.trimmed().is_empty() || !shown_offer.shown_tasks().is_empty() {
+                block.push_str(shown_offer.block());
+                block.push('\n');
+            }
+            let definitions: SmallVec<[&AbilityDefinition; 4]> =
+                abilities.iter().map(|a| &*a.definition).collect();
+            let answers = estimate_tokens(INVOKE_OR_ASK) + estimate_tokens(ABILITY_ANSWERS) + 1;
+            let budget = mind.abilities_budget.saturating_sub(answers);
+            let fits = write_abilities_block_within(block, &definitions, budget);
+            drop(definitions);
+            abilities = abilities.first(fits);
             block.push('\n');
             block.push_str(INVOKE_OR_ASK);
             block.push('\n');

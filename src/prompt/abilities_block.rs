@@ -15,6 +15,7 @@
 //! The block names no entity: an entity input's candidates change with the world, and
 //! the answer's schema lists them, so the block stays the same turn after turn.
 
+use super::estimate_tokens;
 use crate::content::{AbilityDefinition, AbilityInput, InputMode, InputType};
 
 /// The rule for abilities, in one sentence: invoke only with what an ability needs,
@@ -43,20 +44,65 @@ pub fn write_abilities_block<'a>(
     out: &mut String,
     abilities: impl IntoIterator<Item = &'a AbilityDefinition>,
 ) {
+    write_block(out, abilities, Detail::Whole);
+}
+
+/// How much of each ability a block says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Detail {
+    /// Every line.
+    Whole,
+    /// All but the examples.
+    NoExamples,
+    /// All but the examples and the validation.
+    Plain,
+}
+
+/// Writes into `out` the `<abilities>` block of as many of `abilities` (the first) as
+/// fit in `budget` estimated tokens, each as whole as all of them allow: without its
+/// examples, then without its validation, before any is left out. Returns how many it
+/// shows; at least the first, however long.
+pub fn write_abilities_block_within(
+    out: &mut String,
+    abilities: &[&AbilityDefinition],
+    budget: usize,
+) -> usize {
+    let start = out.len();
+    for shown in (1..=abilities.len()).rev() {
+        for detail in [Detail::Whole, Detail::NoExamples, Detail::Plain] {
+            out.truncate(start);
+            write_block(out, abilities[..shown].iter().copied(), detail);
+            if estimate_tokens(&out[start..]) <= budget {
+                return shown;
+            }
+        }
+    }
+    // Not even one fits: the first, plainly, rather than none.
+    out.truncate(start);
+    let shown = abilities.len().min(1);
+    write_block(out, abilities[..shown].iter().copied(), Detail::Plain);
+    shown
+}
+
+fn write_block<'a>(
+    out: &mut String,
+    abilities: impl IntoIterator<Item = &'a AbilityDefinition>,
+    detail: Detail,
+) {
     let mut abilities = abilities.into_iter().peekable();
     if abilities.peek().is_none() {
         return;
     }
     out.push_str("<abilities>\n");
     for ability in abilities {
-        write_ability(out, ability);
+        write_ability(out, ability, detail);
     }
     out.push_str("</abilities>");
 }
 
-/// One ability: its id, then What, When, Inputs, and where there is something to say,
-/// Infer from, Validation and Examples.
-fn write_ability(out: &mut String, ability: &AbilityDefinition) {
+/// One ability: its id, then What, When, Inputs, and where there is something to say
+/// (and `detail` keeps it), Infer from, Validation and Examples.
+fn write_ability(out: &mut String, ability: &AbilityDefinition, detail: Detail) {
     let inputs = &ability.inputs;
     out.push_str("- ");
     out.push_str(&ability.id);
@@ -100,10 +146,10 @@ fn write_ability(out: &mut String, ability: &AbilityDefinition) {
         out.push_str(source.phrase());
     }
     out.push_str(".\n");
-    if !inputs.validation.trim().is_empty() {
+    if !inputs.validation.trim().is_empty() && detail != Detail::Plain {
         line(out, "Validation: ", inputs.validation.trim());
     }
-    if !inputs.examples.is_empty() {
+    if !inputs.examples.is_empty() && detail == Detail::Whole {
         out.push_str("  Examples: ");
         for (position, example) in inputs.examples.iter().enumerate() {
             if position > 0 {
@@ -306,6 +352,39 @@ mod tests {
         assert!(block.contains(
             "Inputs: Implicit. Required: drink (one of: ale, stout, wine: which drink). If nothing usable can be inferred, ask for it.\n"
         ), "{block}");
+    }
+
+    #[test]
+    fn a_block_over_its_budget_says_less_of_each_before_leaving_any_out() {
+        let (rent, pour, song) = (rent_room(), pour_drink(), play_song());
+        let all = [&rent, &pour, &song];
+        let whole = render_abilities_block(all);
+        let fits = |budget: usize| {
+            let mut out = String::from("before\n");
+            let shown = write_abilities_block_within(&mut out, &all, budget);
+            assert!(out.starts_with("before\n<abilities>\n"), "{out}");
+            (shown, out["before\n".len()..].to_owned())
+        };
+        assert_eq!(fits(estimate_tokens(&whole)), (3, whole.clone()));
+        let (shown, block) = fits(estimate_tokens(&whole) - 1);
+        assert_eq!(shown, 3);
+        assert!(
+            !block.contains("Examples:") && block.contains("Validation:"),
+            "{block}"
+        );
+        let mut plain = String::new();
+        write_block(&mut plain, all, Detail::Plain);
+        assert_eq!(fits(estimate_tokens(&plain)), (3, plain.clone()));
+        let (shown, block) = fits(estimate_tokens(&plain) - 1);
+        assert_eq!(shown, 2, "the last left out");
+        assert!(
+            block.contains("Examples:"),
+            "the two left are whole again: {block}"
+        );
+        let (shown, block) = fits(1);
+        assert_eq!(shown, 1, "the first, however long");
+        assert!(block.contains("- tavern:rent_room") && !block.contains("Validation:"));
+        assert_eq!(write_abilities_block_within(&mut String::new(), &[], 0), 0);
     }
 
     #[test]

@@ -31,6 +31,10 @@ pub struct PromptBudgets {
     /// The available-tasks block, on top of `total` (an actor offered no task spends
     /// none of it): the least relevant tasks are left out until it fits.
     pub tasks: usize,
+    /// The abilities offered (their block, the rule and how to answer), on top of
+    /// `total` (an actor offered none spends none of it): each says less (no examples,
+    /// then no validation) and then the last are left out until it fits.
+    pub abilities: usize,
     /// What the actor perceives.
     pub perception: usize,
     /// What the player said to it.
@@ -45,6 +49,7 @@ impl Default for PromptBudgets {
         Self {
             total: 1000,
             tasks: 150,
+            abilities: 500,
             perception: 150,
             player_says: 100,
             transcript: 2000,

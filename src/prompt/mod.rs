@@ -21,7 +21,9 @@ mod narration;
 mod tokens;
 mod transcript;
 
-pub use abilities_block::{INVOKE_OR_ASK, render_abilities_block, write_abilities_block};
+pub use abilities_block::{
+    INVOKE_OR_ASK, render_abilities_block, write_abilities_block, write_abilities_block_within,
+};
 pub use actions_block::{
     BlockOptions, render_available_actions, render_available_tasks, write_available_actions,
     write_available_tasks,

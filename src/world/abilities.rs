@@ -131,6 +131,15 @@ impl OfferedAbilities {
         Self(offered.collect())
     }
 
+    /// The first `count` of them.
+    #[must_use]
+    pub fn first(&self, count: usize) -> Self {
+        if count >= self.len() {
+            return self.clone();
+        }
+        Self(self.0[..count].iter().cloned().collect())
+    }
+
     /// The offered ability with this id.
     pub fn get(&self, id: &str) -> Option<&OfferedAbility> {
         self.0.iter().find(|ability| ability.id() == id)

@@ -256,9 +256,10 @@ fn a_reply_in_words_from_a_server_without_a_schema_is_spoken() {
     let prompt = bodies[0]["messages"][1]["content"]
         .as_str()
         .expect("the user message");
-    // What the prompt asks for is what the parser takes: nothing offered, it asks
-    // for COLOR or NONE, never for a bare null.
-    assert!(prompt.contains(NOTHING_OFFERED), "{prompt}");
+    // What the prompt asks for is what the parser takes: no action offered, it offers
+    // Marta's abilities (and no empty actions block), never a bare null.
+    assert!(prompt.contains("<abilities>"), "{prompt}");
+    assert!(!prompt.contains(NOTHING_OFFERED), "{prompt}");
     assert!(!prompt.contains("null"), "{prompt}");
     assert!(
         parse_decision("null", 0, &DecisionLimits::default()).is_err(),

@@ -167,7 +167,7 @@ pub const TASK_ANSWER: &str = task_answer!();
 /// How to answer with an ability or ask for what one needs, after the `<abilities>`
 /// block: only an actor offered abilities reads it, so the rules of every other prompt
 /// stay as they are.
-pub const ABILITY_ANSWERS: &str = "To use one, answer {\"type\": \"INVOKE\", \"ability\": \"<its id>\", \"inputs\": {\"<input>\": <its value>}, \"speech\": \"<what you say, or empty>\"}
+pub const ABILITY_ANSWERS: &str = "To use one, answer {\"type\": \"INVOKE\", \"ability\": \"<its id>\", \"inputs\": {\"<input>\": <its value>}, \"speech\": \"<what you say, or empty>\"} instead of COLOR
 To ask for what one needs, answer {\"type\": \"ASK\", \"question\": \"<one short question>\"}";
 
 /// The rules every decision prompt starts with; they never change, so servers can cache them.
