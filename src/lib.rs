@@ -41,9 +41,9 @@ pub mod prelude {
     };
     pub use crate::prompt::{Answer, PromptBudgets, RejectionReason};
     pub use crate::world::{
-        AvailableAction, CarriedBy, Character, DisplayName, Exits, FollowingPlan, InPlace,
-        NarrativeKey, OfferedActions, Place, Player, Tags, TargetScopeAppExt, Witnessed,
-        WorldPlugin, WorldView,
+        AbilityInvoked, AvailableAction, CarriedBy, Character, DisplayName, Exits, FollowingPlan,
+        InPlace, InputValue, NarrativeKey, OfferedActions, Place, Player, Tags, TargetScopeAppExt,
+        Witnessed, WorldPlugin, WorldView,
     };
     pub use crate::{LoomPlugins, LoomSystems};
 }

@@ -1,6 +1,7 @@
-//! The tavern's rules: each requested action is carried out or refused against the
-//! world as it is when the turn resolves, and reported back to the plugin. An action
-//! these rules do not know is refused, never taken as done.
+//! The tavern's rules: each requested action, and each ability invoked (renting a
+//! room, pouring a drink, playing a song), is carried out or refused against the world
+//! as it is when the turn resolves, and reported back to the plugin. An action these
+//! rules do not know is refused, never taken as done.
 
 use std::collections::HashMap;
 
@@ -21,9 +22,15 @@ impl Plugin for RulesPlugin {
     fn build(&self, app: &mut App) {
         app.add_systems(
             Update,
-            resolve_turn
-                .after(LoomSystems::Decide)
-                .before(LoomSystems::Narrate),
+            (
+                fill_purses,
+                requests_for_services
+                    .after(LoomSystems::Decide)
+                    .before(resolve_turn),
+                resolve_turn
+                    .after(LoomSystems::Decide)
+                    .before(LoomSystems::Narrate),
+            ),
         );
     }
 }
@@ -45,6 +52,81 @@ impl SceneOrder {
 
     pub fn rank(&self, entity: Entity) -> usize {
         self.0.get(&entity).copied().unwrap_or(usize::MAX)
+    }
+}
+
+/// The coins a character can pay with; the player starts with a few.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Purse(pub u32);
+
+/// What renting a room costs a night.
+const COINS_A_NIGHT: u32 = 1;
+
+/// The coins the player comes in with.
+pub const PLAYERS_COINS: u32 = 5;
+
+/// The player comes in with a few coins.
+fn fill_purses(mut commands: Commands, players: Query<Entity, (With<Player>, Without<Purse>)>) {
+    for player in &players {
+        commands.entity(player).insert(Purse(PLAYERS_COINS));
+    }
+}
+
+/// Each ability invoked becomes a request the turn carries out with the rest: the
+/// ability's id as its action, who it is for (the guest named, else the player) as its
+/// target, its inputs as parameters, and a command that says what it does.
+fn requests_for_services(
+    mut invoked: MessageReader<AbilityInvoked>,
+    mut turn: ResMut<Turn>,
+    names: Query<&DisplayName>,
+    player: Query<Entity, With<Player>>,
+) {
+    for invocation in invoked.read() {
+        let guest = match invocation.input("guest") {
+            Some(InputValue::Entity(guest)) => Some(*guest),
+            _ => player.iter().next(),
+        };
+        let name = |entity: Option<Entity>| {
+            let name = entity.and_then(|e| names.get(e).ok());
+            name.map_or("someone", |n| n.0.as_str()).to_owned()
+        };
+        let text = |input: &str| match invocation.input(input) {
+            Some(InputValue::Choice(text) | InputValue::Text(text)) => Some(text.clone()),
+            _ => None,
+        };
+        let (command, parameters) = match invocation.ability.as_str() {
+            "tavern:rent_room" => {
+                let nights = match invocation.input("nights") {
+                    Some(InputValue::Integer(nights)) => *nights,
+                    _ => 1,
+                };
+                let plural = if nights == 1 { "night" } else { "nights" };
+                (
+                    format!("rent {} a room for {nights} {plural}", name(guest)),
+                    [("nights".to_owned(), serde_json::json!(nights))].into(),
+                )
+            }
+            "tavern:pour_drink" => {
+                let drink = text("drink").unwrap_or_else(|| "ale".to_owned());
+                (
+                    format!("pour {} a mug of {drink}", name(guest)),
+                    [("drink".to_owned(), serde_json::json!(drink))].into(),
+                )
+            }
+            "tavern:play_song" => match text("song") {
+                Some(song) => (format!("play \"{song}\""), Default::default()),
+                None => ("play a song".to_owned(), Default::default()),
+            },
+            other => (format!("use {other}"), Default::default()),
+        };
+        turn.requests.push(ActionRequest {
+            actor: invocation.actor,
+            action_id: invocation.ability.clone(),
+            targets: guest.into_iter().collect(),
+            command,
+            parameters,
+            plan: None,
+        });
     }
 }
 
@@ -89,6 +171,7 @@ pub fn judge(world: &mut World, request: ActionRequest) -> Verdict {
         .get_resource::<ContentRegistry>()
         .and_then(|registry| registry.action(&request.action_id))
         .and_then(|action| action.verb.clone())
+        .or_else(|| service_verb(&request.action_id).map(str::to_owned))
         .unwrap_or_else(|| {
             request
                 .action_id
@@ -102,6 +185,11 @@ pub fn judge(world: &mut World, request: ActionRequest) -> Verdict {
     report.indirect_object = request.targets.get(1).copied();
     let refusal = match carry_out(world, &request) {
         Ok(done) => {
+            if let Some(object) = done.object {
+                // The thing handed over, to the one the service was for.
+                report.indirect_object = report.object.filter(|&target| target != object);
+                report.object = Some(object);
+            }
             report.new_state = done.new_state.map(str::to_owned);
             report.effects = done.effects;
             None
@@ -123,6 +211,18 @@ pub fn judge(world: &mut World, request: ActionRequest) -> Verdict {
 struct Done {
     new_state: Option<&'static str>,
     effects: Vec<EffectReport>,
+    /// What it was done to, when that is not its target: the key handed over.
+    object: Option<Entity>,
+}
+
+/// The verb narration tells a service with: a room's key and a drink are given, a song
+/// is the lute used.
+fn service_verb(ability: &str) -> Option<&'static str> {
+    match ability {
+        "tavern:rent_room" | "tavern:pour_drink" => Some("give"),
+        "tavern:play_song" => Some("use"),
+        _ => None,
+    }
 }
 
 /// Why the game refused a request: a failure reason, and words for the transcript.
@@ -176,6 +276,51 @@ fn carry_out(world: &mut World, request: &ActionRequest) -> Result<Done, Refusal
             done.effects.push(exit);
             done.effects
                 .push(EffectReport::new("position_change", "enter").target(destination));
+        }
+        "tavern:rent_room" => {
+            let guest = target.ok_or_else(|| refuse("not_here", "nobody to rent it to"))?;
+            let nights = (request.parameters.get("nights"))
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(1) as u32;
+            let cost = nights * COINS_A_NIGHT;
+            let coins = world.get::<Purse>(guest).map_or(0, |purse| purse.0);
+            if coins < cost {
+                return Err(refuse(
+                    "refused",
+                    &format!("the guest has {coins} coins, and {nights} nights cost {cost}"),
+                ));
+            }
+            world.entity_mut(guest).insert(Purse(coins - cost));
+            let key = world.spawn((
+                DisplayName("key to the room upstairs".to_owned()),
+                Tags::new(["portable", "key"]),
+                CarriedBy(guest),
+            ));
+            done.object = Some(key.id());
+            done.new_state = Some("carried");
+        }
+        "tavern:pour_drink" => {
+            let guest = target.ok_or_else(|| refuse("not_here", "nobody to pour for"))?;
+            if !has_tag(world, actor, BEHIND_BAR) {
+                return Err(refuse("not_here", "drinks are poured from behind the bar"));
+            }
+            let drink = (request.parameters.get("drink"))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("ale");
+            let mug = world.spawn((
+                DisplayName(format!("mug of {drink}")),
+                Tags::new(["portable", "drink"]),
+                CarriedBy(guest),
+            ));
+            done.object = Some(mug.id());
+            done.new_state = Some("carried");
+        }
+        "tavern:play_song" => {
+            let mut carried = world.query::<(Entity, &CarriedBy, &Tags)>();
+            let lute = (carried.iter(world))
+                .find(|(_, by, tags)| by.0 == actor && tags.has("instrument"))
+                .map(|(lute, ..)| lute);
+            done.object = Some(lute.ok_or_else(|| refuse("not_held", "they hold no instrument"))?);
         }
         "tavern:unlock" => {
             let door = target.ok_or_else(|| refuse("not_here", "it names no door"))?;
@@ -263,7 +408,7 @@ fn move_item(
     };
     Ok(Done {
         new_state: Some(new_state),
-        effects: Vec::new(),
+        ..Done::default()
     })
 }
 

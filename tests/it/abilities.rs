@@ -164,7 +164,7 @@ fn an_ability_file_not_listed_is_a_warning() {
 /// Marta might: asks how many nights for a room, rents it for "two nights", and is
 /// talked by the player into invocations the game must refuse. Anything else is NONE.
 #[derive(Default)]
-struct Innkeeper {
+pub struct Innkeeper {
     /// The schema of every request.
     schemas: std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
 }

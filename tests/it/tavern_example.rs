@@ -300,3 +300,42 @@ fn with_tasks_the_innkeeper_asks_the_model_less_over_ten_turns() {
     };
     assert!(all(&with_tasks) < all(&without), "{with_tasks} / {without}");
 }
+
+#[test]
+fn asked_for_a_room_marta_asks_how_long_and_the_game_takes_the_coin_and_hands_over_a_key() {
+    let transcript = Transcript::default();
+    let innkeeper = crate::abilities::Innkeeper::default();
+    let backend = BackendChoice::Custom(Arc::new(innkeeper));
+    let (mut app, scene) = tavern(backend, false, Box::new(transcript.clone()));
+    let traveler = scene.entities["player"];
+    let say = |app: &mut App, line: &str| {
+        app.world_mut().write_message(PlayerSaid {
+            text: line.to_owned(),
+        });
+        play(app);
+    };
+    say(&mut app, "@Marta, I'd like a room");
+    let text = transcript.text();
+    assert!(
+        text.contains("Marta (to you): \"For how many nights?\""),
+        "{text}"
+    );
+    say(&mut app, "Just two nights, please.");
+    let text = transcript.text();
+    assert!(
+        text.contains("Marta: rent Traveler a room for 2 nights — \"Two nights it is.\""),
+        "{text}"
+    );
+    let world = app.world_mut();
+    assert_eq!(
+        world.get::<rules::Purse>(traveler),
+        Some(&rules::Purse(rules::PLAYERS_COINS - 2)),
+        "two nights, two coins"
+    );
+    let mut carried = world.query::<(&DisplayName, &CarriedBy)>();
+    let keys: Vec<&str> = (carried.iter(world))
+        .filter(|(_, by)| by.0 == traveler)
+        .map(|(name, _)| name.0.as_str())
+        .collect();
+    assert_eq!(keys, ["key to the room upstairs"]);
+}
