@@ -4,6 +4,8 @@
 //! came keeps the conversation; a prompt too long for the server's context is asked
 //! once more, fresh.
 
+use std::borrow::Cow;
+
 use bevy::prelude::*;
 
 use super::{
@@ -13,9 +15,11 @@ use super::{
 };
 use crate::content::{ActionDefinition, ContentRegistry, TaskDefinition};
 use crate::llm::{LlmError, LlmReply, LlmResponse};
+use crate::prompt::answer::tool_call_answer;
 use crate::prompt::{Answer, read_decision};
 use crate::world::{
-    AbilityInvoked, AvailableAction, DisplayName, ParamValue, PlanOrigin, StartPlan,
+    AbilityInvoked, AvailableAction, DisplayName, OfferedAbilities, ParamValue, PlanOrigin,
+    StartPlan,
 };
 
 pub(super) fn apply_decisions(
@@ -42,7 +46,9 @@ pub(super) fn apply_decisions(
                 continue;
             }
         };
-        mind.transcript.close_turn(&response.result);
+        let result = tool_call_as_answer(&response.result, &pending.abilities);
+        let result = &*result;
+        mind.transcript.close_turn(result);
         if let Err(LlmError::ContextExceeded { detail, .. }) = &response.result
             && !pending.asking_again
         {
@@ -61,13 +67,7 @@ pub(super) fn apply_decisions(
         let permitted = |action: &ActionDefinition| {
             spec.is_some_and(|spec| permits(spec, &settings.combat_verbs, pending.fighting, action))
         };
-        let verdict = judge(
-            &response.result,
-            &pending,
-            &registry,
-            permitted,
-            &settings.fallback,
-        );
+        let verdict = judge(result, &pending, &registry, permitted, &settings.fallback);
         if let Err(reason) = &verdict.decision {
             match reason {
                 RejectionReason::NoAnswer(error) => {
@@ -81,13 +81,7 @@ pub(super) fn apply_decisions(
         }
         let name = name.map_or("Someone", |n| n.0.as_str());
         let plan = verdict.task.map(|task| plan_for(entity, &task, &registry));
-        write_verdict(
-            (entity, name),
-            verdict,
-            plan,
-            raw_answer(&response.result),
-            &mut out,
-        );
+        write_verdict((entity, name), verdict, plan, raw_answer(result), &mut out);
     }
 }
 
@@ -211,6 +205,24 @@ fn write_verdict(
             actor: entity,
             thought: decision.thought,
         });
+    }
+}
+
+/// A reply that called a tool, as the `INVOKE` answer the call stands for
+/// ([`tool_call_answer`]), so it is checked, kept in the transcript and judged as one
+/// written; any other result as it is.
+fn tool_call_as_answer<'r>(
+    result: &'r Result<LlmReply, LlmError>,
+    abilities: &OfferedAbilities,
+) -> Cow<'r, Result<LlmReply, LlmError>> {
+    let answer = (result.as_ref().ok()).and_then(|reply| tool_call_answer(reply, abilities));
+    match (answer, result) {
+        (Some(text), Ok(reply)) => Cow::Owned(Ok(LlmReply {
+            text,
+            usage: reply.usage,
+            tool_calls: Vec::new(),
+        })),
+        _ => Cow::Borrowed(result),
     }
 }
 

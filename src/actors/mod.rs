@@ -111,6 +111,11 @@ pub struct SmartActorSettings {
     pub offer_tasks: bool,
     /// When actors are offered the abilities their spec allows (`allowedAbilities`).
     pub offer_abilities: AbilityOffers,
+    /// Whether abilities go to the model server as tools, for servers with native tool
+    /// calling (OpenAI, vLLM, llama.cpp started with `--jinja`, Ollama): a tool call
+    /// comes back as an invocation, checked as one written in the answer. Off, the
+    /// answer's schema carries them, which every server takes.
+    pub abilities_as_tools: bool,
 }
 
 /// When smart actors are offered their abilities: told of them in an `<abilities>`
@@ -139,6 +144,7 @@ impl Default for SmartActorSettings {
             budgets: PromptBudgets::default(),
             offer_tasks: true,
             offer_abilities: AbilityOffers::default(),
+            abilities_as_tools: false,
         }
     }
 }

@@ -25,9 +25,10 @@ use crate::content::{AbilityDefinition, ActorSpec, ContentRegistry, PromptTempla
 use crate::llm::{LlmBridge, LlmRequest};
 
 use crate::prompt::{
-    ABILITY_ANSWERS, Choices, DecisionContext, DecisionLimits, INVOKE_OR_ASK, Offer, PromptPart,
-    TokenScale, TrimScratch, TurnPrompt, Weighing, decision_schema, estimate_tokens, fit_lines,
-    fit_words, text_fingerprint, write_abilities_block_within, write_decision_user_prompt,
+    ABILITY_ANSWERS, ABILITY_TOOL_ANSWERS, Choices, DecisionContext, DecisionLimits, INVOKE_OR_ASK,
+    Offer, PromptPart, TokenScale, TrimScratch, TurnPrompt, Weighing, ability_tools,
+    decision_schema, estimate_tokens, fit_lines, fit_words, text_fingerprint,
+    write_abilities_block_within, write_decision_user_prompt,
 };
 use crate::world::{
     ActionMenu, ActionOffers, AvailableAction, CarriedBy, InPlace, NarrativeKey, OfferedAbilities,
@@ -305,6 +306,7 @@ impl<'a> Frame<'a, '_, '_> {
         let offered = self.offer(asked, &mut mind.shown_offer, cache, around);
         let tasks = self.offer_tasks(asked, &mut mind.shown_offer, cache, around);
         let mut abilities = self.offer_abilities(asked, cache);
+        let as_tools = settings.abilities_as_tools;
         let system = cache.system(asked.spec, template, &limits);
         let mut whole = DecisionContext {
             perception: seen,
@@ -343,7 +345,12 @@ impl<'a> Frame<'a, '_, '_> {
             }
             let definitions: SmallVec<[&AbilityDefinition; 4]> =
                 abilities.iter().map(|a| &*a.definition).collect();
-            let answers = estimate_tokens(INVOKE_OR_ASK) + estimate_tokens(ABILITY_ANSWERS) + 1;
+            let how = if as_tools {
+                ABILITY_TOOL_ANSWERS
+            } else {
+                ABILITY_ANSWERS
+            };
+            let answers = estimate_tokens(INVOKE_OR_ASK) + estimate_tokens(how) + 1;
             let budget = mind.abilities_budget.saturating_sub(answers);
             let fits = write_abilities_block_within(block, &definitions, budget);
             drop(definitions);
@@ -351,7 +358,7 @@ impl<'a> Frame<'a, '_, '_> {
             block.push('\n');
             block.push_str(INVOKE_OR_ASK);
             block.push('\n');
-            block.push_str(ABILITY_ANSWERS);
+            block.push_str(how);
             shown.actions_fingerprint = text_fingerprint(block);
             shown.actions = block;
         }
@@ -384,10 +391,11 @@ impl<'a> Frame<'a, '_, '_> {
             let offer = Offer {
                 choices,
                 abilities: Some(&abilities),
+                as_tools,
             };
             std::sync::Arc::new(decision_schema(offer, &limits))
         };
-        let request = decision_request(
+        let mut request = decision_request(
             std::sync::Arc::clone(&turn.messages),
             schema,
             offline,
@@ -395,6 +403,9 @@ impl<'a> Frame<'a, '_, '_> {
             affinity,
             asked.reply_to.is_some(),
         );
+        if as_tools && !abilities.is_empty() {
+            request.tools = Some(std::sync::Arc::new(ability_tools(&abilities)));
+        }
         Thought {
             request,
             turn,

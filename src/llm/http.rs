@@ -329,6 +329,37 @@ pub(super) fn text_at<'a>(value: &'a Value, pointer: &str) -> Result<&'a str, Ll
         })
 }
 
+/// The tools of a request as OpenAI's chat completions and Ollama's chat take them:
+/// `[{"type": "function", "function": {"name", "description", "parameters"}}]`.
+pub(super) fn tools_body(tools: &[super::ToolSpec]) -> Value {
+    let tools = tools
+        .iter()
+        .map(|tool| serde_json::json!({ "type": "function", "function": tool }));
+    Value::Array(tools.collect())
+}
+
+/// The tool calls of an answer's message (`message.tool_calls`): each function's name
+/// and arguments, given as a JSON object (Ollama) or as text holding one (OpenAI).
+pub(super) fn tool_calls(message: &Value) -> Vec<super::ToolCall> {
+    let Some(calls) = message.get("tool_calls").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    (calls.iter())
+        .filter_map(|call| {
+            let function = call.get("function")?;
+            let name = function.get("name")?.as_str()?.to_owned();
+            let arguments = match function.get("arguments") {
+                Some(Value::String(text)) => {
+                    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
+                }
+                Some(arguments) => arguments.clone(),
+                None => Value::Null,
+            };
+            Some(super::ToolCall { name, arguments })
+        })
+        .collect()
+}
+
 /// One piece of a streamed answer, as JSON.
 pub(super) fn stream_chunk(text: &str) -> Result<Value, LlmError> {
     serde_json::from_str(text).map_err(|error| {
@@ -344,5 +375,54 @@ pub(super) fn truncate(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::llm::{ToolCall, ToolSpec};
+
+    #[test]
+    fn tools_go_out_as_functions_and_calls_come_back_with_their_arguments() {
+        let tool = ToolSpec {
+            name: "tavern__rent_room".to_owned(),
+            description: "Rents a room.".to_owned(),
+            parameters: json!({ "type": "object" }),
+        };
+        assert_eq!(
+            tools_body(&[tool]),
+            json!([{ "type": "function", "function": {
+                "name": "tavern__rent_room", "description": "Rents a room.",
+                "parameters": { "type": "object" } } }])
+        );
+        // OpenAI sends the arguments as text, Ollama as an object.
+        let message = json!({ "tool_calls": [
+            { "function": { "name": "a", "arguments": "{\"nights\": 2}" } },
+            { "function": { "name": "b", "arguments": { "nights": 3 } } },
+            { "function": { "name": "c", "arguments": "not json" } },
+            { "function": { "arguments": {} } }
+        ] });
+        assert_eq!(
+            tool_calls(&message),
+            [
+                ToolCall {
+                    name: "a".into(),
+                    arguments: json!({ "nights": 2 })
+                },
+                ToolCall {
+                    name: "b".into(),
+                    arguments: json!({ "nights": 3 })
+                },
+                ToolCall {
+                    name: "c".into(),
+                    arguments: json!("not json")
+                },
+            ],
+            "a call without a name is left out"
+        );
+        assert!(tool_calls(&json!({ "content": "hi" })).is_empty());
     }
 }

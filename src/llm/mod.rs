@@ -50,7 +50,7 @@ pub use openai::{ApiKey, OpenAiBackend, OpenAiSettings, SchemaFormat};
 pub use profile::ServerLimits;
 pub use request::{
     ChatMessage, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, OfflineAnswer, Priority,
-    RequestId, SamplingOptions, TokenUsage,
+    RequestId, SamplingOptions, TokenUsage, ToolCall, ToolSpec,
 };
 pub use scheduler::{BreakerSettings, RetryPolicy};
 pub use stats::LlmStats;

@@ -125,9 +125,12 @@ impl OllamaBackend {
         let mut body = json!({
             "model": self.settings.model,
             "messages": request.messages,
-            "stream": request.stream,
+            "stream": request.stream && request.tools.is_none(),
             "options": options,
         });
+        if let Some(tools) = &request.tools {
+            body["tools"] = super::http::tools_body(tools);
+        }
         if let Some(schema) = &request.schema {
             body["format"] = Value::clone(schema);
         }
@@ -156,16 +159,24 @@ impl LlmBackend for OllamaBackend {
         let exchange = self
             .endpoint
             .exchange(self.settings.timeout, self.settings.limits);
-        let stream = request.stream;
+        let stream = request.stream && request.tools.is_none();
         Box::pin(async move {
             let response = exchange.send(call).await?;
             if !stream {
                 let value = exchange.json(response).await?;
                 failed(&value)?;
-                let text = text_at(&value, "/message/content")?;
+                let calls = value.get("message").map(super::http::tool_calls);
+                let calls = calls.unwrap_or_default();
+                // A message that calls tools may have no text.
+                let text = match text_at(&value, "/message/content") {
+                    Ok(text) => text.to_owned(),
+                    Err(_) if !calls.is_empty() => String::new(),
+                    Err(error) => return Err(error),
+                };
                 return Ok(LlmReply {
-                    text: text.to_owned(),
+                    text,
                     usage: ollama_usage(&value),
+                    tool_calls: calls,
                 });
             }
             // NDJSON: one object per line, the last with `"done": true`.

@@ -197,11 +197,16 @@ impl OpenAiBackend {
             .filter(|&slots| slots > 0)
             .zip(request.affinity)
             .map(|(slots, affinity)| (affinity % u64::from(slots)) as u32);
+        let stream = request.stream && request.tools.is_none();
         ChatBody {
             model: &self.settings.model,
             messages: &request.messages,
-            stream: request.stream,
-            stream_options: request.stream.then_some(StreamOptions {
+            stream,
+            tools: request
+                .tools
+                .as_deref()
+                .map(|tools| super::http::tools_body(tools)),
+            stream_options: stream.then_some(StreamOptions {
                 include_usage: true,
             }),
             stop: &request.sampling.stop,
@@ -221,6 +226,8 @@ struct ChatBody<'a> {
     model: &'a str,
     messages: &'a [super::ChatMessage],
     stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
@@ -296,7 +303,7 @@ impl LlmBackend for OpenAiBackend {
         let exchange = self
             .endpoint
             .exchange(self.settings.timeout, self.settings.limits);
-        let stream = request.stream;
+        let stream = request.stream && request.tools.is_none();
         Box::pin(async move {
             let response = exchange.send(call).await?;
             if !stream {
@@ -309,10 +316,18 @@ impl LlmBackend for OpenAiBackend {
                     return Ok(reply);
                 }
                 let value = json_value(&body)?;
-                let text = text_at(&value, "/choices/0/message/content")?;
+                let message = value.pointer("/choices/0/message");
+                let calls = message.map(super::http::tool_calls).unwrap_or_default();
+                // A message that calls tools may have no text.
+                let text = match text_at(&value, "/choices/0/message/content") {
+                    Ok(text) => text.to_owned(),
+                    Err(_) if !calls.is_empty() => String::new(),
+                    Err(error) => return Err(error),
+                };
                 return Ok(LlmReply {
-                    text: text.to_owned(),
+                    text,
                     usage: openai_usage(&value),
+                    tool_calls: calls,
                 });
             }
             // Server-sent events: `data: {chunk}` lines, then `data: [DONE]`.
@@ -367,6 +382,9 @@ struct CompletionChoice<'a> {
 struct CompletionMessage<'a> {
     #[serde(borrow, default)]
     content: Option<Cow<'a, str>>,
+    /// Present when the model called tools: such an answer is read as JSON.
+    #[serde(default)]
+    tool_calls: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -378,13 +396,17 @@ struct CompletionUsage {
 impl Completion<'_> {
     /// The first choice's text, when there is one.
     fn reply(self) -> Option<LlmReply> {
-        let text = self.choices.into_iter().next()?.message.content?;
+        let message = self.choices.into_iter().next()?.message;
+        if message.tool_calls.is_some() {
+            return None;
+        }
         Some(LlmReply {
-            text: text.into_owned(),
+            text: message.content?.into_owned(),
             usage: self.usage.map(|usage| TokenUsage {
                 prompt_tokens: usage.prompt_tokens,
                 completion_tokens: usage.completion_tokens,
             }),
+            tool_calls: Vec::new(),
         })
     }
 }

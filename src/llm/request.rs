@@ -129,6 +129,32 @@ pub struct LlmRequest {
     /// fleet while it is healthy, and to the same server slot where the backend
     /// supports it, so the server can reuse the prompt prefix it already read.
     pub affinity: Option<u64>,
+    /// Functions the model may call instead of answering in text, for servers with
+    /// native tool calling (OpenAI-compatible ones, Ollama); the calls come back in
+    /// [`LlmReply::tool_calls`]. A request with tools is not streamed.
+    pub tools: Option<Arc<Vec<ToolSpec>>>,
+}
+
+/// A function a model may call: its name (letters, digits, `_` and `-`), what it does,
+/// and the JSON Schema of its arguments.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ToolSpec {
+    /// Its name.
+    pub name: String,
+    /// What it does and when to call it.
+    pub description: String,
+    /// The JSON Schema of its arguments: an object.
+    pub parameters: Value,
+}
+
+/// A function the model called: its name and its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    /// The name of a [`ToolSpec`] of the request.
+    pub name: String,
+    /// Its arguments, as JSON; a server that sent them as text that is no JSON gives
+    /// them as that text.
+    pub arguments: Value,
 }
 
 /// A model's answer.
@@ -138,6 +164,8 @@ pub struct LlmReply {
     pub text: String,
     /// Tokens read and written, when the server reports them.
     pub usage: Option<TokenUsage>,
+    /// The functions the model called, when the request offered tools.
+    pub tool_calls: Vec<ToolCall>,
 }
 
 impl LlmReply {
@@ -145,7 +173,7 @@ impl LlmReply {
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
-            usage: None,
+            ..Self::default()
         }
     }
 }

@@ -120,6 +120,7 @@ mod tests {
                     prompt_tokens: 10,
                     completion_tokens: 2,
                 }),
+                tool_calls: Vec::new(),
             }),
             latency: Duration::from_millis(millis),
             first_token: Some(Duration::from_millis(millis / 2)),
@@ -174,6 +175,7 @@ mod tests {
                     prompt_tokens: u64::MAX,
                     completion_tokens: u64::MAX - 1,
                 }),
+                tool_calls: Vec::new(),
             }),
             ..answered(1)
         };

@@ -29,9 +29,10 @@ pub use actions_block::{
     write_available_tasks,
 };
 pub use answer::{
-    ABILITY_ANSWERS, ANSWER_FIELD, ANSWER_TYPES, Answer, Choices, DECISION_REPLY, DECISION_RULES,
-    Decision, DecisionLimits, NOTHING_OFFERED, Offer, OfflineDecision, RejectionReason,
-    TASK_ANSWER, decision_schema, match_utterance, parse_decision, read_decision,
+    ABILITY_ANSWERS, ABILITY_TOOL_ANSWERS, ANSWER_FIELD, ANSWER_TYPES, Answer, Choices,
+    DECISION_REPLY, DECISION_RULES, Decision, DecisionLimits, NOTHING_OFFERED, Offer,
+    OfflineDecision, RejectionReason, TASK_ANSWER, ability_tools, decision_schema, match_utterance,
+    parse_decision, read_decision,
 };
 pub use budget::{Lifeline, PromptBudgets, fit_lines, fit_words, trim_mask};
 pub(crate) use budget::{TrimScratch, Weighing, trim_mask_with};

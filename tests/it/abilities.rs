@@ -383,3 +383,117 @@ fn the_schema_of_a_reply_names_the_abilities_and_who_may_be_the_guest() {
             .any(|a| a["properties"]["type"]["enum"][0] == "ASK")
     );
 }
+
+/// A chat-completions server with native tool calling, as OpenAI, vLLM or llama.cpp
+/// with `--jinja` speak it: a request offering tools is answered with a call of the
+/// one that rents a room, for three nights; anything else with NONE. Every body is kept.
+async fn calls_a_tool(
+    axum::extract::State(bodies): axum::extract::State<
+        std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+    >,
+    axum::Json(body): axum::Json<serde_json::Value>,
+) -> axum::Json<serde_json::Value> {
+    let tools = body["tools"].as_array().cloned().unwrap_or_default();
+    let tool = (tools.iter())
+        .filter_map(|tool| tool["function"]["name"].as_str())
+        .find(|name| name.ends_with("rent_room"))
+        .map(str::to_owned);
+    if let Ok(mut bodies) = bodies.lock() {
+        bodies.push(body);
+    }
+    let message = match tool {
+        Some(name) => json!({
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [{
+                "id": "call_1",
+                "type": "function",
+                "function": { "name": name, "arguments": "{\"nights\": 3}" }
+            }]
+        }),
+        None => json!({ "role": "assistant", "content": "{\"type\": \"NONE\"}" }),
+    };
+    axum::Json(json!({
+        "id": "chatcmpl-tools",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": "loom-test-model",
+        "choices": [{ "index": 0, "message": message, "finish_reason": "tool_calls" }]
+    }))
+}
+
+#[test]
+fn abilities_go_out_as_tools_and_a_tool_call_comes_back_as_an_invocation() {
+    use bevy::prelude::*;
+    use bevy_loom::llm::OpenAiSettings;
+    use bevy_loom::prelude::*;
+    let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let router = axum::Router::new()
+        .fallback(calls_a_tool)
+        .with_state(std::sync::Arc::clone(&bodies));
+    let (_server, root) = support::serve(router);
+    let backend = BackendChoice::OpenAi(OpenAiSettings {
+        base_url: format!("{root}/v1"),
+        model: "loom-test-model".to_owned(),
+        ..OpenAiSettings::default()
+    });
+    let settings = SmartActorSettings {
+        abilities_as_tools: true,
+        ..default()
+    };
+    let (mut app, scene) = support::tavern_app_with(backend, settings);
+    app.init_resource::<Invoked>()
+        .add_systems(Update, record_invoked.after(LoomSystems::Decide));
+    let mut inn = Inn {
+        app,
+        marta: scene.entities["marta"],
+        traveler: scene.entities["player"],
+    };
+    let (log, invoked) = inn.say("@Marta, a room for three nights");
+    assert!(log.rejected.is_empty(), "{log:#?}");
+    assert_eq!(invoked.len(), 1, "{log:#?}");
+    assert_eq!(invoked[0].actor, inn.marta);
+    assert_eq!(invoked[0].ability, "tavern:rent_room");
+    assert_eq!(invoked[0].input("nights"), Some(&InputValue::Integer(3)));
+
+    let bodies = bodies.lock().expect("the server's record");
+    let reply = (bodies.iter())
+        .find(|body| body.get("tools").is_some())
+        .expect("a request offering tools");
+    let names: Vec<&str> = (reply["tools"].as_array().into_iter().flatten())
+        .filter_map(|tool| tool["function"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["tavern__pour_drink", "tavern__rent_room"]);
+    let rent = &reply["tools"][1]["function"];
+    assert_eq!(
+        rent["parameters"]["properties"]["nights"],
+        json!({ "type": "integer", "enum": (1..=14).collect::<Vec<i64>>() })
+    );
+    assert!(
+        rent["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("When:"))
+    );
+    assert_eq!(reply["stream"], json!(false));
+    let schema = reply["response_format"].to_string();
+    assert!(
+        !schema.contains("INVOKE") && schema.contains("ASK"),
+        "{schema}"
+    );
+    let prompt = reply["messages"][1]["content"].as_str().unwrap_or_default();
+    assert!(prompt.contains("call it as a tool"), "{prompt}");
+    drop(bodies);
+
+    // The call is kept in the transcript as the answer it stands for.
+    let (log, _) = inn.say("Thank you.");
+    let prompt = log
+        .prompts
+        .iter()
+        .find(|p| p.actor == inn.marta)
+        .expect("asked");
+    let answered = prompt.messages.iter().any(|m| {
+        m.content.contains("\"type\":\"INVOKE\"") && m.content.contains("tavern:rent_room")
+    });
+    assert!(answered, "{:#?}", prompt.messages);
+    let _ = inn.traveler;
+}

@@ -274,6 +274,7 @@ fn every_answer_under_an_abilities_schema_validates() {
     let offer = bevy_loom::prompt::Offer {
         choices: Choices::default(),
         abilities: Some(&abilities),
+        as_tools: false,
     };
     let mut kinds = std::collections::BTreeSet::new();
     for seed in 1..=12 {

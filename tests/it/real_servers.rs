@@ -385,6 +385,7 @@ impl LlmBackend for ScriptedModel {
             Ok(LlmReply {
                 text: r#"{"type": "NONE"}"#.to_owned(),
                 usage: Some(usage),
+                tool_calls: Vec::new(),
             })
         })
     }

@@ -11,7 +11,8 @@ use bevy::prelude::*;
 use serde_json::{Map, Number, Value, json};
 
 use crate::content::{AbilityInput, InputType};
-use crate::world::{InputValue, OfferedAbility};
+use crate::llm::{LlmReply, ToolSpec};
+use crate::world::{InputValue, OfferedAbilities, OfferedAbility};
 
 use super::RejectionReason;
 
@@ -230,6 +231,22 @@ fn trim_zero(number: &Number) -> String {
 /// to a list, and some llama.cpp builds do not keep to a range (a number that is not
 /// whole is given by its bounds, and checked when it is read).
 pub fn invoke_schema(offered: &OfferedAbility, line: &Value) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "type": { "type": "string", "enum": ["INVOKE"] },
+            "ability": { "type": "string", "enum": [offered.id()] },
+            "inputs": inputs_schema(offered),
+            "speech": line
+        },
+        "required": ["type", "ability", "inputs", "speech"],
+        "additionalProperties": false
+    })
+}
+
+/// The JSON Schema of an invocation's `inputs` for `offered`, as [`invoke_schema`]
+/// types them: also the arguments of the ability as a tool ([`ability_tools`]).
+pub fn inputs_schema(offered: &OfferedAbility) -> Value {
     let mut inputs = Map::new();
     let mut names = Vec::new();
     for (input, required) in offered.definition.all_inputs() {
@@ -244,23 +261,54 @@ pub fn invoke_schema(offered: &OfferedAbility, line: &Value) -> Value {
         };
         inputs.insert(input.name.clone(), schema);
     }
-    let inputs = json!({
+    json!({
         "type": "object",
         "properties": inputs,
         "required": names,
         "additionalProperties": false
-    });
-    json!({
-        "type": "object",
-        "properties": {
-            "type": { "type": "string", "enum": ["INVOKE"] },
-            "ability": { "type": "string", "enum": [offered.id()] },
-            "inputs": inputs,
-            "speech": line
-        },
-        "required": ["type", "ability", "inputs", "speech"],
-        "additionalProperties": false
     })
+}
+
+/// The abilities offered as tools for a server's native tool calling: each named by
+/// its id with `__` for the `:` (tool names take no colon), described by what it does
+/// and when to use it, its inputs the arguments.
+pub fn ability_tools(abilities: &OfferedAbilities) -> Vec<ToolSpec> {
+    (abilities.iter())
+        .map(|ability| ToolSpec {
+            name: tool_name(ability.id()),
+            description: format!(
+                "{} When: {}",
+                ability.definition.what.trim(),
+                ability.definition.when.trim()
+            ),
+            parameters: inputs_schema(ability),
+        })
+        .collect()
+}
+
+/// An ability's name as a tool: its id with `__` for the `:`.
+fn tool_name(id: &str) -> String {
+    id.replacen(':', "__", 1)
+}
+
+/// The answer a reply's first tool call stands for, as the model would have written
+/// it: an `INVOKE` of the offered ability the tool is (by [`ability_tools`]' names,
+/// else the name as it is, which no ability is), with the call's arguments as its
+/// inputs and the reply's text, if any, as what is said. `None` for a reply that calls
+/// no tool.
+pub fn tool_call_answer(reply: &LlmReply, abilities: &OfferedAbilities) -> Option<String> {
+    let call = reply.tool_calls.first()?;
+    let ability = (abilities.iter())
+        .map(OfferedAbility::id)
+        .find(|id| tool_name(id) == call.name)
+        .unwrap_or(&call.name);
+    let answer = json!({
+        "type": "INVOKE",
+        "ability": ability,
+        "inputs": call.arguments,
+        "speech": reply.text.trim()
+    });
+    Some(answer.to_string())
 }
 
 /// The schema of one input's value; `None` for an entity input with no candidate.

@@ -28,7 +28,7 @@ mod parse;
 mod schema;
 mod utterance;
 
-pub use invoke::{check_invocation, invoke_schema};
+pub use invoke::{ability_tools, check_invocation, inputs_schema, invoke_schema, tool_call_answer};
 pub use offline::OfflineDecision;
 pub use parse::{Answer, Decision, RejectionReason, parse_decision};
 pub use schema::decision_schema;
@@ -78,6 +78,9 @@ pub struct Offer<'a> {
     /// The abilities, by id: `INVOKE` names one of them, and `ASK` asks for what one
     /// needs.
     pub abilities: Option<&'a OfferedAbilities>,
+    /// Whether the abilities go to the server as tools, called natively: the answer's
+    /// schema then offers no `INVOKE` (a tool call stands for it).
+    pub as_tools: bool,
 }
 
 impl Offer<'_> {
@@ -95,6 +98,7 @@ impl From<Choices> for Offer<'_> {
         Self {
             choices,
             abilities: None,
+            as_tools: false,
         }
     }
 }
@@ -125,6 +129,7 @@ pub fn read_decision(
     let offer = Offer {
         choices,
         abilities: Some(abilities),
+        as_tools: false,
     };
     let decision = parse_decision(raw, offer, limits)?;
     let Answer::Utterance(line) = &decision.answer else {
@@ -168,6 +173,11 @@ pub const TASK_ANSWER: &str = task_answer!();
 /// block: only an actor offered abilities reads it, so the rules of every other prompt
 /// stay as they are.
 pub const ABILITY_ANSWERS: &str = "To use one, answer {\"type\": \"INVOKE\", \"ability\": \"<its id>\", \"inputs\": {\"<input>\": <its value>}, \"speech\": \"<what you say, or empty>\"} instead of COLOR
+To ask for what one needs, answer {\"type\": \"ASK\", \"question\": \"<one short question>\"}";
+
+/// How to use an ability or ask for what one needs, after the `<abilities>` block,
+/// when the abilities go to the server as tools.
+pub const ABILITY_TOOL_ANSWERS: &str = "To use one, call it as a tool with its inputs
 To ask for what one needs, answer {\"type\": \"ASK\", \"question\": \"<one short question>\"}";
 
 /// The rules every decision prompt starts with; they never change, so servers can cache them.

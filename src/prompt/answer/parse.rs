@@ -900,6 +900,7 @@ mod tests {
         let offer = Offer {
             choices: Choices::from(2),
             abilities: Some(&abilities),
+            as_tools: false,
         };
         let limits = DecisionLimits::default();
         let read = |raw: &str| parse_decision(raw, offer, &limits);
@@ -986,6 +987,7 @@ mod tests {
         let offer = Offer {
             choices: Choices::from(1),
             abilities: Some(&abilities),
+            as_tools: false,
         };
         let schema = super::super::decision_schema(offer, &DecisionLimits::default());
         let answers = schema["properties"]["answer"]["anyOf"]

@@ -74,11 +74,14 @@ pub fn decision_schema<'a>(offer: impl Into<Offer<'a>>, limits: &DecisionLimits)
         ));
     }
     let abilities = offer.abilities();
-    answers.extend(
-        abilities
-            .iter()
-            .map(|ability| invoke_schema(ability, &line)),
-    );
+    // Abilities called as tools are invoked by the call, not in the answer.
+    if !offer.as_tools {
+        answers.extend(
+            abilities
+                .iter()
+                .map(|ability| invoke_schema(ability, &line)),
+        );
+    }
     if speaks && !abilities.is_empty() {
         answers.push(answer("ASK", &[("question", line.clone())]));
     }
