@@ -213,8 +213,7 @@ pub struct AbilityInput {
 impl AbilityInput {
     /// Whether an entity with these tags qualifies for an entity input.
     pub fn accepts<'a>(&self, has_tag: impl Fn(&str) -> bool + 'a) -> bool {
-        self.required_tags.iter().all(|tag| has_tag(tag))
-            && !self.forbidden_tags.iter().any(|tag| has_tag(tag))
+        super::action::tags_pass(&self.required_tags, &self.forbidden_tags, has_tag)
     }
 }
 

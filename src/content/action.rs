@@ -140,7 +140,13 @@ impl TagRule {
     }
 }
 
-fn tags_pass(required: &[String], forbidden: &[String], has_tag: impl Fn(&str) -> bool) -> bool {
+/// Whether something with the tags `has_tag` says it has passes a tag rule: it has
+/// every tag of `required` and none of `forbidden`.
+pub(super) fn tags_pass(
+    required: &[String],
+    forbidden: &[String],
+    has_tag: impl Fn(&str) -> bool,
+) -> bool {
     required.iter().all(|tag| has_tag(tag)) && !forbidden.iter().any(|tag| has_tag(tag))
 }
 

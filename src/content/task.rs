@@ -141,8 +141,7 @@ pub struct EntityParameter {
 impl EntityParameter {
     /// Whether an entity with these tags qualifies.
     pub fn accepts<'a>(&self, has_tag: impl Fn(&str) -> bool + 'a) -> bool {
-        self.required_tags.iter().all(|tag| has_tag(tag))
-            && !self.forbidden_tags.iter().any(|tag| has_tag(tag))
+        super::action::tags_pass(&self.required_tags, &self.forbidden_tags, has_tag)
     }
 }
 

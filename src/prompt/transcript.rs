@@ -450,36 +450,31 @@ mod tests {
         let mut transcript = Transcript::default();
         next(&mut transcript, &shown("wait", &[]), 1000);
         transcript.answered("{}");
+        // The next turn, and the plans it was written for.
+        let planned = |transcript: &mut Transcript, actions: &str, budget: usize| {
+            let mut plans = Vec::new();
+            let turn = transcript.next_turn(
+                &shown(actions, &[]),
+                &[],
+                budget,
+                &mut PromptPart::default(),
+                |plan, user| {
+                    plans.push(plan.clone());
+                    write(plan, user);
+                },
+            );
+            (turn, plans)
+        };
         let long = "go north\n".repeat(40);
         let budget = transcript.tokens() + estimate_tokens(&long) - 1;
-        let mut plans = Vec::new();
-        let turn = transcript.next_turn(
-            &shown(&long, &[]),
-            &[],
-            budget,
-            &mut PromptPart::default(),
-            |plan, user| {
-                plans.push(plan.clone());
-                write(plan, user);
-            },
-        );
+        let (turn, plans) = planned(&mut transcript, &long, budget);
         assert_eq!(plans, [TurnPlan::Fresh], "written once, afresh");
         assert_eq!(turn.messages.len(), 2);
         // Other actions with room for them are appended.
         transcript.answered("{}");
         let other = "go south\n".repeat(40);
         let budget = transcript.tokens() + estimate_tokens(&other) + 10;
-        let mut plans = Vec::new();
-        transcript.next_turn(
-            &shown(&other, &[]),
-            &[],
-            budget,
-            &mut PromptPart::default(),
-            |plan, user| {
-                plans.push(plan.clone());
-                write(plan, user);
-            },
-        );
+        let (_, plans) = planned(&mut transcript, &other, budget);
         assert!(
             matches!(plans[..], [TurnPlan::Append { actions: true, .. }]),
             "{plans:?}"
