@@ -6,6 +6,7 @@
 //! the offer is chosen, weighed and shown in [`offer`], the turn's message and request
 //! written in [`turn`].
 
+mod abilities;
 mod offer;
 mod turn;
 
@@ -17,24 +18,24 @@ use smallvec::SmallVec;
 
 use super::prompt_cache::PromptCache;
 use super::{
-    AbilityOffers, ActorMind, DecisionRejected, DecisionRequested, DecisionWriters, HistoryStore,
-    InCombat, MemoryEntry, MemoryQuery, OfferTrimmed, PendingDecision, RejectionReason, SmartActor,
+    ActorMind, DecisionRejected, DecisionRequested, DecisionWriters, HistoryStore, InCombat,
+    MemoryEntry, MemoryQuery, OfferTrimmed, PendingDecision, RejectionReason, SmartActor,
     SmartActorSettings, ThinkQueue, ThinkState,
 };
-use crate::content::{AbilityDefinition, ActorSpec, ContentRegistry, PromptTemplate, TagIndex};
+use crate::content::{ActorSpec, ContentRegistry, PromptTemplate, TagIndex};
 use crate::llm::{LlmBridge, LlmRequest};
 
 use crate::prompt::{
-    ABILITY_ANSWERS, ABILITY_TOOL_ANSWERS, Choices, DecisionContext, DecisionLimits, INVOKE_OR_ASK,
-    Offer, PromptPart, TokenScale, TrimScratch, TurnPrompt, Weighing, ability_tools,
-    decision_schema, estimate_tokens, fit_lines, fit_words, text_fingerprint,
-    write_abilities_block_within, write_decision_user_prompt,
+    Choices, DecisionContext, DecisionLimits, Offer, PromptPart, TokenScale, TrimScratch,
+    TurnPrompt, Weighing, ability_tools, decision_schema, estimate_tokens, fit_lines, fit_words,
+    text_fingerprint, write_decision_user_prompt,
 };
 use crate::world::{
     ActionMenu, ActionOffers, AvailableAction, CarriedBy, InPlace, NarrativeKey, OfferedAbilities,
     OfferedActions, PlaceRevisions, Player, TargetScopes, WorldView, WorldViewChanges,
     WorldViewQuery, write_surroundings,
 };
+use abilities::{offers_abilities, show_abilities};
 use offer::KeptOffer;
 pub(super) use offer::ShownOffer;
 use offer::{Lifelines, Relevance, remembered_targets};
@@ -337,28 +338,8 @@ impl<'a> Frame<'a, '_, '_> {
         let mut shown = shown_offer.shown(&system.message.content, seen, &memory_ids);
         if !abilities.is_empty() {
             let block = &mut self.with_abilities;
-            block.clear();
-            // A reply offers no action: its abilities are all there is to say.
-            if !shown_offer.trimmed().is_empty() || !shown_offer.shown_tasks().is_empty() {
-                block.push_str(shown_offer.block());
-                block.push('\n');
-            }
-            let definitions: SmallVec<[&AbilityDefinition; 4]> =
-                abilities.iter().map(|a| &*a.definition).collect();
-            let how = if as_tools {
-                ABILITY_TOOL_ANSWERS
-            } else {
-                ABILITY_ANSWERS
-            };
-            let answers = estimate_tokens(INVOKE_OR_ASK) + estimate_tokens(how) + 1;
-            let budget = mind.abilities_budget.saturating_sub(answers);
-            let fits = write_abilities_block_within(block, &definitions, budget);
-            drop(definitions);
-            abilities = abilities.first(fits);
-            block.push('\n');
-            block.push_str(INVOKE_OR_ASK);
-            block.push('\n');
-            block.push_str(how);
+            let budget = (mind.abilities_budget, as_tools);
+            abilities = show_abilities(block, shown_offer, &abilities, budget);
             shown.actions_fingerprint = text_fingerprint(block);
             shown.actions = block;
         }
@@ -481,13 +462,8 @@ impl<'a> Frame<'a, '_, '_> {
     /// The abilities `asked` may invoke now: those its spec allows, when the settings
     /// offer them (in a conversation, by default), never in a fight.
     fn offer_abilities(&self, asked: &Asked<'_>, cache: &mut PromptCache) -> OfferedAbilities {
-        let offered = !asked.fighting
-            && match self.settings.offer_abilities {
-                AbilityOffers::InConversation => asked.reply_to.is_some(),
-                AbilityOffers::Always => true,
-                AbilityOffers::Never => false,
-            };
-        if !offered {
+        let when = self.settings.offer_abilities;
+        if !offers_abilities(when, asked.reply_to.is_some(), asked.fighting) {
             return OfferedAbilities::default();
         }
         let definitions = cache.abilities(self.registry, asked.spec).iter().cloned();
