@@ -7,7 +7,7 @@
 //! - tavern:rent_room
 //!   What: Rents the guest a room for some nights.
 //!   When: Someone asks for a room.
-//!   Inputs: Explicit. Required: nights (a whole number from 1 to 14: how many nights). If a required input was not said and cannot be inferred, ask for it.
+//!   Inputs: Explicit. Required: nights (a whole number from 1 to 14: how many nights). If a required input is missing, ask for it.
 //!   Infer from: the player's current line, who you are talking to.
 //! </abilities>
 //! ```
@@ -23,8 +23,7 @@ use crate::content::{AbilityDefinition, AbilityInput, InputMode, InputType};
 pub const INVOKE_OR_ASK: &str = "Use an ability only when every input it requires was said or can be inferred as it allows; otherwise ask one short question for what is missing, and never guess an input.";
 
 /// What an ability with required inputs tells the model to do when one is missing.
-const ASK_WHEN_MISSING: &str =
-    "If a required input was not said and cannot be inferred, ask for it.";
+const ASK_WHEN_MISSING: &str = "If a required input is missing, ask for it.";
 
 /// What an implicit ability with required inputs tells the model to do when nothing
 /// usable can be inferred.
@@ -308,7 +307,7 @@ mod tests {
 - tavern:rent_room
   What: Rents the guest a room for a number of nights, for a coin a night.
   When: The person you are talking to asks for a room or a bed for the night.
-  Inputs: Explicit. Required: nights (a whole number from 1 to 14: how many nights). Optional: guest (someone or something here: who stays). If a required input was not said and cannot be inferred, ask for it.
+  Inputs: Explicit. Required: nights (a whole number from 1 to 14: how many nights). Optional: guest (someone or something here: who stays). If a required input is missing, ask for it.
   Infer from: the player's current line, who you are talking to.
   Validation: Nights is a whole number from 1 to 14.
   Examples: \"A room for two nights\" → nights 2.
