@@ -6,6 +6,7 @@ pub mod actors;
 pub mod content;
 pub mod llm;
 pub mod narration;
+pub mod overlay;
 pub mod planning;
 pub mod prompt;
 pub mod testing;

@@ -1,0 +1,260 @@
+use std::sync::Arc;
+
+use super::*;
+use crate::llm::{LlmError, LlmReply};
+use crate::prompt::DecisionLimits;
+use crate::prompt::RejectionReason;
+use crate::world::{OfferedAbilities, OfferedActions};
+
+fn entity(n: u32) -> Entity {
+    Entity::from_raw_u32(n).expect("a valid index")
+}
+
+/// An app with the log's plugin and the messages it reads.
+fn app() -> App {
+    let mut app = App::new();
+    app.add_message::<DecisionRequested>()
+        .add_message::<LlmDelta>()
+        .add_message::<LlmResponse>()
+        .add_message::<ActionRequest>()
+        .add_message::<AbilityInvoked>()
+        .add_message::<ActorSpoke>()
+        .add_message::<ActorPassed>()
+        .add_message::<DecisionRejected>()
+        .add_message::<ContentError>()
+        .add_plugins(DebugLogPlugin);
+    app
+}
+
+fn asked(actor: Entity, request: u64) -> DecisionRequested {
+    DecisionRequested {
+        actor,
+        request: RequestId(request),
+        messages: Arc::default(),
+        offered: OfferedActions::default(),
+        tasks: OfferedActions::default(),
+        abilities: OfferedAbilities::default(),
+        sections: vec![
+            PromptSection {
+                name: "rules",
+                tokens: 130,
+            },
+            PromptSection {
+                name: "actions",
+                tokens: 70,
+            },
+        ],
+        reused_prefix: 0.85,
+    }
+}
+
+fn record(app: &App, actor: Entity) -> ActorRecord {
+    let log = app.world().resource::<DebugLog>();
+    log.actors.get(&actor).cloned().expect("a record")
+}
+
+#[test]
+fn an_answer_streams_in_then_its_verdict_and_timing_are_noted() {
+    let mut app = app();
+    let marta = entity(7);
+    app.world_mut().write_message(asked(marta, 1));
+    app.update();
+    for piece in ["{\"type\": ", "\"NONE\"}"] {
+        app.world_mut().write_message(LlmDelta {
+            id: RequestId(1),
+            text: piece.to_owned(),
+        });
+        app.update();
+    }
+    assert_eq!(record(&app, marta).answer, "{\"type\": \"NONE\"}");
+    app.world_mut().write_message(LlmResponse {
+        id: RequestId(1),
+        result: Ok(LlmReply::text("{\"type\": \"NONE\"}")),
+        latency: Duration::from_millis(1500),
+        first_token: Some(Duration::from_millis(300)),
+        retries: 0,
+    });
+    app.world_mut().write_message(ActorPassed {
+        actor: marta,
+        thought: String::new(),
+    });
+    app.update();
+    let view = actor_view("Marta", &ThinkState::Idle, None, Some(&record(&app, marta)));
+    assert_eq!(
+        view.lines,
+        [
+            "State: idle",
+            "Prompt: 200 tokens, 85% reused (rules 130, actions 70)",
+            "Answer: {\"type\": \"NONE\"}",
+            "Verdict: lets the moment pass",
+            "Latency: 1.50 s, first token 0.30 s",
+        ]
+    );
+}
+
+#[test]
+fn a_rejection_says_why_and_a_failed_request_says_it_got_no_answer() {
+    let mut app = app();
+    let brom = entity(8);
+    app.world_mut().write_message(asked(brom, 2));
+    app.update();
+    app.world_mut().write_message(LlmResponse {
+        id: RequestId(2),
+        result: Err(LlmError::TimedOut(Duration::from_secs(60))),
+        latency: Duration::from_secs(60),
+        first_token: None,
+        retries: 1,
+    });
+    let reason = RejectionReason::NoAnswer(LlmError::TimedOut(Duration::from_secs(60)));
+    app.world_mut().write_message(DecisionRejected {
+        actor: brom,
+        reason: reason.clone(),
+        raw: String::new(),
+        fallback: None,
+    });
+    app.update();
+    let record = record(&app, brom);
+    assert!(
+        record.answer.starts_with("(no answer: "),
+        "{}",
+        record.answer
+    );
+    assert_eq!(record.verdict, Some(Verdict::Rejected(reason.to_string())));
+    let view = actor_view("Brom", &ThinkState::Idle, None, Some(&record));
+    assert!(
+        view.lines
+            .iter()
+            .any(|line| line.starts_with("Verdict: rejected: no answer"))
+    );
+}
+
+#[test]
+fn words_said_with_an_action_go_with_it_and_plan_steps_are_no_verdict() {
+    let mut app = app();
+    let silas = entity(9);
+    app.world_mut().write_message(asked(silas, 3));
+    app.update();
+    let request = |plan| ActionRequest {
+        actor: silas,
+        action_id: "core:wait".to_owned(),
+        targets: Vec::new(),
+        command: "wait".to_owned(),
+        parameters: Default::default(),
+        plan,
+    };
+    app.world_mut().write_message(request(None));
+    app.world_mut().write_message(ActorSpoke {
+        actor: silas,
+        text: "Patience.".to_owned(),
+    });
+    app.update();
+    assert_eq!(
+        record(&app, silas).verdict,
+        Some(Verdict::Acted("wait".into()))
+    );
+    let step = crate::world::PlanStepRef {
+        task_id: "a:b".into(),
+        method_id: "a:c".into(),
+        step: "/steps/0".into(),
+        number: 1,
+        progress: (1, 2),
+    };
+    let mut stepped = request(Some(step));
+    stepped.command = "step".to_owned();
+    app.world_mut().write_message(stepped);
+    app.update();
+    assert_eq!(
+        record(&app, silas).verdict,
+        Some(Verdict::Acted("wait".into()))
+    );
+    app.world_mut().write_message(AbilityInvoked {
+        actor: silas,
+        ability: "tavern:play_song".to_owned(),
+        inputs: vec![("song".to_owned(), InputValue::Text("The Lay".to_owned()))],
+    });
+    app.update();
+    assert_eq!(
+        record(&app, silas).verdict,
+        Some(Verdict::Invoked(
+            "tavern:play_song (song \"The Lay\")".into()
+        ))
+    );
+}
+
+#[test]
+fn each_state_and_a_plan_in_progress_read_in_words() {
+    let pending = PendingDecision {
+        request: RequestId(1),
+        offered: OfferedActions::default(),
+        tasks: OfferedActions::default(),
+        abilities: OfferedAbilities::default(),
+        fighting: false,
+        reply_to: None,
+        asking_again: false,
+        limits: DecisionLimits::default(),
+        cooldown: 0,
+    };
+    let states = [
+        (ThinkState::Idle, "idle"),
+        (
+            ThinkState::Queued {
+                reply_to: None,
+                asking_again: false,
+            },
+            "queued to think",
+        ),
+        (ThinkState::Waiting(pending), "waiting on the model"),
+        (ThinkState::CoolingDown { until: 4 }, "cooling down"),
+    ];
+    for (state, words) in states {
+        let view = actor_view("Marta", &state, None, None);
+        assert_eq!(view.lines, [format!("State: {words}")]);
+    }
+    let plan = PlanProgress {
+        command: "serve Traveler mug of stout".to_owned(),
+        step: (2, 4),
+    };
+    let view = actor_view("Marta", &ThinkState::Idle, Some(&plan), None);
+    assert_eq!(
+        view.lines,
+        ["State: idle; running a plan: serve Traveler mug of stout, step 2 of 4"]
+    );
+}
+
+#[test]
+fn a_rambling_answer_is_kept_bounded_and_errors_are_the_latest() {
+    let mut text = String::new();
+    push_bounded(&mut text, &"x".repeat(MAX_ANSWER_CHARS + 10));
+    push_bounded(&mut text, "more");
+    assert_eq!(text.chars().count(), MAX_ANSWER_CHARS);
+    let mut app = app();
+    for n in 0..MAX_ERRORS + 5 {
+        app.world_mut()
+            .write_message(ContentError::new(format!("file {n}"), "", "broken"));
+    }
+    app.update();
+    let log = app.world().resource::<DebugLog>();
+    assert_eq!(log.errors.len(), MAX_ERRORS);
+    assert_eq!(log.errors[0].file, "file 5", "the oldest go first");
+}
+
+#[test]
+fn the_global_view_never_shows_a_credential() {
+    let settings = crate::llm::OpenAiSettings {
+        base_url: "http://player:hunter2@127.0.0.1:8080/v1".to_owned(),
+        api_key: Some(crate::llm::ApiKey::new("sk-secret-key")),
+        ..Default::default()
+    };
+    let backend = crate::llm::OpenAiBackend::new(settings).expect("a backend");
+    let described = crate::llm::LlmBackend::describe(&backend);
+    let errors = [ContentError::new("mods/a/mod.json", "/id", "bad id")];
+    let lines = global_view(&described, &LlmStats::default(), &errors);
+    let all = lines.join("\n");
+    assert!(
+        !all.contains("hunter2") && !all.contains("sk-secret"),
+        "{all}"
+    );
+    assert!(all.contains("127.0.0.1:8080"), "{all}");
+    assert!(all.contains("Content errors: 1") && all.contains("mods/a/mod.json"));
+    assert!(all.contains("Latency p50 - / p95 -"), "{all}");
+}
