@@ -14,7 +14,6 @@ use std::sync::Arc;
 
 use bevy::prelude::*;
 use bevy_loom::actors::{DecisionRequested, ThinkState};
-use bevy_loom::content::ContentError;
 use bevy_loom::llm::{LlmDelta, LlmStats, RequestId};
 use bevy_loom::overlay::{DebugLog, DebugLogPlugin, actor_view, global_view};
 use bevy_loom::prelude::*;
@@ -26,16 +25,7 @@ const IN_FLIGHT: u64 = 1000;
 
 fn app() -> App {
     let mut app = App::new();
-    app.add_message::<DecisionRequested>()
-        .add_message::<LlmDelta>()
-        .add_message::<bevy_loom::llm::LlmResponse>()
-        .add_message::<ActionRequest>()
-        .add_message::<AbilityInvoked>()
-        .add_message::<ActorSpoke>()
-        .add_message::<ActorPassed>()
-        .add_message::<DecisionRejected>()
-        .add_message::<ContentError>()
-        .add_plugins(DebugLogPlugin);
+    app.add_plugins(DebugLogPlugin);
     app
 }
 

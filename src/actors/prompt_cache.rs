@@ -13,9 +13,9 @@ use super::SmartActorSettings;
 use crate::content::{AbilityDefinition, ActorSpec, ContentRegistry, PromptTemplate};
 use crate::llm::ChatMessage;
 use crate::prompt::{
-    Choices, DecisionLimits, PromptSection, decision_schema, decision_system_prompt,
+    Choices, DecisionLimits, Offer, PromptSection, decision_schema, decision_system_prompt,
 };
-use crate::world::{ActionMenu, OfferedActions};
+use crate::world::{ActionMenu, OfferedAbilities, OfferedActions};
 
 /// The shared parts of decision prompts. Everything in it follows from the content,
 /// the [`SmartActorSettings`] and an actor's limits, so it is dropped whenever the
@@ -35,6 +35,8 @@ pub(super) struct PromptCache {
     tasks: Option<ActionMenu>,
     /// By spec id: the tasks its policy allows, shared with `tasks`.
     task_menus: HashMap<String, ActionMenu>,
+    /// Every ability of the content, shared by the specs that allow it.
+    all_abilities: Option<Vec<Arc<AbilityDefinition>>>,
     /// By spec id: the abilities its policy allows, in load order.
     abilities: HashMap<String, Vec<Arc<AbilityDefinition>>>,
     /// By limits: the answer schema for each number of offered actions and tasks.
@@ -63,6 +65,7 @@ impl PromptCache {
             self.menus.clear();
             self.tasks = None;
             self.task_menus.clear();
+            self.all_abilities = None;
             self.abilities.clear();
             self.schemas.clear();
             self.generation = Some(generation);
@@ -130,33 +133,46 @@ impl PromptCache {
         registry: &ContentRegistry,
         spec: &ActorSpec,
     ) -> &[Arc<AbilityDefinition>] {
+        let all = (self.all_abilities)
+            .get_or_insert_with(|| registry.abilities().cloned().map(Arc::new).collect());
         self.abilities
             .entry_ref(spec.id.as_str())
             .or_insert_with(|| {
-                (registry.abilities())
+                (all.iter())
                     .filter(|ability| spec.policy.allows_ability(&ability.id))
-                    .map(|ability| Arc::new(ability.clone()))
+                    .cloned()
                     .collect()
             })
     }
 
     /// The answer schema for these offered actions (numbered from 1) and tasks
-    /// (numbered after them) within `limits`.
+    /// (numbered after them), and these abilities (as tools or not), within `limits`.
+    /// Only a schema without abilities is kept: one with them names the entities
+    /// around one actor now.
     pub fn schema(
         &mut self,
         (offered, tasks): (&OfferedActions, &OfferedActions),
+        (abilities, as_tools): (&OfferedAbilities, bool),
         limits: &DecisionLimits,
     ) -> Arc<Value> {
+        let choices = Choices {
+            actions: offered.len(),
+            tasks: tasks.len(),
+        };
+        if !abilities.is_empty() {
+            let offer = Offer {
+                choices,
+                abilities: Some(abilities),
+                as_tools,
+            };
+            return Arc::new(decision_schema(offer, limits));
+        }
         let position = match self.schemas.iter().position(|(seen, _)| seen == limits) {
             Some(position) => position,
             None => {
                 self.schemas.push((limits.clone(), HashMap::new()));
                 self.schemas.len() - 1
             }
-        };
-        let choices = Choices {
-            actions: offered.len(),
-            tasks: tasks.len(),
         };
         let by_choices = &mut self.schemas[position].1;
         let schema = (by_choices.entry(choices))

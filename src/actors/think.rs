@@ -24,11 +24,10 @@ use super::{
 };
 use crate::content::{ActorSpec, ContentRegistry, PromptTemplate, TagIndex};
 use crate::llm::{LlmBridge, LlmRequest};
-
 use crate::prompt::{
-    Choices, DecisionContext, DecisionLimits, Offer, PromptPart, TokenScale, TrimScratch,
-    TurnPrompt, Weighing, ability_tools, decision_schema, estimate_tokens, fit_lines, fit_words,
-    text_fingerprint, write_decision_user_prompt,
+    DecisionContext, DecisionLimits, PromptPart, TokenScale, TrimScratch, TurnPrompt, Weighing,
+    ability_tools, estimate_tokens, fit_lines, fit_words, text_fingerprint,
+    write_decision_user_prompt,
 };
 use crate::world::{
     ActionMenu, ActionOffers, AvailableAction, CarriedBy, InPlace, NarrativeKey, OfferedAbilities,
@@ -362,20 +361,7 @@ impl<'a> Frame<'a, '_, '_> {
             .for_each(|section| section.tokens = scale.to_server(section.tokens));
         let offered = shown_offer.trimmed().clone();
         let offline = offline_decision(&system.name, &offered, &tasks);
-        let schema = if abilities.is_empty() {
-            cache.schema((&offered, &tasks), &limits)
-        } else {
-            let choices = Choices {
-                actions: offered.len(),
-                tasks: tasks.len(),
-            };
-            let offer = Offer {
-                choices,
-                abilities: Some(&abilities),
-                as_tools,
-            };
-            std::sync::Arc::new(decision_schema(offer, &limits))
-        };
+        let schema = cache.schema((&offered, &tasks), (&abilities, as_tools), &limits);
         let mut request = decision_request(
             std::sync::Arc::clone(&turn.messages),
             schema,

@@ -29,13 +29,24 @@ const MAX_ANSWER_CHARS: usize = 2000;
 /// The most content errors kept, the latest.
 const MAX_ERRORS: usize = 50;
 
-/// Records what each smart actor was asked, answered and did, into [`DebugLog`].
+/// Records what each smart actor was asked, answered and did, into [`DebugLog`]. It
+/// registers the messages it reads, so it works beside any of the plugins that write
+/// them.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DebugLogPlugin;
 
 impl Plugin for DebugLogPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<DebugLog>()
+        app.add_message::<DecisionRequested>()
+            .add_message::<LlmDelta>()
+            .add_message::<LlmResponse>()
+            .add_message::<ActionRequest>()
+            .add_message::<AbilityInvoked>()
+            .add_message::<ActorSpoke>()
+            .add_message::<ActorPassed>()
+            .add_message::<DecisionRejected>()
+            .add_message::<ContentError>()
+            .init_resource::<DebugLog>()
             .add_systems(Update, record.after(LoomSystems::Decide));
     }
 }

@@ -10,19 +10,10 @@ fn entity(n: u32) -> Entity {
     Entity::from_raw_u32(n).expect("a valid index")
 }
 
-/// An app with the log's plugin and the messages it reads.
+/// An app with the log's plugin alone.
 fn app() -> App {
     let mut app = App::new();
-    app.add_message::<DecisionRequested>()
-        .add_message::<LlmDelta>()
-        .add_message::<LlmResponse>()
-        .add_message::<ActionRequest>()
-        .add_message::<AbilityInvoked>()
-        .add_message::<ActorSpoke>()
-        .add_message::<ActorPassed>()
-        .add_message::<DecisionRejected>()
-        .add_message::<ContentError>()
-        .add_plugins(DebugLogPlugin);
+    app.add_plugins(DebugLogPlugin);
     app
 }
 

@@ -232,13 +232,11 @@ fn write_range(out: &mut String, input: &AbilityInput) {
     }
 }
 
-/// A number as a person writes it: `1`, not `1.0`; `2.5`.
+/// A number as a person writes it (`1`, not `1.0`; `2.5`), as `f64` displays it.
 fn write_number(out: &mut String, number: f64) {
-    if number.fract() == 0.0 && number.abs() < 1e15 {
-        out.push_str(itoa::Buffer::new().format(number as i64));
-    } else {
-        out.push_str(&number.to_string());
-    }
+    use std::fmt::Write;
+    // Writing to a `String` cannot fail.
+    let _ = write!(out, "{number}");
 }
 
 #[cfg(test)]

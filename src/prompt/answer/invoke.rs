@@ -207,19 +207,13 @@ fn in_range(number: f64, input: &AbilityInput) -> Result<(), String> {
     if !(below || above) {
         return Ok(());
     }
-    let shown = |bound: f64| Number::from_f64(bound).map_or(bound.to_string(), |n| trim_zero(&n));
+    // `f64` displays as a person writes: `14`, not `14.0`.
     Err(match (input.min, input.max) {
-        (Some(min), Some(max)) => format!("{number} is not from {} to {}", shown(min), shown(max)),
-        (Some(min), None) => format!("{number} is below {}", shown(min)),
-        (None, Some(max)) => format!("{number} is above {}", shown(max)),
+        (Some(min), Some(max)) => format!("{number} is not from {min} to {max}"),
+        (Some(min), None) => format!("{number} is below {min}"),
+        (None, Some(max)) => format!("{number} is above {max}"),
         (None, None) => format!("{number} is not a number"),
     })
-}
-
-/// A number without a trailing `.0`: `14`, `2.5`.
-fn trim_zero(number: &Number) -> String {
-    let text = number.to_string();
-    text.strip_suffix(".0").map_or(text.clone(), str::to_owned)
 }
 
 /// The JSON Schema of an `INVOKE` answer for `offered`: its id, each input typed as
@@ -328,9 +322,8 @@ fn input_schema(offered: &OfferedAbility, input: &AbilityInput) -> Option<Value>
             put("type", "string".into());
             put("enum", names.into());
         }
-        InputType::Integer if small_range(input).is_some() => {
+        InputType::Integer if let Some((min, max)) = small_range(input) => {
             // Listed, as every grammar keeps to a list and not all keep to a range.
-            let (min, max) = small_range(input).unwrap_or_default();
             put("type", "integer".into());
             put("enum", (min..=max).collect::<Vec<i64>>().into());
         }
