@@ -270,7 +270,7 @@ fn choose_method_and_bind_first_step(c: &mut Criterion) {
             let mut plan = Refinement::start(bound.clone(), &registry, &Tavern).expect("c applies");
             let step = plan.next_step(&registry, &Tavern);
             assert!(
-                matches!(step, PlanStep::Act(ref action) if action.action_id == "items:pick_up")
+                matches!(step, PlanStep::Act(ref action) if &*action.action_id == "items:pick_up")
             );
             black_box((plan, step))
         });

@@ -121,7 +121,7 @@ fn requests_for_services(
         };
         turn.requests.push(ActionRequest {
             actor: invocation.actor,
-            action_id: invocation.ability.clone(),
+            action_id: invocation.ability.as_str().into(),
             targets: guest.into_iter().collect(),
             command,
             parameters,
@@ -244,7 +244,7 @@ fn carry_out(world: &mut World, request: &ActionRequest) -> Result<Done, Refusal
     let target = request.targets.first().copied();
     let here = world.get::<InPlace>(actor).map(|p| p.0);
     let mut done = Done::default();
-    match request.action_id.as_str() {
+    match &*request.action_id {
         "items:pick_up" | "items:drop" | "items:give" => return move_item(world, request, here),
         "positioning:sit_down" => {
             tag(world, actor, "sitting", true);
@@ -372,7 +372,7 @@ fn move_item(
         .first()
         .copied()
         .ok_or_else(|| refuse("not_here", "it names nothing to act on"))?;
-    let new_state = match request.action_id.as_str() {
+    let new_state = match &*request.action_id {
         "items:pick_up" => {
             if world.get::<InPlace>(item).map(|p| p.0) != here {
                 return Err(refuse("not_here", "it is no longer here"));

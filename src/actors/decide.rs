@@ -18,8 +18,8 @@ use crate::llm::{LlmError, LlmReply, LlmResponse};
 use crate::prompt::answer::tool_call_answer;
 use crate::prompt::{Answer, read_decision};
 use crate::world::{
-    AbilityInvoked, AvailableAction, DisplayName, OfferedAbilities, ParamValue, PlanOrigin,
-    StartPlan,
+    AbilityInvoked, ActionTargets, AvailableAction, DisplayName, OfferedAbilities, ParamValue,
+    PlanOrigin, StartPlan,
 };
 
 pub(super) fn apply_decisions(
@@ -254,8 +254,8 @@ fn plan_for(actor: Entity, task: &AvailableAction, registry: &ContentRegistry) -
 fn request_for(actor: Entity, action: &AvailableAction) -> ActionRequest {
     ActionRequest {
         actor,
-        action_id: action.action_id.to_string(),
-        targets: action.targets.to_vec(),
+        action_id: action.action_id.into(),
+        targets: ActionTargets::from_slice(action.targets),
         command: action.command.to_owned(),
         parameters: Default::default(),
         plan: None,

@@ -286,7 +286,7 @@ pub fn lint_planning(registry: &ContentRegistry) -> Vec<ContentError> {
             .each_step()
             .into_iter()
             .filter_map(|(pointer, step)| match step {
-                RefinementStep::PrimitiveAction(step) => Some((pointer, step.action_id.as_str())),
+                RefinementStep::PrimitiveAction(step) => Some((pointer, &*step.action_id)),
                 _ => None,
             });
         for (pointer, action_id) in actions {

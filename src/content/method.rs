@@ -141,8 +141,8 @@ pub(super) fn split_nested(detail: &str) -> Option<(&str, &str)> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PrimitiveActionStep {
-    /// The action, as `mod:action`.
-    pub action_id: String,
+    /// The action, as `mod:action`; shared with each request a plan makes of it.
+    pub action_id: std::sync::Arc<str>,
     /// Each of the action's target placeholders (its own names, such as `item`), bound
     /// to a task parameter: `"task.params.customer"`.
     #[serde(default)]

@@ -127,8 +127,8 @@ fn words_said_with_an_action_go_with_it_and_plan_steps_are_no_verdict() {
     app.update();
     let request = |plan| ActionRequest {
         actor: silas,
-        action_id: "core:wait".to_owned(),
-        targets: Vec::new(),
+        action_id: "core:wait".into(),
+        targets: Default::default(),
         command: "wait".to_owned(),
         parameters: Default::default(),
         plan,

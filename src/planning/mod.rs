@@ -480,7 +480,7 @@ fn request_for(
 ) -> ActionRequest {
     let targets = action.targets;
     let command = (menu.render(&action.action_id, &targets, |e| frame.name(e)))
-        .unwrap_or_else(|| action.action_id.clone());
+        .unwrap_or_else(|| action.action_id.to_string());
     // Most actions have no parameters: their definition is not looked up again.
     let definition = (!action.parameters.is_empty())
         .then(|| registry.action(&action.action_id))

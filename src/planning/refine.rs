@@ -92,10 +92,10 @@ impl BoundTask {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedAction {
     /// The action's `mod:action` id.
-    pub action_id: String,
+    pub action_id: std::sync::Arc<str>,
     /// The targets in the action's slot order (primary, secondary, tertiary), each the
     /// entity its placeholder is bound to.
-    pub targets: Vec<Entity>,
+    pub targets: crate::world::ActionTargets,
     /// Every parameter of the action: its default, or the step's override.
     pub parameters: BTreeMap<String, Value>,
     /// Where its step is in the method; shown as a JSON pointer (`/steps/0/thenSteps/0`).
@@ -554,8 +554,7 @@ fn bind_action(
     let Some(action) = registry.action(&step.action_id) else {
         return Err(format!("action `{}` is no longer loaded", step.action_id));
     };
-    // Allocated at its size, and not at all for an action without targets.
-    let mut targets = Vec::with_capacity(action.target_slots().count());
+    let mut targets = crate::world::ActionTargets::new();
     for (_, slot) in action.target_slots() {
         let binding = step.target_bindings.get(&slot.placeholder);
         let name = binding.and_then(|b| b.parameter()).unwrap_or_default();
@@ -801,7 +800,7 @@ mod tests {
         for _ in 0..20 {
             match plan.next_step(registry, world) {
                 PlanStep::Act(action) => {
-                    acted.push(action.action_id);
+                    acted.push(action.action_id.to_string());
                     plan.report(Ok(()), registry, world);
                 }
                 end => return (acted, end),
@@ -838,7 +837,7 @@ mod tests {
         let mut plan = Refinement::start(serve(), &registry, &world).expect("a method applies");
         assert_eq!(plan.method(), Some("tavern:by_hand"));
         let first = act(plan.next_step(&registry, &world));
-        assert_eq!(first.targets, [entity(MUG)], "the pick-up's item");
+        assert_eq!(first.targets[..], [entity(MUG)], "the pick-up's item");
         assert_eq!(
             act(plan.next_step(&registry, &world)),
             first,
@@ -847,7 +846,7 @@ mod tests {
         plan.report(Ok(()), &registry, &world);
         let second = act(plan.next_step(&registry, &world));
         assert_eq!(
-            second.targets,
+            second.targets[..],
             [entity(MUG), entity(CUSTOMER)],
             "the give's item and recipient, in slot order"
         );
@@ -930,7 +929,7 @@ mod tests {
         act(plan.next_step(&registry, &world));
         plan.report(Err("interrupted".to_owned()), &registry, &world);
         assert_eq!(
-            act(plan.next_step(&registry, &world)).action_id,
+            &*act(plan.next_step(&registry, &world)).action_id,
             "items:give"
         );
     }
@@ -956,7 +955,7 @@ mod tests {
         let world = World::new();
         let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
         assert_eq!(
-            act(plan.next_step(&registry, &world)).action_id,
+            &*act(plan.next_step(&registry, &world)).action_id,
             "items:pick_up"
         );
         plan.report(
@@ -966,7 +965,7 @@ mod tests {
         );
         assert_eq!(plan.method(), Some("tavern:b_second"));
         assert_eq!(
-            act(plan.next_step(&registry, &world)).action_id,
+            &*act(plan.next_step(&registry, &world)).action_id,
             "core:wait"
         );
         plan.report(Err("still locked".to_owned()), &registry, &world);
@@ -1000,7 +999,7 @@ mod tests {
         act(plan.next_step(&registry, &world));
         plan.report(Err("no mug".to_owned()), &registry, &world);
         assert_eq!(
-            act(plan.next_step(&registry, &world)).action_id,
+            &*act(plan.next_step(&registry, &world)).action_id,
             "items:give",
             "the wait is skipped too"
         );

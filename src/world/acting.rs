@@ -168,6 +168,10 @@ impl ActionReport {
     }
 }
 
+/// An action's targets in slot order (primary, secondary, tertiary): at most three,
+/// kept inline. Build one with `ActionTargets::from_slice(&[item, recipient])`.
+pub type ActionTargets = smallvec::SmallVec<[Entity; 3]>;
+
 /// A validated request for the game to carry out.
 ///
 /// It was valid when offered; the world may have moved on while the model thought,
@@ -177,10 +181,10 @@ impl ActionReport {
 pub struct ActionRequest {
     /// Who acts.
     pub actor: Entity,
-    /// The action definition's `mod:action` id.
-    pub action_id: String,
+    /// The action definition's `mod:action` id, shared with the content it came from.
+    pub action_id: std::sync::Arc<str>,
     /// The targets, in slot order.
-    pub targets: Vec<Entity>,
+    pub targets: ActionTargets,
     /// The command as offered: "give mug of ale to Marta".
     pub command: String,
     /// The action's parameters whose value here is not their default: a plan step's

@@ -26,8 +26,8 @@ use bevy::prelude::*;
 
 pub use abilities::{AbilityInvoked, InputValue, OfferedAbilities, OfferedAbility};
 pub use acting::{
-    ActionReport, ActionRequest, EffectReport, Outcome, ParamValue, PlanCompleted, PlanFailed,
-    PlanOrigin, PlanStepRef, StartPlan, StopPlan,
+    ActionReport, ActionRequest, ActionTargets, EffectReport, Outcome, ParamValue, PlanCompleted,
+    PlanFailed, PlanOrigin, PlanStepRef, StartPlan, StopPlan,
 };
 pub use available::{ActionMenu, ActionOffers, available_actions, render_command};
 pub use components::{

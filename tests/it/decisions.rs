@@ -303,7 +303,7 @@ fn a_rejected_decision_takes_the_configured_fallback() {
     assert!(
         log.requests
             .iter()
-            .all(|r| r.action_id == "core:look_around")
+            .all(|r| &*r.action_id == "core:look_around")
     );
 
     // The default passes.

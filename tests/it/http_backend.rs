@@ -401,8 +401,8 @@ fn tavern_actors_act_on_server_decisions() {
             "actor {actor} requests exactly one action: {chosen:?}"
         );
         assert_eq!(chosen[0].command, first.command);
-        assert_eq!(chosen[0].action_id, first.action_id);
-        assert_eq!(chosen[0].targets, first.targets);
+        assert_eq!(&*chosen[0].action_id, first.action_id);
+        assert_eq!(&chosen[0].targets[..], first.targets);
         assert!(
             seen.spoke
                 .iter()

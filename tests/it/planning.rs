@@ -41,12 +41,12 @@ fn carry_out(
         let verb = request.action_id.rsplit(':').next().unwrap_or_default();
         let mut report = ActionReport::new(request.actor, verb);
         if let Some((refused, reason)) = game.refuse
-            && refused == request.action_id
+            && refused == &*request.action_id
         {
             reports.write(report.failed(reason));
             continue;
         }
-        match (request.action_id.as_str(), request.targets.as_slice()) {
+        match (&*request.action_id, request.targets.as_slice()) {
             ("items:pick_up", [item]) => {
                 commands
                     .entity(*item)

@@ -52,7 +52,7 @@ fn an_offline_turn_ends_in_action_requests_for_offered_actions() {
             .expect("the command was offered");
         assert_eq!(
             (offered.action_id, offered.targets),
-            (request.action_id.as_str(), &*request.targets)
+            (&*request.action_id, &*request.targets)
         );
     }
     let player = scene.entities["player"];
