@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bevy::prelude::*;
 
 use super::profile::ServerProfiles;
-use super::scheduler::{self, Arrival, Command, Job, Schedule};
+use super::scheduler::{self, Arrival, Breaker, Command, EndpointHealth, Job, Schedule};
 use super::{
     LlmBackend, LlmDelta, LlmError, LlmPlugin, LlmRequest, LlmResponse, LlmSettings, RequestId,
     SamplingOptions,
@@ -36,6 +36,8 @@ pub struct LlmBridge {
     in_flight: usize,
     running: Arc<AtomicUsize>,
     description: String,
+    /// Each endpoint's description and breaker, shared with the bridge's thread.
+    endpoints: Vec<(String, Arc<Mutex<Breaker>>)>,
     defaults: SamplingOptions,
     deadline: Duration,
     profiles: Arc<ServerProfiles>,
@@ -64,11 +66,14 @@ impl LlmBridge {
         let settings = &plugin.settings;
         let (commands, receiver) = tokio::sync::mpsc::unbounded_channel();
         let (arrived, arrivals) = mpsc::channel();
-        let description = endpoints
-            .iter()
-            .map(|e| e.describe())
+        let described: Vec<(String, Arc<Mutex<Breaker>>)> = (endpoints.iter())
+            .map(|endpoint| (endpoint.describe(), Arc::default()))
+            .collect();
+        let description = (described.iter())
+            .map(|(description, _)| description.as_str())
             .collect::<Vec<_>>()
             .join(" + ");
+        let breakers = described.iter().map(|(_, b)| Arc::clone(b)).collect();
         let schedule = Schedule {
             deadline: settings.deadline,
             concurrency: plugin.concurrency_per_endpoint,
@@ -89,6 +94,7 @@ impl LlmBridge {
                     arrived,
                     shared_running,
                     shared_profiles,
+                    breakers,
                 )
             });
         if let Err(error) = spawned {
@@ -104,6 +110,7 @@ impl LlmBridge {
             in_flight: 0,
             running,
             description,
+            endpoints: described,
             defaults: settings.sampling.clone(),
             deadline: settings.deadline,
             profiles,
@@ -210,6 +217,25 @@ impl LlmBridge {
     /// Which backends answer, for logs and transcripts.
     pub fn backend_description(&self) -> &str {
         &self.description
+    }
+
+    /// How each endpoint is doing now, in the order they were given: its breaker
+    /// (closed, open or probing), whether it is loading its model, and why it last
+    /// failed.
+    pub fn endpoint_health(&self) -> Vec<EndpointHealth> {
+        let now = Instant::now();
+        (self.endpoints.iter())
+            .map(|(endpoint, breaker)| {
+                let breaker = scheduler::lock(breaker);
+                let (state, loading) = breaker.state(now);
+                EndpointHealth {
+                    endpoint: endpoint.clone(),
+                    breaker: state,
+                    loading,
+                    last_failure: breaker.last_failure().map(str::to_owned),
+                }
+            })
+            .collect()
     }
 
     /// How many tokens a character of prompt is to the server that requests with this

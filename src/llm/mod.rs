@@ -52,7 +52,7 @@ pub use request::{
     ChatMessage, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, OfflineAnswer, Priority,
     RequestId, SamplingOptions, TokenUsage, ToolCall, ToolSpec,
 };
-pub use scheduler::{BreakerSettings, RetryPolicy};
+pub use scheduler::{BreakerSettings, BreakerState, EndpointHealth, RetryPolicy};
 pub use stats::LlmStats;
 
 /// Which backend answers requests.

@@ -34,6 +34,8 @@ pub struct LlmStats {
     pub tokens_out: u64,
     latencies: VecDeque<Duration>,
     first_tokens: VecDeque<Duration>,
+    /// How long the answers that reported their tokens took, in all.
+    answering: Duration,
 }
 
 impl LlmStats {
@@ -47,6 +49,7 @@ impl LlmStats {
                 if let Some(usage) = reply.usage {
                     self.tokens_in = self.tokens_in.saturating_add(usage.prompt_tokens);
                     self.tokens_out = self.tokens_out.saturating_add(usage.completion_tokens);
+                    self.answering = self.answering.saturating_add(response.latency);
                 }
                 push(&mut self.latencies, response.latency);
                 if let Some(first) = response.first_token {
@@ -77,6 +80,14 @@ impl LlmStats {
     /// The 95th-percentile time to the first piece of a streamed answer.
     pub fn first_token_p95(&self) -> Option<Duration> {
         percentile(&self.first_tokens, 95)
+    }
+
+    /// Answer tokens per second of a request: the answer tokens servers reported over
+    /// the time their requests took, prompt reading and queueing on the server
+    /// included; `None` until a server reported tokens.
+    pub fn tokens_per_second(&self) -> Option<f64> {
+        let seconds = self.answering.as_secs_f64();
+        (seconds > 0.0).then(|| self.tokens_out as f64 / seconds)
     }
 }
 
@@ -163,6 +174,10 @@ mod tests {
         assert_eq!(stats.latency_p95(), Some(Duration::from_millis(95)));
         assert_eq!(stats.first_token_p95(), Some(Duration::from_millis(47)));
         assert_eq!(LlmStats::default().latency_p50(), None);
+        // 200 answer tokens over the 5.05 s the answered requests took.
+        let rate = stats.tokens_per_second().unwrap_or_default();
+        assert!((rate - 200.0 / 5.05).abs() < 1e-9, "{rate}");
+        assert_eq!(LlmStats::default().tokens_per_second(), None);
     }
 
     #[test]

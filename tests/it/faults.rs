@@ -12,8 +12,8 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bevy::prelude::*;
 use bevy_loom::llm::{
-    BreakerSettings, ChatMessage, LlmError, LlmRequest, LlmResponse, OpenAiSettings, Priority,
-    RequestId, RetryPolicy,
+    BreakerSettings, BreakerState, ChatMessage, LlmError, LlmRequest, LlmResponse, OpenAiSettings,
+    Priority, RequestId, RetryPolicy,
 };
 use bevy_loom::prelude::*;
 use serde_json::{Value, json};
@@ -237,6 +237,22 @@ fn a_breaker_opens_and_fails_fast() {
         count.load(Ordering::SeqCst),
         2,
         "an open breaker sends nothing"
+    );
+    let health = app.world().resource::<LlmBridge>().endpoint_health();
+    let [endpoint] = health.as_slice() else {
+        panic!("one endpoint: {health:?}");
+    };
+    assert_eq!(endpoint.breaker, BreakerState::Open);
+    assert_eq!(
+        endpoint.last_failure.as_deref(),
+        Some("the model server answered HTTP 502: down")
+    );
+    assert!(
+        endpoint
+            .endpoint
+            .starts_with("OpenAI-compatible server at http://127.0.0.1:"),
+        "{}",
+        endpoint.endpoint
     );
 }
 

@@ -28,8 +28,35 @@ impl Default for BreakerSettings {
     }
 }
 
+/// Where an endpoint's circuit breaker is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, bevy::reflect::Reflect)]
+pub enum BreakerState {
+    /// The server answers: requests go to it.
+    Closed,
+    /// The server failed repeatedly: requests to it fail fast until the open period
+    /// ends.
+    Open,
+    /// The open period ended: one probe request may go, or one is out, and the
+    /// breaker closes when it succeeds.
+    Probing,
+}
+
+/// How one model server is doing, as its breaker sees it
+/// ([`LlmBridge::endpoint_health`](crate::llm::LlmBridge::endpoint_health)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndpointHealth {
+    /// The endpoint as its backend describes it (never with a credential).
+    pub endpoint: String,
+    /// Its breaker.
+    pub breaker: BreakerState,
+    /// Whether the server was last seen loading its model.
+    pub loading: bool,
+    /// Why it last failed since it last answered, if it did.
+    pub last_failure: Option<String>,
+}
+
 #[derive(Debug, Default)]
-pub(super) struct Breaker {
+pub(in crate::llm) struct Breaker {
     failures: u32,
     open_until: Option<Instant>,
     /// When the probe of a half-open breaker went out; a probe that never reports
@@ -51,6 +78,16 @@ impl Breaker {
             (Some(until), None) => now >= until,
             (Some(_), Some(since)) => now >= later(since, settings.open_for),
         }
+    }
+
+    /// Where the breaker is at `now`, and whether the server may still be loading.
+    pub(in crate::llm) fn state(&self, now: Instant) -> (BreakerState, bool) {
+        let state = match (self.open_until, self.probing_since) {
+            (None, _) => BreakerState::Closed,
+            (Some(until), None) if now < until => BreakerState::Open,
+            (Some(_), _) => BreakerState::Probing,
+        };
+        (state, self.loading(now))
     }
 
     /// Takes the admission [`admits`](Self::admits) granted: an open breaker's probe.
@@ -78,7 +115,7 @@ impl Breaker {
     }
 
     /// Why the server last failed since it last answered, if it did.
-    pub(super) fn last_failure(&self) -> Option<&str> {
+    pub(in crate::llm) fn last_failure(&self) -> Option<&str> {
         self.last_failure.as_deref()
     }
 
@@ -150,17 +187,22 @@ mod tests {
         let start = Instant::now();
         let at = |seconds: u64| start + Duration::from_secs(seconds);
         let mut breaker = Breaker::default();
+        let state = |breaker: &Breaker, now| breaker.state(now).0;
         breaker.failed(at(0), &settings, &down());
         assert!(
             breaker.admits(at(0), &settings),
             "one failure is not enough"
         );
+        assert_eq!(state(&breaker, at(0)), BreakerState::Closed);
         breaker.failed(at(1), &settings, &down());
         assert!(!breaker.admits(at(1), &settings), "open: fails fast");
+        assert_eq!(state(&breaker, at(1)), BreakerState::Open);
         assert!(!breaker.admits(at(10), &settings), "still open");
         assert!(breaker.admits(at(11), &settings), "the open period passed");
+        assert_eq!(state(&breaker, at(11)), BreakerState::Probing);
         breaker.admit(at(11));
         assert!(!breaker.admits(at(12), &settings), "one probe at a time");
+        assert_eq!(state(&breaker, at(12)), BreakerState::Probing);
         breaker.failed(at(12), &settings, &down());
         assert!(
             !breaker.admits(at(21), &settings),
@@ -170,6 +212,7 @@ mod tests {
         breaker.admit(at(22));
         breaker.succeeded();
         assert!(breaker.admits(at(22), &settings), "a good probe closes it");
+        assert_eq!(state(&breaker, at(22)), BreakerState::Closed);
         breaker.failed(at(23), &settings, &down());
         assert!(
             breaker.admits(at(23), &settings),

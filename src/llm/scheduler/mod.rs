@@ -18,8 +18,8 @@ use tokio::sync::Semaphore;
 mod breaker;
 mod serve;
 
-use breaker::Breaker;
-pub use breaker::BreakerSettings;
+pub(super) use breaker::Breaker;
+pub use breaker::{BreakerSettings, BreakerState, EndpointHealth};
 use serve::serve_unwinding;
 
 use super::profile::ServerProfiles;
@@ -85,7 +85,8 @@ struct Endpoint {
     index: usize,
     backend: Arc<dyn LlmBackend>,
     slots: Arc<Semaphore>,
-    breaker: Mutex<Breaker>,
+    /// Shared with the bridge, which reports it ([`EndpointHealth`]).
+    breaker: Arc<Mutex<Breaker>>,
 }
 
 /// A queued job, highest priority first, then first come.
@@ -268,6 +269,7 @@ pub(super) fn run(
     arrivals: mpsc::Sender<Arrival>,
     active: Arc<AtomicUsize>,
     profiles: Arc<ServerProfiles>,
+    breakers: Vec<Arc<Mutex<Breaker>>>,
 ) {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -284,12 +286,13 @@ pub(super) fn run(
     let shared = Arc::new(Shared {
         endpoints: backends
             .into_iter()
+            .zip(breakers)
             .enumerate()
-            .map(|(index, backend)| Endpoint {
+            .map(|(index, (backend, breaker))| Endpoint {
                 index,
                 backend,
                 slots: Arc::new(Semaphore::new(concurrency)),
-                breaker: Mutex::default(),
+                breaker,
             })
             .collect(),
         schedule,
@@ -498,7 +501,7 @@ fn usable(endpoint: &Endpoint, now: Instant, breaker: &BreakerSettings) -> bool 
 }
 
 /// Locks a mutex whose holder cannot leave it inconsistent, even if poisoned.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
