@@ -176,6 +176,13 @@ impl HistoryStore {
         &self.entries
     }
 
+    /// The entry with this id, if the store holds it.
+    pub fn get(&self, id: u64) -> Option<&MemoryEntry> {
+        // Entries are kept in the order they were written, which is their ids' order.
+        let found = self.entries.binary_search_by_key(&id, |entry| entry.id);
+        found.ok().map(|index| &self.entries[index])
+    }
+
     /// How many entries the store holds.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -560,6 +567,12 @@ mod tests {
             MemoryScope::Plot("letter".into()),
         ));
         store.append(memory("Silas sang badly.", &["tavern:silas"], marta()));
+        assert_eq!(
+            store.get(2).map(|entry| entry.text.as_str()),
+            Some("Brom drank too much."),
+            "by its id"
+        );
+        assert_eq!(store.get(8), None);
 
         let recalled = store.retrieve(&query(&["tavern:silas", "tavern:letter"], &["letter"]));
         assert_eq!(

@@ -136,4 +136,7 @@ pub struct DecisionRequested {
     /// 0 for an actor's first prompt. Each actor's prompts are one append-only
     /// conversation ([`Transcript`](crate::prompt::Transcript)), so a warm turn reuses all of the last one.
     pub reused_prefix: f32,
+    /// The ids of the memories it recalled, most relevant first
+    /// ([`HistoryStore::get`](crate::actors::HistoryStore::get) has each).
+    pub memories: smallvec::SmallVec<[u64; 8]>,
 }

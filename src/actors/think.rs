@@ -185,6 +185,7 @@ fn send(
         abilities: thought.abilities,
         sections: thought.turn.sections,
         reused_prefix: thought.turn.reused_prefix,
+        memories: thought.memories,
     });
 }
 
@@ -239,6 +240,8 @@ struct Thought {
     /// The abilities it was offered.
     abilities: OfferedAbilities,
     limits: DecisionLimits,
+    /// The ids of the memories it recalled.
+    memories: SmallVec<[u64; 8]>,
     /// Its offer trimmed past half, reported once an actor.
     trimmed: Option<OfferTrimmed>,
 }
@@ -380,6 +383,7 @@ impl<'a> Frame<'a, '_, '_> {
             tasks,
             abilities,
             limits,
+            memories: memory_ids,
             trimmed,
         }
     }
