@@ -6,21 +6,33 @@
 //!
 //! **Layer:** a feature, beside actors and narration: it reads their messages and
 //! the bridge's, and changes nothing. [`DebugLog`] keeps the latest of each actor,
-//! recorded by [`DebugLogPlugin`]; [`actor_view`] and [`global_view`] turn it into
-//! lines to draw, plain functions that any UI (or a test) can call.
+//! recorded by [`DebugLogPlugin`]; [`overlay_view`] turns it and a snapshot of the
+//! game into lines to draw, a plain function that any UI (or a test) can call. With
+//! the `overlay` feature, `LoomDebugOverlayPlugin` draws them with `bevy_ui`, on top
+//! of the game, toggled with F12.
 
 use std::time::Duration;
 
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
+use smallvec::SmallVec;
 
-use crate::actors::{
-    ActorPassed, ActorSpoke, DecisionRejected, DecisionRequested, PendingDecision, ThinkState,
-};
+use crate::actors::{ActorPassed, ActorSpoke, DecisionRejected, DecisionRequested};
 use crate::content::ContentError;
-use crate::llm::{LlmDelta, LlmResponse, LlmStats, RequestId};
+use crate::llm::{LlmDelta, LlmResponse, RequestId};
 use crate::prompt::PromptSection;
 use crate::world::{AbilityInvoked, ActionRequest, InputValue, LoomSystems};
+
+#[cfg(feature = "overlay")]
+mod ui;
+mod view;
+
+#[cfg(feature = "overlay")]
+pub use ui::{DebugOverlay, LoomDebugOverlayPlugin};
+pub use view::{
+    ActorRow, ActorSnapshot, ActorView, OverlaySnapshot, OverlayView, PlanProgress, actor_view,
+    drawable, global_view, next_actor, overlay_view,
+};
 
 /// The most characters of an answer kept for an actor: enough to read what went
 /// wrong, bounded so a rambling model cannot grow the log.
@@ -47,9 +59,16 @@ impl Plugin for DebugLogPlugin {
             .add_message::<DecisionRejected>()
             .add_message::<ContentError>()
             .init_resource::<DebugLog>()
-            .add_systems(Update, record.after(LoomSystems::Decide));
+            .configure_sets(Update, DebugOverlaySystems.after(LoomSystems::Narrate))
+            .add_systems(Update, record.in_set(DebugOverlaySystems));
     }
 }
+
+/// The debug overlay's systems, after [`LoomSystems::Narrate`]: recording the frame's
+/// messages into [`DebugLog`], then, with the `overlay` feature, the keys and the
+/// drawing.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DebugOverlaySystems;
 
 /// The latest of each smart actor, and the content errors since the game started.
 #[derive(Resource, Debug, Default)]
@@ -77,6 +96,8 @@ pub struct ActorRecord {
     pub latency: Option<Duration>,
     /// From the request to the first piece of a streamed answer.
     pub first_token: Option<Duration>,
+    /// The ids of the memories recalled for the prompt.
+    pub memories: SmallVec<[u64; 8]>,
 }
 
 /// What came of a decision.
@@ -118,6 +139,7 @@ fn record(mut log: ResMut<DebugLog>, mut heard: Heard) {
             ActorRecord {
                 sections: asked.sections.clone(),
                 reused_prefix: asked.reused_prefix,
+                memories: asked.memories.clone(),
                 ..ActorRecord::default()
             },
         );
@@ -206,120 +228,6 @@ fn invocation(invoked: &AbilityInvoked) -> String {
     } else {
         format!("{} ({})", invoked.ability, inputs.join(", "))
     }
-}
-
-/// Where an actor is in a plan: its task's command, and the step (k of n).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlanProgress {
-    /// The task as it started: "serve Traveler mug of stout from long bar".
-    pub command: String,
-    /// The step it is on, and how many its method has.
-    pub step: (usize, usize),
-}
-
-/// What the overlay shows of one actor: a title and its lines.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ActorView {
-    /// Its name.
-    pub title: String,
-    /// One line for each thing known: state, prompt, answer, verdict, timing.
-    pub lines: Vec<String>,
-}
-
-/// The view of the actor called `name`, in `state`, following `plan` if it is, with
-/// its latest `record`.
-pub fn actor_view(
-    name: &str,
-    state: &ThinkState,
-    plan: Option<&PlanProgress>,
-    record: Option<&ActorRecord>,
-) -> ActorView {
-    let mut lines = vec![format!("State: {}", state_line(state, plan))];
-    if let Some(record) = record {
-        if !record.sections.is_empty() {
-            let total: usize = record.sections.iter().map(|s| s.tokens).sum();
-            let parts: Vec<String> = (record.sections.iter())
-                .map(|section| format!("{} {}", section.name, section.tokens))
-                .collect();
-            lines.push(format!(
-                "Prompt: {total} tokens, {:.0}% reused ({})",
-                record.reused_prefix * 100.0,
-                parts.join(", ")
-            ));
-        }
-        if !record.answer.is_empty() {
-            lines.push(format!("Answer: {}", record.answer));
-        }
-        lines.push(match &record.verdict {
-            Some(Verdict::Acted(command)) => format!("Verdict: acts: {command}"),
-            Some(Verdict::Invoked(ability)) => format!("Verdict: invokes {ability}"),
-            Some(Verdict::Spoke(text)) => format!("Verdict: says \"{text}\""),
-            Some(Verdict::Passed) => "Verdict: lets the moment pass".to_owned(),
-            Some(Verdict::Rejected(reason)) => format!("Verdict: rejected: {reason}"),
-            None => "Verdict: not yet".to_owned(),
-        });
-        if let Some(latency) = record.latency {
-            let first = (record.first_token)
-                .map(|first| format!(", first token {:.2} s", first.as_secs_f32()))
-                .unwrap_or_default();
-            lines.push(format!("Latency: {:.2} s{first}", latency.as_secs_f32()));
-        }
-    }
-    ActorView {
-        title: name.to_owned(),
-        lines,
-    }
-}
-
-/// An actor's state in words.
-fn state_line(state: &ThinkState, plan: Option<&PlanProgress>) -> String {
-    let thinking = match state {
-        ThinkState::Idle => "idle",
-        ThinkState::Queued { .. } => "queued to think",
-        ThinkState::Waiting(PendingDecision { .. }) => "waiting on the model",
-        ThinkState::CoolingDown { .. } => "cooling down",
-    };
-    match plan {
-        Some(plan) => format!(
-            "{thinking}; running a plan: {}, step {} of {}",
-            plan.command, plan.step.0, plan.step.1
-        ),
-        None => thinking.to_owned(),
-    }
-}
-
-/// What the overlay shows of the whole game: the model server (`backend`, as the
-/// bridge describes it, which never holds a credential), its traffic, and the content
-/// errors, each with its file.
-pub fn global_view(backend: &str, stats: &LlmStats, errors: &[ContentError]) -> Vec<String> {
-    let seconds = |duration: Option<Duration>| {
-        duration.map_or("-".to_owned(), |d| format!("{:.2} s", d.as_secs_f32()))
-    };
-    let mut lines = vec![
-        format!("Model: {backend}"),
-        format!(
-            "Requests: {} queued, {} running, {} completed, {} failed, {} timed out, {} cancelled, {} retries",
-            stats.queued,
-            stats.in_flight,
-            stats.completed,
-            stats.failed,
-            stats.timed_out,
-            stats.cancelled,
-            stats.retries
-        ),
-        format!(
-            "Latency p50 {} / p95 {}; first token p50 {} / p95 {}; tokens {} in, {} out",
-            seconds(stats.latency_p50()),
-            seconds(stats.latency_p95()),
-            seconds(stats.first_token_p50()),
-            seconds(stats.first_token_p95()),
-            stats.tokens_in,
-            stats.tokens_out
-        ),
-    ];
-    lines.push(format!("Content errors: {}", errors.len()));
-    lines.extend(errors.iter().map(ToString::to_string));
-    lines
 }
 
 #[cfg(test)]

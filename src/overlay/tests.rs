@@ -1,7 +1,8 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::llm::{LlmError, LlmReply};
+use crate::actors::{PendingDecision, ThinkState};
+use crate::llm::{LlmError, LlmReply, LlmStats};
 use crate::prompt::DecisionLimits;
 use crate::prompt::RejectionReason;
 use crate::world::{OfferedAbilities, OfferedActions};
@@ -36,6 +37,7 @@ fn asked(actor: Entity, request: u64) -> DecisionRequested {
             },
         ],
         reused_prefix: 0.85,
+        memories: Default::default(),
     }
 }
 
@@ -70,7 +72,13 @@ fn an_answer_streams_in_then_its_verdict_and_timing_are_noted() {
         thought: String::new(),
     });
     app.update();
-    let view = actor_view("Marta", &ThinkState::Idle, None, Some(&record(&app, marta)));
+    let view = actor_view(
+        "Marta",
+        &ThinkState::Idle,
+        None,
+        Some(&record(&app, marta)),
+        &[],
+    );
     assert_eq!(
         view.lines,
         [
@@ -111,7 +119,7 @@ fn a_rejection_says_why_and_a_failed_request_says_it_got_no_answer() {
         record.answer
     );
     assert_eq!(record.verdict, Some(Verdict::Rejected(reason.to_string())));
-    let view = actor_view("Brom", &ThinkState::Idle, None, Some(&record));
+    let view = actor_view("Brom", &ThinkState::Idle, None, Some(&record), &[]);
     assert!(
         view.lines
             .iter()
@@ -198,17 +206,23 @@ fn each_state_and_a_plan_in_progress_read_in_words() {
         (ThinkState::CoolingDown { until: 4 }, "cooling down"),
     ];
     for (state, words) in states {
-        let view = actor_view("Marta", &state, None, None);
+        let view = actor_view("Marta", &state, None, None, &[]);
         assert_eq!(view.lines, [format!("State: {words}")]);
     }
     let plan = PlanProgress {
         command: "serve Traveler mug of stout".to_owned(),
-        step: (2, 4),
+        step: Some((2, 4)),
     };
-    let view = actor_view("Marta", &ThinkState::Idle, Some(&plan), None);
+    let view = actor_view("Marta", &ThinkState::Idle, Some(&plan), None, &[]);
     assert_eq!(
         view.lines,
         ["State: idle; running a plan: serve Traveler mug of stout, step 2 of 4"]
+    );
+    let between_steps = PlanProgress { step: None, ..plan };
+    let view = actor_view("Marta", &ThinkState::Idle, Some(&between_steps), None, &[]);
+    assert_eq!(
+        view.lines,
+        ["State: idle; running a plan: serve Traveler mug of stout"]
     );
 }
 
@@ -239,7 +253,7 @@ fn the_global_view_never_shows_a_credential() {
     let backend = crate::llm::OpenAiBackend::new(settings).expect("a backend");
     let described = crate::llm::LlmBackend::describe(&backend);
     let errors = [ContentError::new("mods/a/mod.json", "/id", "bad id")];
-    let lines = global_view(&described, &LlmStats::default(), &errors);
+    let lines = global_view(&described, &LlmStats::default(), &[], &errors);
     let all = lines.join("\n");
     assert!(
         !all.contains("hunter2") && !all.contains("sk-secret"),
@@ -248,4 +262,127 @@ fn the_global_view_never_shows_a_credential() {
     assert!(all.contains("127.0.0.1:8080"), "{all}");
     assert!(all.contains("Content errors: 1") && all.contains("mods/a/mod.json"));
     assert!(all.contains("Latency p50 - / p95 -"), "{all}");
+}
+
+#[test]
+fn tab_and_shift_tab_go_round_the_list() {
+    let [a, b, c] = [entity(1), entity(2), entity(3)];
+    let list = [a, b, c];
+    assert_eq!(next_actor(&list, Some(a), false), Some(b));
+    assert_eq!(next_actor(&list, Some(c), false), Some(a), "around the end");
+    assert_eq!(
+        next_actor(&list, Some(a), true),
+        Some(c),
+        "around the start"
+    );
+    assert_eq!(next_actor(&list, None, false), Some(a));
+    assert_eq!(next_actor(&list, None, true), Some(c));
+    assert_eq!(
+        next_actor(&list, Some(entity(9)), false),
+        Some(a),
+        "one that is gone"
+    );
+    assert_eq!(next_actor(&[], Some(a), false), None);
+}
+
+/// The whole overlay for two actors, one picked, with a memory recalled and an open
+/// breaker whose failure is shown, and a key that never is.
+#[test]
+fn the_overlay_lists_every_actor_and_details_the_one_picked() {
+    let mut app = app();
+    let [marta, brom] = [entity(7), entity(8)];
+    let mut history = crate::actors::HistoryStore::new();
+    let oath = history.append(crate::actors::NewMemory {
+        text: "I swore to keep the cellar locked.".to_owned(),
+        tags: Vec::new(),
+        scope: Some(crate::actors::MemoryScope::Global),
+        turn: 0,
+        source: "seed".to_owned(),
+        pinned: true,
+    });
+    let mut asking = asked(brom, 5);
+    asking.memories.push(oath);
+    app.world_mut().write_message(asking);
+    app.update();
+    let log = app.world().resource::<DebugLog>();
+    let (idle, cooling) = (ThinkState::Idle, ThinkState::CoolingDown { until: 3 });
+    let actors = [
+        ActorSnapshot {
+            entity: brom,
+            name: "Brom",
+            state: &cooling,
+            plan: None,
+        },
+        ActorSnapshot {
+            entity: marta,
+            name: "Marta",
+            state: &idle,
+            plan: Some(PlanProgress {
+                command: "serve Traveler mug of ale".to_owned(),
+                step: Some((1, 4)),
+            }),
+        },
+    ];
+    let endpoints = [crate::llm::EndpointHealth {
+        endpoint: "OpenAI-compatible server at http://127.0.0.1:8080/v1 (model m)".to_owned(),
+        breaker: crate::llm::BreakerState::Open,
+        loading: false,
+        last_failure: Some("the model server answered HTTP 502: down".to_owned()),
+    }];
+    let snapshot = OverlaySnapshot {
+        actors: &actors,
+        selected: Some(brom),
+        backend: "OpenAI-compatible server at http://127.0.0.1:8080/v1 (model m)",
+        stats: &LlmStats::default(),
+        endpoints: &endpoints,
+        log,
+        history: Some(&history),
+    };
+    let view = overlay_view(&snapshot);
+    let labels: Vec<(&str, bool)> = (view.rows.iter())
+        .map(|row| (row.label.as_str(), row.selected))
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            ("Brom: cooling down", true),
+            (
+                "Marta: idle; running a plan: serve Traveler mug of ale, step 1 of 4",
+                false
+            ),
+        ]
+    );
+    let detail = view.detail.expect("the picked actor's details");
+    assert_eq!(detail.title, "Brom");
+    assert_eq!(
+        detail.lines[detail.lines.len() - 2..],
+        [
+            "Recalled 1 memories:",
+            "- I swore to keep the cellar locked."
+        ]
+    );
+    assert!(
+        view.global.contains(
+            &"Endpoint 1: breaker open; last failure: the model server answered HTTP 502: down"
+                .to_owned()
+        ),
+        "{:?}",
+        view.global
+    );
+    // Picking one that is gone shows the first listed.
+    let gone = overlay_view(&OverlaySnapshot {
+        selected: Some(entity(99)),
+        ..snapshot
+    });
+    assert_eq!(gone.detail.map(|d| d.title), Some("Brom".to_owned()));
+    assert!(gone.rows[0].selected);
+}
+
+#[test]
+fn typographic_punctuation_is_drawn_in_ascii() {
+    assert_eq!(
+        drawable("Marta \u{2014} \u{201c}Hm\u{2026}\u{201d} it\u{2019}s late".to_owned()),
+        "Marta - \"Hm...\" it's late"
+    );
+    assert_eq!(drawable("plain".to_owned()), "plain");
 }
