@@ -31,7 +31,8 @@ pub fn parse_args() -> Result<Options, String> {
     parse(std::env::args().skip(1))
 }
 
-fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
+/// Reads the options from `args` (without the program's name).
+pub fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut options = Options {
         content: Path::new(env!("CARGO_MANIFEST_DIR")).join("assets"),
         scene: PathBuf::from("scenes/tavern.scene.json"),

@@ -21,14 +21,12 @@
 mod cli;
 mod print;
 mod rules;
+mod setup;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
-use bevy_loom::actors::SpawnedScene;
-use bevy_loom::content::parse_content;
-use bevy_loom::llm::SamplingOptions;
 use bevy_loom::prelude::*;
 use bevy_loom::testing::{CONTENT_TIMEOUT, HeadlessApp, wait_for_content};
 
@@ -48,46 +46,14 @@ fn main() -> ExitCode {
 
 /// Loads the content and the scene, then plays the turns.
 fn run(options: Options) -> Result<(), String> {
-    let content = options
-        .content
-        .canonicalize()
-        .map_err(|e| format!("content folder {}: {e}", options.content.display()))?;
-    let scene_path = if options.scene.is_absolute() || options.scene.exists() {
-        options.scene.clone()
-    } else {
-        content.join(&options.scene)
-    };
-    let bytes =
-        std::fs::read(&scene_path).map_err(|e| format!("scene {}: {e}", scene_path.display()))?;
-    let scene: SceneDefinition =
-        parse_content(&bytes, &scene_path.to_string_lossy()).map_err(|problems| {
-            let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
-            lines.join("\n")
-        })?;
-
-    let backend = if std::env::var("LOOM_LLM_URL").is_ok_and(|url| !url.trim().is_empty()) {
-        BackendChoice::FromEnv
-    } else {
-        BackendChoice::Offline { seed: options.seed }
-    };
-    let llm = LlmPlugin {
-        backend,
-        settings: LlmSettings {
-            sampling: SamplingOptions {
-                seed: Some(options.seed),
-                ..LlmSettings::default().sampling
-            },
-            ..default()
-        },
-        ..default()
-    };
+    let play = setup::read_play(&options)?;
     let actors = SmartActorSettings {
         offer_tasks: options.tasks,
         ..default()
     };
-    let mut app = HeadlessApp::new(&content)
+    let mut app = HeadlessApp::new(&play.content)
         .watch(cfg!(feature = "hot_reload"))
-        .llm(llm)
+        .llm(setup::llm_plugin(options.seed))
         .actors(actors)
         .build();
     // A turn-based game: a plan takes one step a turn.
@@ -102,57 +68,22 @@ fn run(options: Options) -> Result<(), String> {
         },
     ));
     wait_for_content(&mut app, CONTENT_TIMEOUT)
-        .map_err(|error| format!("{}: {error}", content.display()))?;
+        .map_err(|error| format!("{}: {error}", play.content.display()))?;
 
-    let spawned = spawn_scene(&mut app, &scene, &scene_path.to_string_lossy())?;
+    let spawned = setup::spawn_scene(app.world_mut(), &play)?;
     app.insert_resource(SceneOrder::new(&spawned));
 
-    let registry = app.world().resource::<ContentRegistry>();
-    let bridge = app.world().resource::<LlmBridge>();
-    let header = format!(
-        "== {} — {} mods, {} actions; turns: {}, seed {}; answers from {} ==",
-        if scene.name.is_empty() {
-            "scene"
-        } else {
-            &scene.name
-        },
-        registry.mods().len(),
-        registry.actions().len(),
-        options.turns,
-        options.seed,
-        bridge.backend_description(),
-    );
-    let give_up = bridge.default_deadline() + Duration::from_secs(5);
+    let header = print::header(app.world(), &play.scene, (options.turns, options.seed));
+    let give_up = app.world().resource::<LlmBridge>().default_deadline() + Duration::from_secs(5);
     print(&mut app, &header);
-    play(&mut app, &options, give_up)?;
+    play_turns(&mut app, &options, give_up)?;
     let asked = print::decisions_asked(app.world());
     print(&mut app, &asked);
     Ok(())
 }
 
-/// Spawns the scene once its keys are checked against the loaded content: every actor
-/// key must name a loaded spec, and an entity whose narrative key names no file is
-/// narrated by its name alone (a warning).
-fn spawn_scene(app: &mut App, scene: &SceneDefinition, path: &str) -> Result<SpawnedScene, String> {
-    let registry = app.world().resource::<ContentRegistry>();
-    let unbound = scene.check_actor_keys(registry, path);
-    if !unbound.is_empty() {
-        let lines: Vec<String> = unbound.iter().map(ToString::to_string).collect();
-        return Err(lines.join("\n"));
-    }
-    for problem in scene.check_narrative_keys(registry, path) {
-        eprintln!("warning: {problem}");
-    }
-    let world = app.world_mut();
-    let spawned = scene
-        .spawn(&mut world.commands())
-        .map_err(|e| e.to_string())?;
-    world.flush();
-    Ok(spawned)
-}
-
 /// Plays the turns: a fixed number, or one per line of the player's.
-fn play(app: &mut App, options: &Options, give_up: Duration) -> Result<(), String> {
+fn play_turns(app: &mut App, options: &Options, give_up: Duration) -> Result<(), String> {
     let mut lines: Box<dyn Iterator<Item = String>> = match &options.player {
         None => Box::new(std::iter::empty()),
         Some(PlayerLines::Stdin) => {

@@ -63,6 +63,30 @@ pub fn decisions_asked(world: &World) -> String {
     )
 }
 
+/// The transcript's first line: the scene, the content, the turns and who answers.
+pub fn header(world: &World, scene: &SceneDefinition, (turns, seed): (u32, u64)) -> String {
+    let registry = world.resource::<ContentRegistry>();
+    let bridge = world.resource::<LlmBridge>();
+    let turns = if turns == u32::MAX {
+        "no end".to_owned()
+    } else {
+        turns.to_string()
+    };
+    format!(
+        "== {} — {} mods, {} actions; turns: {}, seed {}; answers from {} ==",
+        if scene.name.is_empty() {
+            "scene"
+        } else {
+            &scene.name
+        },
+        registry.mods().len(),
+        registry.actions().len(),
+        turns,
+        seed,
+        bridge.backend_description(),
+    )
+}
+
 /// Where the transcript goes, and whether it can still be written.
 pub struct Printer {
     out: Box<dyn Write>,
