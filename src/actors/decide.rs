@@ -221,6 +221,7 @@ fn tool_call_as_answer<'r>(
             text,
             usage: reply.usage,
             tool_calls: Vec::new(),
+            timings: reply.timings,
         })),
         _ => Cow::Borrowed(result),
     }

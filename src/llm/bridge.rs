@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bevy::prelude::*;
 
 use super::profile::ServerProfiles;
-use super::scheduler::{self, Arrival, Breaker, Command, EndpointHealth, Job, Schedule};
+use super::scheduler::{self, Arrival, Breaker, Command, Deadline, EndpointHealth, Job, Schedule};
 use super::{
     LlmBackend, LlmDelta, LlmError, LlmPlugin, LlmRequest, LlmResponse, LlmSettings, RequestId,
     SamplingOptions,
@@ -75,7 +75,6 @@ impl LlmBridge {
             .join(" + ");
         let breakers = described.iter().map(|(_, b)| Arc::clone(b)).collect();
         let schedule = Schedule {
-            deadline: settings.deadline,
             concurrency: plugin.concurrency_per_endpoint,
             retry: plugin.retry.clone(),
             breaker: plugin.breaker.clone(),
@@ -129,12 +128,16 @@ impl LlmBridge {
         if sampling.stop.is_empty() {
             sampling.stop.clone_from(&self.defaults.stop);
         }
-        request.deadline = request.deadline.or(Some(self.deadline));
+        let deadline = match request.deadline {
+            Some(deadline) => Deadline::Given(deadline),
+            None => Deadline::Default(self.deadline),
+        };
         self.in_flight += 1;
         self.outgoing.push(Job {
             id,
             request,
             submitted: Instant::now(),
+            deadline,
         });
         id
     }
@@ -220,19 +223,22 @@ impl LlmBridge {
     }
 
     /// How each endpoint is doing now, in the order they were given: its breaker
-    /// (closed, open or probing), whether it is loading its model, and why it last
-    /// failed.
+    /// (closed, open or probing), whether it is loading its model, why it last
+    /// failed, and how fast its server was measured to read and write.
     pub fn endpoint_health(&self) -> Vec<EndpointHealth> {
         let now = Instant::now();
-        (self.endpoints.iter())
-            .map(|(endpoint, breaker)| {
+        (self.endpoints.iter().enumerate())
+            .map(|(index, (endpoint, breaker))| {
                 let breaker = scheduler::lock(breaker);
                 let (state, loading) = breaker.state(now);
+                let (reading, writing) = self.profiles.speeds(index);
                 EndpointHealth {
                     endpoint: endpoint.clone(),
                     breaker: state,
                     loading,
                     last_failure: breaker.last_failure().map(str::to_owned),
+                    prompt_tokens_per_second: reading,
+                    answer_tokens_per_second: writing,
                 }
             })
             .collect()

@@ -195,7 +195,7 @@ impl ReplayBackend {
             recorded.replies.push(LlmReply {
                 text: entry.text,
                 usage: entry.usage,
-                tool_calls: Vec::new(),
+                ..LlmReply::default()
             });
         }
         Ok(Self {

@@ -50,7 +50,7 @@ pub use openai::{ApiKey, OpenAiBackend, OpenAiSettings, SchemaFormat};
 pub use profile::ServerLimits;
 pub use request::{
     ChatMessage, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, OfflineAnswer, Priority,
-    RequestId, SamplingOptions, TokenUsage, ToolCall, ToolSpec,
+    RequestId, SamplingOptions, ServerTimings, TokenUsage, ToolCall, ToolSpec,
 };
 pub use scheduler::{BreakerSettings, BreakerState, EndpointHealth, RetryPolicy};
 pub use stats::LlmStats;
@@ -249,8 +249,14 @@ pub enum LlmSettingsError {
 #[derive(Resource, Debug, Clone, Reflect)]
 #[reflect(Resource, Default)]
 pub struct LlmSettings {
-    /// How long a request may take before it ends as [`LlmError::TimedOut`]. The
-    /// bridge's scheduler also starts with it as its default.
+    /// How long a request that sets no deadline of its own (a smart actor's decision)
+    /// may take, once a server starts on it, before it ends as [`LlmError::TimedOut`]:
+    /// waiting in the bridge's queue for a free slot does not count, and once the
+    /// server's speed is measured it is at least twice what that speed predicts, so a
+    /// long first prompt on a CPU is not lost to it. A request's own
+    /// [`LlmRequest::deadline`] counts from submission instead (someone waits for
+    /// it), and a request whose server's measured speed cannot meet it is not sent
+    /// ([`LlmError::TooSlow`]).
     pub deadline: Duration,
     /// Sampling defaults for requests that leave them unset.
     pub sampling: SamplingOptions,

@@ -5,7 +5,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::http::{ResponseLimits, ServerUrl, http_client, stream_chunk, text_at};
-use super::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, TokenUsage};
+use super::{
+    DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, ServerTimings, TokenUsage,
+};
 use super::{LlmEnvironment, debug_endpoint, without_credentials};
 
 /// Where an Ollama server is and how to use it. Its `Debug` hides credentials in the URL.
@@ -177,6 +179,7 @@ impl LlmBackend for OllamaBackend {
                     text,
                     usage: ollama_usage(&value),
                     tool_calls: calls,
+                    timings: ollama_timings(&value),
                 });
             }
             // NDJSON: one object per line, the last with `"done": true`.
@@ -191,6 +194,7 @@ impl LlmBackend for OllamaBackend {
                 }
                 if chunk.get("done").and_then(Value::as_bool) == Some(true) {
                     reply.usage = ollama_usage(&chunk);
+                    reply.timings = ollama_timings(&chunk);
                     return Ok(reply);
                 }
             }
@@ -215,6 +219,19 @@ fn ollama_usage(value: &Value) -> Option<TokenUsage> {
     Some(TokenUsage {
         prompt_tokens: value.get("prompt_eval_count")?.as_u64()?,
         completion_tokens: value.get("eval_count")?.as_u64()?,
+        cached_tokens: None,
+    })
+}
+
+/// The eval counts and durations (in nanoseconds) of a final answer: Ollama counts
+/// only the prompt tokens it read, not those it held from the last prompt.
+fn ollama_timings(value: &Value) -> Option<ServerTimings> {
+    let number = |key: &str| value.get(key).and_then(Value::as_u64);
+    Some(ServerTimings {
+        prompt_tokens: number("prompt_eval_count")?,
+        prompt: Duration::from_nanos(number("prompt_eval_duration")?),
+        answer_tokens: number("eval_count")?,
+        answer: Duration::from_nanos(number("eval_duration")?),
     })
 }
 

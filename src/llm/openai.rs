@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::http::{ResponseLimits, ServerUrl, http_client, json_value, stream_chunk, text_at};
 use super::{
     DeltaSink, LimitsFuture, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, ServerLimits,
-    TokenUsage,
+    ServerTimings, TokenUsage,
 };
 use super::{LlmEnvironment, debug_endpoint, without_credentials};
 
@@ -328,6 +328,7 @@ impl LlmBackend for OpenAiBackend {
                     text,
                     usage: openai_usage(&value),
                     tool_calls: calls,
+                    timings: llama_timings(&value),
                 });
             }
             // Server-sent events: `data: {chunk}` lines, then `data: [DONE]`.
@@ -355,6 +356,7 @@ impl LlmBackend for OpenAiBackend {
                     reply.text.push_str(piece);
                 }
                 reply.usage = openai_usage(&chunk).or(reply.usage);
+                reply.timings = llama_timings(&chunk).or(reply.timings);
             }
             Err(LlmError::InvalidResponse(
                 "the stream ended before `data: [DONE]`: the server stopped mid-answer".to_owned(),
@@ -370,6 +372,9 @@ struct Completion<'a> {
     choices: Vec<CompletionChoice<'a>>,
     #[serde(default)]
     usage: Option<CompletionUsage>,
+    /// llama.cpp's.
+    #[serde(default)]
+    timings: Option<LlamaTimings>,
 }
 
 #[derive(Deserialize)]
@@ -391,6 +396,36 @@ struct CompletionMessage<'a> {
 struct CompletionUsage {
     prompt_tokens: u64,
     completion_tokens: u64,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptTokensDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+/// llama.cpp's `timings` of an answer: the prompt tokens it read (`prompt_n`, not
+/// those it had cached) and how long that took, then the same for the answer.
+#[derive(Deserialize)]
+struct LlamaTimings {
+    prompt_n: u64,
+    prompt_ms: f64,
+    predicted_n: u64,
+    predicted_ms: f64,
+}
+
+impl From<LlamaTimings> for ServerTimings {
+    fn from(timings: LlamaTimings) -> Self {
+        let duration = |ms: f64| Duration::try_from_secs_f64(ms / 1000.0).unwrap_or_default();
+        Self {
+            prompt_tokens: timings.prompt_n,
+            prompt: duration(timings.prompt_ms),
+            answer_tokens: timings.predicted_n,
+            answer: duration(timings.predicted_ms),
+        }
+    }
 }
 
 impl Completion<'_> {
@@ -405,8 +440,10 @@ impl Completion<'_> {
             usage: self.usage.map(|usage| TokenUsage {
                 prompt_tokens: usage.prompt_tokens,
                 completion_tokens: usage.completion_tokens,
+                cached_tokens: usage.prompt_tokens_details.and_then(|d| d.cached_tokens),
             }),
             tool_calls: Vec::new(),
+            timings: self.timings.map(ServerTimings::from),
         })
     }
 }
@@ -417,5 +454,15 @@ fn openai_usage(value: &Value) -> Option<TokenUsage> {
     Some(TokenUsage {
         prompt_tokens: usage.get("prompt_tokens")?.as_u64()?,
         completion_tokens: usage.get("completion_tokens")?.as_u64()?,
+        cached_tokens: (usage.pointer("/prompt_tokens_details/cached_tokens"))
+            .and_then(Value::as_u64),
     })
+}
+
+/// llama.cpp's `timings` of an answer or of a stream's last chunk.
+fn llama_timings(value: &Value) -> Option<ServerTimings> {
+    let timings = value.get("timings")?;
+    LlamaTimings::deserialize(timings)
+        .ok()
+        .map(ServerTimings::from)
 }

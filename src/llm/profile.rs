@@ -1,12 +1,20 @@
 //! What the bridge learns of each endpoint as it answers: how many tokens the server
-//! reads a character (from the `usage` it reports), and the context one of its slots
-//! holds (from what it says of itself, [`LlmBackend::limits`](super::LlmBackend::limits)).
+//! reads a character (from the `usage` it reports), the context one of its slots
+//! holds (from what it says of itself, [`LlmBackend::limits`](super::LlmBackend::limits)),
+//! and how fast it reads a prompt and writes an answer, which with the prompts it last
+//! read predicts how long a request will take there.
 //! The game side reads them without locking to measure and budget prompts in the
 //! server's own tokens.
 
+use std::hash::BuildHasher;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Duration;
 
-use super::{ChatMessage, TokenUsage};
+use bevy::platform::collections::HashMap;
+use bevy::platform::hash::FixedHasher;
+
+use super::{ChatMessage, LlmRequest, Priority, ServerTimings, TokenUsage};
 
 /// What a server says of its own limits.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -29,7 +37,37 @@ struct ServerProfile {
     asked_when_ready: AtomicBool,
     /// How many reports in a row came in far below the rate.
     low_reports: AtomicU32,
+    /// Prompt tokens read a second, as `f32` bits; 0 until measured.
+    prompt_per_second: AtomicU32,
+    /// Answer tokens written a second, as `f32` bits; 0 until measured.
+    answer_per_second: AtomicU32,
+    /// The usual answer's tokens for each [`Priority`] (a narration's and a decision's
+    /// differ), as `f32` bits; 0 until one answered.
+    answer_tokens: [AtomicU32; 3],
+    /// The prompt last sent with each affinity, as the server may still hold it.
+    held: Mutex<HashMap<u64, PromptMarks>>,
 }
+
+/// A message as a prediction compares it: its fingerprint and its characters.
+type MessageMark = (u64, usize);
+
+/// A prompt as a prediction compares it: each message's [`MessageMark`].
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct PromptMarks(Vec<MessageMark>);
+
+impl PromptMarks {
+    /// The marks of these messages.
+    pub(super) fn of(messages: &[ChatMessage]) -> Self {
+        Self(messages.iter().map(mark).collect())
+    }
+}
+
+/// The most affinities whose prompts a profile remembers; past it, it starts over.
+const HELD_PROMPTS: usize = 4096;
+
+/// The fewest tokens a measurement of speed is taken from: fewer say more of a
+/// server's fixed costs than of its speed.
+const FEWEST_TOKENS_MEASURED: u64 = 8;
 
 /// Every endpoint's profile, in the bridge's endpoint order.
 #[derive(Debug, Default)]
@@ -106,6 +144,114 @@ impl ServerProfiles {
         })
     }
 
+    /// Notes how fast an endpoint served a request: from the `timings` its server
+    /// reported, or else, for a streamed answer, from the time to its first piece
+    /// (`first_token`, the prompt read) and the rest of `served` (the answer written),
+    /// both counted from when the request was sent. Without either, the time cannot be
+    /// split between reading and writing, and nothing is learnt.
+    pub(super) fn observe_speed(
+        &self,
+        endpoint: usize,
+        priority: Priority,
+        (usage, timings): (Option<TokenUsage>, Option<ServerTimings>),
+        (served, first_token): (Duration, Option<Duration>),
+    ) {
+        let Some(profile) = self.0.get(endpoint) else {
+            return;
+        };
+        let answered = timings
+            .map(|t| t.answer_tokens)
+            .or(usage.map(|u| u.completion_tokens));
+        if let Some(answered) = answered {
+            ewma(
+                &profile.answer_tokens[priority_index(priority)],
+                answered as f32,
+            );
+        }
+        let (read, reading, written, writing) = match (timings, usage, first_token) {
+            (Some(t), _, _) => (t.prompt_tokens, t.prompt, t.answer_tokens, t.answer),
+            (None, Some(usage), Some(first)) => (
+                usage.new_prompt_tokens(),
+                first,
+                usage.completion_tokens.saturating_sub(1),
+                served.saturating_sub(first),
+            ),
+            _ => return,
+        };
+        let rate = |tokens: u64, time: Duration| {
+            (tokens >= FEWEST_TOKENS_MEASURED && !time.is_zero())
+                .then(|| tokens as f32 / time.as_secs_f32())
+        };
+        if let Some(rate) = rate(read, reading) {
+            ewma(&profile.prompt_per_second, rate);
+        }
+        if let Some(rate) = rate(written, writing) {
+            ewma(&profile.answer_per_second, rate);
+        }
+    }
+
+    /// How long `request` (whose messages are `marks`) would take on `endpoint` beside
+    /// `others` requests running there: reading the part of its prompt the server does
+    /// not hold from the last prompt sent there with the same affinity ([`hold`](Self::hold);
+    /// others read theirs at the same time, and share its speed), then writing an answer
+    /// as long as the usual one of its priority (at most its `max_tokens`). `None`
+    /// until the endpoint's speeds and tokens a character are known.
+    pub(super) fn predict(
+        &self,
+        endpoint: usize,
+        (request, marks): (&LlmRequest, &PromptMarks),
+        others: usize,
+    ) -> Option<Duration> {
+        let profile = self.0.get(endpoint)?;
+        let per_char = measured(&profile.tokens_per_char)?;
+        let reading = measured(&profile.prompt_per_second)?;
+        let writing = measured(&profile.answer_per_second)?;
+        let held: usize = match request.affinity {
+            Some(affinity) => {
+                let held = super::scheduler::lock(&profile.held);
+                let last = held.get(&affinity).map_or(&[][..], |last| &last.0[..]);
+                let same = marks.0.iter().zip(last).take_while(|(a, b)| a == b);
+                same.map(|((_, chars), _)| chars).sum()
+            }
+            None => 0,
+        };
+        let chars: usize = marks.0.iter().map(|&(_, chars)| chars).sum();
+        let to_read = chars.saturating_sub(held) as f32 * per_char;
+        let usual = measured(&profile.answer_tokens[priority_index(request.priority)]);
+        let limit = request.sampling.max_tokens.map(|max| max as f32);
+        let to_write = match (usual, limit) {
+            (Some(usual), Some(limit)) => usual.min(limit),
+            (usual, limit) => usual.or(limit).unwrap_or(0.0),
+        };
+        let seconds = to_read * (others + 1) as f32 / reading + to_write / writing;
+        Duration::try_from_secs_f32(seconds).ok()
+    }
+
+    /// Notes that `endpoint` was sent a prompt (`marks`) with `affinity`: it holds it
+    /// for the next one with the same affinity.
+    pub(super) fn hold(&self, endpoint: usize, affinity: Option<u64>, marks: PromptMarks) {
+        let (Some(profile), Some(affinity)) = (self.0.get(endpoint), affinity) else {
+            return;
+        };
+        let mut held = super::scheduler::lock(&profile.held);
+        if held.len() >= HELD_PROMPTS {
+            held.clear();
+        }
+        held.insert(affinity, marks);
+    }
+
+    /// The speeds measured on an endpoint: prompt tokens read and answer tokens
+    /// written a second, once each was measured.
+    pub(super) fn speeds(&self, endpoint: usize) -> (Option<f32>, Option<f32>) {
+        let Some(profile) = self.0.get(endpoint) else {
+            return (None, None);
+        };
+        (
+            measured(&profile.prompt_per_second),
+            measured(&profile.answer_per_second),
+        )
+    }
+
     /// The endpoint requests with this affinity prefer; all of them without one.
     fn for_affinity(&self, affinity: Option<u64>) -> impl Iterator<Item = &ServerProfile> {
         let preferred = affinity
@@ -122,8 +268,7 @@ impl ServerProfiles {
     /// without), once a server reported usage.
     pub(super) fn tokens_per_char(&self, affinity: Option<u64>) -> Option<f32> {
         self.for_affinity(affinity)
-            .map(|profile| f32::from_bits(profile.tokens_per_char.load(Ordering::Relaxed)))
-            .find(|&rate| rate > 0.0)
+            .find_map(|profile| measured(&profile.tokens_per_char))
     }
 
     /// The context per slot of the endpoint for `affinity` (the smallest known
@@ -136,6 +281,39 @@ impl ServerProfiles {
     }
 }
 
+/// The `f32` in `bits`, once one was measured.
+fn measured(bits: &AtomicU32) -> Option<f32> {
+    Some(f32::from_bits(bits.load(Ordering::Relaxed))).filter(|&value| value > 0.0)
+}
+
+/// Moves the `f32` in `bits` toward `measured` (to it, the first time).
+fn ewma(bits: &AtomicU32, measured: f32) {
+    if !measured.is_finite() || measured <= 0.0 {
+        return;
+    }
+    let known = f32::from_bits(bits.load(Ordering::Relaxed));
+    let value = if known > 0.0 {
+        known + WEIGHT_OF_NEW * (measured - known)
+    } else {
+        measured
+    };
+    bits.store(value.to_bits(), Ordering::Relaxed);
+}
+
+fn priority_index(priority: Priority) -> usize {
+    match priority {
+        Priority::Background => 0,
+        Priority::Narration => 1,
+        Priority::Dialogue => 2,
+    }
+}
+
+/// A message's fingerprint (its role and text) and its characters.
+fn mark(message: &ChatMessage) -> MessageMark {
+    let fingerprint = FixedHasher.hash_one((&*message.role, &*message.content));
+    (fingerprint, message.content.chars().count())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +322,7 @@ mod tests {
         TokenUsage {
             prompt_tokens,
             completion_tokens: 1,
+            cached_tokens: None,
         }
     }
 
@@ -199,5 +378,119 @@ mod tests {
             },
         );
         assert_eq!(profiles.context_per_slot(None), Some(4096), "not believed");
+    }
+
+    fn seconds(seconds: u64) -> Duration {
+        Duration::from_secs(seconds)
+    }
+
+    #[test]
+    fn speeds_come_from_the_server_timings_or_the_first_token() {
+        let profiles = ServerProfiles::new(1);
+        let timings = ServerTimings {
+            prompt_tokens: 420,
+            prompt: seconds(20),
+            answer_tokens: 22,
+            answer: seconds(2),
+        };
+        let reported = (Some(usage(500)), Some(timings));
+        profiles.observe_speed(0, Priority::Background, reported, (seconds(25), None));
+        assert_eq!(profiles.speeds(0), (Some(21.0), Some(11.0)));
+        // Without timings, a streamed answer's first piece came once the prompt's
+        // uncached tokens were read.
+        let streamed = ServerProfiles::new(1);
+        let usage = TokenUsage {
+            prompt_tokens: 300,
+            completion_tokens: 41,
+            cached_tokens: Some(100),
+        };
+        let times = (seconds(14), Some(seconds(10)));
+        streamed.observe_speed(0, Priority::Background, (Some(usage), None), times);
+        assert_eq!(streamed.speeds(0), (Some(20.0), Some(10.0)));
+        // Without either, the time cannot be split: nothing is learnt.
+        let whole = ServerProfiles::new(1);
+        whole.observe_speed(
+            0,
+            Priority::Background,
+            (Some(usage), None),
+            (seconds(14), None),
+        );
+        assert_eq!(whole.speeds(0), (None, None));
+        assert_eq!(whole.speeds(3), (None, None), "no such endpoint");
+    }
+
+    #[test]
+    fn a_prediction_counts_only_what_the_server_does_not_hold() {
+        let profiles = ServerProfiles::new(1);
+        let system = ChatMessage::system("r".repeat(2000));
+        let user = ChatMessage::user("u".repeat(1000));
+        let first = LlmRequest {
+            messages: std::sync::Arc::new(vec![system.clone(), user.clone()]),
+            affinity: Some(7),
+            ..LlmRequest::default()
+        };
+        let marks = PromptMarks::of(&first.messages);
+        assert_eq!(
+            profiles.predict(0, (&first, &marks), 0),
+            None,
+            "not measured"
+        );
+        // A quarter of a token a character; 25 tokens read and 10 written a second.
+        profiles.observe(0, &first.messages, usage(750));
+        let timings = ServerTimings {
+            prompt_tokens: 750,
+            prompt: seconds(30),
+            answer_tokens: 20,
+            answer: seconds(2),
+        };
+        let reported = (Some(usage(750)), Some(timings));
+        profiles.observe_speed(0, Priority::Background, reported, (seconds(32), None));
+        assert_eq!(
+            profiles.predict(0, (&first, &marks), 0),
+            Some(seconds(32)),
+            "cold: 750 tokens to read, then the usual 20 to write"
+        );
+        profiles.hold(0, Some(7), marks);
+        let second = LlmRequest {
+            messages: std::sync::Arc::new(vec![
+                system,
+                user,
+                ChatMessage::assistant("a".repeat(200)),
+                ChatMessage::user("v".repeat(200)),
+            ]),
+            ..first.clone()
+        };
+        let marks = PromptMarks::of(&second.messages);
+        assert_eq!(
+            profiles.predict(0, (&second, &marks), 0),
+            Some(seconds(6)),
+            "warm: only the 100 tokens appended are read"
+        );
+        assert_eq!(
+            profiles.predict(0, (&second, &marks), 1),
+            Some(seconds(10)),
+            "beside another request, reading takes twice as long"
+        );
+        let stranger = LlmRequest {
+            affinity: Some(8),
+            ..second.clone()
+        };
+        assert_eq!(
+            profiles.predict(0, (&stranger, &marks), 0),
+            Some(seconds(36)),
+            "another affinity's prompt is not held: all 850 tokens are read"
+        );
+        let short = LlmRequest {
+            sampling: crate::llm::SamplingOptions {
+                max_tokens: Some(5),
+                ..crate::llm::SamplingOptions::default()
+            },
+            ..second
+        };
+        assert_eq!(
+            profiles.predict(0, (&short, &marks), 0),
+            Some(Duration::from_millis(4500)),
+            "no longer an answer than it may have"
+        );
     }
 }

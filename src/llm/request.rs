@@ -115,7 +115,10 @@ pub struct LlmRequest {
     pub schema: Option<Arc<Value>>,
     /// Sampling options; unset fields take the bridge's defaults.
     pub sampling: SamplingOptions,
-    /// How long to wait before giving up; the bridge's default when `None`.
+    /// How long to wait for the answer from submission, queueing included; a request
+    /// the server's measured speed cannot answer in the time left is not sent
+    /// ([`LlmError::TooSlow`]). `None` takes the bridge's default
+    /// ([`LlmSettings::deadline`](super::LlmSettings::deadline)), which counts from dispatch.
     pub deadline: Option<Duration>,
     /// Who waits for the answer: the bridge serves higher priorities first.
     pub priority: Priority,
@@ -166,6 +169,9 @@ pub struct LlmReply {
     pub usage: Option<TokenUsage>,
     /// The functions the model called, when the request offered tools.
     pub tool_calls: Vec<ToolCall>,
+    /// How long the server took to read the prompt and to write the answer, when it
+    /// says (llama.cpp's `timings`, Ollama's eval durations).
+    pub timings: Option<ServerTimings>,
 }
 
 impl LlmReply {
@@ -185,6 +191,33 @@ pub struct TokenUsage {
     pub prompt_tokens: u64,
     /// Tokens in the answer.
     pub completion_tokens: u64,
+    /// Of the prompt's tokens, those the server took from its cache of earlier prompts
+    /// instead of reading them again, when it says (`prompt_tokens_details.cached_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+}
+
+impl TokenUsage {
+    /// The prompt tokens the server had to read: those it did not hold in its cache
+    /// (all of them when it does not say).
+    pub fn new_prompt_tokens(&self) -> u64 {
+        self.prompt_tokens
+            .saturating_sub(self.cached_tokens.unwrap_or(0))
+    }
+}
+
+/// How long a server spent on a request, as it reports it: the measure of its speed,
+/// free of the time the request spent on the way or waiting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerTimings {
+    /// The prompt tokens it read (those it did not have cached).
+    pub prompt_tokens: u64,
+    /// How long reading them took.
+    pub prompt: Duration,
+    /// The answer tokens it wrote.
+    pub answer_tokens: u64,
+    /// How long writing them took.
+    pub answer: Duration,
 }
 
 /// Why a request produced no answer; each says what to check.
@@ -264,6 +297,19 @@ pub enum LlmError {
     /// No answer came before the deadline.
     #[error("no answer within {0:?}; raise the deadline or use a faster model")]
     TimedOut(Duration),
+    /// Not sent: at the speed the server was measured at, reading the part of the
+    /// prompt it does not hold and writing the answer would take longer than the time
+    /// left before the request's deadline. The server's time goes to requests that can
+    /// finish.
+    #[error(
+        "not sent: the server would take about {predicted:.1?} at its measured speed, and only {left:.1?} was left before the deadline; give this request a longer deadline, or use a faster model"
+    )]
+    TooSlow {
+        /// How long the server would take.
+        predicted: Duration,
+        /// The time that was left.
+        left: Duration,
+    },
     /// The server answered with something that is not a chat completion.
     #[error("the model server's answer was not understood: {0}")]
     InvalidResponse(String),

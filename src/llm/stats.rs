@@ -26,6 +26,9 @@ pub struct LlmStats {
     pub cancelled: u64,
     /// Ran out of time.
     pub timed_out: u64,
+    /// Not sent, because the server's measured speed could not meet their deadline
+    /// ([`LlmError::TooSlow`]).
+    pub too_slow: u64,
     /// Tries after a first failure, across all requests.
     pub retries: u64,
     /// Prompt tokens, as servers reported them.
@@ -58,6 +61,7 @@ impl LlmStats {
             }
             Err(LlmError::Cancelled) => self.cancelled = self.cancelled.saturating_add(1),
             Err(LlmError::TimedOut(_)) => self.timed_out = self.timed_out.saturating_add(1),
+            Err(LlmError::TooSlow { .. }) => self.too_slow = self.too_slow.saturating_add(1),
             Err(_) => self.failed = self.failed.saturating_add(1),
         }
     }
@@ -130,8 +134,9 @@ mod tests {
                 usage: Some(TokenUsage {
                     prompt_tokens: 10,
                     completion_tokens: 2,
+                    ..TokenUsage::default()
                 }),
-                tool_calls: Vec::new(),
+                ..LlmReply::default()
             }),
             latency: Duration::from_millis(millis),
             first_token: Some(Duration::from_millis(millis / 2)),
@@ -189,8 +194,9 @@ mod tests {
                 usage: Some(TokenUsage {
                     prompt_tokens: u64::MAX,
                     completion_tokens: u64::MAX - 1,
+                    ..TokenUsage::default()
                 }),
-                tool_calls: Vec::new(),
+                ..LlmReply::default()
             }),
             ..answered(1)
         };

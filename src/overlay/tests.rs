@@ -328,6 +328,8 @@ fn the_overlay_lists_every_actor_and_details_the_one_picked() {
         breaker: crate::llm::BreakerState::Open,
         loading: false,
         last_failure: Some("the model server answered HTTP 502: down".to_owned()),
+        prompt_tokens_per_second: Some(21.4),
+        answer_tokens_per_second: Some(11.04),
     }];
     let snapshot = OverlaySnapshot {
         actors: &actors,
@@ -363,7 +365,8 @@ fn the_overlay_lists_every_actor_and_details_the_one_picked() {
     );
     assert!(
         view.global.contains(
-            &"Endpoint 1: breaker open; last failure: the model server answered HTTP 502: down"
+            &"Endpoint 1: breaker open; reads 21 and writes 11.0 tokens/s; last failure: \
+              the model server answered HTTP 502: down"
                 .to_owned()
         ),
         "{:?}",

@@ -236,12 +236,13 @@ pub fn global_view(
     let mut lines = vec![
         format!("Model: {backend}"),
         format!(
-            "Requests: {} queued, {} running, {} completed, {} failed, {} timed out, {} cancelled, {} retries",
+            "Requests: {} queued, {} running, {} completed, {} failed, {} timed out, {} too slow to send, {} cancelled, {} retries",
             stats.queued,
             stats.in_flight,
             stats.completed,
             stats.failed,
             stats.timed_out,
+            stats.too_slow,
             stats.cancelled,
             stats.retries
         ),
@@ -271,8 +272,17 @@ pub fn global_view(
         let failure = (endpoint.last_failure.as_deref())
             .map(|why| format!("; last failure: {why}"))
             .unwrap_or_default();
+        let speed = match (
+            endpoint.prompt_tokens_per_second,
+            endpoint.answer_tokens_per_second,
+        ) {
+            (Some(reading), Some(writing)) => {
+                format!("; reads {reading:.0} and writes {writing:.1} tokens/s")
+            }
+            _ => String::new(),
+        };
         lines.push(format!(
-            "Endpoint {}: breaker {breaker}{loading}{failure}",
+            "Endpoint {}: breaker {breaker}{loading}{speed}{failure}",
             n + 1
         ));
     }

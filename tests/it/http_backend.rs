@@ -13,7 +13,7 @@ use axum::response::Json;
 use bevy::prelude::*;
 use bevy_loom::llm::{
     ApiKey, ChatMessage, LlmBackend, LlmError, LlmReply, LlmRequest, OllamaBackend, OllamaSettings,
-    OpenAiBackend, OpenAiSettings, RequestId, SamplingOptions,
+    OpenAiBackend, OpenAiSettings, RequestId, SamplingOptions, ServerTimings, TokenUsage,
 };
 use bevy_loom::prelude::*;
 use serde_json::{Value, json};
@@ -47,7 +47,15 @@ fn chat_completion(content: &str) -> Value {
             "message": { "role": "assistant", "content": content },
             "finish_reason": "stop"
         }],
-        "usage": { "prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49 }
+        "usage": {
+            "prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49,
+            "prompt_tokens_details": { "cached_tokens": 30 }
+        },
+        // llama.cpp's.
+        "timings": {
+            "cache_n": 30, "prompt_n": 12, "prompt_ms": 240.0, "prompt_per_second": 50.0,
+            "predicted_n": 7, "predicted_ms": 350.0, "predicted_per_second": 20.0
+        }
     })
 }
 
@@ -218,6 +226,23 @@ fn bridge_returns_the_completion_and_sends_an_openai_request() {
     let reply = outcome(&base_url, GIVE_UP).expect("a completion");
 
     assert_eq!(reply.text, "Evening, traveler.");
+    assert_eq!(
+        reply.usage,
+        Some(TokenUsage {
+            prompt_tokens: 42,
+            completion_tokens: 7,
+            cached_tokens: Some(30),
+        })
+    );
+    assert_eq!(
+        reply.timings,
+        Some(ServerTimings {
+            prompt_tokens: 12,
+            prompt: Duration::from_millis(240),
+            answer_tokens: 7,
+            answer: Duration::from_millis(350),
+        })
+    );
     let received = recorder.received();
     assert_eq!(
         received.len(),

@@ -21,6 +21,7 @@ mod prompt_economy;
 mod real_servers;
 mod record_replay;
 mod scheduling;
+mod server_speed;
 mod settings_reflection;
 mod setup;
 mod shared_prompts;

@@ -380,12 +380,13 @@ impl LlmBackend for ScriptedModel {
         let usage = TokenUsage {
             prompt_tokens: server_tokens(&messages),
             completion_tokens: 5,
+            ..TokenUsage::default()
         };
         Box::pin(async move {
             Ok(LlmReply {
                 text: r#"{"type": "NONE"}"#.to_owned(),
                 usage: Some(usage),
-                tool_calls: Vec::new(),
+                ..LlmReply::default()
             })
         })
     }

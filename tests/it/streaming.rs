@@ -140,7 +140,12 @@ fn ollama(root: &str) -> OllamaBackend {
 #[test]
 fn openai_server_sent_events_arrive_in_order_then_one_outcome() {
     let mut chunks: Vec<Value> = ["Wel", "come, ", "traveler."].map(openai_chunk).to_vec();
-    chunks.push(json!({ "choices": [], "usage": { "prompt_tokens": 12, "completion_tokens": 3 } }));
+    chunks.push(json!({
+        "choices": [],
+        "usage": { "prompt_tokens": 12, "completion_tokens": 3 },
+        // llama.cpp's, on the last chunk.
+        "timings": { "prompt_n": 12, "prompt_ms": 60.0, "predicted_n": 3, "predicted_ms": 90.0 }
+    }));
     let (_server, root, seen) = streaming_server(sse(&chunks, true));
     let (deltas, done) = run(openai(&root), request(true));
     let pieces: Vec<&str> = deltas.iter().map(|d| d.text.as_str()).collect();
@@ -151,8 +156,14 @@ fn openai_server_sent_events_arrive_in_order_then_one_outcome() {
         reply.usage,
         Some(TokenUsage {
             prompt_tokens: 12,
-            completion_tokens: 3
+            completion_tokens: 3,
+            ..TokenUsage::default()
         })
+    );
+    let timings = reply.timings.expect("the server's timings");
+    assert_eq!(
+        (timings.prompt_tokens, timings.prompt, timings.answer_tokens),
+        (12, Duration::from_millis(60), 3)
     );
     assert!(
         done[0]
@@ -186,7 +197,8 @@ fn ollama_ndjson_arrives_in_order_then_one_outcome() {
         reply.usage,
         Some(TokenUsage {
             prompt_tokens: 9,
-            completion_tokens: 4
+            completion_tokens: 4,
+            ..TokenUsage::default()
         })
     );
     let body = &seen.lock().expect("the record")[0];

@@ -43,7 +43,7 @@ pub enum BreakerState {
 
 /// How one model server is doing, as its breaker sees it
 /// ([`LlmBridge::endpoint_health`](crate::llm::LlmBridge::endpoint_health)).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EndpointHealth {
     /// The endpoint as its backend describes it (never with a credential).
     pub endpoint: String,
@@ -53,6 +53,10 @@ pub struct EndpointHealth {
     pub loading: bool,
     /// Why it last failed since it last answered, if it did.
     pub last_failure: Option<String>,
+    /// Prompt tokens its server reads a second, once measured.
+    pub prompt_tokens_per_second: Option<f32>,
+    /// Answer tokens its server writes a second, once measured.
+    pub answer_tokens_per_second: Option<f32>,
 }
 
 #[derive(Debug, Default)]

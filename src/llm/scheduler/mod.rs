@@ -55,7 +55,6 @@ impl Default for RetryPolicy {
 /// How the runtime side schedules requests.
 #[derive(Debug, Clone)]
 pub(super) struct Schedule {
-    pub(super) deadline: Duration,
     pub(super) concurrency: usize,
     pub(super) retry: RetryPolicy,
     pub(super) breaker: BreakerSettings,
@@ -65,6 +64,19 @@ pub(super) struct Job {
     pub(super) id: RequestId,
     pub(super) request: LlmRequest,
     pub(super) submitted: Instant,
+    pub(super) deadline: Deadline,
+}
+
+/// How long a request may take.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Deadline {
+    /// The requester's own, counted from submission: someone waits for the answer.
+    /// A request the server's measured speed cannot answer in time is not sent.
+    Given(Duration),
+    /// The bridge's default, counted from dispatch (waiting in the bridge's queue for a
+    /// free slot is not being late), and at least twice what the server's measured
+    /// speed predicts: a long cold prompt on a slow server is not lost to it.
+    Default(Duration),
 }
 
 pub(super) enum Command {
@@ -85,8 +97,32 @@ struct Endpoint {
     index: usize,
     backend: Arc<dyn LlmBackend>,
     slots: Arc<Semaphore>,
+    /// How many slots it has: the bridge's concurrency, until its server says how many
+    /// requests it answers side by side.
+    capacity: AtomicUsize,
     /// Shared with the bridge, which reports it ([`EndpointHealth`]).
     breaker: Arc<Mutex<Breaker>>,
+}
+
+impl Endpoint {
+    /// How many requests run on it now.
+    fn running(&self) -> usize {
+        (self.capacity.load(Ordering::SeqCst)).saturating_sub(self.slots.available_permits())
+    }
+
+    /// Gives it `slots` slots, as its server has: more at once, or fewer of those free
+    /// now (a server saying it has fewer than are busy keeps the busy ones).
+    fn resize(&self, slots: usize) {
+        let slots = slots.max(1);
+        let capacity = self.capacity.load(Ordering::SeqCst);
+        let now = if slots > capacity {
+            self.slots.add_permits(slots - capacity);
+            slots
+        } else {
+            capacity - self.slots.forget_permits(capacity - slots)
+        };
+        self.capacity.store(now, Ordering::SeqCst);
+    }
 }
 
 /// A queued job, highest priority first, then first come.
@@ -120,8 +156,6 @@ struct Shared {
     active: Arc<AtomicUsize>,
     /// Requests waiting for a free slot.
     queue: Mutex<BinaryHeap<Queued>>,
-    /// How many requests may run at once: every endpoint's slots.
-    capacity: usize,
     next_endpoint: AtomicUsize,
     /// When the bridge started, for [`RetryPolicy::startup_grace`].
     started: Instant,
@@ -162,13 +196,19 @@ impl Shared {
         }
     }
 
-    /// Asks an endpoint for its limits, in the background.
-    fn ask_limits(&self, endpoint: &Endpoint) {
+    /// Asks an endpoint for its limits, in the background, and gives it as many slots
+    /// as its server says it has.
+    fn ask_limits(self: &Arc<Self>, endpoint: &Endpoint) {
         let (index, limits) = (endpoint.index, endpoint.backend.limits());
-        let profiles = Arc::clone(&self.profiles);
+        let shared = Arc::clone(self);
         tokio::spawn(async move {
             if let Some(limits) = limits.await {
-                profiles.learn(index, limits);
+                shared.profiles.learn(index, limits);
+                if let Some(slots) = limits.slots {
+                    shared.endpoints[index].resize(slots as usize);
+                    // More slots: queued requests may go now.
+                    shared.freed.notify_one();
+                }
             }
         });
     }
@@ -188,7 +228,10 @@ impl Shared {
     /// running. One waiting for a busy server stays queued without holding up the
     /// requests behind it that can go elsewhere.
     fn next_job(&self) -> Option<(Job, AbortRegistration, Start)> {
-        if self.active.load(Ordering::SeqCst) >= self.capacity {
+        let capacity: usize = (self.endpoints.iter())
+            .map(|endpoint| endpoint.capacity.load(Ordering::SeqCst))
+            .sum();
+        if self.active.load(Ordering::SeqCst) >= capacity {
             return None;
         }
         let now = Instant::now();
@@ -220,12 +263,14 @@ impl Shared {
         Some((job, registration, start))
     }
 
-    /// When a request runs out of time.
-    fn deadline_of(&self, job: &Job) -> Instant {
-        later(
-            job.submitted,
-            job.request.deadline.unwrap_or(self.schedule.deadline),
-        )
+    /// When a request the game gave a deadline runs out of time while queued. One
+    /// without waits in the queue for as long as it takes: its deadline counts from
+    /// dispatch.
+    fn deadline_of(job: &Job) -> Option<Instant> {
+        match job.deadline {
+            Deadline::Given(deadline) => Some(later(job.submitted, deadline)),
+            Deadline::Default(_) => None,
+        }
     }
 
     /// A free slot of `endpoint`, if it has one now.
@@ -282,7 +327,6 @@ pub(super) fn run(
         }
     };
     let concurrency = schedule.concurrency.max(1);
-    let backends_count = backends.len();
     let shared = Arc::new(Shared {
         endpoints: backends
             .into_iter()
@@ -292,6 +336,7 @@ pub(super) fn run(
                 index,
                 backend,
                 slots: Arc::new(Semaphore::new(concurrency)),
+                capacity: AtomicUsize::new(concurrency),
                 breaker,
             })
             .collect(),
@@ -300,7 +345,6 @@ pub(super) fn run(
         running: Mutex::default(),
         active,
         queue: Mutex::default(),
-        capacity: backends_count.max(1) * concurrency,
         next_endpoint: AtomicUsize::new(0),
         started: Instant::now(),
         profiles,
@@ -328,7 +372,9 @@ pub(super) fn run(
                         let mut queue = lock(&shared.queue);
                         for job in jobs {
                             sequence += 1;
-                            expiring.push(Reverse((shared.deadline_of(&job), job.id)));
+                            if let Some(at) = Shared::deadline_of(&job) {
+                                expiring.push(Reverse((at, job.id)));
+                            }
                             queue.push(Queued(job.request.priority, Reverse(sequence), job));
                         }
                         // Those that left the queue are passed over at their time; far
@@ -336,7 +382,9 @@ pub(super) fn run(
                         if expiring.len() > 2 * queue.len() + 64 {
                             expiring = queue
                                 .iter()
-                                .map(|Queued(_, _, job)| Reverse((shared.deadline_of(job), job.id)))
+                                .filter_map(|Queued(_, _, job)| {
+                                    Some(Reverse((Shared::deadline_of(job)?, job.id)))
+                                })
                                 .collect();
                         }
                     }

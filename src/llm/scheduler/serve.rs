@@ -10,12 +10,13 @@ use futures_lite::FutureExt;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
+use super::super::profile::PromptMarks;
 use super::super::{
     DeltaSink, LlmBackend, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, RequestId,
     ServerLimits, TokenUsage,
 };
 use super::{
-    Arrival, Job, LONGEST_WAIT, RetryPolicy, Shared, Start, later, lock, pick_endpoint,
+    Arrival, Deadline, Job, LONGEST_WAIT, RetryPolicy, Shared, Start, later, lock, pick_endpoint,
     split_affinity,
 };
 
@@ -25,16 +26,21 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
         id,
         mut request,
         submitted,
+        deadline: given,
     } = job;
     // The backend gets what is left of the affinity once the server is picked.
     let affinity = request.affinity;
     request.affinity = affinity
         .and_then(|affinity| split_affinity(affinity, shared.endpoints.len()))
         .map(|(_, slot)| slot);
-    let deadline = later(
-        submitted,
-        request.deadline.unwrap_or(shared.schedule.deadline),
-    );
+    // See `Deadline` for when each kind counts from.
+    let counted_from = match given {
+        Deadline::Given(_) => submitted,
+        Deadline::Default(_) => Instant::now(),
+    };
+    let (Deadline::Given(allowed) | Deadline::Default(allowed)) = given;
+    let mut deadline = later(counted_from, allowed);
+    let mut first_try = true;
     // When the first piece of a streamed answer arrived; unset, nothing reached the game.
     let first_token = request.stream.then(|| Arc::new(OnceLock::new()));
     let mut retries = 0u32;
@@ -48,7 +54,7 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
     let result = loop {
         let now = Instant::now();
         if now >= deadline {
-            break Err(LlmError::TimedOut(deadline - submitted));
+            break Err(LlmError::TimedOut(deadline - counted_from));
         }
         let (endpoint, slot) = match start.take() {
             Some(started) => started,
@@ -67,7 +73,7 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
                     break Err(LlmError::Unavailable(failing));
                 };
                 // A slot may be busy with other work: wait for it no longer than the deadline.
-                match shared.wait_for_slot(endpoint, deadline, submitted).await {
+                match shared.wait_for_slot(endpoint, deadline, counted_from).await {
                     Ok(slot) => {
                         lock(&endpoint.breaker).admit(Instant::now());
                         (endpoint, slot)
@@ -76,6 +82,25 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
                 }
             }
         };
+        if std::mem::take(&mut first_try) {
+            let marks = PromptMarks::of(&request.messages);
+            let others = endpoint.running().saturating_sub(1);
+            let predicted = (shared.profiles).predict(endpoint.index, (&request, &marks), others);
+            if let Some(predicted) = predicted {
+                let left = deadline.saturating_duration_since(now);
+                match given {
+                    Deadline::Default(_) => {
+                        deadline = deadline.max(later(now, predicted.saturating_mul(2)));
+                    }
+                    Deadline::Given(_) if predicted > left => {
+                        break Err(LlmError::TooSlow { predicted, left });
+                    }
+                    Deadline::Given(_) => {}
+                }
+            }
+            (shared.profiles).hold(endpoint.index, request.affinity, marks);
+        }
+        let sent = Instant::now();
         let deltas = match &first_token {
             Some(first_token) => delta_sink(&shared, id, submitted, first_token),
             None => DeltaSink::discard(),
@@ -83,7 +108,7 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
         let attempt = answer(&*endpoint.backend, &request, deltas);
         let result = match tokio::time::timeout_at(deadline.into(), attempt).await {
             Ok(result) => result,
-            Err(_) => Err(LlmError::TimedOut(deadline - submitted)),
+            Err(_) => Err(LlmError::TimedOut(deadline - counted_from)),
         };
         let starting = result
             .as_ref()
@@ -104,7 +129,7 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
                 if let Some(prompt_tokens) = *prompt_tokens {
                     let usage = TokenUsage {
                         prompt_tokens,
-                        completion_tokens: 0,
+                        ..TokenUsage::default()
                     };
                     shared
                         .profiles
@@ -135,6 +160,16 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
                         .profiles
                         .observe(endpoint.index, &request.messages, usage);
                 }
+                let waited = sent.saturating_duration_since(submitted);
+                let first = (first_token.as_ref())
+                    .and_then(|first| first.get())
+                    .map(|first| first.saturating_sub(waited));
+                shared.profiles.observe_speed(
+                    endpoint.index,
+                    request.priority,
+                    (reply.usage, reply.timings),
+                    (sent.elapsed(), first),
+                );
                 if shared.profiles.ask_when_ready(endpoint.index) {
                     shared.ask_limits(endpoint);
                 }
