@@ -1,0 +1,124 @@
+//! Playing the tavern's turns: each opens with `TurnEnded` (and the player's line,
+//! when the player speaks) and lasts until its decisions, rules and narration are done.
+
+use std::time::{Duration, Instant};
+
+use bevy::app::Plugins;
+use bevy::prelude::*;
+use bevy_loom::prelude::*;
+use bevy_loom::testing::{CONTENT_TIMEOUT, HeadlessApp, wait_for_content};
+
+use super::cli::{Options, PlayerLines};
+use super::print::{Printer, TranscriptPlugin, Turn};
+use super::rules::{RulesPlugin, SceneOrder};
+use super::setup::{self, Play};
+
+/// How long a turn may go on with nothing asked of the model before it is stuck.
+const STALLED: Duration = Duration::from_secs(5);
+
+/// The tavern without a window, with `plugins` of the caller's, its content loaded and
+/// its scene spawned, printing its transcript with `printer`.
+pub fn headless_tavern<M>(
+    (options, play): (&Options, &Play),
+    printer: Printer,
+    plugins: impl Plugins<M>,
+) -> Result<App, String> {
+    let actors = SmartActorSettings {
+        offer_tasks: options.tasks,
+        ..default()
+    };
+    let mut app = HeadlessApp::new(&play.content)
+        .watch(cfg!(feature = "hot_reload"))
+        .llm(setup::llm_plugin(options.seed))
+        .actors(actors)
+        .build();
+    // A turn-based game: a plan takes one step a turn.
+    app.insert_resource(PlanningSettings {
+        cadence: PlanCadence::EveryTurn,
+        ..default()
+    });
+    app.insert_non_send(printer).add_plugins((
+        RulesPlugin,
+        TranscriptPlugin {
+            show_prompt: options.show_prompt,
+        },
+        plugins,
+    ));
+    wait_for_content(&mut app, CONTENT_TIMEOUT)
+        .map_err(|error| format!("{}: {error}", play.content.display()))?;
+    let spawned = setup::spawn_scene(app.world_mut(), play)?;
+    app.insert_resource(SceneOrder::new(&spawned));
+    Ok(app)
+}
+
+/// Plays the turns: a fixed number, or one per line of the player's.
+pub fn play_turns(app: &mut App, options: &Options) -> Result<(), String> {
+    let mut lines: Box<dyn Iterator<Item = String>> = match &options.player {
+        None => Box::new(std::iter::empty()),
+        Some(PlayerLines::Stdin) => {
+            print(
+                app,
+                "(type a line for each turn: `@Marta, any rooms?`; end with Ctrl-D)",
+            );
+            Box::new(std::io::stdin().lines().map_while(Result::ok))
+        }
+        Some(PlayerLines::Script(path)) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("script {}: {e}", path.display()))?;
+            Box::new(
+                text.lines()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            )
+        }
+    };
+    let turns = if options.player.is_some() {
+        u32::MAX
+    } else {
+        options.turns
+    };
+    for number in 1..=turns {
+        if let Some(stopped) = app.world().non_send::<Printer>().stopped() {
+            return stopped;
+        }
+        if options.player.is_some() {
+            let Some(line) = lines.next() else {
+                break;
+            };
+            print(app, &format!("\n-- Turn {number} --\n> {line}"));
+            app.world_mut().write_message(PlayerSaid { text: line });
+        } else {
+            print(app, &format!("\n-- Turn {number} --"));
+        }
+        app.world_mut().resource_mut::<Turn>().open = true;
+        app.world_mut().write_message(TurnEnded);
+        // Every request to the model ends, answered or not, so a turn ends unless
+        // something waits for what no request will bring.
+        let mut idle_since: Option<Instant> = None;
+        while app.world().resource::<Turn>().in_progress() {
+            app.update();
+            if let Some(stopped) = app.world().non_send::<Printer>().stopped() {
+                return stopped;
+            }
+            if app.world().resource::<LlmBridge>().is_idle() {
+                if idle_since.get_or_insert_with(Instant::now).elapsed() > STALLED {
+                    return Err(format!(
+                        "turn {number} did not end, and nothing waits on the model"
+                    ));
+                }
+            } else {
+                idle_since = None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    app.world()
+        .non_send::<Printer>()
+        .stopped()
+        .unwrap_or(Ok(()))
+}
+
+pub fn print(app: &mut App, text: &str) {
+    app.world_mut().non_send_mut::<Printer>().line(text);
+}
