@@ -33,8 +33,8 @@ pub mod prelude {
         LlmStats, LlmSystems, Priority,
     };
     pub use crate::narration::{
-        ActionReport, EffectReport, NarrationPlugin, NarrationSettings, NarrationSource,
-        NarrationText, Outcome, Verbosity,
+        ActionReport, EffectReport, NarrationPlugin, NarrationRequested, NarrationSettings,
+        NarrationSource, NarrationText, Outcome, Verbosity,
     };
     pub use crate::planning::{
         ParamValue, Plan, PlanCadence, PlanCompleted, PlanFailed, PlanOrigin, PlanStarted,

@@ -44,7 +44,8 @@ pub use weave::weave_offline;
 
 use crate::content::ContentRegistry;
 use crate::llm::{
-    ChatMessage, LlmBridge, LlmDelta, LlmRequest, LlmResponse, Priority, RequestId, SamplingOptions,
+    ChatMessage, LlmBridge, LlmDelta, LlmError, LlmRequest, LlmResponse, Priority, RequestId,
+    SamplingOptions,
 };
 use crate::prompt::{NARRATOR_RULES, narration_user_message};
 use crate::world::{
@@ -124,6 +125,16 @@ pub struct NarrationText {
     pub source: NarrationSource,
 }
 
+/// A report's narration was asked of the model: its [`LlmResponse`] carries `request`,
+/// for a game that measures what narration costs.
+#[derive(Message, Debug, Clone, PartialEq)]
+pub struct NarrationRequested {
+    /// The report to narrate.
+    pub report: Arc<ActionReport>,
+    /// The request to the model.
+    pub request: RequestId,
+}
+
 /// Narrates every [`ActionReport`] in [`LoomSystems::Narrate`].
 #[derive(Debug, Clone)]
 pub struct NarrationPlugin {
@@ -162,6 +173,7 @@ impl Plugin for NarrationPlugin {
             .register_type::<NarrationSettings>()
             .add_message::<ActionReport>()
             .add_message::<NarrationText>()
+            .add_message::<NarrationRequested>()
             .add_message::<Witnessed>()
             .add_message::<LlmResponse>()
             .add_message::<LlmDelta>()
@@ -286,8 +298,12 @@ fn narrate_reports(
     world: NarrationWorld,
     mut narrator: ResMut<Narrator>,
     mut bridge: Option<ResMut<LlmBridge>>,
-    mut texts: MessageWriter<NarrationText>,
+    mut writers: (
+        MessageWriter<NarrationText>,
+        MessageWriter<NarrationRequested>,
+    ),
 ) {
+    let (texts, requested) = &mut writers;
     for report in reports.read() {
         let entities = world.entities_of(report);
         let plan = narrator.resolver.plan(report, &entities);
@@ -305,6 +321,10 @@ fn narrate_reports(
         match narration_request(&plan, &offline, &settings) {
             Ok(request) => {
                 let id = bridge.submit(request);
+                requested.write(NarrationRequested {
+                    report: Arc::clone(&shared),
+                    request: id,
+                });
                 let pending = PendingNarration {
                     report: shared,
                     offline,
@@ -402,7 +422,13 @@ fn receive_narration(
         let (text, source) = match accepted {
             Ok(text) => (text, NarrationSource::Model),
             Err(reason) => {
-                warn!("narration falls back to the offline weave: {reason}");
+                // Skipped as too slow for the server is how a slow server is meant
+                // to be used, not a fault.
+                if matches!(response.result, Err(LlmError::TooSlow { .. })) {
+                    debug!("narration falls back to the offline weave: {reason}");
+                } else {
+                    warn!("narration falls back to the offline weave: {reason}");
+                }
                 (pending.offline, NarrationSource::Fallback { reason })
             }
         };

@@ -8,6 +8,7 @@ mod combat;
 mod content_validation;
 mod conversation;
 mod decisions;
+mod economy_example;
 mod faults;
 mod hot_reload;
 mod http_backend;
