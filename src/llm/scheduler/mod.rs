@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use futures_util::future::{AbortHandle, AbortRegistration, Abortable};
 use futures_util::stream::FuturesUnordered;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 mod breaker;
 mod serve;
@@ -100,6 +100,8 @@ struct Endpoint {
     /// How many slots it has: the bridge's concurrency, until its server says how many
     /// requests it answers side by side.
     capacity: AtomicUsize,
+    /// Slots it lost while they were busy: each goes when its request ends.
+    owed: Arc<AtomicUsize>,
     /// Shared with the bridge, which reports it ([`EndpointHealth`]).
     breaker: Arc<Mutex<Breaker>>,
 }
@@ -107,21 +109,31 @@ struct Endpoint {
 impl Endpoint {
     /// How many requests run on it now.
     fn running(&self) -> usize {
-        (self.capacity.load(Ordering::SeqCst)).saturating_sub(self.slots.available_permits())
+        let slots = self.capacity.load(Ordering::SeqCst) + self.owed.load(Ordering::SeqCst);
+        slots.saturating_sub(self.slots.available_permits())
     }
 
-    /// Gives it `slots` slots, as its server has: more at once, or fewer of those free
-    /// now (a server saying it has fewer than are busy keeps the busy ones).
+    /// Gives it `slots` slots, as its server has: more at once, or fewer, the busy
+    /// ones going as their requests end.
     fn resize(&self, slots: usize) {
         let slots = slots.max(1);
-        let capacity = self.capacity.load(Ordering::SeqCst);
-        let now = if slots > capacity {
+        let capacity = self.capacity.swap(slots, Ordering::SeqCst);
+        if slots > capacity {
             self.slots.add_permits(slots - capacity);
-            slots
         } else {
-            capacity - self.slots.forget_permits(capacity - slots)
-        };
-        self.capacity.store(now, Ordering::SeqCst);
+            let free = self.slots.forget_permits(capacity - slots);
+            self.owed
+                .fetch_add(capacity - slots - free, Ordering::SeqCst);
+        }
+    }
+
+    /// A slot of its, held by `permit`.
+    fn slot(&self, permit: OwnedSemaphorePermit, freed: &Arc<tokio::sync::Notify>) -> Slot {
+        Slot {
+            permit: Some(permit),
+            owed: Arc::clone(&self.owed),
+            freed: Arc::clone(freed),
+        }
     }
 }
 
@@ -165,14 +177,24 @@ struct Shared {
     freed: Arc<tokio::sync::Notify>,
 }
 
-/// A request's turn on one endpoint; dropping it frees the slot for the next.
+/// A request's turn on one endpoint; dropping it frees the slot for the next, unless
+/// the endpoint lost the slot meanwhile.
 struct Slot {
-    _permit: tokio::sync::OwnedSemaphorePermit,
+    permit: Option<OwnedSemaphorePermit>,
+    owed: Arc<AtomicUsize>,
     freed: Arc<tokio::sync::Notify>,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
+        let lost = (self.owed).fetch_update(Ordering::SeqCst, Ordering::SeqCst, |owed| {
+            owed.checked_sub(1)
+        });
+        if lost.is_ok()
+            && let Some(permit) = self.permit.take()
+        {
+            permit.forget();
+        }
         self.freed.notify_one();
     }
 }
@@ -276,10 +298,7 @@ impl Shared {
     /// A free slot of `endpoint`, if it has one now.
     fn take_slot(&self, endpoint: &Endpoint) -> Option<Slot> {
         let permit = Arc::clone(&endpoint.slots).try_acquire_owned().ok()?;
-        Some(Slot {
-            _permit: permit,
-            freed: Arc::clone(&self.freed),
-        })
+        Some(endpoint.slot(permit, &self.freed))
     }
 
     /// A slot of `endpoint`, waited for until `deadline`; `Err` with why not.
@@ -292,10 +311,7 @@ impl Shared {
         let permit =
             tokio::time::timeout_at(deadline.into(), Arc::clone(&endpoint.slots).acquire_owned());
         match permit.await {
-            Ok(Ok(permit)) => Ok(Slot {
-                _permit: permit,
-                freed: Arc::clone(&self.freed),
-            }),
+            Ok(Ok(permit)) => Ok(endpoint.slot(permit, &self.freed)),
             Ok(Err(_)) => Err(LlmError::BridgeStopped(
                 "the bridge is shutting down".to_owned(),
             )),
@@ -337,6 +353,7 @@ pub(super) fn run(
                 backend,
                 slots: Arc::new(Semaphore::new(concurrency)),
                 capacity: AtomicUsize::new(concurrency),
+                owed: Arc::default(),
                 breaker,
             })
             .collect(),
@@ -553,4 +570,45 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn endpoint(slots: usize) -> Endpoint {
+        Endpoint {
+            index: 0,
+            backend: Arc::new(super::super::OfflineBackend::new(0)),
+            slots: Arc::new(Semaphore::new(slots)),
+            capacity: AtomicUsize::new(slots),
+            owed: Arc::default(),
+            breaker: Arc::default(),
+        }
+    }
+
+    #[test]
+    fn an_endpoint_takes_the_slots_its_server_says_it_has() {
+        let freed = Arc::new(tokio::sync::Notify::new());
+        let endpoint = endpoint(4);
+        let take = || {
+            let permit = Arc::clone(&endpoint.slots).try_acquire_owned().ok()?;
+            Some(endpoint.slot(permit, &freed))
+        };
+        let busy: Vec<Slot> = (0..3).map_while(|_| take()).collect();
+        assert_eq!(endpoint.running(), 3);
+        // The server has one slot: the free one goes now, two of the busy as they end.
+        endpoint.resize(1);
+        assert_eq!(endpoint.running(), 3);
+        assert!(take().is_none());
+        drop(busy);
+        assert_eq!(endpoint.running(), 0);
+        let only = take().expect("its one slot");
+        assert!(take().is_none(), "one at a time");
+        drop(only);
+        // More slots are there at once.
+        endpoint.resize(3);
+        let all: Vec<Slot> = (0..4).map_while(|_| take()).collect();
+        assert_eq!(all.len(), 3);
+    }
 }
