@@ -116,6 +116,12 @@ pub struct SmartActorSettings {
     /// comes back as an invocation, checked as one written in the answer. Off, the
     /// answer's schema carries them, which every server takes.
     pub abilities_as_tools: bool,
+    /// Whether a smart actor that appears sends its system message (rules, persona,
+    /// backstory, goals) to the model server at once, so that the server has read and
+    /// cached it before the actor's first decision, which then reads only the rest.
+    /// On a CPU a first prompt takes tens of seconds; this spends them while the game
+    /// starts rather than in its first turn.
+    pub warm_up: bool,
 }
 
 /// When smart actors are offered their abilities: told of them in an `<abilities>`
@@ -145,6 +151,7 @@ impl Default for SmartActorSettings {
             offer_tasks: true,
             offer_abilities: AbilityOffers::default(),
             abilities_as_tools: false,
+            warm_up: true,
         }
     }
 }
@@ -217,7 +224,8 @@ impl Plugin for SmartActorPlugin {
             .add_systems(
                 Update,
                 // Actors queued before content loads wait for it rather than failing.
-                think::submit_decisions
+                (think::warm_up_new_actors, think::submit_decisions)
+                    .chain()
                     .run_if(content_loaded)
                     .in_set(LoomSystems::Think),
             )

@@ -9,6 +9,9 @@
 mod abilities;
 mod offer;
 mod turn;
+mod warm_up;
+
+pub(super) use warm_up::warm_up_new_actors;
 
 use bevy::platform::collections::HashMap;
 

@@ -30,3 +30,4 @@ mod streaming;
 mod tags;
 mod tavern_example;
 mod tavern_turn;
+mod warm_up;

@@ -1,0 +1,84 @@
+//! Warming up: each smart actor of the tavern sends its system message to the model
+//! server as soon as it appears, on its own affinity, before its first decision, which
+//! starts with that same message; with `warm_up` off nothing is sent until a turn.
+
+use std::sync::{Arc, Mutex};
+
+use bevy::prelude::*;
+use bevy_loom::llm::{DeltaSink, LlmBackend, LlmFuture, LlmReply, LlmRequest};
+use bevy_loom::prelude::*;
+
+use crate::support::{run_turn, tavern_app_with};
+
+/// Lets every moment pass, and keeps every request it was sent.
+#[derive(Default)]
+struct Recorder(Mutex<Vec<LlmRequest>>);
+
+impl LlmBackend for Recorder {
+    fn describe(&self) -> String {
+        "a recorder".to_owned()
+    }
+
+    fn complete(&self, request: &LlmRequest, _deltas: DeltaSink) -> LlmFuture {
+        self.0.lock().expect("not poisoned").push(request.clone());
+        Box::pin(async { Ok(LlmReply::text(r#"{"type": "NONE"}"#)) })
+    }
+}
+
+impl Recorder {
+    fn sent(&self) -> Vec<LlmRequest> {
+        self.0.lock().expect("not poisoned").clone()
+    }
+}
+
+/// The tavern answered by a recorder, warming up or not; its requests so far.
+fn tavern(warm_up: bool) -> (App, Arc<Recorder>) {
+    let recorder = Arc::new(Recorder::default());
+    let backend: Arc<dyn LlmBackend> = recorder.clone();
+    let settings = SmartActorSettings {
+        warm_up,
+        ..default()
+    };
+    let (mut app, _) = tavern_app_with(BackendChoice::Custom(backend), settings);
+    app.update();
+    crate::support::update_until(&mut app, "the bridge to send what it has", |app| {
+        app.world().resource::<LlmBridge>().is_idle()
+    });
+    (app, recorder)
+}
+
+#[test]
+fn each_smart_actor_sends_its_system_message_before_its_first_decision() {
+    let (mut app, recorder) = tavern(true);
+    let warm_ups = recorder.sent();
+    let actors: Vec<Entity> = {
+        let world = app.world_mut();
+        let mut actors = world.query_filtered::<Entity, With<SmartActor>>();
+        actors.iter(world).collect()
+    };
+    assert_eq!(warm_ups.len(), actors.len(), "one each: {warm_ups:#?}");
+    for request in &warm_ups {
+        assert_eq!(request.messages.len(), 1);
+        assert_eq!(request.messages[0].role, "system");
+        assert_eq!(request.sampling.max_tokens, Some(1));
+        assert_eq!(request.priority, Priority::Background);
+    }
+    let turn = run_turn(&mut app);
+    assert!(!turn.prompts.is_empty());
+    for decision in &turn.prompts {
+        let affinity = Some(decision.actor.to_bits());
+        let warmed = (warm_ups.iter())
+            .find(|request| request.affinity == affinity)
+            .expect("the actor warmed up on its own affinity");
+        assert_eq!(
+            decision.messages[0], warmed.messages[0],
+            "the decision starts with what was sent ahead"
+        );
+    }
+}
+
+#[test]
+fn without_warm_up_nothing_is_sent_before_a_turn() {
+    let (_app, recorder) = tavern(false);
+    assert!(recorder.sent().is_empty());
+}
