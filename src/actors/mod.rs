@@ -118,9 +118,11 @@ pub struct SmartActorSettings {
     pub abilities_as_tools: bool,
     /// Whether a smart actor that appears sends its system message (rules, persona,
     /// backstory, goals) to the model server at once, so that the server has read and
-    /// cached it before the actor's first decision, which then reads only the rest.
-    /// On a CPU a first prompt takes tens of seconds; this spends them while the game
-    /// starts rather than in its first turn.
+    /// cached it before the actor's first decision, which then reads only the rest:
+    /// on a CPU a first prompt takes tens of seconds, spent while the game starts
+    /// rather than in its first turn. Off by default: it pays when each actor keeps a
+    /// server slot of its own (llama.cpp's `--parallel` with `LOOM_LLM_SLOTS`); actors
+    /// sharing one slot lose most warm prefixes to the next actor's before they are used.
     pub warm_up: bool,
 }
 
@@ -151,7 +153,7 @@ impl Default for SmartActorSettings {
             offer_tasks: true,
             offer_abilities: AbilityOffers::default(),
             abilities_as_tools: false,
-            warm_up: true,
+            warm_up: false,
         }
     }
 }

@@ -225,7 +225,7 @@ fn a_scene_character_without_an_actor_key_is_a_plain_npc_and_never_asks_a_model(
     }
     assert_eq!(
         *asked.lock().expect("not poisoned"),
-        ["Marta", "Marta", "Marta"],
-        "only the smart actor asks: once as it appears (its warm-up), then once a turn"
+        ["Marta", "Marta"],
+        "only the smart actor asks, once a turn"
     );
 }

@@ -13,7 +13,7 @@ use bevy_loom::prompt::parse_decision;
 use bevy_loom::prompt::{DecisionLimits, NOTHING_OFFERED};
 use serde_json::{Value, json};
 
-use crate::support::{TurnLog, serve, tavern_app_with, update_until};
+use crate::support::{TurnLog, serve, tavern_app, update_until};
 
 /// Replies to the player with `reply`; otherwise chooses the first offered action.
 struct Replier {
@@ -58,12 +58,7 @@ fn open_tavern(reply: &str) -> Tavern {
 }
 
 fn open_tavern_on(backend: BackendChoice) -> Tavern {
-    // Only what is asked in the conversation reaches the server.
-    let no_warm_up = SmartActorSettings {
-        warm_up: false,
-        ..default()
-    };
-    let (mut app, scene) = tavern_app_with(backend, no_warm_up);
+    let (mut app, scene) = tavern_app(backend);
     app.init_resource::<Heard>()
         .add_systems(Update, listen.after(LoomSystems::Sense));
     Tavern {

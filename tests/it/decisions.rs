@@ -166,13 +166,7 @@ fn an_actor_that_leaves_has_its_request_cancelled() {
     use bevy::prelude::*;
     #[derive(Resource, Default)]
     struct Outcomes(Vec<bevy_loom::llm::LlmResponse>);
-    // Only decisions are in flight.
-    let no_warm_up = SmartActorSettings {
-        warm_up: false,
-        ..default()
-    };
-    let (mut app, scene) =
-        crate::support::tavern_app_with(BackendChoice::Custom(Arc::new(SlowBackend)), no_warm_up);
+    let (mut app, scene) = tavern_app(BackendChoice::Custom(Arc::new(SlowBackend)));
     app.init_resource::<Outcomes>().add_systems(
         Update,
         (|mut seen: ResMut<Outcomes>, mut done: MessageReader<bevy_loom::llm::LlmResponse>| {

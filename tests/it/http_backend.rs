@@ -19,7 +19,7 @@ use bevy_loom::prelude::*;
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 
-use crate::support::{RefusedPort, run_turn, tavern_app_with};
+use crate::support::{RefusedPort, run_turn, tavern_app};
 
 /// The key the backend sends; no debug output or error may show it.
 const API_KEY: &str = "sk-loom-test-5e1f0c9a";
@@ -396,12 +396,7 @@ fn tavern_actors_act_on_server_decisions() {
         api_key: None,
         ..settings(&base_url)
     });
-    // Only decisions reach the server.
-    let no_warm_up = SmartActorSettings {
-        warm_up: false,
-        ..default()
-    };
-    let (mut app, scene) = tavern_app_with(backend, no_warm_up);
+    let (mut app, scene) = tavern_app(backend);
     let actors: Vec<Entity> = ["marta", "silas", "brom"]
         .iter()
         .map(|id| scene.entities[*id])

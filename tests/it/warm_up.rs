@@ -1,6 +1,7 @@
-//! Warming up: each smart actor of the tavern sends its system message to the model
-//! server as soon as it appears, on its own affinity, before its first decision, which
-//! starts with that same message; with `warm_up` off nothing is sent until a turn.
+//! Warming up: with `warm_up` on, each smart actor of the tavern sends its system
+//! message to the model server as soon as it appears, on its own affinity, before its
+//! first decision, which starts with that same message; off (the default), nothing is
+//! sent until a turn.
 
 use std::sync::{Arc, Mutex};
 
@@ -31,14 +32,10 @@ impl Recorder {
     }
 }
 
-/// The tavern answered by a recorder, warming up or not; its requests so far.
-fn tavern(warm_up: bool) -> (App, Arc<Recorder>) {
+/// The tavern answered by a recorder, with these settings; its requests so far.
+fn tavern(settings: SmartActorSettings) -> (App, Arc<Recorder>) {
     let recorder = Arc::new(Recorder::default());
     let backend: Arc<dyn LlmBackend> = recorder.clone();
-    let settings = SmartActorSettings {
-        warm_up,
-        ..default()
-    };
     let (mut app, _) = tavern_app_with(BackendChoice::Custom(backend), settings);
     app.update();
     crate::support::update_until(&mut app, "the bridge to send what it has", |app| {
@@ -49,7 +46,10 @@ fn tavern(warm_up: bool) -> (App, Arc<Recorder>) {
 
 #[test]
 fn each_smart_actor_sends_its_system_message_before_its_first_decision() {
-    let (mut app, recorder) = tavern(true);
+    let (mut app, recorder) = tavern(SmartActorSettings {
+        warm_up: true,
+        ..default()
+    });
     let warm_ups = recorder.sent();
     let actors: Vec<Entity> = {
         let world = app.world_mut();
@@ -78,7 +78,7 @@ fn each_smart_actor_sends_its_system_message_before_its_first_decision() {
 }
 
 #[test]
-fn without_warm_up_nothing_is_sent_before_a_turn() {
-    let (_app, recorder) = tavern(false);
+fn by_default_nothing_is_sent_before_a_turn() {
+    let (_app, recorder) = tavern(SmartActorSettings::default());
     assert!(recorder.sent().is_empty());
 }
