@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! cargo run --release --example economy -- [--turns N] [--seed S] [--no-tasks]
-//!                                          [--content DIR] [--scene FILE]
+//!                                          [--warm-up] [--content DIR] [--scene FILE]
 //! ```
 
 // Shared with the terminal tavern, which uses the rest of them.
@@ -36,7 +36,7 @@ use play::{headless_tavern, play_turns, print};
 use print::Printer;
 
 const USAGE: &str =
-    "usage: economy [--turns N] [--seed S] [--no-tasks] [--content DIR] [--scene FILE]";
+    "usage: economy [--turns N] [--seed S] [--no-tasks] [--warm-up] [--content DIR] [--scene FILE]";
 
 fn main() -> ExitCode {
     match parse_args().and_then(run) {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-pub const USAGE: &str = "usage: tavern [--turns N] [--seed S] [--show-prompt] [--no-tasks] [--content DIR] [--scene FILE] [--interactive | --script FILE]";
+pub const USAGE: &str = "usage: tavern [--turns N] [--seed S] [--show-prompt] [--no-tasks] [--warm-up] [--content DIR] [--scene FILE] [--interactive | --script FILE]";
 
 /// What the command line asked for.
 #[derive(Clone)]
@@ -15,6 +15,8 @@ pub struct Options {
     pub show_prompt: bool,
     /// Whether smart actors may take on tasks (plans) as well as actions.
     pub tasks: bool,
+    /// Whether smart actors send their system message ahead when they appear.
+    pub warm_up: bool,
     /// Where the player's lines come from, if the player speaks.
     pub player: Option<PlayerLines>,
 }
@@ -40,6 +42,7 @@ pub fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> 
         seed: 0,
         show_prompt: false,
         tasks: true,
+        warm_up: false,
         player: None,
     };
     while let Some(arg) = args.next() {
@@ -59,6 +62,7 @@ pub fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> 
             }
             "--show-prompt" => options.show_prompt = true,
             "--no-tasks" => options.tasks = false,
+            "--warm-up" => options.warm_up = true,
             "--interactive" => options.player = Some(PlayerLines::Stdin),
             "--script" => {
                 options.player = Some(PlayerLines::Script(PathBuf::from(value("--script")?)))

@@ -4,12 +4,13 @@
 //!
 //! ```text
 //! cargo run --example tavern -- [--turns N] [--seed S] [--show-prompt] [--no-tasks]
-//!                               [--content DIR] [--scene FILE]
+//!                               [--warm-up] [--content DIR] [--scene FILE]
 //!                               [--interactive | --script FILE]
 //! ```
 //!
 //! Marta may take on tasks (serving a drink, fetching from the cellar), carried out one
-//! step a turn without asking the model; `--no-tasks` offers only actions. The run
+//! step a turn without asking the model; `--no-tasks` offers only actions. `--warm-up`
+//! sends each smart actor's system message to the server as it appears. The run
 //! ends with how many decisions each actor asked the model for.
 //!
 //! With `--interactive` each line you type is the player's for one turn (`@Marta, any

@@ -25,6 +25,7 @@ pub fn headless_tavern<M>(
 ) -> Result<App, String> {
     let actors = SmartActorSettings {
         offer_tasks: options.tasks,
+        warm_up: options.warm_up,
         ..default()
     };
     let mut app = HeadlessApp::new(&play.content)

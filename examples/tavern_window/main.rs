@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! cargo run --example tavern_window --features overlay -- [--turns N] [--seed S] [--no-tasks]
-//!     [--content DIR] [--scene FILE] [--show-overlay] [--frames N [--screenshot FILE.png]]
+//!     [--warm-up] [--content DIR] [--scene FILE] [--show-overlay] [--frames N [--screenshot FILE.png]]
 //! ```
 //!
 //! `--frames N` quits after N frames; with `--screenshot`, it first saves the window
@@ -41,7 +41,7 @@ use print::{Printer, TranscriptPlugin, Turn};
 use rules::{RulesPlugin, SceneOrder};
 use scene::{PlaceOrder, ScenePlugin, Transcript};
 
-const USAGE: &str = "usage: tavern_window [--turns N] [--seed S] [--no-tasks] [--content DIR] [--scene FILE] [--show-overlay] [--frames N [--screenshot FILE.png]]";
+const USAGE: &str = "usage: tavern_window [--turns N] [--seed S] [--no-tasks] [--warm-up] [--content DIR] [--scene FILE] [--show-overlay] [--frames N [--screenshot FILE.png]]";
 
 /// Seconds between the starts of two turns, so each can be watched.
 const SECONDS_PER_TURN: f32 = 3.0;
@@ -129,6 +129,7 @@ fn run(options: WindowOptions) -> Result<(), String> {
             .set(SmartActorPlugin {
                 settings: SmartActorSettings {
                     offer_tasks: options.play.tasks,
+                    warm_up: options.play.warm_up,
                     ..default()
                 },
             }),
