@@ -82,7 +82,9 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
                 }
             }
         };
-        if std::mem::take(&mut first_try) {
+        // Nothing to predict with until the server's speed is measured (never, for a
+        // backend that reports no usage): the prompt is not even read.
+        if std::mem::take(&mut first_try) && shared.profiles.speeds(endpoint.index).0.is_some() {
             let marks = PromptMarks::of(&request.messages);
             let others = endpoint.running().saturating_sub(1);
             let predicted = (shared.profiles).predict(endpoint.index, (&request, &marks), others);
