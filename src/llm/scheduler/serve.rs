@@ -16,8 +16,8 @@ use super::super::{
     ServerLimits, TokenUsage,
 };
 use super::{
-    Arrival, Deadline, Job, LONGEST_WAIT, RetryPolicy, Shared, Start, later, lock, pick_endpoint,
-    split_affinity,
+    Arrival, Deadline, Endpoint, Job, LONGEST_WAIT, RetryPolicy, Shared, Start, later, lock,
+    pick_endpoint, split_affinity,
 };
 
 /// One request from dispatch to outcome: attempts on healthy endpoints, with retries.
@@ -82,25 +82,11 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
                 }
             }
         };
-        // Nothing to predict with until the server's speed is measured (never, for a
-        // backend that reports no usage): the prompt is not even read.
-        if std::mem::take(&mut first_try) && shared.profiles.speeds(endpoint.index).0.is_some() {
-            let marks = PromptMarks::of(&request.messages);
-            let others = endpoint.running().saturating_sub(1);
-            let predicted = (shared.profiles).predict(endpoint.index, (&request, &marks), others);
-            if let Some(predicted) = predicted {
-                let left = deadline.saturating_duration_since(now);
-                match given {
-                    Deadline::Default(_) => {
-                        deadline = deadline.max(later(now, predicted.saturating_mul(2)));
-                    }
-                    Deadline::Given(_) if predicted > left => {
-                        break Err(LlmError::TooSlow { predicted, left });
-                    }
-                    Deadline::Given(_) => {}
-                }
+        if std::mem::take(&mut first_try) {
+            match fit_to_speed(&shared, endpoint, &request, (given, deadline)) {
+                Ok(fitted) => deadline = fitted,
+                Err(too_slow) => break Err(too_slow),
             }
-            (shared.profiles).hold(endpoint.index, request.affinity, marks);
         }
         let sent = Instant::now();
         let deltas = match &first_token {
@@ -217,6 +203,41 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
     };
     let first_token = first_token.and_then(|first| first.get().copied());
     conclude(&shared, id, submitted, result, first_token, retries);
+}
+
+/// The deadline of `request`, about to go to `endpoint`, once the server's measured
+/// speed predicts how long it will take: the bridge's own stretched to twice that, or
+/// [`LlmError::TooSlow`] when the requester's own cannot be met. Nothing to predict
+/// with until the speed is measured (never, for a backend that reports no usage): the
+/// prompt is not even read.
+fn fit_to_speed(
+    shared: &Shared,
+    endpoint: &Endpoint,
+    request: &LlmRequest,
+    (given, deadline): (Deadline, Instant),
+) -> Result<Instant, LlmError> {
+    if shared.profiles.speeds(endpoint.index).0.is_none() {
+        return Ok(deadline);
+    }
+    let now = Instant::now();
+    let marks = PromptMarks::of(&request.messages);
+    let others = endpoint.running().saturating_sub(1);
+    let predicted = (shared.profiles).predict(endpoint.index, (request, &marks), others);
+    let fitted = match (predicted, given) {
+        (Some(predicted), Deadline::Default(_)) => {
+            deadline.max(later(now, predicted.saturating_mul(2)))
+        }
+        (Some(predicted), Deadline::Given(_)) => {
+            let left = deadline.saturating_duration_since(now);
+            if predicted > left {
+                return Err(LlmError::TooSlow { predicted, left });
+            }
+            deadline
+        }
+        (None, _) => deadline,
+    };
+    (shared.profiles).hold(endpoint.index, request.affinity, marks);
+    Ok(fitted)
 }
 
 /// Serves one request (see [`serve`]) so that a panic anywhere in serving it ends
