@@ -192,6 +192,7 @@ impl Plugin for SmartActorPlugin {
         app.insert_resource(self.settings.clone())
             .init_resource::<TurnClock>()
             .init_resource::<ThinkQueue>()
+            .init_resource::<prompt_cache::PromptCache>()
             .init_resource::<HistoryStore>()
             .init_resource::<Conversation>()
             .add_message::<PlayerSaid>()

@@ -19,8 +19,8 @@ use crate::world::{ActionMenu, OfferedAbilities, OfferedActions};
 
 /// The shared parts of decision prompts. Everything in it follows from the content,
 /// the [`SmartActorSettings`] and an actor's limits, so it is dropped whenever the
-/// content or the settings change.
-#[derive(Default)]
+/// content or the settings change. One for every system that builds prompts.
+#[derive(Resource, Default)]
 pub(super) struct PromptCache {
     /// The content generation the entries were built from; `None` before any.
     generation: Option<u64>,

@@ -80,9 +80,13 @@ pub(super) fn submit_decisions(
     mut bridge: ResMut<LlmBridge>,
     mut actors: Query<(&SmartActor, &mut ActorMind, Has<InCombat>)>,
     mut out: DecisionWriters,
-    mut kept: Local<Kept>,
+    kept: Kept,
 ) {
-    let Kept { cache, user } = &mut *kept;
+    let Kept {
+        mut cache,
+        mut user,
+    } = kept;
+    let (cache, user) = (&mut *cache, &mut *user);
     // Every frame: a change seen only in a frame in which nobody thinks still counts.
     cache.refresh(&surroundings.registry, &settings);
     let Surroundings {
@@ -208,12 +212,12 @@ fn take_queued(state: &mut ThinkState) -> Option<(Option<String>, bool)> {
     Some(queued)
 }
 
-/// What thinking keeps from frame to frame: what prompts share, and the buffer each
-/// actor's user message is written in.
-#[derive(Default)]
-pub(super) struct Kept {
-    cache: PromptCache,
-    user: PromptPart,
+/// What thinking keeps from frame to frame: what prompts share (with warming up), and
+/// the buffer each actor's user message is written in.
+#[derive(SystemParam)]
+pub(super) struct Kept<'w, 's> {
+    cache: ResMut<'w, PromptCache>,
+    user: Local<'s, PromptPart>,
 }
 
 /// A queued actor about to think.

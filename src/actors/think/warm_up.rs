@@ -39,7 +39,7 @@ pub(in crate::actors) fn warm_up_new_actors(
     registry: Res<ContentRegistry>,
     appeared: Query<(Entity, &SmartActor), Added<SmartActor>>,
     mut bridge: ResMut<LlmBridge>,
-    mut cache: Local<PromptCache>,
+    mut cache: ResMut<PromptCache>,
     builtin: Local<PromptTemplate>,
 ) {
     if !settings.warm_up || appeared.is_empty() {
