@@ -71,30 +71,22 @@ impl Row {
 pub struct Ledger {
     /// The turn being played, from 1 once the first began.
     turn: u32,
-    /// Requests asked whose outcome has not come.
+    /// Requests asked whose outcome has not come. A request is written in the frame
+    /// it is submitted, and read here in that frame's `Last`, before any outcome.
     asked: HashMap<RequestId, (u32, Purpose)>,
-    /// Outcomes that came before the ledger saw what they were for.
-    early: HashMap<RequestId, LlmResponse>,
     pub rows: Vec<Row>,
 }
 
 impl Ledger {
     fn asked(&mut self, request: RequestId, purpose: Purpose) {
-        let turn = self.turn;
-        match self.early.remove(&request) {
-            Some(response) => self.rows.push(row(turn, purpose, &response)),
-            None => {
-                self.asked.insert(request, (turn, purpose));
-            }
-        }
+        self.asked.insert(request, (self.turn, purpose));
     }
 
+    /// Notes an outcome; one of a request that is neither a decision nor a narration
+    /// (a warm-up) is not the ledger's.
     fn ended(&mut self, response: &LlmResponse) {
-        match self.asked.remove(&response.id) {
-            Some((turn, purpose)) => self.rows.push(row(turn, purpose, response)),
-            None => {
-                self.early.insert(response.id, response.clone());
-            }
+        if let Some((turn, purpose)) = self.asked.remove(&response.id) {
+            self.rows.push(row(turn, purpose, response));
         }
     }
 }

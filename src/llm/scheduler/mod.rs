@@ -67,6 +67,18 @@ pub(super) struct Job {
     pub(super) deadline: Deadline,
 }
 
+impl Job {
+    /// When it runs out of time while queued, if its requester gave it a deadline. One
+    /// without waits in the queue for as long as it takes: its deadline counts from
+    /// dispatch.
+    fn queued_deadline(&self) -> Option<Instant> {
+        match self.deadline {
+            Deadline::Given(deadline) => Some(later(self.submitted, deadline)),
+            Deadline::Default(_) => None,
+        }
+    }
+}
+
 /// How long a request may take.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Deadline {
@@ -285,16 +297,6 @@ impl Shared {
         Some((job, registration, start))
     }
 
-    /// When a request the game gave a deadline runs out of time while queued. One
-    /// without waits in the queue for as long as it takes: its deadline counts from
-    /// dispatch.
-    fn deadline_of(job: &Job) -> Option<Instant> {
-        match job.deadline {
-            Deadline::Given(deadline) => Some(later(job.submitted, deadline)),
-            Deadline::Default(_) => None,
-        }
-    }
-
     /// A free slot of `endpoint`, if it has one now.
     fn take_slot(&self, endpoint: &Endpoint) -> Option<Slot> {
         let permit = Arc::clone(&endpoint.slots).try_acquire_owned().ok()?;
@@ -389,7 +391,7 @@ pub(super) fn run(
                         let mut queue = lock(&shared.queue);
                         for job in jobs {
                             sequence += 1;
-                            if let Some(at) = Shared::deadline_of(&job) {
+                            if let Some(at) = job.queued_deadline() {
                                 expiring.push(Reverse((at, job.id)));
                             }
                             queue.push(Queued(job.request.priority, Reverse(sequence), job));
@@ -400,7 +402,7 @@ pub(super) fn run(
                             expiring = queue
                                 .iter()
                                 .filter_map(|Queued(_, _, job)| {
-                                    Some(Reverse((Shared::deadline_of(job)?, job.id)))
+                                    Some(Reverse((job.queued_deadline()?, job.id)))
                                 })
                                 .collect();
                         }

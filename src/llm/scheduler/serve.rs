@@ -34,11 +34,10 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
         .and_then(|affinity| split_affinity(affinity, shared.endpoints.len()))
         .map(|(_, slot)| slot);
     // See `Deadline` for when each kind counts from.
-    let counted_from = match given {
-        Deadline::Given(_) => submitted,
-        Deadline::Default(_) => Instant::now(),
+    let (counted_from, allowed) = match given {
+        Deadline::Given(allowed) => (submitted, allowed),
+        Deadline::Default(allowed) => (Instant::now(), allowed),
     };
-    let (Deadline::Given(allowed) | Deadline::Default(allowed)) = given;
     let mut deadline = later(counted_from, allowed);
     let mut first_try = true;
     // When the first piece of a streamed answer arrived; unset, nothing reached the game.
