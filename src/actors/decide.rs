@@ -306,8 +306,7 @@ mod tests {
 
     #[test]
     fn a_valid_answer_is_a_decision_and_nothing_else() {
-        let (decision, acts, hesitates) =
-            judged(Ok(r#"{"type": "COLOR", "color": "Evening."}"#), false);
+        let (decision, acts, hesitates) = judged(Ok(r#"{"do": 0, "say": "Evening."}"#), false);
         assert_eq!(
             decision.map(|d| d.answer),
             Ok(Answer::Color("Evening.".into()))
@@ -335,8 +334,8 @@ mod tests {
 
     #[test]
     fn in_combat_anything_but_an_action_hesitates() {
-        assert!(judged(Ok(r#"{"type": "NONE"}"#), true).2);
+        assert!(judged(Ok(r#"{"do": 0, "say": ""}"#), true).2);
         assert!(judged(Ok("no JSON at all"), true).2);
-        assert!(!judged(Ok(r#"{"type": "NONE"}"#), false).2);
+        assert!(!judged(Ok(r#"{"do": 0, "say": ""}"#), false).2);
     }
 }

@@ -30,22 +30,15 @@ impl Default for BlockOptions {
     }
 }
 
+/// How a grouped block ends: how to choose, in one line, as every fresh prompt reads it.
 const GROUPED_GUIDANCE: &str = "<selection_guidance>
-**Decision Process:**
-1. What does my character want right now? (Check your goals)
-2. What just happened? (Review what you perceive)
-3. What's my emotional state? (Consider your persona)
-4. Which category serves my current needs?
-5. Which specific action within that category fits best?
+Weigh your goals, what just happened and your mood: choose the category that serves you, then the action in it that fits best.
 </selection_guidance>
 </available_actions>";
 
+/// How a flat block ends.
 const FLAT_GUIDANCE: &str = "<selection_guidance>
-**Decision Process:**
-1. What does my character want right now? (Check your goals)
-2. What just happened? (Review what you perceive)
-3. What's my emotional state? (Consider your persona)
-4. Which action fits best?
+Weigh your goals, what just happened and your mood: choose the action that fits best.
 </selection_guidance>
 </available_actions>";
 
@@ -67,7 +60,7 @@ const ACTIONS_TEXT: BlockText = BlockText {
 };
 
 const TASKS_GUIDANCE: &str = concat!(
-    "A task is carried out step by step; you are not asked again until it ends.\n",
+    "A task runs step by step; you are not asked again until it ends.\n",
     task_answer!(),
     "\n</available_tasks>"
 );
@@ -637,21 +630,12 @@ mod tests {
     use crate::content::{ContentSources, GameManifest, ModManifest};
 
     const GUIDANCE: &str = "<selection_guidance>
-**Decision Process:**
-1. What does my character want right now? (Check your goals)
-2. What just happened? (Review what you perceive)
-3. What's my emotional state? (Consider your persona)
-4. Which category serves my current needs?
-5. Which specific action within that category fits best?
+Weigh your goals, what just happened and your mood: choose the category that serves you, then the action in it that fits best.
 </selection_guidance>
 </available_actions>";
 
     const FLAT: &str = "<selection_guidance>
-**Decision Process:**
-1. What does my character want right now? (Check your goals)
-2. What just happened? (Review what you perceive)
-3. What's my emotional state? (Consider your persona)
-4. Which action fits best?
+Weigh your goals, what just happened and your mood: choose the action that fits best.
 </selection_guidance>
 </available_actions>";
 
@@ -1069,14 +1053,14 @@ mod tests {
         );
         assert!(
             block.starts_with(
-                "<available_actions>\n(nothing to do right now: answer with COLOR or NONE)\n"
+                "<available_actions>\n(nothing to do right now: answer with \"do\":0)\n"
             ),
             "{block}"
         );
     }
 
-    const TASK_GUIDANCE: &str = "A task is carried out step by step; you are not asked again until it ends.
-To take one on, answer {\"type\": \"TASK\", \"task\": <its Index>, \"speech\": \"<what you say, or empty>\"}
+    const TASK_GUIDANCE: &str = "A task runs step by step; you are not asked again until it ends.
+To take one on, answer with its Index as \"do\".
 </available_tasks>";
 
     #[test]

@@ -310,11 +310,7 @@ You are in the common room.
         assert_eq!(
             prompt.system,
             "You play one character in a game. Stay in character. You cannot change the world directly: the game carries out what you choose, if it can.
-Answer with exactly one JSON object on one line, one of:
-{\"type\": \"ACTION\", \"action\": <the Index of an offered action>, \"speech\": \"<what you say as you do it, or empty>\"}
-{\"type\": \"UTTERANCE\", \"utterance\": \"<an offered Command, word for word>\"}
-{\"type\": \"COLOR\", \"color\": \"<a short line you say; nothing else happens>\"}
-{\"type\": \"NONE\"}
+Answer with one JSON object on one line: {\"do\":<the Index of an offered action, or 0 for none>,\"say\":\"<a short line you say, or empty>\"}
 Keep what you say under 300 characters.
 
 <character>
@@ -402,7 +398,7 @@ You are Marta, innkeeper of the Gilded Tankard.
 <player_says>
 any rooms free
 </player_says>
-Reply to the player in character with a COLOR answer; this turn you take no action.
+Reply to the player in character, with \"do\":0; this turn you take no action.
 
 What do you do? Answer with the JSON object only."
             )

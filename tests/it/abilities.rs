@@ -290,7 +290,7 @@ fn asked_for_a_room_marta_asks_how_long_then_rents_it_with_the_answer() {
     );
     assert!(user.contains("\n- tavern:rent_room\n"), "{user}");
     assert!(user.contains(bevy_loom::prompt::INVOKE_OR_ASK), "{user}");
-    assert!(user.contains("\"type\": \"ASK\""), "{user}");
+    assert!(user.contains("{\"ask\":"), "{user}");
     let guests = prompt
         .abilities
         .get("tavern:rent_room")
@@ -357,13 +357,13 @@ fn the_schema_of_a_reply_names_the_abilities_and_who_may_be_the_guest() {
     inn.say("@Marta, I'd like a room");
     let schemas = schemas.lock().expect("not poisoned");
     let reply = (schemas.iter())
-        .find(|schema| schema.to_string().contains("INVOKE"))
+        .find(|schema| schema.to_string().contains("tavern:rent_room"))
         .expect("a reply's schema offers abilities");
     let answers = reply["properties"]["answer"]["anyOf"]
         .as_array()
         .expect("answers");
     let rent = (answers.iter())
-        .find(|a| a["properties"]["ability"]["enum"][0] == "tavern:rent_room")
+        .find(|a| a["properties"]["use"]["enum"][0] == "tavern:rent_room")
         .expect("renting a room");
     let nights = &rent["properties"]["inputs"]["properties"]["nights"];
     assert_eq!(
@@ -377,11 +377,7 @@ fn the_schema_of_a_reply_names_the_abilities_and_who_may_be_the_guest() {
             .is_some_and(|names| names.contains(&json!("Traveler"))),
         "{guests}"
     );
-    assert!(
-        answers
-            .iter()
-            .any(|a| a["properties"]["type"]["enum"][0] == "ASK")
-    );
+    assert!(answers.iter().any(|a| a["properties"].get("ask").is_some()));
 }
 
 /// A chat-completions server with native tool calling, as OpenAI, vLLM or llama.cpp
@@ -477,7 +473,7 @@ fn abilities_go_out_as_tools_and_a_tool_call_comes_back_as_an_invocation() {
     assert_eq!(reply["stream"], json!(false));
     let schema = reply["response_format"].to_string();
     assert!(
-        !schema.contains("INVOKE") && schema.contains("ASK"),
+        !schema.contains("\"use\"") && schema.contains("\"ask\""),
         "{schema}"
     );
     let prompt = reply["messages"][1]["content"].as_str().unwrap_or_default();
@@ -491,9 +487,10 @@ fn abilities_go_out_as_tools_and_a_tool_call_comes_back_as_an_invocation() {
         .iter()
         .find(|p| p.actor == inn.marta)
         .expect("asked");
-    let answered = prompt.messages.iter().any(|m| {
-        m.content.contains("\"type\":\"INVOKE\"") && m.content.contains("tavern:rent_room")
-    });
+    let answered = prompt
+        .messages
+        .iter()
+        .any(|m| m.content.contains("\"use\":\"tavern:rent_room\""));
     assert!(answered, "{:#?}", prompt.messages);
     let _ = inn.traveler;
 }

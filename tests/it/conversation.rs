@@ -206,9 +206,9 @@ async fn answer_in_words(State(bodies): State<Bodies>, Json(body): Json<Value>) 
         .and_then(|message| message["content"].as_str())
         .unwrap_or_default();
     let content = if last.contains("<player_says>") {
-        r#"{"type": "COLOR", "color": "Rooms are two silver."}"#
+        r#"{"do": 0, "say": "Rooms are two silver."}"#
     } else {
-        r#"{"type": "NONE"}"#
+        r#"{"do": 0, "say": ""}"#
     };
     if let Ok(mut bodies) = bodies.lock() {
         bodies.push(body.clone());

@@ -273,12 +273,12 @@ fn an_utterance_outside_what_was_offered_is_rejected_with_why() {
 
 #[test]
 fn color_is_heard_and_none_passes() {
-    let log = turn_with_answer(r#"{"type": "COLOR", "color": "Another round, then."}"#);
+    let log = turn_with_answer(r#"{"do": 0, "say": "Another round, then."}"#);
     assert!(log.requests.is_empty() && log.rejected.is_empty() && log.passed.is_empty());
     assert_eq!(log.spoke.len(), 3);
     assert!(log.spoke.iter().all(|s| s.text == "Another round, then."));
 
-    let log = turn_with_answer(r#"{"type": "NONE", "thought": "Not my business."}"#);
+    let log = turn_with_answer(r#"{"do": 0, "say": "", "thought": "Not my business."}"#);
     assert!(log.requests.is_empty() && log.rejected.is_empty() && log.spoke.is_empty());
     assert_eq!(log.passed.len(), 3);
     assert!(log.passed.iter().all(|p| p.thought == "Not my business."));

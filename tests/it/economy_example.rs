@@ -32,7 +32,7 @@ impl LlmBackend for CachingServer {
         let prompt_tokens = (chars / 4) as u64;
         Box::pin(async move {
             Ok(LlmReply {
-                text: r#"{"type": "NONE"}"#.to_owned(),
+                text: r#"{"do": 0, "say": ""}"#.to_owned(),
                 usage: Some(TokenUsage {
                     prompt_tokens,
                     completion_tokens: 5,

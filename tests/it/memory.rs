@@ -237,7 +237,7 @@ fn seeds_are_pinned_again_after_a_spec_edit_or_a_new_store() {
         dir.path(),
         true,
         LlmPlugin {
-            backend: FixedBackend::choice(r#"{"type": "NONE"}"#),
+            backend: FixedBackend::choice(r#"{"do": 0, "say": ""}"#),
             ..default()
         },
         SmartActorSettings::default(),

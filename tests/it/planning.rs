@@ -439,7 +439,7 @@ fn a_task_the_model_chooses_is_carried_out_as_a_plan_and_ends_in_its_next_prompt
     for rejected in &turn.rejected {
         assert_eq!(
             rejected.reason.to_string(),
-            "task 99 was not offered: no task was offered, so answer with ACTION"
+            "task 99 was not offered: no task was offered, so answer with an offered action's Index"
         );
     }
     run(&mut app, 20);

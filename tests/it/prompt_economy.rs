@@ -55,7 +55,7 @@ fn tasks_and_rest(messages: &[ChatMessage]) -> (usize, usize) {
 
 #[test]
 fn the_innkeepers_first_prompt_is_within_the_default_budget() {
-    let (mut app, marta) = tavern(r#"{"type": "NONE"}"#, PromptBudgets::default());
+    let (mut app, marta) = tavern(r#"{"do": 0, "say": ""}"#, PromptBudgets::default());
     let first = asked(&run_turn(&mut app), marta);
     assert_eq!(first.messages.len(), 2, "system and user");
     let total = tokens(&first.messages);
@@ -77,7 +77,7 @@ fn the_innkeepers_first_prompt_is_within_the_default_budget() {
 
 #[test]
 fn a_warm_turn_appends_only_what_changed() {
-    let (mut app, marta) = tavern(r#"{"type": "NONE"}"#, PromptBudgets::default());
+    let (mut app, marta) = tavern(r#"{"do": 0, "say": ""}"#, PromptBudgets::default());
     let first = asked(&run_turn(&mut app), marta);
     let second = asked(&run_turn(&mut app), marta);
     assert_eq!(
@@ -86,7 +86,7 @@ fn a_warm_turn_appends_only_what_changed() {
         "earlier turns stay as they were sent"
     );
     assert_eq!(second.messages[2].role, "assistant");
-    assert_eq!(&*second.messages[2].content, r#"{"type": "NONE"}"#);
+    assert_eq!(&*second.messages[2].content, r#"{"do": 0, "say": ""}"#);
     let update = &second.messages[3];
     assert_eq!(update.role, "user");
     assert!(
@@ -108,13 +108,13 @@ fn a_warm_turn_appends_only_what_changed() {
 #[test]
 fn a_transcript_past_its_budget_starts_again_from_a_fresh_prompt() {
     let budgets = PromptBudgets::default();
-    let (mut app, marta) = tavern(r#"{"type": "NONE"}"#, budgets.clone());
+    let (mut app, marta) = tavern(r#"{"do": 0, "say": ""}"#, budgets.clone());
     let first = asked(&run_turn(&mut app), marta);
     let tight = PromptBudgets {
         transcript: tokens(&first.messages) + 10,
         ..budgets
     };
-    let (mut app, marta) = tavern(r#"{"type": "NONE"}"#, tight);
+    let (mut app, marta) = tavern(r#"{"do": 0, "say": ""}"#, tight);
     let first = asked(&run_turn(&mut app), marta);
     let second = asked(&run_turn(&mut app), marta);
     assert_eq!(second.messages.len(), 2, "started again");
@@ -127,7 +127,7 @@ fn a_tight_budget_trims_the_offer_and_numbers_it_again() {
         total: 700,
         ..PromptBudgets::default()
     };
-    let (mut app, marta) = tavern(r#"{"type": "ACTION", "action": 1, "speech": ""}"#, budgets);
+    let (mut app, marta) = tavern(r#"{"do": 1, "say": ""}"#, budgets);
     let log = run_turn(&mut app);
     let first = asked(&log, marta);
     let (_, rest) = tasks_and_rest(&first.messages);
@@ -176,7 +176,7 @@ fn a_long_player_line_is_cut_to_its_budget() {
         player_says: 10,
         ..PromptBudgets::default()
     };
-    let (mut app, marta) = tavern(r#"{"type": "COLOR", "color": "Hm."}"#, budgets);
+    let (mut app, marta) = tavern(r#"{"do": 0, "say": "Hm."}"#, budgets);
     let long = format!(
         "@Marta {}",
         "tell me everything about the cellar ".repeat(20)
@@ -198,10 +198,10 @@ fn a_long_player_line_is_cut_to_its_budget() {
 #[test]
 fn trimming_keeps_what_concerns_the_player_and_what_the_actor_remembers() {
     let budgets = PromptBudgets {
-        total: 940,
+        total: 851,
         ..PromptBudgets::default()
     };
-    let (mut app, marta) = tavern(r#"{"type": "NONE"}"#, budgets);
+    let (mut app, marta) = tavern(r#"{"do": 0, "say": ""}"#, budgets);
     app.world_mut()
         .resource_mut::<HistoryStore>()
         .append(NewMemory {
@@ -248,7 +248,7 @@ fn a_budget_too_small_for_any_action_still_asks_and_replies() {
         total: 10,
         ..PromptBudgets::default()
     };
-    let (mut app, marta) = tavern(r#"{"type": "COLOR", "color": "Hm."}"#, budgets);
+    let (mut app, marta) = tavern(r#"{"do": 0, "say": "Hm."}"#, budgets);
     app.world_mut().write_message(PlayerSaid {
         text: "@Marta any rooms free?".into(),
     });
@@ -272,7 +272,7 @@ fn an_offer_is_made_again_when_what_is_around_the_actor_or_the_scopes_change() {
         ..PromptBudgets::default()
     };
     let (mut app, scene) = tavern_app_with(
-        FixedBackend::choice(r#"{"type": "NONE"}"#),
+        FixedBackend::choice(r#"{"do": 0, "say": ""}"#),
         SmartActorSettings {
             budgets: roomy,
             ..SmartActorSettings::default()
@@ -443,7 +443,7 @@ fn reading_room(backstory: usize) -> (tempfile::TempDir, App, Entity) {
         dir.path(),
         false,
         LlmPlugin {
-            backend: FixedBackend::choice(r#"{"type": "NONE"}"#),
+            backend: FixedBackend::choice(r#"{"do": 0, "say": ""}"#),
             ..default()
         },
         SmartActorSettings::default(),
@@ -478,7 +478,7 @@ fn reading_room(backstory: usize) -> (tempfile::TempDir, App, Entity) {
 #[test]
 fn trimming_keeps_a_way_to_wait_and_a_way_to_leave() {
     // Room for a few lines: those naming the player are the most relevant.
-    let (_dir, mut app, ines) = reading_room(40);
+    let (_dir, mut app, ines) = reading_room(45);
     let first = asked(&run_turn(&mut app), ines);
     let commands: Vec<&str> = first.offered.iter().map(|a| a.command).collect();
     assert!(commands.len() < 8, "the offer is trimmed: {commands:?}");
@@ -500,7 +500,7 @@ fn trimming_keeps_a_way_to_wait_and_a_way_to_leave() {
 #[test]
 fn an_offer_trimmed_by_more_than_half_is_reported_once() {
     // Room for no line at all: a way to wait and a way to leave stay all the same.
-    let (_dir, mut app, ines) = reading_room(48);
+    let (_dir, mut app, ines) = reading_room(53);
     let first = asked(&run_turn(&mut app), ines);
     let commands: Vec<&str> = first.offered.iter().map(|a| a.command).collect();
     assert_eq!(commands, ["go to the hall", "wait"]);

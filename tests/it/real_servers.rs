@@ -216,7 +216,7 @@ fn llama_with_context(
         log.0.lock().expect("the log").push((messages.len(), !fits));
         async move {
             if fits {
-                completion(r#"{"type": "NONE"}"#)
+                completion(r#"{"do": 0, "say": ""}"#)
             } else {
                 (StatusCode::BAD_REQUEST, CONTEXT_EXCEEDED).into_response()
             }
@@ -384,7 +384,7 @@ impl LlmBackend for ScriptedModel {
         };
         Box::pin(async move {
             Ok(LlmReply {
-                text: r#"{"type": "NONE"}"#.to_owned(),
+                text: r#"{"do": 0, "say": ""}"#.to_owned(),
                 usage: Some(usage),
                 ..LlmReply::default()
             })

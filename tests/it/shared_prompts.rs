@@ -204,7 +204,7 @@ fn a_changed_block_layout_rewrites_an_unchanged_offer() {
     let grouped = |prompts: &[(String, String)]| -> Vec<bool> {
         prompts
             .iter()
-            .map(|(_, user)| user.contains("Which category serves my current needs?"))
+            .map(|(_, user)| user.contains("choose the category"))
             .collect()
     };
     let before = prompts(&mut app, &[marta, greta]);
@@ -231,7 +231,7 @@ fn an_offer_that_outgrows_its_budget_after_an_edit_is_trimmed_again() {
     // Room for two of Marta's three actions.
     let settings = SmartActorSettings {
         budgets: PromptBudgets {
-            total: 288,
+            total: 207,
             ..default()
         },
         ..default()

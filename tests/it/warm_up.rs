@@ -22,7 +22,7 @@ impl LlmBackend for Recorder {
 
     fn complete(&self, request: &LlmRequest, _deltas: DeltaSink) -> LlmFuture {
         self.0.lock().expect("not poisoned").push(request.clone());
-        Box::pin(async { Ok(LlmReply::text(r#"{"type": "NONE"}"#)) })
+        Box::pin(async { Ok(LlmReply::text(r#"{"do": 0, "say": ""}"#)) })
     }
 }
 

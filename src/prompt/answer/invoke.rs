@@ -2,7 +2,7 @@
 //! ability whatever the server enforced, and their JSON Schema.
 //!
 //! An invocation names the ability and its inputs by name:
-//! `{"type": "INVOKE", "ability": "tavern:rent_room", "inputs": {"nights": 2}}`. Every
+//! `{"use": "tavern:rent_room", "inputs": {"nights": 2}, "say": ""}`. Every
 //! input the ability requires must be there (else the actor should have asked); an
 //! entity is named as the prompt names it and must be one its scope offers now; a
 //! number is within its range, text within its length, a choice one of its choices.
@@ -14,7 +14,7 @@ use crate::content::{AbilityInput, InputType};
 use crate::llm::{LlmReply, ToolSpec};
 use crate::world::{InputValue, OfferedAbilities, OfferedAbility};
 
-use super::RejectionReason;
+use super::{ABILITY_FIELD, LINE_FIELD, RejectionReason};
 
 /// An ability's inputs as an answer gives them (`inputs`: an object, or absent for
 /// none), checked against `offered`: each by its name, with its value, in the
@@ -216,26 +216,23 @@ fn in_range(number: f64, input: &AbilityInput) -> Result<(), String> {
     })
 }
 
-/// The JSON Schema of an `INVOKE` answer for `offered`: its id, each input typed as
-/// the ability says (an entity as one of the names its scope offers now, a number
-/// within its range, text within its length, a choice among its choices), the
-/// required inputs required, and `speech` as `line`. Every field is listed as
+/// The JSON Schema of an invocation of `offered` (`{"use": "<id>", "inputs": {...},
+/// "say": "..."}`): its id, each input typed as the ability says (an entity as one of
+/// the names its scope offers now, a number within its range, text within its length,
+/// a choice among its choices), the required inputs required, and `say` as `line`. Every field is listed as
 /// required, an optional input as one that may be `null`, as OpenAI's strict mode
 /// wants. A whole number whose range holds a few dozen is listed: every grammar keeps
 /// to a list, and some llama.cpp builds do not keep to a range (a number that is not
 /// whole is given by its bounds, and checked when it is read).
 pub fn invoke_schema(offered: &OfferedAbility, line: &Value) -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "type": { "type": "string", "enum": ["INVOKE"] },
-            "ability": { "type": "string", "enum": [offered.id()] },
-            "inputs": inputs_schema(offered),
-            "speech": line
-        },
-        "required": ["type", "ability", "inputs", "speech"],
-        "additionalProperties": false
-    })
+    super::schema::object(&[
+        (
+            ABILITY_FIELD,
+            json!({ "type": "string", "enum": [offered.id()] }),
+        ),
+        ("inputs", inputs_schema(offered)),
+        (LINE_FIELD, line.clone()),
+    ])
 }
 
 /// The JSON Schema of an invocation's `inputs` for `offered`, as [`invoke_schema`]
@@ -286,7 +283,7 @@ fn tool_name(id: &str) -> String {
 }
 
 /// The answer a reply's first tool call stands for, as the model would have written
-/// it: an `INVOKE` of the offered ability the tool is (by [`ability_tools`]' names,
+/// it: an invocation of the offered ability the tool is (by [`ability_tools`]' names,
 /// else the name as it is, which no ability is), with the call's arguments as its
 /// inputs and the reply's text, if any, as what is said. `None` for a reply that calls
 /// no tool.
@@ -297,10 +294,9 @@ pub fn tool_call_answer(reply: &LlmReply, abilities: &OfferedAbilities) -> Optio
         .find(|id| tool_name(id) == call.name)
         .unwrap_or(&call.name);
     let answer = json!({
-        "type": "INVOKE",
-        "ability": ability,
+        ABILITY_FIELD: ability,
         "inputs": call.arguments,
-        "speech": reply.text.trim()
+        LINE_FIELD: reply.text.trim()
     });
     Some(answer.to_string())
 }
@@ -459,7 +455,7 @@ mod tests {
                 input: "nights".to_owned()
             }
         );
-        assert!(reason.to_string().contains("ASK"), "{reason}");
+        assert!(reason.to_string().contains("\"ask\""), "{reason}");
         assert!(
             check_invocation(&rent_room(), None).is_err(),
             "no inputs at all"
@@ -513,9 +509,9 @@ mod tests {
             json!(["nights", "guest", "note", "meal", "deposit"])
         );
         assert_eq!(
-            schema["properties"]["ability"]["enum"],
+            schema["properties"]["use"]["enum"],
             json!(["tavern:rent_room"])
         );
-        assert_eq!(schema["properties"]["speech"], line);
+        assert_eq!(schema["properties"]["say"], line);
     }
 }

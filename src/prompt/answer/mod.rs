@@ -4,23 +4,31 @@
 //! ([`parse_decision`]), and the answers written without a model
 //! ([`OfflineDecision`]). A new kind of answer is added here, in each of these four.
 //!
+//! Every answer is a small object whose keys say its kind, so a model writes few
+//! tokens around its line (each one a step of generation, even when a grammar forces
+//! it); the prompt shows them without spaces, which a model copies, and which saves
+//! three more (an action with an 11-token line is 20 Llama tokens, where
+//! `{"type": "ACTION", "action": 2, "speech": "..."}` was 30):
+//!
 //! | kind | written as | read as |
 //! |---|---|---|
-//! | act | `{"type": "ACTION", "action": <index>, "speech": "..."}` | [`Answer::Action`] |
-//! | take on a task | `{"type": "TASK", "task": <index>, "speech": "..."}` | [`Answer::Task`] |
-//! | name a command | `{"type": "UTTERANCE", "utterance": "<command>"}` | [`Answer::Utterance`] |
-//! | say a line | `{"type": "COLOR", "color": "..."}` | [`Answer::Color`] |
-//! | invoke an ability | `{"type": "INVOKE", "ability": "<id>", "inputs": {...}, "speech": "..."}` | [`Answer::Invoke`] |
-//! | ask for what is missing | `{"type": "ASK", "question": "..."}` | [`Answer::Ask`] |
-//! | pass | `{"type": "NONE"}` | [`Answer::Pass`] |
+//! | act | `{"do": <index>, "say": "..."}` | [`Answer::Action`] |
+//! | take on a task | `{"do": <a task's index>, "say": "..."}` | [`Answer::Task`] |
+//! | name a command | `{"do": "<command>"}` | [`Answer::Utterance`] |
+//! | say a line | `{"do": 0, "say": "..."}` | [`Answer::Color`] |
+//! | invoke an ability | `{"use": "<id>", "inputs": {...}, "say": "..."}` | [`Answer::Invoke`] |
+//! | ask for what is missing | `{"ask": "..."}` | [`Answer::Ask`] |
+//! | pass | `{"do": 0, "say": ""}` | [`Answer::Pass`] |
 //!
-//! Under a schema the answer sits under [`ANSWER_FIELD`]; any may carry a `thought`.
-//! Offered actions are numbered from 1 and offered tasks on after them ([`Choices`]),
-//! so an index names one choice whichever kind of answer carries it. The prompt's
-//! rules promise the kinds every actor may give; the `TASK` answer is promised by the
-//! `<available_tasks>` block ([`TASK_ANSWER`]), only to an actor offered tasks, and
-//! `INVOKE` and `ASK` by the abilities offered ([`Offer::abilities`]), whose inputs
-//! are checked by [`check_invocation`].
+//! Any may carry a `thought`. The longer forms of earlier versions, with a `type`
+//! (`{"type": "ACTION", "action": 2, "speech": "..."}`), are still read, so a prompt
+//! template written for them keeps working. Under a schema offering abilities the
+//! answer sits under [`ANSWER_FIELD`]. Offered actions are numbered from 1 and
+//! offered tasks on after them ([`Choices`]), so an index names one choice whichever
+//! it is. The prompt's rules promise the kinds every actor may give; taking on a task
+//! is promised by the `<available_tasks>` block ([`TASK_ANSWER`]), only to an actor
+//! offered tasks, and invoking and asking by the abilities offered
+//! ([`Offer::abilities`]), whose inputs are checked by [`check_invocation`].
 
 mod invoke;
 mod offline;
@@ -145,7 +153,8 @@ pub fn read_decision(
     })
 }
 
-/// The answer types a decision may have, as the model writes them.
+/// The answer types a decision may have in the longer form (`{"type": "ACTION", ...}`),
+/// which is still read.
 pub const ANSWER_TYPES: [&str; 7] = [
     "ACTION",
     "TASK",
@@ -160,7 +169,7 @@ pub const ANSWER_TYPES: [&str; 7] = [
 /// ([`TASK_ANSWER`]); a macro, so the block's fixed text can take it in whole.
 macro_rules! task_answer {
     () => {
-        "To take one on, answer {\"type\": \"TASK\", \"task\": <its Index>, \"speech\": \"<what you say, or empty>\"}"
+        "To take one on, answer with its Index as \"do\"."
     };
 }
 pub(crate) use task_answer;
@@ -172,33 +181,41 @@ pub const TASK_ANSWER: &str = task_answer!();
 /// How to answer with an ability or ask for what one needs, after the `<abilities>`
 /// block: only an actor offered abilities reads it, so the rules of every other prompt
 /// stay as they are.
-pub const ABILITY_ANSWERS: &str = "To use one, answer {\"type\": \"INVOKE\", \"ability\": \"<its id>\", \"inputs\": {\"<input>\": <its value>}, \"speech\": \"<what you say, or empty>\"} instead of COLOR
-To ask for what one needs, answer {\"type\": \"ASK\", \"question\": \"<one short question>\"}";
+pub const ABILITY_ANSWERS: &str = "To use one, answer {\"use\":\"<its id>\",\"inputs\":{\"<input>\":<its value>},\"say\":\"<what you say, or empty>\"}
+To ask for what one needs, answer {\"ask\":\"<one short question>\"}";
 
 /// How to use an ability or ask for what one needs, after the `<abilities>` block,
 /// when the abilities go to the server as tools.
 pub const ABILITY_TOOL_ANSWERS: &str = "To use one, call it as a tool with its inputs
-To ask for what one needs, answer {\"type\": \"ASK\", \"question\": \"<one short question>\"}";
+To ask for what one needs, answer {\"ask\":\"<one short question>\"}";
 
 /// The rules every decision prompt starts with; they never change, so servers can cache them.
 pub const DECISION_RULES: &str = "You play one character in a game. Stay in character. You cannot change the world directly: the game carries out what you choose, if it can.
-Answer with exactly one JSON object on one line, one of:
-{\"type\": \"ACTION\", \"action\": <the Index of an offered action>, \"speech\": \"<what you say as you do it, or empty>\"}
-{\"type\": \"UTTERANCE\", \"utterance\": \"<an offered Command, word for word>\"}
-{\"type\": \"COLOR\", \"color\": \"<a short line you say; nothing else happens>\"}
-{\"type\": \"NONE\"}";
+Answer with one JSON object on one line: {\"do\":<the Index of an offered action, or 0 for none>,\"say\":\"<a short line you say, or empty>\"}";
 
 /// The instruction after the player's words, when the actor replies in a conversation.
 pub const DECISION_REPLY: &str =
-    "Reply to the player in character with a COLOR answer; this turn you take no action.";
+    "Reply to the player in character, with \"do\":0; this turn you take no action.";
 
 /// What the available-actions block says when nothing is offered (a reply in a
 /// conversation, an actor in combat with no combat action): the answers left.
-pub const NOTHING_OFFERED: &str = "(nothing to do right now: answer with COLOR or NONE)";
+pub const NOTHING_OFFERED: &str = "(nothing to do right now: answer with \"do\":0)";
 
-/// The field a schema-bound answer sits under ([`decision_schema`]); the parser reads
-/// an answer with or without it.
+/// The field a schema-bound answer sits under when abilities are offered
+/// ([`decision_schema`]); the parser reads an answer with or without it.
 pub const ANSWER_FIELD: &str = "answer";
+
+/// The field an answer's choice is in: an offered index, 0 for none, or a command.
+const CHOICE_FIELD: &str = "do";
+
+/// The field of the line an answer says aloud.
+const LINE_FIELD: &str = "say";
+
+/// The field naming the ability an answer invokes.
+const ABILITY_FIELD: &str = "use";
+
+/// The field of the question an answer asks.
+const QUESTION_FIELD: &str = "ask";
 
 /// Size limits on a decision answer, enforced when it is validated and announced in its schema.
 #[derive(Debug, Clone, PartialEq, Eq, bevy::reflect::Reflect)]
@@ -236,7 +253,8 @@ impl DecisionLimits {
     }
 }
 
-/// The characters of a decision answer around its longest line:
-/// `{"answer": {"type": "ACTION", "action": 12, "speech": ""}}` (a `TASK` answer is no
-/// longer) and room for the spaces a grammar lets a model put between its parts.
+/// The characters of a decision answer around its longest line, with room to spare:
+/// `{"do": 12, "say": ""}`, the longer forms still read
+/// (`{"type": "ACTION", "action": 12, "speech": ""}`), the `answer` wrapper, and the
+/// spaces a grammar lets a model put between their parts.
 const ANSWER_OVERHEAD_CHARS: usize = 96;

@@ -11,8 +11,8 @@ use crate::world::OfferedActions;
 
 /// How the offline backend answers a decision request: one of the offered actions,
 /// picked at random, with a stock line fitting the action's mod; now and then the
-/// action's command as an `UTTERANCE`; when tasks are offered, one time in three a
-/// task; a stock reply (`COLOR`) when nothing is offered, as when the player is
+/// action's command in place of its index; when tasks are offered, one time in three a
+/// task; a stock reply (a line alone) when nothing is offered, as when the player is
 /// talking with the character. Not a language model:
 /// every answer it writes is valid, so examples and tests play on with no server.
 #[derive(Debug, Clone)]
@@ -82,8 +82,7 @@ impl OfflineAnswer for OfflineDecision {
                 let line = TASK_LINES[rng.random_range(0..TASK_LINES.len())];
                 let thought = format!("{actor} sets about it: {}.", task.command);
                 let index = offered.len() + position;
-                return json!({ "type": "TASK", "task": index, "speech": line, "thought": thought })
-                    .to_string();
+                return json!({ "do": index, "say": line, "thought": thought }).to_string();
             }
         }
         // As `IndexedRandom::choose` picks from a slice.
@@ -93,8 +92,8 @@ impl OfflineAnswer for OfflineDecision {
         let Some(choice) = chosen else {
             // Nothing to do: it is asked for words, as in a conversation.
             let reply = REPLIES[rng.random_range(0..REPLIES.len())];
-            return json!({ "type": "COLOR", "color": reply, "thought": format!("{actor} answers.") })
-                .to_string();
+            let thought = format!("{actor} answers.");
+            return json!({ "do": 0, "say": reply, "thought": thought }).to_string();
         };
         let namespace = choice.action_id.split(':').next().unwrap_or_default();
         let lines = LINES
@@ -104,12 +103,10 @@ impl OfflineAnswer for OfflineDecision {
         let thought = format!("{actor} decides to {}.", choice.command);
         // Now and then a character acts without a word, naming the command.
         if rng.random_range(0..4) == 0 {
-            return json!({ "type": "UTTERANCE", "utterance": choice.command, "thought": thought })
-                .to_string();
+            return json!({ "do": choice.command, "thought": thought }).to_string();
         }
         let line = lines[rng.random_range(0..lines.len())];
-        json!({ "type": "ACTION", "action": choice.index, "speech": line, "thought": thought })
-            .to_string()
+        json!({ "do": choice.index, "say": line, "thought": thought }).to_string()
     }
 }
 

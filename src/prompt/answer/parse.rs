@@ -3,7 +3,10 @@
 use serde_json::Value;
 use thiserror::Error;
 
-use super::{ANSWER_FIELD, ANSWER_TYPES, Choices, DecisionLimits, Offer};
+use super::{
+    ABILITY_FIELD, ANSWER_FIELD, ANSWER_TYPES, CHOICE_FIELD, Choices, DecisionLimits, LINE_FIELD,
+    Offer, QUESTION_FIELD,
+};
 use crate::llm::LlmError;
 use crate::world::InputValue;
 
@@ -117,7 +120,13 @@ pub enum RejectionReason {
     /// `task` is not an index.
     #[error("`task` must be an index number, not {0}")]
     BadTask(String),
-    /// `action` names an index that was not offered.
+    /// `do` is neither an index, 0 nor a command.
+    #[error("`do` must be an offered Index, 0 for none, or an offered Command, not {0}")]
+    BadChoice(String),
+    /// The answer names no choice: no `do`, nor any other answer's field.
+    #[error("the answer needs `do`: the Index of an offered action, or 0 for none")]
+    NoChoice,
+    /// `action` (or `do`) names an index that was not offered.
     #[error("action {index} was not offered (the choices were 1 to {offered})")]
     NotOffered {
         /// The index the model named.
@@ -217,7 +226,7 @@ pub enum RejectionReason {
     /// An invocation leaves out an input its ability requires: the actor should have
     /// asked for it.
     #[error(
-        "`{ability}` needs `{input}`, which was not given: when the player has not said it and it cannot be inferred, ask for it with an ASK answer instead of invoking"
+        "`{ability}` needs `{input}`, which was not given: when the player has not said it and it cannot be inferred, ask for it with an \"ask\" answer instead of invoking"
     )]
     MissingInput {
         /// The ability.
@@ -248,24 +257,24 @@ pub enum RejectionReason {
 /// Parses one decision object and checks it against what was offered (actions at
 /// indices `1..=actions`, tasks on after them: [`Choices`]) and the size limits:
 ///
-/// - `{"type": "ACTION", "action": <index>, "speech": "..."}`
-/// - `{"type": "TASK", "task": <index>, "speech": "..."}`
-/// - `{"type": "UTTERANCE", "utterance": "<an offered command>"}`
-/// - `{"type": "COLOR", "color": "<a short line>"}`
-/// - `{"type": "INVOKE", "ability": "<an offered ability's id>", "inputs": {...}, "speech": "..."}`
-/// - `{"type": "ASK", "question": "<a short question>"}`
-/// - `{"type": "NONE"}`
+/// - `{"do": <an offered index>, "say": "..."}`: the action or task with that index;
+/// - `{"do": 0, "say": "<a short line>"}`: only the line; with no line, a pass;
+/// - `{"do": "<an offered command>"}`: an utterance;
+/// - `{"use": "<an offered ability's id>", "inputs": {...}, "say": "..."}`;
+/// - `{"ask": "<a short question>"}`.
 ///
 /// An invocation's inputs are checked against the offered ability
 /// ([`check_invocation`](super::check_invocation)) whatever the server enforced: one
 /// left out that the ability requires rejects it, saying to ask instead.
-/// Each may carry a `thought`. Without `type`, the older form `{"action": <index or
-/// null>, "speech": "..."}` is read as `ACTION`, or as `COLOR` (with speech) or
-/// `NONE` (without) when `action` is null. An utterance is returned as written:
-/// smart actors find the offered command it names (`match_utterance`).
+/// Each may carry a `thought`. The longer forms of earlier versions are read too:
+/// with a `type` (`{"type": "ACTION", "action": <index>, "speech": "..."}`, `TASK` with
+/// `task`, `UTTERANCE` with `utterance`, `COLOR` with `color`, `INVOKE` with `ability`,
+/// `inputs` and `speech`, `ASK` with `question`, `NONE`), and without one
+/// `{"action": <index or null>, "speech": "..."}`. An utterance is returned as
+/// written: smart actors find the offered command it names (`match_utterance`).
 ///
 /// Lenient where it costs nothing: a single Markdown code fence around the object is
-/// tolerated, other fields are ignored, a missing `speech` or `thought` is empty, and
+/// tolerated, other fields are ignored, a missing line or `thought` is empty, and
 /// an `ACTION` naming an offered task's index (or a `TASK` an action's) is read as
 /// what the index names: one run of numbers leaves no doubt.
 pub fn parse_decision<'a>(
@@ -274,8 +283,6 @@ pub fn parse_decision<'a>(
     limits: &DecisionLimits,
 ) -> Result<Decision, RejectionReason> {
     let offer = offer.into();
-    let choices = offer.choices;
-    let offered = choices.total();
     if raw.len() > limits.max_answer_bytes {
         return Err(RejectionReason::AnswerTooLarge {
             length: raw.len(),
@@ -292,38 +299,51 @@ pub fn parse_decision<'a>(
         )));
     };
     let object = unwrapped(object);
-    let answer_type = match object.get("type") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(name)) => match ANSWER_TYPES
+    let answer = match object.get("type") {
+        None | Some(Value::Null) => compact(&object, offer, limits)?,
+        Some(kind) => typed(kind, &object, offer, limits)?,
+    };
+    let thought = text_field(&object, "thought", limits.max_thought_chars)?;
+    Ok(Decision { answer, thought })
+}
+
+/// An answer in the longer form, with a `type` (`kind`).
+fn typed(
+    kind: &Value,
+    object: &serde_json::Map<String, Value>,
+    offer: Offer<'_>,
+    limits: &DecisionLimits,
+) -> Result<Answer, RejectionReason> {
+    let answer_type = match kind {
+        Value::String(name) => ANSWER_TYPES
             .iter()
             .find(|known| known.eq_ignore_ascii_case(name.trim()))
-        {
-            Some(known) => Some(*known),
-            None => return Err(RejectionReason::UnknownType(format!("\"{name}\""))),
-        },
-        Some(other) => return Err(RejectionReason::UnknownType(kind(other).to_owned())),
+            .ok_or_else(|| RejectionReason::UnknownType(format!("\"{name}\"")))?,
+        other => return Err(RejectionReason::UnknownType(self::kind(other).to_owned())),
     };
+    let choices = offer.choices;
+    let offered = choices.total();
     let speech_limit = limits.max_speech_chars;
-    let answer = match answer_type {
-        Some("ACTION") => {
+    let answer = match *answer_type {
+        "ACTION" => {
             let index = action_index(object.get("action"), offered)?.ok_or(
                 RejectionReason::MissingField {
                     answer: "ACTION",
                     field: "action",
                 },
             )?;
-            chosen(index, spoken(&object, "speech", limits)?, choices)
+            chosen(index, spoken(object, "speech", limits)?, choices)
         }
-        Some("TASK") => {
+        "TASK" => {
             let index =
                 task_index(object.get("task"), choices)?.ok_or(RejectionReason::MissingField {
                     answer: "TASK",
                     field: "task",
                 })?;
-            chosen(index, spoken(&object, "speech", limits)?, choices)
+            chosen(index, spoken(object, "speech", limits)?, choices)
         }
-        Some("UTTERANCE") => {
-            let line = text_field(&object, "utterance", speech_limit)?;
+        "UTTERANCE" => {
+            let line = text_field(object, "utterance", speech_limit)?;
             if line.is_empty() {
                 return Err(RejectionReason::MissingField {
                     answer: "UTTERANCE",
@@ -332,8 +352,8 @@ pub fn parse_decision<'a>(
             }
             Answer::Utterance(line)
         }
-        Some("COLOR") => {
-            let line = spoken(&object, "color", limits)?;
+        "COLOR" => {
+            let line = spoken(object, "color", limits)?;
             if line.is_empty() {
                 return Err(RejectionReason::MissingField {
                     answer: "COLOR",
@@ -342,53 +362,109 @@ pub fn parse_decision<'a>(
             }
             Answer::Color(line)
         }
-        Some("INVOKE") => invoked(&object, offer, limits)?,
-        Some("ASK") => {
-            let question = spoken(&object, "question", limits)?;
-            if question.is_empty() {
-                return Err(RejectionReason::MissingField {
-                    answer: "ASK",
-                    field: "question",
-                });
-            }
-            Answer::Ask(question)
-        }
-        Some(_) => Answer::Pass,
-        // The older form: `action` and `speech`.
-        None => {
-            let Some(action) = object.get("action") else {
-                return Err(RejectionReason::MissingField {
-                    answer: "ACTION",
-                    field: "type",
-                });
-            };
-            let speech = spoken(&object, "speech", limits)?;
-            match action_index(Some(action), offered)? {
-                Some(index) => chosen(index, speech, choices),
-                None if speech.is_empty() => Answer::Pass,
-                None => Answer::Color(speech),
-            }
-        }
+        "INVOKE" => invoked(object, ("ability", "speech"), offer, limits)?,
+        "ASK" => asked(object, "question", limits)?,
+        _ => Answer::Pass,
     };
-    let thought = text_field(&object, "thought", limits.max_thought_chars)?;
-    Ok(Decision { answer, thought })
+    Ok(answer)
 }
 
-/// An `INVOKE` answer: the offered ability it names, with its inputs checked.
-fn invoked(
+/// An answer in the short form: its keys say its kind.
+fn compact(
     object: &serde_json::Map<String, Value>,
     offer: Offer<'_>,
     limits: &DecisionLimits,
 ) -> Result<Answer, RejectionReason> {
-    let id = match object.get("ability") {
+    if object.contains_key(ABILITY_FIELD) {
+        return invoked(object, (ABILITY_FIELD, LINE_FIELD), offer, limits);
+    }
+    if object.contains_key(QUESTION_FIELD) {
+        return asked(object, QUESTION_FIELD, limits);
+    }
+    // The older form: `action` and `speech`.
+    let (choice, line) = match (object.get(CHOICE_FIELD), object.get("action")) {
+        (None, Some(action)) => (Some(action), "speech"),
+        (choice, _) => (choice, LINE_FIELD),
+    };
+    let said = spoken(object, line, limits)?;
+    let said_only = |said: String| {
+        if said.is_empty() {
+            Answer::Pass
+        } else {
+            Answer::Color(said)
+        }
+    };
+    let choices = offer.choices;
+    let index = match choice {
+        // A line alone says it; nothing at all names no choice.
+        None if object.contains_key(LINE_FIELD) => return Ok(said_only(said)),
+        None => return Err(RejectionReason::NoChoice),
+        Some(Value::String(command)) => {
+            let command = command.trim();
+            if command.is_empty() {
+                return Err(RejectionReason::BadChoice("an empty string".to_owned()));
+            }
+            if command.chars().count() > limits.max_speech_chars {
+                return Err(RejectionReason::TooLong {
+                    field: CHOICE_FIELD,
+                    length: command.chars().count(),
+                    max: limits.max_speech_chars,
+                });
+            }
+            return Ok(Answer::Utterance(command.to_owned()));
+        }
+        Some(Value::Number(number)) if number.as_u64() == Some(0) && line == LINE_FIELD => None,
+        Some(index) if line == LINE_FIELD => {
+            let offered = choices.total();
+            let not_offered = |index| RejectionReason::NotOffered { index, offered };
+            offered_index(
+                Some(index),
+                offered,
+                not_offered,
+                RejectionReason::BadChoice,
+            )?
+        }
+        Some(index) => action_index(Some(index), choices.total())?,
+    };
+    Ok(match index {
+        Some(index) => chosen(index, said, choices),
+        None => said_only(said),
+    })
+}
+
+/// An `ASK` answer: the question in `field`, said aloud.
+fn asked(
+    object: &serde_json::Map<String, Value>,
+    field: &'static str,
+    limits: &DecisionLimits,
+) -> Result<Answer, RejectionReason> {
+    let question = spoken(object, field, limits)?;
+    if question.is_empty() {
+        return Err(RejectionReason::MissingField {
+            answer: "ASK",
+            field,
+        });
+    }
+    Ok(Answer::Ask(question))
+}
+
+/// An invocation: the offered ability it names (in `ability_field`), with its inputs
+/// checked, saying what is in `line_field`.
+fn invoked(
+    object: &serde_json::Map<String, Value>,
+    (ability_field, line_field): (&'static str, &'static str),
+    offer: Offer<'_>,
+    limits: &DecisionLimits,
+) -> Result<Answer, RejectionReason> {
+    let id = match object.get(ability_field) {
         Some(Value::String(id)) if !id.trim().is_empty() => id.trim(),
         None | Some(Value::Null) | Some(Value::String(_)) => {
             return Err(RejectionReason::MissingField {
                 answer: "INVOKE",
-                field: "ability",
+                field: ability_field,
             });
         }
-        Some(_) => return Err(RejectionReason::NotAString("ability")),
+        Some(_) => return Err(RejectionReason::NotAString(ability_field)),
     };
     let abilities = offer.abilities();
     let found = (abilities.iter()).find(|ability| ability.id().eq_ignore_ascii_case(id));
@@ -403,7 +479,7 @@ fn invoked(
     Ok(Answer::Invoke {
         ability: ability.id().to_owned(),
         inputs,
-        speech: spoken(object, "speech", limits)?,
+        speech: spoken(object, line_field, limits)?,
     })
 }
 
@@ -450,7 +526,9 @@ fn article(answer: &str) -> &'static str {
 /// `first..=last`.
 fn task_not_offered(index: u64, first: usize, last: usize) -> String {
     if last < first {
-        format!("task {index} was not offered: no task was offered, so answer with ACTION")
+        format!(
+            "task {index} was not offered: no task was offered, so answer with an offered action's Index"
+        )
     } else {
         format!("task {index} was not offered (the tasks were {first} to {last})")
     }
@@ -645,13 +723,7 @@ mod tests {
                 field: "action"
             })
         );
-        assert_eq!(
-            parse(r#"{"speech": "hi"}"#),
-            Err(RejectionReason::MissingField {
-                answer: "ACTION",
-                field: "type"
-            })
-        );
+        assert_eq!(parse(r#"{"speech": "hi"}"#), Err(RejectionReason::NoChoice));
         assert_eq!(
             parse(r#"{"type": "DANCE"}"#),
             Err(RejectionReason::UnknownType("\"DANCE\"".into()))
@@ -732,7 +804,7 @@ mod tests {
         let no_tasks = parse(r#"{"type": "TASK", "task": 4}"#).unwrap_err();
         assert_eq!(
             no_tasks.to_string(),
-            "task 4 was not offered: no task was offered, so answer with ACTION"
+            "task 4 was not offered: no task was offered, so answer with an offered action's Index"
         );
         assert_eq!(
             read(r#"{"type": "TASK", "task": 9}"#)
@@ -777,47 +849,27 @@ mod tests {
     /// One answer of each kind the schema allows, as a server that honours it writes
     /// them (under `answer`): every field filled, the last index offered, every line
     /// as long as the schema lets it be.
-    fn answers_the_schema_allows(
-        offered: Choices,
-        limits: &DecisionLimits,
-    ) -> Vec<(String, Value)> {
+    /// Every answer the schema of a decision without abilities allows: each index
+    /// (0 for none) with the longest line the schema allows, and with none.
+    fn answers_the_schema_allows(offered: Choices, limits: &DecisionLimits) -> Vec<Value> {
         let schema = super::super::decision_schema(offered, limits);
-        let answers = schema["properties"]["answer"]["anyOf"]
-            .as_array()
-            .expect("the answers");
-        answers
-            .iter()
-            .map(|answer| {
-                let properties = answer["properties"].as_object().expect("its fields");
-                let fields = properties.iter().map(|(name, field)| {
-                    let value = match field["type"].as_str() {
-                        _ if name == "type" => field["enum"][0].clone(),
-                        Some("integer") => field["enum"]
-                            .as_array()
-                            .and_then(|indices| indices.last().cloned())
-                            .unwrap_or_else(|| field["maximum"].clone()),
-                        Some("string") => {
-                            let longest = field["maxLength"].as_u64().unwrap_or(0) as usize;
-                            Value::from("a".repeat(longest))
-                        }
-                        other => panic!("a field of type {other:?}"),
-                    };
-                    (name.clone(), value)
-                });
-                let kind = answer["properties"]["type"]["enum"][0]
-                    .as_str()
-                    .expect("a type")
-                    .to_owned();
-                (
-                    kind,
-                    serde_json::json!({ "answer": Value::Object(fields.collect()) }),
-                )
+        let choice = &schema["properties"]["do"]["enum"];
+        let longest = schema["properties"]["say"]["maxLength"]
+            .as_u64()
+            .expect("a limit");
+        let indices = choice.as_array().expect("the indices listed");
+        let lines = ["a".repeat(longest as usize), String::new()];
+        (indices.iter())
+            .flat_map(|index| {
+                lines
+                    .iter()
+                    .map(move |line| json!({ "do": index, "say": line }))
             })
             .collect()
     }
 
     #[test]
-    fn every_answer_the_schema_allows_is_read_as_its_type() {
+    fn every_answer_the_schema_allows_is_read_as_its_kind() {
         for max_color_lines in [None, Some(0), Some(1)] {
             let limits = DecisionLimits {
                 max_color_lines,
@@ -826,30 +878,94 @@ mod tests {
             let counts = [0, 1, 3].into_iter();
             let offers = counts.flat_map(|actions| [0, 2].map(|tasks| Choices { actions, tasks }));
             for offered in offers {
-                for (kind, answer) in answers_the_schema_allows(offered, &limits) {
+                for answer in answers_the_schema_allows(offered, &limits) {
                     let raw = answer.to_string();
                     let parsed = parse_decision(&raw, offered, &limits)
                         .unwrap_or_else(|reason| panic!("{raw} is rejected: {reason}"));
-                    let answer = &answer["answer"];
-                    let speech = answer["speech"].as_str().unwrap_or_default().to_owned();
-                    let expected = match kind.as_str() {
-                        "ACTION" => Answer::Action {
-                            index: offered.actions,
-                            speech,
-                        },
-                        "TASK" => Answer::Task {
-                            position: offered.tasks,
-                            speech,
-                        },
-                        "COLOR" => {
-                            Answer::Color(answer["color"].as_str().unwrap_or_default().into())
-                        }
-                        _ => Answer::Pass,
+                    let speech = answer["say"].as_str().unwrap_or_default().to_owned();
+                    let index = answer["do"].as_u64().expect("an index") as usize;
+                    let expected = match index.checked_sub(offered.actions) {
+                        _ if index == 0 && speech.is_empty() => Answer::Pass,
+                        _ if index == 0 => Answer::Color(speech),
+                        Some(position) if position > 0 => Answer::Task { position, speech },
+                        _ => Answer::Action { index, speech },
                     };
                     assert_eq!(parsed.answer, expected, "{raw}");
                 }
             }
         }
+    }
+
+    #[test]
+    fn reads_each_short_answer_and_says_what_is_wrong_with_a_bad_one() {
+        let offered = Choices {
+            actions: 2,
+            tasks: 1,
+        };
+        let limits = DecisionLimits::default();
+        let read = |raw: &str| parse_decision(raw, offered, &limits);
+        let answer = |raw: &str| read(raw).expect("valid").answer;
+        assert_eq!(
+            answer(r#"{"do": 2, "say": "Evening, dearie."}"#),
+            Answer::Action {
+                index: 2,
+                speech: "Evening, dearie.".into()
+            }
+        );
+        assert_eq!(
+            answer(r#"{"do": 3, "say": ""}"#),
+            Answer::Task {
+                position: 1,
+                speech: String::new()
+            }
+        );
+        assert_eq!(
+            answer(r#"{"do": 0, "say": " Hm. "}"#),
+            Answer::Color("Hm.".into())
+        );
+        assert_eq!(answer(r#"{"do": 0, "say": ""}"#), Answer::Pass);
+        assert_eq!(answer(r#"{"do": null}"#), Answer::Pass);
+        assert_eq!(answer(r#"{"say": "Hm."}"#), Answer::Color("Hm.".into()));
+        assert_eq!(
+            answer(r#"{"do": " pour ale "}"#),
+            Answer::Utterance("pour ale".into())
+        );
+        assert_eq!(
+            answer(r#"{"ask": "For how long?"}"#),
+            Answer::Ask("For how long?".into())
+        );
+        let thought = read(r#"{"do": 1, "say": "", "thought": "Busy night."}"#);
+        assert_eq!(thought.expect("valid").thought, "Busy night.");
+        assert_eq!(
+            read(r#"{"do": 4}"#),
+            Err(RejectionReason::NotOffered {
+                index: 4,
+                offered: 3
+            })
+        );
+        assert_eq!(
+            read(r#"{"do": 1.5}"#),
+            Err(RejectionReason::BadChoice("1.5".into()))
+        );
+        assert_eq!(
+            read(r#"{"do": ""}"#),
+            Err(RejectionReason::BadChoice("an empty string".into()))
+        );
+        assert_eq!(
+            read(r#"{"thought": "Hm."}"#),
+            Err(RejectionReason::NoChoice)
+        );
+        assert!(matches!(
+            read(&json!({ "do": 1, "say": "a".repeat(301) }).to_string()),
+            Err(RejectionReason::TooLong { field: "say", .. })
+        ));
+        assert_eq!(
+            read(r#"{"ask": ""}"#),
+            Err(RejectionReason::MissingField {
+                answer: "ASK",
+                field: "ask"
+            })
+        );
     }
 
     /// Marta may rent a room (nights 1–14 required, the guest Brom or Traveler
@@ -951,6 +1067,19 @@ mod tests {
                 field: "ability"
             })
         ));
+        let short = read(r#"{"use": "tavern:rent_room", "inputs": {"nights": 3}, "say": "Done."}"#);
+        assert!(
+            matches!(&short, Ok(Decision { answer: Answer::Invoke { ability, inputs, speech }, .. })
+                if ability == "tavern:rent_room" && inputs.len() == 1 && speech == "Done."),
+            "{short:?}"
+        );
+        assert!(matches!(
+            read(r#"{"use": null, "inputs": {}}"#),
+            Err(RejectionReason::MissingField {
+                answer: "INVOKE",
+                field: "use"
+            })
+        ));
     }
 
     #[test]
@@ -996,31 +1125,26 @@ mod tests {
         let kinds: Vec<String> = answers
             .iter()
             .map(|answer| {
-                let kind = &answer["properties"]["type"]["enum"][0];
-                let ability = &answer["properties"]["ability"]["enum"][0];
-                format!(
-                    "{} {}",
-                    kind.as_str().unwrap_or("?"),
-                    ability.as_str().unwrap_or("")
-                )
-                .trim()
-                .to_owned()
+                let properties = answer["properties"].as_object().expect("fields");
+                let first = properties.keys().next().cloned().unwrap_or_default();
+                let ability = &answer["properties"]["use"]["enum"][0];
+                format!("{first} {}", ability.as_str().unwrap_or(""))
+                    .trim()
+                    .to_owned()
             })
             .collect();
         assert_eq!(
             kinds,
             [
-                "ACTION",
-                "INVOKE tavern:rent_room",
-                "INVOKE tavern:pour_drink",
-                "ASK",
-                "COLOR",
-                "NONE"
+                "do",
+                "inputs tavern:rent_room",
+                "inputs tavern:pour_drink",
+                "ask"
             ]
         );
         // An answer the schema allows is read as the invocation it is.
-        let raw = json!({ "answer": { "type": "INVOKE", "ability": "tavern:rent_room",
-                          "inputs": { "nights": 14, "guest": null }, "speech": "" } });
+        let raw = json!({ "answer": { "use": "tavern:rent_room",
+                          "inputs": { "nights": 14, "guest": null }, "say": "" } });
         let decision = parse_decision(&raw.to_string(), offer, &DecisionLimits::default());
         assert!(matches!(
             decision.map(|d| d.answer),

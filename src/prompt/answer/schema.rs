@@ -2,78 +2,52 @@
 
 use serde_json::{Value, json};
 
-use super::{ANSWER_FIELD, Choices, DecisionLimits, Offer, invoke_schema};
+use super::{
+    ANSWER_FIELD, CHOICE_FIELD, DecisionLimits, LINE_FIELD, Offer, QUESTION_FIELD, invoke_schema,
+};
 
 /// The most offered indices the schema lists one by one; beyond them it gives a range.
 /// OpenAI's strict mode takes at most 1,000 enum values in a schema.
 const MAX_LISTED_INDICES: usize = 500;
 
 /// The JSON schema of a decision answer when these choices were offered (actions
-/// numbered from 1, tasks on after them): an object whose `answer` is one of the
-/// answers the prompt describes, each with exactly its own fields: `ACTION` with
-/// `action` (one of the offered actions' indices) and `speech`, `TASK` with `task`
-/// (one of the offered tasks' indices) and `speech`, `COLOR` with `color` (every line
-/// within the speech limit), an `INVOKE` of each offered ability with its inputs
-/// typed ([`invoke_schema`](super::invoke_schema)) and `ASK` with `question` when
-/// abilities are offered, or `NONE`. With no action offered there is no `ACTION`,
-/// with no task no `TASK`; with no lines allowed no `COLOR`, and `speech` must be
-/// empty. A server that honours it can
-/// write no answer [`parse_decision`](super::parse_decision) refuses, and no
-/// action that was not offered.
+/// numbered from 1, tasks on after them): `{"do": <index>, "say": "<line>"}`, where
+/// `do` is one of the offered indices or 0 for none (only a line, or nothing), and
+/// `say` is within the speech limit (empty for an actor that never speaks). With
+/// abilities offered in the answer, the answer sits under `answer` and is one of
+/// that, an invocation of each offered ability with its inputs typed
+/// ([`invoke_schema`](super::invoke_schema)), or `{"ask": "<question>"}` when the
+/// actor speaks. A server that honours it can write no answer
+/// [`parse_decision`](super::parse_decision) refuses, and no action that was not
+/// offered.
 ///
-/// The answers sit under `answer` because OpenAI's strict structured outputs want an
-/// object at the root (with every field required and no others), and only a choice
-/// among whole answers (`anyOf`) ties each `type` to its own fields; the grammars of
-/// llama.cpp, vLLM and Ollama take the same schema. The parser reads an answer with
-/// or without the wrapper. (OpenAI's fine-tuned models do not take `maxLength`;
-/// their answers are checked for length when they are parsed.)
+/// OpenAI's strict structured outputs want an object at the root, with every field
+/// required and no others, and no choice (`anyOf`) there: the answer without abilities
+/// is that object itself, and only a choice among whole answers needs the wrapper.
+/// The grammars of llama.cpp, vLLM and Ollama take the same schema. The parser reads
+/// an answer with or without the wrapper. (OpenAI's fine-tuned models do not take
+/// `maxLength`; their answers are checked for length when they are parsed.)
 ///
-/// `UTTERANCE` is left out: it is for models that write free text, and under a schema
-/// the index says the same in fewer tokens. Without abilities it depends only on the
-/// numbers offered and the limits, so one schema serves every actor offered as many
-/// actions and tasks.
+/// A command in `do` is left out: it is for models that write free text, and under a
+/// schema the index says the same in fewer tokens. Without abilities the schema
+/// depends only on the numbers offered and the limits, so one schema serves every
+/// actor offered as many actions and tasks.
 pub fn decision_schema<'a>(offer: impl Into<Offer<'a>>, limits: &DecisionLimits) -> Value {
     let offer = offer.into();
-    let Choices { actions, tasks } = offer.choices;
     // An actor that may say no line may only say nothing along with its action.
     let speaks = limits.max_color_lines != Some(0);
     let line =
         json!({ "type": "string", "maxLength": if speaks { limits.max_speech_chars } else { 0 } });
-    let answer = |kind: &str, fields: &[(&str, Value)]| {
-        let mut properties = serde_json::Map::with_capacity(fields.len() + 1);
-        properties.insert(
-            "type".to_owned(),
-            json!({ "type": "string", "enum": [kind] }),
-        );
-        for (name, field) in fields {
-            properties.insert((*name).to_owned(), field.clone());
-        }
-        let required: Vec<String> = properties.keys().cloned().collect();
-        json!({
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": false
-        })
-    };
-    let mut answers = Vec::with_capacity(4);
-    if actions > 0 {
-        answers.push(answer(
-            "ACTION",
-            &[("action", indices(1, actions)), ("speech", line.clone())],
-        ));
-    }
-    if tasks > 0 {
-        let first = actions + 1;
-        answers.push(answer(
-            "TASK",
-            &[
-                ("task", indices(first, actions + tasks)),
-                ("speech", line.clone()),
-            ],
-        ));
-    }
+    let choice = object(&[
+        (CHOICE_FIELD, indices(0, offer.choices.total())),
+        (LINE_FIELD, line.clone()),
+    ]);
     let abilities = offer.abilities();
+    if abilities.is_empty() {
+        return choice;
+    }
+    let mut answers = Vec::with_capacity(abilities.len() + 2);
+    answers.push(choice);
     // Abilities called as tools are invoked by the call, not in the answer.
     if !offer.as_tools {
         answers.extend(
@@ -82,17 +56,25 @@ pub fn decision_schema<'a>(offer: impl Into<Offer<'a>>, limits: &DecisionLimits)
                 .map(|ability| invoke_schema(ability, &line)),
         );
     }
-    if speaks && !abilities.is_empty() {
-        answers.push(answer("ASK", &[("question", line.clone())]));
-    }
     if speaks {
-        answers.push(answer("COLOR", &[("color", line)]));
+        answers.push(object(&[(QUESTION_FIELD, line)]));
     }
-    answers.push(answer("NONE", &[]));
+    if answers.len() == 1 {
+        return answers.swap_remove(0);
+    }
+    object(&[(ANSWER_FIELD, json!({ "anyOf": answers }))])
+}
+
+/// The schema of an object of exactly these fields, each required.
+pub(super) fn object(fields: &[(&str, Value)]) -> Value {
+    let properties: serde_json::Map<String, Value> = (fields.iter())
+        .map(|(name, field)| ((*name).to_owned(), field.clone()))
+        .collect();
+    let required: Vec<&str> = fields.iter().map(|(name, _)| *name).collect();
     json!({
         "type": "object",
-        "properties": { ANSWER_FIELD: { "anyOf": answers } },
-        "required": [ANSWER_FIELD],
+        "properties": properties,
+        "required": required,
         "additionalProperties": false
     })
 }
@@ -111,6 +93,7 @@ fn indices(first: usize, last: usize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::prompt::Choices;
 
     #[test]
     fn answers_are_capped_at_what_the_schema_allows() {
@@ -330,46 +313,27 @@ mod tests {
         );
     }
 
-    /// Each answer a schema allows, by type: its fields.
-    fn answers(schema: &Value) -> Vec<(String, Vec<String>)> {
-        schema["properties"]["answer"]["anyOf"]
-            .as_array()
-            .expect("the answers")
-            .iter()
-            .map(|answer| {
-                let kind = answer["properties"]["type"]["enum"][0]
-                    .as_str()
-                    .expect("a type")
-                    .to_owned();
-                let fields = answer["properties"]
-                    .as_object()
-                    .expect("its fields")
-                    .keys()
-                    .cloned()
-                    .collect();
-                (kind, fields)
-            })
-            .collect()
-    }
-
     #[test]
-    fn the_schema_offers_only_the_indices_offered() {
+    fn the_schema_offers_only_the_indices_offered_and_0_for_none() {
         let schema = decision_schema(2, &DecisionLimits::default());
-        let action = &schema["properties"]["answer"]["anyOf"][0]["properties"];
-        assert_eq!(
-            action["action"],
-            json!({ "type": "integer", "enum": [1, 2] })
-        );
         let line = json!({ "type": "string", "maxLength": 300 });
-        assert_eq!(action["speech"], line);
         assert_eq!(
-            schema["properties"]["answer"]["anyOf"][1]["properties"]["color"],
-            line
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "do": { "type": "integer", "enum": [0, 1, 2] },
+                    "say": line
+                },
+                "required": ["do", "say"],
+                "additionalProperties": false
+            }),
+            "no wrapper and no choice without abilities"
         );
-        let many = decision_schema(MAX_LISTED_INDICES + 1, &DecisionLimits::default());
+        let many = decision_schema(MAX_LISTED_INDICES, &DecisionLimits::default());
         assert_eq!(
-            many["properties"]["answer"]["anyOf"][0]["properties"]["action"],
-            json!({ "type": "integer", "minimum": 1, "maximum": MAX_LISTED_INDICES + 1 })
+            many["properties"]["do"],
+            json!({ "type": "integer", "minimum": 0, "maximum": MAX_LISTED_INDICES })
         );
     }
 
@@ -380,61 +344,82 @@ mod tests {
             tasks: 2,
         };
         let schema = decision_schema(offered, &DecisionLimits::default());
-        let task = &schema["properties"]["answer"]["anyOf"][1]["properties"];
-        assert_eq!(task["type"], json!({ "type": "string", "enum": ["TASK"] }));
-        assert_eq!(task["task"], json!({ "type": "integer", "enum": [3, 4] }));
-        let only_tasks = decision_schema(
-            Choices {
-                actions: 0,
-                tasks: 1,
-            },
-            &DecisionLimits::default(),
-        );
         assert_eq!(
-            answers(&only_tasks)[0],
-            (
-                "TASK".to_owned(),
-                vec!["speech".to_owned(), "task".to_owned(), "type".to_owned()]
-            )
-        );
-        assert_eq!(
-            only_tasks["properties"]["answer"]["anyOf"][0]["properties"]["task"],
-            json!({ "type": "integer", "enum": [1] })
-        );
-    }
-
-    #[test]
-    fn each_answer_has_exactly_its_own_fields() {
-        let fields = |names: &[&str]| names.iter().map(|&n| n.to_owned()).collect::<Vec<_>>();
-        assert_eq!(
-            answers(&decision_schema(2, &DecisionLimits::default())),
-            [
-                ("ACTION".to_owned(), fields(&["action", "speech", "type"])),
-                ("COLOR".to_owned(), fields(&["color", "type"])),
-                ("NONE".to_owned(), fields(&["type"])),
-            ]
+            schema["properties"]["do"],
+            json!({ "type": "integer", "enum": [0, 1, 2, 3, 4] })
         );
     }
 
     #[test]
     fn with_nothing_offered_or_no_lines_allowed_the_schema_narrows() {
-        let kinds = |schema: &Value| -> Vec<String> {
-            answers(schema).into_iter().map(|(kind, _)| kind).collect()
-        };
-        assert_eq!(
-            kinds(&decision_schema(0, &DecisionLimits::default())),
-            ["COLOR", "NONE"]
-        );
+        let alone = decision_schema(0, &DecisionLimits::default());
+        assert_eq!(alone["properties"]["do"]["enum"], json!([0]), "only a line");
         let mute = DecisionLimits {
             max_color_lines: Some(0),
             ..DecisionLimits::default()
         };
         let schema = decision_schema(1, &mute);
-        assert_eq!(kinds(&schema), ["ACTION", "NONE"]);
         assert_eq!(
-            schema["properties"]["answer"]["anyOf"][0]["properties"]["speech"]["maxLength"], 0,
+            schema["properties"]["say"]["maxLength"], 0,
             "nothing may be said along with the action"
         );
-        assert_eq!(kinds(&decision_schema(0, &mute)), ["NONE"]);
+    }
+
+    #[test]
+    fn with_abilities_the_answer_is_a_choice_under_its_field() {
+        let definition: crate::content::AbilityDefinition = serde_json::from_value(json!({
+            "id": "tavern:rent_room", "description": "d", "what": "w", "when": "w",
+            "inputs": { "required": [{ "name": "nights", "type": "integer", "min": 1, "max": 2 }] }
+        }))
+        .expect("an ability");
+        let abilities: crate::world::OfferedAbilities = [crate::world::OfferedAbility {
+            definition: std::sync::Arc::new(definition),
+            candidates: Vec::new(),
+        }]
+        .into_iter()
+        .collect();
+        let offer = Offer {
+            choices: Choices::from(1),
+            abilities: Some(&abilities),
+            as_tools: false,
+        };
+        let fields = |schema: &Value| -> Vec<Vec<String>> {
+            (schema["properties"]["answer"]["anyOf"]
+                .as_array()
+                .expect("answers")
+                .iter())
+            .map(|answer| {
+                let names = answer["properties"].as_object().expect("fields").keys();
+                names.cloned().collect()
+            })
+            .collect()
+        };
+        let schema = decision_schema(offer, &DecisionLimits::default());
+        assert_eq!(
+            fields(&schema),
+            [vec!["do", "say"], vec!["inputs", "say", "use"], vec!["ask"]]
+        );
+        let mute = DecisionLimits {
+            max_color_lines: Some(0),
+            ..DecisionLimits::default()
+        };
+        let schema = decision_schema(offer, &mute);
+        assert_eq!(fields(&schema).len(), 2, "a mute actor asks nothing");
+        let as_tools = Offer {
+            as_tools: true,
+            ..offer
+        };
+        let schema = decision_schema(as_tools, &DecisionLimits::default());
+        assert_eq!(
+            fields(&schema),
+            [vec!["do", "say"], vec!["ask"]],
+            "tools: invoked by a call, asked in the answer"
+        );
+        let schema = decision_schema(as_tools, &mute);
+        assert_eq!(
+            schema["properties"]["do"]["enum"],
+            json!([0, 1]),
+            "one kind: no wrapper"
+        );
     }
 }
