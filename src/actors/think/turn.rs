@@ -14,23 +14,14 @@ use crate::prompt::{
 };
 use crate::world::OfferedActions;
 
-/// What an appended turn says in place of actions that did not change; a macro, so
-/// [`SAME_ACTIONS_AND_TASKS`] can take it in whole.
-macro_rules! same_actions {
-    () => {
-        "<available_actions>\nThe same actions as before, with the same numbers.\n</available_actions>"
-    };
-}
-
-/// What an appended turn says in place of an offer that did not change.
-pub(super) const SAME_ACTIONS: &str = same_actions!();
+/// What an appended turn says in place of actions that did not change: a line where a
+/// block would be, read again by every later turn of the transcript.
+pub(super) const SAME_ACTIONS: &str = "(The same actions as before, with the same numbers.)";
 
 /// What an appended turn says in place of an offer of actions and tasks that did not
 /// change.
-pub(super) const SAME_ACTIONS_AND_TASKS: &str = concat!(
-    same_actions!(),
-    "\n<available_tasks>\nThe same tasks as before, with the same numbers.\n</available_tasks>"
-);
+pub(super) const SAME_ACTIONS_AND_TASKS: &str =
+    "(The same actions and tasks as before, with the same numbers.)";
 
 /// The limits an actor of `spec` answers within: the settings' `limits`, with the
 /// spec's own speech and colour-line limits.
