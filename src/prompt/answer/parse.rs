@@ -22,31 +22,34 @@ pub struct Decision {
 /// One of the answers of the decision contract.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
-    /// `ACTION`: the offered action with this index (from 1), with what the actor says
-    /// as it acts (may be empty).
+    /// `{"do": <index>, "say": "..."}` (`ACTION` in the longer form): the offered
+    /// action with this index (from 1), with what the actor says as it acts (may be
+    /// empty).
     Action {
         /// The chosen index.
         index: usize,
         /// Words said along with it.
         speech: String,
     },
-    /// `TASK`: the offered task at this position among the tasks (from 1; the prompt
-    /// numbers it on after the actions, [`Choices::task_number`]), with what the actor
-    /// says as it sets about it (may be empty).
+    /// `{"do": <a task's index>, "say": "..."}` (`TASK`): the offered task at this
+    /// position among the tasks (from 1; the prompt numbers it on after the actions,
+    /// [`Choices::task_number`]), with what the actor says as it sets about it (may be
+    /// empty).
     Task {
         /// Its position among the offered tasks.
         position: usize,
         /// Words said along with it.
         speech: String,
     },
-    /// `UTTERANCE`: a player-like command line, still to be matched against the offered
-    /// commands (`match_utterance` in smart actors).
+    /// `{"do": "<command>"}` (`UTTERANCE`): a player-like command line, still to be
+    /// matched against the offered commands (`match_utterance` in smart actors).
     Utterance(String),
-    /// `COLOR`: a short in-character line with no mechanical effect.
+    /// `{"do": 0, "say": "..."}` (`COLOR`): a short in-character line with no
+    /// mechanical effect.
     Color(String),
-    /// `INVOKE`: the offered ability with this id, with its inputs checked
-    /// ([`check_invocation`](super::check_invocation)) and what the actor says as it
-    /// does it (may be empty).
+    /// `{"use": "<id>", "inputs": {...}, "say": "..."}` (`INVOKE`): the offered ability
+    /// with this id, with its inputs checked ([`check_invocation`](super::check_invocation))
+    /// and what the actor says as it does it (may be empty).
     Invoke {
         /// The ability's id.
         ability: String,
@@ -55,10 +58,10 @@ pub enum Answer {
         /// Words said along with it.
         speech: String,
     },
-    /// `ASK`: a short question for an input an ability needs and nobody gave; said
-    /// aloud, it keeps the conversation open for the answer.
+    /// `{"ask": "..."}` (`ASK`): a short question for an input an ability needs and
+    /// nobody gave; said aloud, it keeps the conversation open for the answer.
     Ask(String),
-    /// `NONE`: the actor does nothing this turn.
+    /// `{"do": 0, "say": ""}` (`NONE`): the actor does nothing this turn.
     Pass,
 }
 
