@@ -322,8 +322,14 @@ fn slow_server_times_out_once_per_request() {
         submitted,
         "one outcome per request"
     );
+    // Before the server's speed is measured, the bridge's deadline allows the slowest
+    // server it expects to read the prompt: a little longer than 200 ms.
     for response in &arrived {
-        assert_eq!(response.result, Err(LlmError::TimedOut(deadline)));
+        assert!(
+            matches!(response.result, Err(LlmError::TimedOut(waited)) if waited >= deadline),
+            "{:?}",
+            response.result
+        );
     }
     assert_eq!(bridge.in_flight(), 0);
 

@@ -206,19 +206,26 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
 
 /// The deadline of `request`, about to go to `endpoint`, once the server's measured
 /// speed predicts how long it will take: the bridge's own stretched to twice that, or
-/// [`LlmError::TooSlow`] when the requester's own cannot be met. Nothing to predict
-/// with until the speed is measured (never, for a backend that reports no usage): the
-/// prompt is not even read.
+/// [`LlmError::TooSlow`] when the requester's own cannot be met. Until the speed is
+/// measured (never, for a backend that reports no usage) the prompt is not read: the
+/// bridge's own deadline is stretched to twice what the slowest server it expects
+/// would take ([`unmeasured_time`]), so an actor's first, cold prompt is not lost to it,
+/// and the requester's own is kept.
 fn fit_to_speed(
     shared: &Shared,
     endpoint: &Endpoint,
     request: &LlmRequest,
     (given, deadline): (Deadline, Instant),
 ) -> Result<Instant, LlmError> {
-    if shared.profiles.speeds(endpoint.index).0.is_none() {
-        return Ok(deadline);
-    }
     let now = Instant::now();
+    if shared.profiles.speeds(endpoint.index).0.is_none() {
+        return Ok(match given {
+            Deadline::Default(_) => {
+                deadline.max(later(now, unmeasured_time(request).saturating_mul(2)))
+            }
+            Deadline::Given(_) => deadline,
+        });
+    }
     let marks = PromptMarks::of(&request.messages);
     let others = endpoint.running().saturating_sub(1);
     let predicted = (shared.profiles).predict(endpoint.index, (request, &marks), others);
@@ -237,6 +244,19 @@ fn fit_to_speed(
     };
     (shared.profiles).hold(endpoint.index, request.affinity, marks);
     Ok(fitted)
+}
+
+/// The prompt tokens a second the slowest server the bridge expects reads: a 3B model
+/// on two CPU cores reads about 20.
+const SLOWEST_READING: f32 = 15.0;
+
+/// How long the slowest server expected would take to read `request`'s whole prompt
+/// (a token taken for every 3 bytes, more than most tokenizers take), before its own
+/// speed was measured. Counted from its bytes, so a backend that never reports its
+/// speed pays next to nothing for it; a short prompt, short.
+fn unmeasured_time(request: &LlmRequest) -> Duration {
+    let bytes: usize = request.messages.iter().map(|m| m.content.len()).sum();
+    Duration::try_from_secs_f32(bytes as f32 / 3.0 / SLOWEST_READING).unwrap_or(Duration::MAX)
 }
 
 /// Serves one request (see [`serve`]) so that a panic anywhere in serving it ends
@@ -345,4 +365,34 @@ async fn answer(
         .catch_unwind()
         .await
         .map_err(failed)?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::ChatMessage;
+
+    fn request(prompt_bytes: usize) -> LlmRequest {
+        LlmRequest {
+            messages: Arc::new(vec![ChatMessage::user("x".repeat(prompt_bytes))]),
+            ..LlmRequest::default()
+        }
+    }
+
+    #[test]
+    fn before_its_speed_is_measured_a_server_is_assumed_slow_enough_for_a_cold_prompt() {
+        // An innkeeper's first prompt, about 4,500 bytes: 1,500 tokens at 15 a second.
+        let cold = unmeasured_time(&request(4500));
+        assert_eq!(cold.as_secs(), 100);
+        assert!(
+            cold * 2 > Duration::from_secs(60),
+            "twice it is longer than the default deadline"
+        );
+        assert_eq!(
+            unmeasured_time(&request(45)).as_millis(),
+            1000,
+            "a short one"
+        );
+        assert_eq!(unmeasured_time(&request(0)), Duration::ZERO);
+    }
 }
