@@ -44,8 +44,11 @@ struct ServerProfile {
     /// The usual answer's tokens for each [`Priority`] (a narration's and a decision's
     /// differ), as `f32` bits; 0 until one answered.
     answer_tokens: [AtomicU32; 3],
-    /// The prompt last sent with each affinity, as the server may still hold it.
-    held: Mutex<HashMap<u64, PromptMarks>>,
+    /// The prompt last sent with each affinity, as the server may still hold it, and
+    /// when it was sent (the count of prompts sent before it).
+    held: Mutex<HashMap<u64, (u64, PromptMarks)>>,
+    /// How many prompts were sent.
+    sent: std::sync::atomic::AtomicU64,
 }
 
 /// A message as a prediction compares it: its fingerprint and its characters.
@@ -194,13 +197,15 @@ impl ServerProfiles {
     /// `others` requests running there: reading the part of its prompt the server does
     /// not hold from the last prompt sent there with the same affinity ([`hold`](Self::hold);
     /// others read theirs at the same time, and share its speed), then writing an answer
-    /// as long as the usual one of its priority (at most its `max_tokens`). `None`
-    /// until the endpoint's speeds and tokens a character are known.
+    /// as long as the usual one of its priority (at most its `max_tokens`). A server of
+    /// `slots` slots is taken to hold the prompts of the last `slots` affinities sent
+    /// there: actors sharing one llama.cpp slot push each other's out. `None` until the
+    /// endpoint's speeds and tokens a character are known.
     pub(super) fn predict(
         &self,
         endpoint: usize,
         (request, marks): (&LlmRequest, &PromptMarks),
-        others: usize,
+        (others, slots): (usize, usize),
     ) -> Option<Duration> {
         let profile = self.0.get(endpoint)?;
         let per_char = measured(&profile.tokens_per_char)?;
@@ -209,7 +214,14 @@ impl ServerProfiles {
         let held: usize = match request.affinity {
             Some(affinity) => {
                 let held = super::scheduler::lock(&profile.held);
-                let last = held.get(&affinity).map_or(&[][..], |last| &last.0[..]);
+                let last = match held.get(&affinity) {
+                    // Pushed out by as many other affinities' prompts as it has slots.
+                    Some((sent, _)) if held.values().filter(|(s, _)| s > sent).count() >= slots => {
+                        &[][..]
+                    }
+                    Some((_, last)) => &last.0[..],
+                    None => &[][..],
+                };
                 let same = marks.0.iter().zip(last).take_while(|(a, b)| a == b);
                 same.map(|((_, chars), _)| chars).sum()
             }
@@ -228,16 +240,17 @@ impl ServerProfiles {
     }
 
     /// Notes that `endpoint` was sent a prompt (`marks`) with `affinity`: it holds it
-    /// for the next one with the same affinity.
+    /// for the next one with the same affinity, until others push it out.
     pub(super) fn hold(&self, endpoint: usize, affinity: Option<u64>, marks: PromptMarks) {
         let (Some(profile), Some(affinity)) = (self.0.get(endpoint), affinity) else {
             return;
         };
+        let sent = profile.sent.fetch_add(1, Ordering::Relaxed);
         let mut held = super::scheduler::lock(&profile.held);
         if held.len() >= HELD_PROMPTS {
             held.clear();
         }
-        held.insert(affinity, marks);
+        held.insert(affinity, (sent, marks));
     }
 
     /// The speeds measured on an endpoint: prompt tokens read and answer tokens
@@ -431,7 +444,7 @@ mod tests {
         };
         let marks = PromptMarks::of(&first.messages);
         assert_eq!(
-            profiles.predict(0, (&first, &marks), 0),
+            profiles.predict(0, (&first, &marks), (0, 1)),
             None,
             "not measured"
         );
@@ -446,7 +459,7 @@ mod tests {
         let reported = (Some(usage(750)), Some(timings));
         profiles.observe_speed(0, Priority::Background, reported, (seconds(32), None));
         assert_eq!(
-            profiles.predict(0, (&first, &marks), 0),
+            profiles.predict(0, (&first, &marks), (0, 1)),
             Some(seconds(32)),
             "cold: 750 tokens to read, then the usual 20 to write"
         );
@@ -462,12 +475,12 @@ mod tests {
         };
         let marks = PromptMarks::of(&second.messages);
         assert_eq!(
-            profiles.predict(0, (&second, &marks), 0),
+            profiles.predict(0, (&second, &marks), (0, 1)),
             Some(seconds(6)),
             "warm: only the 100 tokens appended are read"
         );
         assert_eq!(
-            profiles.predict(0, (&second, &marks), 1),
+            profiles.predict(0, (&second, &marks), (1, 1)),
             Some(seconds(10)),
             "beside another request, reading takes twice as long"
         );
@@ -476,7 +489,7 @@ mod tests {
             ..second.clone()
         };
         assert_eq!(
-            profiles.predict(0, (&stranger, &marks), 0),
+            profiles.predict(0, (&stranger, &marks), (0, 1)),
             Some(seconds(36)),
             "another affinity's prompt is not held: all 850 tokens are read"
         );
@@ -485,12 +498,24 @@ mod tests {
                 max_tokens: Some(5),
                 ..crate::llm::SamplingOptions::default()
             },
-            ..second
+            ..second.clone()
         };
         assert_eq!(
-            profiles.predict(0, (&short, &marks), 0),
+            profiles.predict(0, (&short, &marks), (0, 1)),
             Some(Duration::from_millis(4500)),
             "no longer an answer than it may have"
+        );
+        // Another actor's prompt sent since: one slot holds it instead, two hold both.
+        profiles.hold(0, Some(8), PromptMarks::of(&[ChatMessage::user("w")]));
+        assert_eq!(
+            profiles.predict(0, (&second, &marks), (0, 1)),
+            Some(seconds(36)),
+            "pushed out of the one slot: all 850 tokens are read again"
+        );
+        assert_eq!(
+            profiles.predict(0, (&second, &marks), (0, 2)),
+            Some(seconds(6)),
+            "two slots still hold it"
         );
     }
 }

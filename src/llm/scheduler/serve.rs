@@ -228,7 +228,8 @@ fn fit_to_speed(
     }
     let marks = PromptMarks::of(&request.messages);
     let others = endpoint.running().saturating_sub(1);
-    let predicted = (shared.profiles).predict(endpoint.index, (request, &marks), others);
+    let slots = endpoint.capacity.load(std::sync::atomic::Ordering::SeqCst);
+    let predicted = (shared.profiles).predict(endpoint.index, (request, &marks), (others, slots));
     let fitted = match (predicted, given) {
         (Some(predicted), Deadline::Default(_)) => {
             deadline.max(later(now, predicted.saturating_mul(2)))
