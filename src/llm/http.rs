@@ -35,6 +35,13 @@ impl Default for ResponseLimits {
     }
 }
 
+/// How long an HTTP backend lets one request take by default: ten minutes, a backstop
+/// against a connection that hangs. The bridge's deadline governs a request; it
+/// stretches with a slow server's measured speed (a 3B model on two CPU cores reads
+/// an actor's first prompt in over a minute), and a shorter timeout here would cut
+/// that short.
+pub const BACKSTOP_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// The HTTP client a backend sends with, each request bounded by `timeout`.
 pub(super) fn http_client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
     reqwest::Client::builder()

@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::http::{ResponseLimits, ServerUrl, http_client, stream_chunk, text_at};
+use super::http::{
+    BACKSTOP_TIMEOUT, ResponseLimits, ServerUrl, http_client, stream_chunk, text_at,
+};
 use super::{
     DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, ServerTimings, TokenUsage,
 };
@@ -20,7 +22,9 @@ pub struct OllamaSettings {
     /// How long the server keeps the model loaded after a request (`"5m"`, `"-1"`);
     /// the server's default when `None`.
     pub keep_alive: Option<String>,
-    /// How long one HTTP request may take; the bridge's deadline applies as well.
+    /// How long one HTTP request may take: a backstop against a connection that
+    /// hangs ([`BACKSTOP_TIMEOUT`] by default). The bridge's deadline, which knows the
+    /// server's speed, normally ends a request first.
     pub timeout: Duration,
     /// How much of an answer is read before the request fails as too large.
     pub limits: ResponseLimits,
@@ -45,7 +49,7 @@ impl Default for OllamaSettings {
             base_url: "http://127.0.0.1:11434".to_owned(),
             model: "llama3.2".to_owned(),
             keep_alive: None,
-            timeout: Duration::from_secs(120),
+            timeout: BACKSTOP_TIMEOUT,
             limits: ResponseLimits::default(),
         }
     }

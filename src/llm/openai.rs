@@ -9,7 +9,9 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::http::{ResponseLimits, ServerUrl, http_client, json_value, stream_chunk, text_at};
+use super::http::{
+    BACKSTOP_TIMEOUT, ResponseLimits, ServerUrl, http_client, json_value, stream_chunk, text_at,
+};
 use super::{
     DeltaSink, LimitsFuture, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, ServerLimits,
     ServerTimings, TokenUsage,
@@ -55,7 +57,9 @@ pub struct OpenAiSettings {
     pub model: String,
     /// Sent as a bearer token when set.
     pub api_key: Option<ApiKey>,
-    /// How long one HTTP request may take; the bridge's deadline applies as well.
+    /// How long one HTTP request may take: a backstop against a connection that
+    /// hangs ([`BACKSTOP_TIMEOUT`] by default). The bridge's deadline, which knows the
+    /// server's speed, normally ends a request first.
     pub timeout: Duration,
     /// How a request's JSON Schema is sent; answers are validated either way.
     pub schema_format: SchemaFormat,
@@ -115,7 +119,7 @@ impl Default for OpenAiSettings {
             base_url: "http://127.0.0.1:8080/v1".to_owned(),
             model: "local-model".to_owned(),
             api_key: None,
-            timeout: Duration::from_secs(60),
+            timeout: BACKSTOP_TIMEOUT,
             schema_format: SchemaFormat::JsonSchema,
             slots: None,
             limits: ResponseLimits::default(),
