@@ -216,7 +216,9 @@ impl ServerProfiles {
                 let held = super::scheduler::lock(&profile.held);
                 let last = match held.get(&affinity) {
                     // Pushed out by as many other affinities' prompts as it has slots.
-                    Some((sent, _)) if held.values().filter(|(s, _)| s > sent).count() >= slots => {
+                    Some((sent, _))
+                        if held.values().filter(|(s, _)| s > sent).take(slots).count() >= slots =>
+                    {
                         &[][..]
                     }
                     Some((_, last)) => &last.0[..],

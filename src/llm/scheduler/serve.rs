@@ -218,33 +218,33 @@ fn fit_to_speed(
     (given, deadline): (Deadline, Instant),
 ) -> Result<Instant, LlmError> {
     let now = Instant::now();
-    if shared.profiles.speeds(endpoint.index).0.is_none() {
-        return Ok(match given {
-            Deadline::Default(_) => {
-                deadline.max(later(now, unmeasured_time(request).saturating_mul(2)))
-            }
-            Deadline::Given(_) => deadline,
-        });
+    let measured = shared.profiles.speeds(endpoint.index).0.is_some();
+    let marks = measured.then(|| PromptMarks::of(&request.messages));
+    let predicted = marks.as_ref().and_then(|marks| {
+        let others = endpoint.running().saturating_sub(1);
+        let slots = endpoint.capacity.load(std::sync::atomic::Ordering::SeqCst);
+        (shared.profiles).predict(endpoint.index, (request, marks), (others, slots))
+    });
+    if let (Some(predicted), Deadline::Given(_)) = (predicted, given) {
+        let left = deadline.saturating_duration_since(now);
+        if predicted > left {
+            return Err(LlmError::TooSlow { predicted, left });
+        }
     }
-    let marks = PromptMarks::of(&request.messages);
-    let others = endpoint.running().saturating_sub(1);
-    let slots = endpoint.capacity.load(std::sync::atomic::Ordering::SeqCst);
-    let predicted = (shared.profiles).predict(endpoint.index, (request, &marks), (others, slots));
-    let fitted = match (predicted, given) {
-        (Some(predicted), Deadline::Default(_)) => {
-            deadline.max(later(now, predicted.saturating_mul(2)))
-        }
-        (Some(predicted), Deadline::Given(_)) => {
-            let left = deadline.saturating_duration_since(now);
-            if predicted > left {
-                return Err(LlmError::TooSlow { predicted, left });
-            }
-            deadline
-        }
-        (None, _) => deadline,
+    if let Some(marks) = marks {
+        (shared.profiles).hold(endpoint.index, request.affinity, marks);
+    }
+    let expected = if measured {
+        predicted
+    } else {
+        Some(unmeasured_time(request))
     };
-    (shared.profiles).hold(endpoint.index, request.affinity, marks);
-    Ok(fitted)
+    Ok(match (expected, given) {
+        (Some(expected), Deadline::Default(_)) => {
+            deadline.max(later(now, expected.saturating_mul(2)))
+        }
+        _ => deadline,
+    })
 }
 
 /// The prompt tokens a second the slowest server the bridge expects reads: a 3B model

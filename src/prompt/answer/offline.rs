@@ -6,6 +6,7 @@ use std::sync::Arc;
 use rand::{Rng, RngExt};
 use serde_json::json;
 
+use super::{CHOICE_FIELD, LINE_FIELD};
 use crate::llm::OfflineAnswer;
 use crate::world::OfferedActions;
 
@@ -82,7 +83,8 @@ impl OfflineAnswer for OfflineDecision {
                 let line = TASK_LINES[rng.random_range(0..TASK_LINES.len())];
                 let thought = format!("{actor} sets about it: {}.", task.command);
                 let index = offered.len() + position;
-                return json!({ "do": index, "say": line, "thought": thought }).to_string();
+                return json!({ CHOICE_FIELD: index, LINE_FIELD: line, "thought": thought })
+                    .to_string();
             }
         }
         // As `IndexedRandom::choose` picks from a slice.
@@ -93,7 +95,7 @@ impl OfflineAnswer for OfflineDecision {
             // Nothing to do: it is asked for words, as in a conversation.
             let reply = REPLIES[rng.random_range(0..REPLIES.len())];
             let thought = format!("{actor} answers.");
-            return json!({ "do": 0, "say": reply, "thought": thought }).to_string();
+            return json!({ CHOICE_FIELD: 0, LINE_FIELD: reply, "thought": thought }).to_string();
         };
         let namespace = choice.action_id.split(':').next().unwrap_or_default();
         let lines = LINES
@@ -103,10 +105,10 @@ impl OfflineAnswer for OfflineDecision {
         let thought = format!("{actor} decides to {}.", choice.command);
         // Now and then a character acts without a word, naming the command.
         if rng.random_range(0..4) == 0 {
-            return json!({ "do": choice.command, "thought": thought }).to_string();
+            return json!({ CHOICE_FIELD: choice.command, "thought": thought }).to_string();
         }
         let line = lines[rng.random_range(0..lines.len())];
-        json!({ "do": choice.index, "say": line, "thought": thought }).to_string()
+        json!({ CHOICE_FIELD: choice.index, LINE_FIELD: line, "thought": thought }).to_string()
     }
 }
 

@@ -384,54 +384,40 @@ fn compact(
     if object.contains_key(QUESTION_FIELD) {
         return asked(object, QUESTION_FIELD, limits);
     }
-    // The older form: `action` and `speech`.
-    let (choice, line) = match (object.get(CHOICE_FIELD), object.get("action")) {
-        (None, Some(action)) => (Some(action), "speech"),
-        (choice, _) => (choice, LINE_FIELD),
+    // The older form: `action` and `speech`, and no `do`.
+    let short = object.contains_key(CHOICE_FIELD) || !object.contains_key("action");
+    let (choice, line, not_an_index): (_, _, fn(String) -> RejectionReason) = if short {
+        (
+            object.get(CHOICE_FIELD),
+            LINE_FIELD,
+            RejectionReason::BadChoice,
+        )
+    } else {
+        (object.get("action"), "speech", RejectionReason::BadAction)
     };
     let said = spoken(object, line, limits)?;
-    let said_only = |said: String| {
-        if said.is_empty() {
-            Answer::Pass
-        } else {
-            Answer::Color(said)
-        }
-    };
     let choices = offer.choices;
     let index = match choice {
         // A line alone says it; nothing at all names no choice.
-        None if object.contains_key(LINE_FIELD) => return Ok(said_only(said)),
-        None => return Err(RejectionReason::NoChoice),
-        Some(Value::String(command)) => {
-            let command = command.trim();
+        None if !object.contains_key(LINE_FIELD) => return Err(RejectionReason::NoChoice),
+        Some(Value::String(_)) if short => {
+            let command = text_field(object, CHOICE_FIELD, limits.max_speech_chars)?;
             if command.is_empty() {
                 return Err(RejectionReason::BadChoice("an empty string".to_owned()));
             }
-            if command.chars().count() > limits.max_speech_chars {
-                return Err(RejectionReason::TooLong {
-                    field: CHOICE_FIELD,
-                    length: command.chars().count(),
-                    max: limits.max_speech_chars,
-                });
-            }
-            return Ok(Answer::Utterance(command.to_owned()));
+            return Ok(Answer::Utterance(command));
         }
-        Some(Value::Number(number)) if number.as_u64() == Some(0) && line == LINE_FIELD => None,
-        Some(index) if line == LINE_FIELD => {
+        Some(Value::Number(number)) if short && number.as_u64() == Some(0) => None,
+        choice => {
             let offered = choices.total();
             let not_offered = |index| RejectionReason::NotOffered { index, offered };
-            offered_index(
-                Some(index),
-                offered,
-                not_offered,
-                RejectionReason::BadChoice,
-            )?
+            offered_index(choice, offered, not_offered, not_an_index)?
         }
-        Some(index) => action_index(Some(index), choices.total())?,
     };
     Ok(match index {
         Some(index) => chosen(index, said, choices),
-        None => said_only(said),
+        None if said.is_empty() => Answer::Pass,
+        None => Answer::Color(said),
     })
 }
 
