@@ -127,6 +127,7 @@ pub(super) fn submit_decisions(
         trim: TrimScratch::default(),
         lifelines: Lifelines::new(&registry),
         with_abilities: String::new(),
+        perception_changes: String::new(),
     };
     for _ in 0..settings.max_new_thinkers_per_frame {
         let Some(entity) = queue.waiting.pop_front() else {
@@ -285,6 +286,8 @@ struct Frame<'a, 'w, 's> {
     /// The offer's block followed by the abilities block, for an actor offered
     /// abilities.
     with_abilities: String,
+    /// What changed in an actor's perception since its transcript last showed it.
+    perception_changes: String,
 }
 
 impl<'a> Frame<'a, '_, '_> {
@@ -357,14 +360,17 @@ impl<'a> Frame<'a, '_, '_> {
         let context = bridge.context_per_slot(Some(affinity));
         let budget = transcript_budget(budgets.transcript, context, &limits);
         let tasks = shown_offer.shown_tasks().clone();
+        let changes = &mut self.perception_changes;
         let mut turn = mind.transcript.next_turn(
             &shown,
             &system.sections,
             scale.to_estimate(budget),
             user,
-            |plan, user| {
+            |plan, shown_perception, user| {
                 let note = fresh_note.as_deref();
-                write_turn_message(user, template, plan, (&whole, !tasks.is_empty()), note);
+                let perception = (seen, shown_perception, &mut *changes);
+                let shown = (&whole, !tasks.is_empty());
+                write_turn_message(user, template, plan, shown, (perception, note));
             },
         );
         (turn.sections.iter_mut())

@@ -85,6 +85,10 @@ pub struct Transcript {
     /// them touches 16 bytes of this actor's state instead of two copies of the texts.
     actions: u64,
     perception: u64,
+    /// The perception last shown, for a turn to say what changed; and the one before
+    /// it, while the last turn can be taken back.
+    perception_text: String,
+    perception_before: String,
     memories: HashSet<u64>,
     /// The last user message has no answer yet.
     awaiting: bool,
@@ -116,6 +120,11 @@ impl Transcript {
         self.tokens
     }
 
+    /// The perception the transcript showed last; empty before its first turn.
+    pub fn shown_perception(&self) -> &str {
+        &self.perception_text
+    }
+
     /// How this turn should go in: appended when the transcript can take it.
     fn plan(&self, shown: &Shown<'_>, seen: Seen) -> TurnPlan {
         if !self.continues(shown.system) {
@@ -132,7 +141,8 @@ impl Transcript {
 
     /// The next turn's request. `write` writes the user message for a plan, with its
     /// sections, into `user` (cleared first): everything for [`TurnPlan::Fresh`], only
-    /// what changed for [`TurnPlan::Append`]. An appended turn that would take the
+    /// what changed for [`TurnPlan::Append`]; it is given the perception shown last
+    /// ([`shown_perception`](Self::shown_perception)), to say what changed in it. An appended turn that would take the
     /// transcript past `budget` tokens starts it again instead. `user` is working
     /// space: a caller prompting many actors passes one buffer for all of them.
     pub fn next_turn(
@@ -141,14 +151,14 @@ impl Transcript {
         system_sections: &[PromptSection],
         budget: usize,
         user: &mut PromptPart,
-        mut write: impl FnMut(&TurnPlan, &mut PromptPart),
+        mut write: impl FnMut(&TurnPlan, &str, &mut PromptPart),
     ) -> TurnPrompt {
         let seen = Seen::of(shown);
         let plan = self.plan(shown, seen);
-        let mut write_for = |plan: &TurnPlan, user: &mut PromptPart| {
+        let mut write_for = |plan: &TurnPlan, shown_perception: &str, user: &mut PromptPart| {
             user.text.clear();
             user.sections.clear();
-            write(plan, user);
+            write(plan, shown_perception, user);
             estimate_tokens(&user.text)
         };
         // An appended turn that shows the actions again is at least their block: when
@@ -160,7 +170,7 @@ impl Transcript {
             _ => false,
         };
         if !plan.is_fresh() && !too_long(&plan) {
-            let tokens = write_for(&plan, user);
+            let tokens = write_for(&plan, &self.perception_text, user);
             if self.fits(tokens, budget) {
                 let earlier = self.tokens;
                 let reused = self.requested_chars;
@@ -187,7 +197,7 @@ impl Transcript {
                 return self.prompt(all, reused);
             }
         }
-        let tokens = write_for(&TurnPlan::Fresh, user);
+        let tokens = write_for(&TurnPlan::Fresh, &self.perception_text, user);
         // What a fresh start shares with the last request: the system message when it
         // is the same, and the start of the first user message.
         let reused = match self.messages.as_slice() {
@@ -281,6 +291,9 @@ impl Transcript {
             return;
         };
         Arc::make_mut(&mut self.messages).truncate(before.messages);
+        if self.perception != before.perception {
+            std::mem::swap(&mut self.perception_text, &mut self.perception_before);
+        }
         self.tokens = before.tokens;
         self.chars = before.chars;
         self.requested_chars = before.chars;
@@ -301,6 +314,12 @@ impl Transcript {
     /// showed.
     fn append(&mut self, shown: &Shown<'_>, seen: Seen, user: &str, tokens: usize) {
         self.actions = seen.actions;
+        if self.perception != seen.perception || self.perception_text.is_empty() {
+            // Kept for taking the turn back; the buffers serve turn after turn.
+            std::mem::swap(&mut self.perception_text, &mut self.perception_before);
+            self.perception_text.clear();
+            self.perception_text.push_str(shown.perception);
+        }
         self.perception = seen.perception;
         self.memories.extend(shown.memories.iter().copied());
         self.push(ChatMessage::user(Arc::<str>::from(user)), tokens);
@@ -386,7 +405,7 @@ mod tests {
     }
 
     /// A user message for a plan: the whole turn, or what changed.
-    fn write(plan: &TurnPlan, user: &mut PromptPart) {
+    fn write(plan: &TurnPlan, _shown_perception: &str, user: &mut PromptPart) {
         user.text.push_str(match plan {
             TurnPlan::Fresh => "the whole turn",
             TurnPlan::Append { .. } => "what changed",
@@ -458,9 +477,9 @@ mod tests {
                 &[],
                 budget,
                 &mut PromptPart::default(),
-                |plan, user| {
+                |plan, shown_perception, user| {
                     plans.push(plan.clone());
-                    write(plan, user);
+                    write(plan, shown_perception, user);
                 },
             );
             (turn, plans)
@@ -535,6 +554,33 @@ mod tests {
             "the answered turns, unchanged"
         );
         assert!(next.reused_prefix > 0.5, "warm: {}", next.reused_prefix);
+    }
+
+    #[test]
+    fn the_perception_shown_last_is_kept_and_taken_back_with_its_turn() {
+        let mut transcript = Transcript::default();
+        assert_eq!(transcript.shown_perception(), "");
+        let at = |perception| Shown {
+            perception,
+            ..shown("wait", &[])
+        };
+        next(&mut transcript, &at("You are in the hall."), 1000);
+        transcript.answered("{}");
+        assert_eq!(transcript.shown_perception(), "You are in the hall.");
+        // A turn showing another perception gets no answer: the one before stands.
+        next(&mut transcript, &at("You are in the yard."), 1000);
+        assert_eq!(transcript.shown_perception(), "You are in the yard.");
+        transcript.unanswered();
+        assert_eq!(transcript.shown_perception(), "You are in the hall.");
+        // One showing the same perception and taken back leaves it too.
+        next(&mut transcript, &at("You are in the hall."), 1000);
+        transcript.unanswered();
+        assert_eq!(transcript.shown_perception(), "You are in the hall.");
+        next(&mut transcript, &at("You are in the yard."), 1000);
+        transcript.answered("{}");
+        assert_eq!(transcript.shown_perception(), "You are in the yard.");
+        transcript.forget();
+        assert_eq!(transcript.shown_perception(), "");
     }
 
     #[test]

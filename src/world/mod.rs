@@ -35,7 +35,9 @@ pub use components::{
     Tags,
 };
 pub use offered::{AvailableAction, OfferedActions, OfferedIter};
-pub use perception::{describe_surroundings, write_surroundings};
+pub use perception::{
+    PERCEPTION_CHANGES, describe_surroundings, write_perception_changes, write_surroundings,
+};
 pub(crate) use schedule::configure_loom_sets;
 pub use schedule::{LoomSystems, TurnEnded, WorldSystems};
 pub use scope::{ScopeFn, TargetScopeAppExt, TargetScopes};

@@ -70,3 +70,141 @@ fn line<'a>(text: &mut String, label: &[&str], mut names: impl Iterator<Item = &
     }
     text.push('.');
 }
+
+/// What opens a perception that says only what changed since the last one shown.
+pub const PERCEPTION_CHANGES: &str = "(Only what changed; the rest is as before.)";
+
+/// The label of the line naming who else is here.
+const HERE_WITH_YOU: &str = "Here with you";
+
+/// The label of a line of a perception written by [`write_surroundings`]: what comes
+/// before its `": "`, or the whole line for the line saying where the actor is.
+fn label(line: &str) -> &str {
+    line.split_once(": ").map_or(line, |(label, _)| label)
+}
+
+/// Writes into `text` (cleared first) what changed between two perceptions written by
+/// [`write_surroundings`], `before` and `now`: [`PERCEPTION_CHANGES`], then each line of
+/// `now` that `before` did not have, and for each line of `before` whose label `now`
+/// lacks, the label with nothing after it (someone's possessions only while they are
+/// still here, which the line of who is here says). Returns `false`, with `text`
+/// empty, when `now` is to be said whole: the actor is somewhere else, or the changes
+/// are no shorter.
+pub fn write_perception_changes(text: &mut String, before: &str, now: &str) -> bool {
+    text.clear();
+    let (Some(was_at), Some(is_at)) = (before.lines().next(), now.lines().next()) else {
+        return false;
+    };
+    if was_at != is_at || before == now {
+        return false;
+    }
+    text.push_str(PERCEPTION_CHANGES);
+    for line in now
+        .lines()
+        .filter(|line| !before.lines().any(|was| was == *line))
+    {
+        text.push('\n');
+        text.push_str(line);
+    }
+    let here = now
+        .lines()
+        .find_map(|line| line.strip_prefix(HERE_WITH_YOU)?.strip_prefix(": "))
+        .map_or("", |names| names.trim_end_matches('.'));
+    let is_here = |name: &str| here.split(", ").any(|here| here == name);
+    for gone in before.lines().map(label) {
+        if now.lines().any(|line| label(line) == gone) {
+            continue;
+        }
+        let nothing = match gone.strip_suffix(" carries") {
+            Some(name) if !is_here(name) => continue,
+            _ if gone == HERE_WITH_YOU => "no one",
+            _ => "nothing",
+        };
+        text.push('\n');
+        text.push_str(gone);
+        text.push_str(": ");
+        text.push_str(nothing);
+        text.push('.');
+    }
+    if text.len() >= now.len() {
+        text.clear();
+        return false;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BEFORE: &str = "You are in the common room.
+Here with you: Brom, Silas, Traveler.
+You see: long bar, mug of ale, oak bench.
+Brom carries: oak cudgel.
+Silas carries: battered lute, sealed letter.
+You carry: cellar key.
+Exits: the cellar, Lantern Street.";
+
+    fn changes(before: &str, now: &str) -> Option<String> {
+        let mut text = String::from("left from another actor");
+        let said = write_perception_changes(&mut text, before, now);
+        assert_eq!(said, !text.is_empty(), "{text}");
+        said.then_some(text)
+    }
+
+    #[test]
+    fn someone_leaving_is_the_line_of_who_is_here_and_their_possessions_go_unsaid() {
+        let now = "You are in the common room.
+Here with you: Silas, Traveler.
+You see: long bar, mug of ale, oak bench.
+Silas carries: battered lute, sealed letter.
+You carry: cellar key.
+Exits: the cellar, Lantern Street.";
+        assert_eq!(
+            changes(BEFORE, now).as_deref(),
+            Some(
+                "(Only what changed; the rest is as before.)
+Here with you: Silas, Traveler."
+            )
+        );
+    }
+
+    #[test]
+    fn a_line_gone_says_nothing_is_left_and_new_lines_are_said() {
+        // Brom put down his cudgel, and the actor gave away its key.
+        let now = "You are in the common room.
+Here with you: Brom, Silas, Traveler.
+You see: long bar, mug of ale, oak bench, oak cudgel.
+Silas carries: battered lute, sealed letter.
+Exits: the cellar, Lantern Street.";
+        assert_eq!(
+            changes(BEFORE, now).as_deref(),
+            Some(
+                "(Only what changed; the rest is as before.)
+You see: long bar, mug of ale, oak bench, oak cudgel.
+Brom carries: nothing.
+You carry: nothing."
+            )
+        );
+        // Everyone else left, with what they carry.
+        let alone = "You are in the common room.
+You see: long bar, mug of ale, oak bench.
+You carry: cellar key.
+Exits: the cellar, Lantern Street.";
+        assert_eq!(
+            changes(BEFORE, alone).as_deref(),
+            Some("(Only what changed; the rest is as before.)\nHere with you: no one.")
+        );
+    }
+
+    #[test]
+    fn somewhere_else_or_nothing_shorter_is_said_whole() {
+        let cellar = "You are in the cellar.\nExits: the common room.";
+        assert_eq!(changes(BEFORE, cellar), None, "another place");
+        assert_eq!(changes(BEFORE, BEFORE), None, "nothing changed");
+        assert_eq!(changes("", BEFORE), None, "nothing shown before");
+        let short = "You are in the cellar.\nYou carry: key.";
+        let shorter = "You are in the cellar.\nYou carry: lamp.";
+        assert_eq!(changes(short, shorter), None, "the changes are no shorter");
+    }
+}

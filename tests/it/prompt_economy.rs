@@ -527,3 +527,36 @@ fn an_offer_trimmed_by_more_than_half_is_reported_once() {
         "once per actor"
     );
 }
+
+#[test]
+fn a_warm_turn_says_only_what_changed_in_the_perception() {
+    let (mut app, scene) = tavern_app_with(
+        FixedBackend::choice(r#"{"do": 0, "say": ""}"#),
+        SmartActorSettings::default(),
+    );
+    let (marta, brom, cellar) = (
+        scene.entities["marta"],
+        scene.entities["brom"],
+        scene.entities["cellar"],
+    );
+    let first = asked(&run_turn(&mut app), marta);
+    assert!(
+        first.messages[1]
+            .content
+            .contains("Brom carries: oak cudgel.")
+    );
+    // Brom goes down to the cellar.
+    app.world_mut().entity_mut(brom).insert(InPlace(cellar));
+    let second = asked(&run_turn(&mut app), marta);
+    assert_eq!(second.messages.len(), 4, "appended");
+    let update = &second.messages[3].content;
+    let perception = update
+        .split_once("<perception>\n")
+        .and_then(|(_, rest)| rest.split_once("\n</perception>"))
+        .map(|(perception, _)| perception)
+        .unwrap_or_else(|| panic!("the perception changed: {update}"));
+    assert_eq!(
+        perception,
+        "(Only what changed; the rest is as before.)\nHere with you: Silas, Traveler."
+    );
+}

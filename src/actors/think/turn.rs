@@ -12,7 +12,7 @@ use crate::prompt::{
     DecisionContext, DecisionLimits, OfflineDecision, PromptPart, TurnPlan,
     write_decision_user_prompt,
 };
-use crate::world::OfferedActions;
+use crate::world::{OfferedActions, write_perception_changes};
 
 /// What an appended turn says in place of actions that did not change: a line where a
 /// block would be, read again by every later turn of the transcript.
@@ -50,16 +50,21 @@ pub(super) fn transcript_budget(
     }
 }
 
+/// What a turn's perception is written from: the perception now, the one the
+/// transcript showed last, and a buffer for what changed between them.
+pub(super) type PerceptionNow<'a> = (&'a str, &'a str, &'a mut String);
+
 /// Writes into `user` the user message of a turn that goes in as `plan`, from
 /// everything the turn shows (`whole`, and whether it offers tasks): all of it but the
 /// note for a fresh prompt; for an appended turn, the note and what changed, the same
-/// offer said in a line.
+/// offer said in a line and of a changed perception only what changed
+/// ([`write_perception_changes`]) when that is shorter.
 pub(super) fn write_turn_message(
     user: &mut PromptPart,
     template: &PromptTemplate,
     plan: &TurnPlan,
     (whole, with_tasks): (&DecisionContext<'_>, bool),
-    fresh_note: Option<&str>,
+    ((now, shown, changes), fresh_note): (PerceptionNow<'_>, Option<&str>),
 ) {
     let context = match plan {
         TurnPlan::Fresh => DecisionContext {
@@ -72,8 +77,13 @@ pub(super) fn write_turn_message(
             memories,
         } => {
             let new: SmallVec<[&str; 8]> = memories.iter().map(|&i| whole.memories[i]).collect();
+            let perception = match *perception {
+                true if write_perception_changes(changes, shown, now) => changes.as_str(),
+                true => now,
+                false => "",
+            };
             let context = DecisionContext {
-                perception: if *perception { whole.perception } else { "" },
+                perception,
                 memories: &new,
                 actions_block: match (*actions, with_tasks) {
                     (true, _) => whole.actions_block,
@@ -137,6 +147,7 @@ pub(super) fn offline_decision(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::world::PERCEPTION_CHANGES;
 
     fn whole<'a>(memories: &'a [&'a str]) -> DecisionContext<'a> {
         DecisionContext {
@@ -155,7 +166,15 @@ mod tests {
     fn written_with(plan: &TurnPlan, whole: &DecisionContext<'_>, tasks: bool) -> String {
         let mut user = PromptPart::default();
         let template = PromptTemplate::default();
-        write_turn_message(&mut user, &template, plan, (whole, tasks), None);
+        let shown = "You are in the hall.\nHere with you: Ada.";
+        let perception = (whole.perception, shown, &mut String::new());
+        write_turn_message(
+            &mut user,
+            &template,
+            plan,
+            (whole, tasks),
+            (perception, None),
+        );
         user.text
     }
 
@@ -195,6 +214,44 @@ mod tests {
         };
         let text = written_with(&same, &whole(&memories), true);
         assert!(text.contains(SAME_ACTIONS_AND_TASKS), "{text}");
+    }
+
+    #[test]
+    fn a_changed_perception_is_said_whole_afresh_and_only_what_changed_when_appended() {
+        let before = "You are in the hall.\nHere with you: Ada.\nYou see: a long bench, \
+                      a cold hearth.\nExits: the yard.";
+        let now = "You are in the hall.\nHere with you: Ada, Brom.\nYou see: a long \
+                   bench, a cold hearth.\nExits: the yard.";
+        let whole = DecisionContext {
+            perception: now,
+            ..whole(&[])
+        };
+        let write = |plan: &TurnPlan| {
+            let mut user = PromptPart::default();
+            let perception = (now, before, &mut String::from("from another actor"));
+            let shown = (&whole, false);
+            write_turn_message(
+                &mut user,
+                &PromptTemplate::default(),
+                plan,
+                shown,
+                (perception, None),
+            );
+            user.text
+        };
+        let appended = write(&TurnPlan::Append {
+            actions: false,
+            perception: true,
+            memories: vec![],
+        });
+        let changes = format!("{PERCEPTION_CHANGES}\nHere with you: Ada, Brom.\n</perception>");
+        assert!(appended.contains(&changes), "{appended}");
+        assert!(!appended.contains("You see") && !appended.contains("from another"));
+        let fresh = write(&TurnPlan::Fresh);
+        assert!(
+            fresh.contains(now) && !fresh.contains(PERCEPTION_CHANGES),
+            "{fresh}"
+        );
     }
 
     #[test]
