@@ -316,6 +316,7 @@ impl<'a> Frame<'a, '_, '_> {
         let around = self.revisions.changed_at(self.view.place_of(asked.entity));
         self.perceive(asked.entity, &mut mind.perceived, around);
         let seen = fit_lines(&mind.perceived.1, scale.to_estimate(budgets.perception));
+        let cut = seen.len() < mind.perceived.1.len();
         let offered = self.offer(asked, &mut mind.shown_offer, cache, around);
         let tasks = self.offer_tasks(asked, &mut mind.shown_offer, cache, around);
         let mut abilities = self.offer_abilities(asked, cache);
@@ -368,7 +369,10 @@ impl<'a> Frame<'a, '_, '_> {
             user,
             |plan, shown_perception, user| {
                 let note = fresh_note.as_deref();
-                let perception = (seen, shown_perception, &mut *changes);
+                // A perception cut to its budget may have lost a line that is still
+                // true: it is said whole.
+                let before = if cut { "" } else { shown_perception };
+                let perception = (seen, before, &mut *changes);
                 let shown = (&whole, !tasks.is_empty());
                 write_turn_message(user, template, plan, shown, (perception, note));
             },

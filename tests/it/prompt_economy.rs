@@ -560,3 +560,33 @@ fn a_warm_turn_says_only_what_changed_in_the_perception() {
         "(Only what changed; the rest is as before.)\nHere with you: Silas, Traveler."
     );
 }
+
+#[test]
+fn a_perception_cut_to_its_budget_is_said_whole() {
+    // Room for Marta's whole perception (264 characters), and no more.
+    let budgets = PromptBudgets {
+        perception: 66,
+        ..PromptBudgets::default()
+    };
+    let (mut app, scene) = tavern_app_with(
+        FixedBackend::choice(r#"{"do": 0, "say": ""}"#),
+        SmartActorSettings {
+            budgets,
+            ..SmartActorSettings::default()
+        },
+    );
+    let (marta, silas) = (scene.entities["marta"], scene.entities["silas"]);
+    let first = asked(&run_turn(&mut app), marta);
+    assert!(first.messages[1].content.contains("Exits: the cellar"));
+    // A longer name pushes the last line, the exits, past the budget: a line cut
+    // off is not one gone.
+    let longer = DisplayName("Silas of the Seven Hills".into());
+    app.world_mut().entity_mut(silas).insert(longer);
+    let second = asked(&run_turn(&mut app), marta);
+    let update = &second.messages[3].content;
+    assert!(
+        update.contains("<perception>\nYou are in the common room.\nHere with you: Brom, Silas of"),
+        "said whole: {update}"
+    );
+    assert!(!update.contains("Exits"), "{update}");
+}

@@ -51,7 +51,8 @@ pub(super) fn transcript_budget(
 }
 
 /// What a turn's perception is written from: the perception now, the one the
-/// transcript showed last, and a buffer for what changed between them.
+/// transcript showed last (empty to say it whole), and a buffer for what changed
+/// between them.
 pub(super) type PerceptionNow<'a> = (&'a str, &'a str, &'a mut String);
 
 /// Writes into `user` the user message of a turn that goes in as `plan`, from
