@@ -83,19 +83,34 @@ fn label(line: &str) -> &str {
     line.split_once(": ").map_or(line, |(label, _)| label)
 }
 
+/// Whether each line of `text` has one label, read one way, and no other line has it:
+/// no name in it holds a `": "`, and no two lines are about one name.
+fn labels_are_plain(text: &str) -> bool {
+    let mut lines = text.lines();
+    lines.all(|line| {
+        line.matches(": ").count() <= 1
+            && text
+                .lines()
+                .filter(|other| label(other) == label(line))
+                .count()
+                == 1
+    })
+}
+
 /// Writes into `text` (cleared first) what changed between two perceptions written by
 /// [`write_surroundings`], `before` and `now`: [`PERCEPTION_CHANGES`], then each line of
 /// `now` that `before` did not have, and for each line of `before` whose label `now`
 /// lacks, the label with nothing after it (someone's possessions only while they are
 /// still here, which the line of who is here says). Returns `false`, with `text`
-/// empty, when `now` is to be said whole: the actor is somewhere else, or the changes
-/// are no shorter.
+/// empty, when `now` is to be said whole: the actor is somewhere else, the changes are
+/// no shorter, or a line cannot be told apart from another for sure (a name holding
+/// `": "`, or `", "` where it is looked for, or two lines about one name).
 pub fn write_perception_changes(text: &mut String, before: &str, now: &str) -> bool {
     text.clear();
     let (Some(was_at), Some(is_at)) = (before.lines().next(), now.lines().next()) else {
         return false;
     };
-    if was_at != is_at || before == now {
+    if was_at != is_at || before == now || !labels_are_plain(before) || !labels_are_plain(now) {
         return false;
     }
     text.push_str(PERCEPTION_CHANGES);
@@ -109,16 +124,21 @@ pub fn write_perception_changes(text: &mut String, before: &str, now: &str) -> b
     let here = now
         .lines()
         .find_map(|line| line.strip_prefix(HERE_WITH_YOU)?.strip_prefix(": "))
-        .map_or("", |names| names.trim_end_matches('.'));
-    let is_here = |name: &str| here.split(", ").any(|here| here == name);
+        .map_or("", |names| names.strip_suffix('.').unwrap_or(names));
     for gone in before.lines().map(label) {
         if now.lines().any(|line| label(line) == gone) {
             continue;
         }
         let nothing = match gone.strip_suffix(" carries") {
-            Some(name) if !is_here(name) => continue,
-            _ if gone == HERE_WITH_YOU => "no one",
-            _ => "nothing",
+            // Still here, as one of the names listed; or surely gone.
+            Some(name) if here.split(", ").any(|here| here == name) => "nothing",
+            Some(name) if !here.contains(name) => continue,
+            Some(_) => {
+                text.clear();
+                return false;
+            }
+            None if gone == HERE_WITH_YOU => "no one",
+            None => "nothing",
         };
         text.push('\n');
         text.push_str(gone);
@@ -126,7 +146,8 @@ pub fn write_perception_changes(text: &mut String, before: &str, now: &str) -> b
         text.push_str(nothing);
         text.push('.');
     }
-    if text.len() >= now.len() {
+    // Nothing said but the opening (lines only in another order), or nothing saved.
+    if text.len() == PERCEPTION_CHANGES.len() || text.len() >= now.len() {
         text.clear();
         return false;
     }
@@ -198,6 +219,39 @@ Exits: the cellar, Lantern Street.";
     }
 
     #[test]
+    fn names_that_could_be_read_two_ways_are_said_whole() {
+        let with = |name: &str, carries: &str| {
+            format!(
+                "You are in the common room.\nHere with you: Silas, {name}.\nYou see: long bar, \
+                 mug of ale, oak bench, stone hearth, cold fireplace.\n{name} carries: \
+                 {carries}.\nExits: the cellar, Lantern Street."
+            )
+        };
+        let gave_away = |name: &str| {
+            format!(
+                "You are in the common room.\nHere with you: Silas, {name}.\nYou see: long bar, \
+                 mug of ale, oak bench, stone hearth, cold fireplace.\nSilas carries: hammer.\n\
+                 Exits: the cellar, Lantern Street."
+            )
+        };
+        // A name ending in a full stop, last of those here, still carries nothing.
+        let said = changes(&with("Jon Jr.", "hammer"), &gave_away("Jon Jr.")).expect("shorter");
+        assert!(said.ends_with("\nJon Jr. carries: nothing."), "{said}");
+        // A name holding ", " or ": ", or two lines about one name: said whole.
+        for name in ["Brom, the Smith", "Sir Roland: the Bold"] {
+            assert_eq!(
+                changes(&with(name, "hammer"), &gave_away(name)),
+                None,
+                "{name}"
+            );
+        }
+        let guards = "You are in the common room.\nHere with you: Guard, Guard.\nGuard carries: \
+                      sword.\nGuard carries: shield.\nExits: the cellar, Lantern Street, the yard.";
+        let one_gave = guards.replace("Guard carries: shield.", "You carry: shield.");
+        assert_eq!(changes(guards, &one_gave), None, "two lines about one name");
+    }
+
+    #[test]
     fn somewhere_else_or_nothing_shorter_is_said_whole() {
         let cellar = "You are in the cellar.\nExits: the common room.";
         assert_eq!(changes(BEFORE, cellar), None, "another place");
@@ -206,5 +260,10 @@ Exits: the cellar, Lantern Street.";
         let short = "You are in the cellar.\nYou carry: key.";
         let shorter = "You are in the cellar.\nYou carry: lamp.";
         assert_eq!(changes(short, shorter), None, "the changes are no shorter");
+        let reordered = BEFORE.replace(
+            "Brom carries: oak cudgel.\nSilas carries: battered lute, sealed letter.",
+            "Silas carries: battered lute, sealed letter.\nBrom carries: oak cudgel.",
+        );
+        assert_eq!(changes(BEFORE, &reordered), None, "only another order");
     }
 }
