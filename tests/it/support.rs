@@ -84,12 +84,14 @@ pub fn content_app(root: &Path, watch: bool) -> App {
     app
 }
 
-/// Updates until `done` holds, failing the test after 20 s instead of hanging.
+/// Updates until `done` holds, failing the test after two minutes instead of hanging:
+/// a guard against a hang, not a measure of speed, so loose enough for a machine
+/// busy with other work (a real model server's turn took over 20 s on two loaded cores).
 pub fn update_until(app: &mut App, what: &str, mut done: impl FnMut(&mut App) -> bool) {
     let started = Instant::now();
     while !done(app) {
         assert!(
-            started.elapsed() < Duration::from_secs(20),
+            started.elapsed() < Duration::from_secs(120),
             "gave up waiting for {what}"
         );
         app.update();
