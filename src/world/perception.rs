@@ -77,24 +77,25 @@ pub const PERCEPTION_CHANGES: &str = "(Only what changed; the rest is as before.
 /// The label of the line naming who else is here.
 const HERE_WITH_YOU: &str = "Here with you";
 
-/// The label of a line of a perception written by [`write_surroundings`]: what comes
-/// before its `": "`, or the whole line for the line saying where the actor is.
-fn label(line: &str) -> &str {
-    line.split_once(": ").map_or(line, |(label, _)| label)
-}
-
-/// Whether each line of `text` has one label, read one way, and no other line has it:
-/// no name in it holds a `": "`, and no two lines are about one name.
-fn labels_are_plain(text: &str) -> bool {
-    let mut lines = text.lines();
-    lines.all(|line| {
-        line.matches(": ").count() <= 1
-            && text
-                .lines()
-                .filter(|other| label(other) == label(line))
-                .count()
-                == 1
-    })
+/// A perception's lines, each with its label (what comes before its `": "`, or the
+/// whole line for the line saying where the actor is); `None` when a line could be
+/// read two ways: a name in it holds a `": "`, or two lines are about one name.
+fn labelled(text: &str) -> Option<SmallVec<[(&str, &str); 16]>> {
+    let mut lines: SmallVec<[(&str, &str); 16]> = SmallVec::new();
+    // Where `": "` is in a short line, found without setting up a string search.
+    let colon = |line: &str| line.as_bytes().windows(2).position(|pair| pair == b": ");
+    for line in text.lines() {
+        let label = match colon(line) {
+            Some(at) if colon(&line[at + 2..]).is_none() => &line[..at],
+            Some(_) => return None,
+            None => line,
+        };
+        if lines.iter().any(|&(other, _)| other == label) {
+            return None;
+        }
+        lines.push((label, line));
+    }
+    Some(lines)
 }
 
 /// Writes into `text` (cleared first) what changed between two perceptions written by
@@ -107,28 +108,28 @@ fn labels_are_plain(text: &str) -> bool {
 /// `": "`, or `", "` where it is looked for, or two lines about one name).
 pub fn write_perception_changes(text: &mut String, before: &str, now: &str) -> bool {
     text.clear();
-    let (Some(was_at), Some(is_at)) = (before.lines().next(), now.lines().next()) else {
-        return false;
-    };
-    if was_at != is_at || before == now || !labels_are_plain(before) || !labels_are_plain(now) {
+    // The caller knows they differ; the actor is in the same place, or said whole.
+    if before.lines().next() != now.lines().next() {
         return false;
     }
+    let (Some(was), Some(is)) = (labelled(before), labelled(now)) else {
+        return false;
+    };
     text.push_str(PERCEPTION_CHANGES);
-    for line in now
-        .lines()
-        .filter(|line| !before.lines().any(|was| was == *line))
+    for &(_, line) in is
+        .iter()
+        .filter(|(_, line)| !was.iter().any(|w| w.1 == *line))
     {
         text.push('\n');
         text.push_str(line);
     }
-    let here = now
-        .lines()
-        .find_map(|line| line.strip_prefix(HERE_WITH_YOU)?.strip_prefix(": "))
-        .map_or("", |names| names.strip_suffix('.').unwrap_or(names));
-    for gone in before.lines().map(label) {
-        if now.lines().any(|line| label(line) == gone) {
-            continue;
-        }
+    let here = (is.iter().find(|(label, _)| *label == HERE_WITH_YOU))
+        .map_or("", |(_, line)| &line[HERE_WITH_YOU.len() + 2..]);
+    let here = here.strip_suffix('.').unwrap_or(here);
+    for &(gone, _) in was
+        .iter()
+        .filter(|(label, _)| !is.iter().any(|i| i.0 == *label))
+    {
         let nothing = match gone.strip_suffix(" carries") {
             // Still here, as one of the names listed; or surely gone.
             Some(name) if here.split(", ").any(|here| here == name) => "nothing",
