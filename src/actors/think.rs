@@ -372,9 +372,8 @@ impl<'a> Frame<'a, '_, '_> {
                 // A perception cut to its budget may have lost a line that is still
                 // true: it is said whole.
                 let before = if cut { "" } else { shown_perception };
-                let perception = (seen, before, &mut *changes);
                 let shown = (&whole, !tasks.is_empty());
-                write_turn_message(user, template, plan, shown, (perception, note));
+                write_turn_message(user, template, plan, shown, (before, changes), note);
             },
         );
         (turn.sections.iter_mut())

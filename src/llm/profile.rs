@@ -8,7 +8,7 @@
 
 use std::hash::BuildHasher;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use bevy::platform::collections::HashMap;
@@ -48,7 +48,7 @@ struct ServerProfile {
     /// when it was sent (the count of prompts sent before it).
     held: Mutex<HashMap<u64, (u64, PromptMarks)>>,
     /// How many prompts were sent.
-    sent: std::sync::atomic::AtomicU64,
+    sent: AtomicU64,
 }
 
 /// A message as a prediction compares it: its fingerprint and its characters.

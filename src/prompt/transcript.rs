@@ -142,9 +142,10 @@ impl Transcript {
     /// The next turn's request. `write` writes the user message for a plan, with its
     /// sections, into `user` (cleared first): everything for [`TurnPlan::Fresh`], only
     /// what changed for [`TurnPlan::Append`]; it is given the perception shown last
-    /// ([`shown_perception`](Self::shown_perception)), to say what changed in it. An appended turn that would take the
-    /// transcript past `budget` tokens starts it again instead. `user` is working
-    /// space: a caller prompting many actors passes one buffer for all of them.
+    /// ([`shown_perception`](Self::shown_perception)), to say what changed in it. An
+    /// appended turn that would take the transcript past `budget` tokens starts it
+    /// again instead. `user` is working space: a caller prompting many actors passes
+    /// one buffer for all of them.
     pub fn next_turn(
         &mut self,
         shown: &Shown<'_>,
@@ -314,7 +315,7 @@ impl Transcript {
     /// showed.
     fn append(&mut self, shown: &Shown<'_>, seen: Seen, user: &str, tokens: usize) {
         self.actions = seen.actions;
-        if self.perception != seen.perception || self.perception_text.is_empty() {
+        if self.perception != seen.perception {
             // Kept for taking the turn back; the buffers serve turn after turn.
             std::mem::swap(&mut self.perception_text, &mut self.perception_before);
             self.perception_text.clear();

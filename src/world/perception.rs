@@ -30,7 +30,7 @@ pub fn write_surroundings(text: &mut String, view: &WorldView, actor: Entity) {
         .map(|&e| (e, view.name(e), view.get(e).is_some_and(|v| v.character)))
         .collect();
     let characters = || others.iter().filter(|o| o.2);
-    line(text, &["Here with you"], characters().map(|o| o.1));
+    line(text, &[HERE_WITH_YOU], characters().map(|o| o.1));
     line(
         text,
         &["You see"],
@@ -39,7 +39,7 @@ pub fn write_surroundings(text: &mut String, view: &WorldView, actor: Entity) {
     for &(character, name, _) in characters() {
         line(
             text,
-            &[name, " carries"],
+            &[name, CARRIES],
             view.carried_by(character).iter().map(|&e| view.name(e)),
         );
     }
@@ -76,6 +76,9 @@ pub const PERCEPTION_CHANGES: &str = "(Only what changed; the rest is as before.
 
 /// The label of the line naming who else is here.
 const HERE_WITH_YOU: &str = "Here with you";
+
+/// What follows someone's name in the label of the line naming what they carry.
+const CARRIES: &str = " carries";
 
 /// A perception's lines, each with its label (what comes before its `": "`, or the
 /// whole line for the line saying where the actor is); `None` when a line could be
@@ -130,7 +133,7 @@ pub fn write_perception_changes(text: &mut String, before: &str, now: &str) -> b
         .iter()
         .filter(|(label, _)| !is.iter().any(|i| i.0 == *label))
     {
-        let nothing = match gone.strip_suffix(" carries") {
+        let nothing = match gone.strip_suffix(CARRIES) {
             // Still here, as one of the names listed; or surely gone.
             Some(name) if here.split(", ").any(|here| here == name) => "nothing",
             Some(name) if !here.contains(name) => continue,

@@ -3,7 +3,7 @@
 
 use bevy::prelude::*;
 
-use bevy_loom::actors::{HistoryStore, MemoryScope, NewMemory};
+use bevy_loom::actors::{HistoryStore, MemoryScope, NewMemory, SpawnedScene};
 use bevy_loom::llm::ChatMessage;
 use bevy_loom::prelude::*;
 use bevy_loom::prompt::PromptBudgets;
@@ -15,16 +15,21 @@ use crate::support::{
     FixedBackend, TurnLog, action, content_dir, game, loom_app, manifest, run_turn, tavern_app_with,
 };
 
-/// The tavern with every actor answering `answer`, with these budgets.
+/// The tavern with every actor answering `answer`, with these budgets, and Marta.
 fn tavern(answer: &str, budgets: PromptBudgets) -> (App, Entity) {
-    let (app, scene) = tavern_app_with(
+    let (app, scene) = tavern_scene(answer, budgets);
+    (app, scene.entities["marta"])
+}
+
+/// The tavern with every actor answering `answer`, with these budgets, and its scene.
+fn tavern_scene(answer: &str, budgets: PromptBudgets) -> (App, SpawnedScene) {
+    tavern_app_with(
         FixedBackend::choice(answer),
         SmartActorSettings {
             budgets,
             ..SmartActorSettings::default()
         },
-    );
-    (app, scene.entities["marta"])
+    )
 }
 
 fn asked(log: &TurnLog, actor: Entity) -> DecisionRequested {
@@ -530,10 +535,7 @@ fn an_offer_trimmed_by_more_than_half_is_reported_once() {
 
 #[test]
 fn a_warm_turn_says_only_what_changed_in_the_perception() {
-    let (mut app, scene) = tavern_app_with(
-        FixedBackend::choice(r#"{"do": 0, "say": ""}"#),
-        SmartActorSettings::default(),
-    );
+    let (mut app, scene) = tavern_scene(r#"{"do": 0, "say": ""}"#, PromptBudgets::default());
     let (marta, brom, cellar) = (
         scene.entities["marta"],
         scene.entities["brom"],
@@ -568,13 +570,7 @@ fn a_perception_cut_to_its_budget_is_said_whole() {
         perception: 66,
         ..PromptBudgets::default()
     };
-    let (mut app, scene) = tavern_app_with(
-        FixedBackend::choice(r#"{"do": 0, "say": ""}"#),
-        SmartActorSettings {
-            budgets,
-            ..SmartActorSettings::default()
-        },
-    );
+    let (mut app, scene) = tavern_scene(r#"{"do": 0, "say": ""}"#, budgets);
     let (marta, silas) = (scene.entities["marta"], scene.entities["silas"]);
     let first = asked(&run_turn(&mut app), marta);
     assert!(first.messages[1].content.contains("Exits: the cellar"));

@@ -50,22 +50,19 @@ pub(super) fn transcript_budget(
     }
 }
 
-/// What a turn's perception is written from: the perception now, the one the
-/// transcript showed last (empty to say it whole), and a buffer for what changed
-/// between them.
-pub(super) type PerceptionNow<'a> = (&'a str, &'a str, &'a mut String);
-
 /// Writes into `user` the user message of a turn that goes in as `plan`, from
 /// everything the turn shows (`whole`, and whether it offers tasks): all of it but the
 /// note for a fresh prompt; for an appended turn, the note and what changed, the same
-/// offer said in a line and of a changed perception only what changed
+/// offer said in a line and of a changed perception only what changed since `shown`,
+/// the perception shown last (empty to say it whole), written in `changes`
 /// ([`write_perception_changes`]) when that is shorter.
 pub(super) fn write_turn_message(
     user: &mut PromptPart,
     template: &PromptTemplate,
     plan: &TurnPlan,
     (whole, with_tasks): (&DecisionContext<'_>, bool),
-    ((now, shown, changes), fresh_note): (PerceptionNow<'_>, Option<&str>),
+    (shown, changes): (&str, &mut String),
+    fresh_note: Option<&str>,
 ) {
     let context = match plan {
         TurnPlan::Fresh => DecisionContext {
@@ -79,8 +76,8 @@ pub(super) fn write_turn_message(
         } => {
             let new: SmallVec<[&str; 8]> = memories.iter().map(|&i| whole.memories[i]).collect();
             let perception = match *perception {
-                true if write_perception_changes(changes, shown, now) => changes.as_str(),
-                true => now,
+                true if write_perception_changes(changes, shown, whole.perception) => changes,
+                true => whole.perception,
                 false => "",
             };
             let context = DecisionContext {
@@ -168,14 +165,8 @@ mod tests {
         let mut user = PromptPart::default();
         let template = PromptTemplate::default();
         let shown = "You are in the hall.\nHere with you: Ada.";
-        let perception = (whole.perception, shown, &mut String::new());
-        write_turn_message(
-            &mut user,
-            &template,
-            plan,
-            (whole, tasks),
-            (perception, None),
-        );
+        let perception = (shown, &mut String::new());
+        write_turn_message(&mut user, &template, plan, (whole, tasks), perception, None);
         user.text
     }
 
@@ -229,15 +220,10 @@ mod tests {
         };
         let write = |plan: &TurnPlan| {
             let mut user = PromptPart::default();
-            let perception = (now, before, &mut String::from("from another actor"));
+            let perception = (before, &mut String::from("from another actor"));
             let shown = (&whole, false);
-            write_turn_message(
-                &mut user,
-                &PromptTemplate::default(),
-                plan,
-                shown,
-                (perception, None),
-            );
+            let template = PromptTemplate::default();
+            write_turn_message(&mut user, &template, plan, shown, perception, None);
             user.text
         };
         let appended = write(&TurnPlan::Append {

@@ -221,9 +221,9 @@ fn in_range(number: f64, input: &AbilityInput) -> Result<(), String> {
 /// the names its scope offers now, a number within its range, text within its length,
 /// a choice among its choices), the required inputs required, and `say` as `line`.
 /// Every field is listed as required, an optional input as one that may be `null`, as
-/// OpenAI's strict mode wants. A whole number whose range holds a few dozen is listed: every grammar keeps
-/// to a list, and some llama.cpp builds do not keep to a range (a number that is not
-/// whole is given by its bounds, and checked when it is read).
+/// OpenAI's strict mode wants. A whole number whose range holds a few dozen is listed:
+/// every grammar keeps to a list, and some llama.cpp builds do not keep to a range (a
+/// number that is not whole is given by its bounds, and checked when it is read).
 pub fn invoke_schema(offered: &OfferedAbility, line: &Value) -> Value {
     super::schema::object(&[
         (
