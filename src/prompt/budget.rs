@@ -62,12 +62,15 @@ pub fn fit_lines(text: &str, budget: usize) -> &str {
     if estimate_tokens(text) <= budget {
         return text;
     }
-    let mut end = 0;
-    for (start, _) in text.match_indices('\n') {
-        if estimate_tokens(&text[..start]) > budget {
+    // The characters before each line break, counted once.
+    let (mut end, mut counted, mut chars) = (0, 0, 0);
+    for (line_break, _) in text.match_indices('\n') {
+        chars += text[counted..line_break].chars().count();
+        counted = line_break;
+        if tokens_of_chars(chars) > budget {
             break;
         }
-        end = start;
+        end = line_break;
     }
     &text[..end]
 }
@@ -526,6 +529,10 @@ mod tests {
         assert_eq!(fit_lines(text, 100), text);
         assert_eq!(fit_lines(text, 7), "You are in the common room.");
         assert_eq!(fit_lines(text, 1), "");
+        // Budgets count characters, not bytes: "Ærøskøbing" is 10 of them, 13 bytes.
+        let text = "Ærøskøbing.\nÆrø.\nHere.";
+        assert_eq!(fit_lines(text, 3), "Ærøskøbing.");
+        assert_eq!(fit_lines(text, 4), "Ærøskøbing.\nÆrø.");
         assert_eq!(
             fit_words("any rooms free tonight", 100),
             "any rooms free tonight"
