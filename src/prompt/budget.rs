@@ -7,8 +7,9 @@
 //! - The player's words: whole words, from the first.
 //! - The available actions: whatever the whole prompt's budget leaves them. Extra
 //!   target combinations of an action go first (each action keeps its most relevant
-//!   one), then whole actions; the least relevant first and, among equals, the last
-//!   offered first. One way to wait and one way to leave ([`Lifeline`]) stay when
+//!   one), then whole actions; the least relevant first and, among equals, those of
+//!   the mods offering more of them (each mod keeps its first lines longest), then
+//!   the last offered first. One way to wait and one way to leave ([`Lifeline`]) stay when
 //!   they were offered, even past the budget, so trimming never leaves an actor
 //!   stuck. What is left is numbered again from 1.
 
@@ -16,9 +17,11 @@ use bevy::platform::collections::HashMap;
 use smallvec::SmallVec;
 
 use super::actions_block::{BlockOptions, Measuring};
+use std::cmp::Reverse;
+
 use super::tokens::{estimate_tokens, tokens_of_chars};
-use crate::content::ActionDefinition;
 use crate::content::ContentRegistry;
+use crate::content::{ActionDefinition, action_namespace};
 use crate::world::{AvailableAction, OfferedActions};
 
 /// How many estimated tokens ([`estimate_tokens`]) a decision prompt and its parts may take.
@@ -108,7 +111,8 @@ struct Weighed<'a> {
 
 /// The order in which an offer's lines are left out: extra
 /// combinations before an action's most relevant one (the first among equals), least
-/// relevant first, the last offered first.
+/// relevant first; among equals, the mod with more of them first ([`spread_ranks`]),
+/// then the last offered first.
 fn drop_order(lines: &[Weighed<'_>], order: &mut Vec<usize>) {
     order.clear();
     // Each action's keeper: its most relevant line, the first among equals. An
@@ -129,18 +133,19 @@ fn drop_order(lines: &[Weighed<'_>], order: &mut Vec<usize>) {
     for best in keepers(lines, &runs) {
         keeper[best] = true;
     }
+    let spread = spread_ranks(lines, &keeper);
     // Lines are left out class by class: a line's class is whether it is its
-    // action's keeper (keepers last), then its relevance; within a class, the last
-    // offered first. An offer's lines fall in a few classes, found as they come,
-    // and are placed by counting.
-    let mut classes: SmallVec<[((bool, u32), usize); 8]> = SmallVec::new();
+    // action's keeper (keepers last), then its relevance, then its spread rank (the
+    // higher first); within a class, the last offered first. An offer's lines fall
+    // in a few classes, found as they come, and are placed by counting.
+    let mut classes: SmallVec<[(Class, usize); 8]> = SmallVec::new();
     let mut class_of: SmallVec<[u8; 64]> = SmallVec::with_capacity(lines.len());
     for (i, line) in lines.iter().enumerate() {
-        let class = (keeper[i], line.relevance);
+        let class = (keeper[i], line.relevance, Reverse(spread[i]));
         let found = match classes.iter().position(|(known, _)| *known == class) {
             Some(found) => found,
             None if classes.len() == classes.inline_size() => {
-                return sorted_drop_order(lines, &keeper, order);
+                return sorted_drop_order(lines, &keeper, &spread, order);
             }
             None => {
                 classes.push((class, 0));
@@ -201,22 +206,58 @@ fn keepers(lines: &[Weighed<'_>], runs: &[(usize, usize)]) -> SmallVec<[usize; 1
 /// Runs of an offer's lines compared one by one for their keepers; beyond, by id.
 const RUNS_COMPARED_ONE_BY_ONE: usize = 16;
 
+/// A line's class in the order of leaving out: whether it is its action's keeper, its
+/// relevance, and its spread rank, the higher first.
+type Class = (bool, u32, Reverse<u32>);
+
+/// A mod's lines so far in one class of keeping and relevance, as [`spread_ranks`]
+/// counts them: the class, the mod, and the last line's rank.
+type ModLines<'a> = ((bool, u32), &'a str, u32);
+
+/// Each line's rank among the lines of its mod (the namespace of its action's id) in
+/// its class of keeping and relevance: 0 for the mod's first such line, 1 for its
+/// second... Among equals the higher rank goes first, so an offer cut short keeps
+/// each mod's best lines, not the first mods' all.
+fn spread_ranks(lines: &[Weighed<'_>], keeper: &[bool]) -> SmallVec<[u32; 64]> {
+    let mut seen: SmallVec<[ModLines<'_>; 16]> = SmallVec::new();
+    let mut ranks = SmallVec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        let class = (keeper[i], line.relevance);
+        let namespace = action_namespace(line.action_id);
+        let rank = match (seen.iter_mut()).find(|(c, n, _)| *c == class && *n == namespace) {
+            Some((.., count)) => {
+                *count += 1;
+                *count
+            }
+            None => {
+                seen.push((class, namespace, 0));
+                0
+            }
+        };
+        ranks.push(rank);
+    }
+    ranks
+}
+
 /// [`drop_order`] of lines in many classes, by sorting them.
-fn sorted_drop_order(lines: &[Weighed<'_>], keeper: &[bool], order: &mut Vec<usize>) {
-    // Each line's key, one number: keepers last, then by relevance, then the last
-    // offered first. Keys are distinct (each holds its line's position), so any sort
-    // gives one order.
-    let mut keys: Vec<u128> = lines
-        .iter()
-        .enumerate()
-        .map(|(i, line)| {
-            (u128::from(keeper[i]) << 96)
-                | (u128::from(line.relevance) << 64)
-                | u128::from(u64::MAX - i as u64)
+fn sorted_drop_order(
+    lines: &[Weighed<'_>],
+    keeper: &[bool],
+    spread: &[u32],
+    order: &mut Vec<usize>,
+) {
+    // Each line's key: its class, then the last offered first. Keys are distinct
+    // (each holds its line's position), so any sort gives one order.
+    let mut keys: Vec<(Class, Reverse<usize>)> = (0..lines.len())
+        .map(|i| {
+            (
+                (keeper[i], lines[i].relevance, Reverse(spread[i])),
+                Reverse(i),
+            )
         })
         .collect();
     keys.sort_unstable();
-    order.extend(keys.into_iter().map(|key| (u64::MAX - key as u64) as usize));
+    order.extend(keys.into_iter().map(|(_, Reverse(i))| i));
 }
 
 /// Whether two action ids are the same: the lines of one action share its id.
@@ -251,8 +292,8 @@ impl Lifeline {
 /// Which lines to leave out, in a mask over `offered`, so that its available-actions
 /// block (from `registry` with `options`, numbered again from 1) is within `budget`
 /// estimated tokens: the fewest lines, left out in order (extra combinations of an action
-/// before its most relevant one, the least relevant first, among equals the last
-/// offered first). Of the lines `lifeline`
+/// before its most relevant one, the least relevant first, among equals those of the
+/// mods offering more of them, then the last offered first). Of the lines `lifeline`
 /// finds a way to wait or to leave, the last of each kind in that order stays, even
 /// when the block is then over its budget; every other line goes when even one does
 /// not fit. Apply it with [`OfferedActions::leave_out`].
@@ -415,7 +456,8 @@ mod tests {
     }
 
     /// The order as its rule says: keepers (each action's most relevant line, the
-    /// first among equals) last, then by relevance, then the last offered first.
+    /// first among equals) last, then by relevance, then the lines of a mod that has
+    /// more of them first, then the last offered first.
     fn reference_order(lines: &[Weighed<'_>]) -> Vec<usize> {
         let keeper = |i: usize| {
             let line = &lines[i];
@@ -430,9 +472,36 @@ mod tests {
                 })
                 .is_some_and(|first_best| first_best == i)
         };
+        // How many lines of its mod, as good as it, come before it.
+        let rank = |i: usize| {
+            let class = (keeper(i), lines[i].relevance);
+            let namespace = action_namespace(lines[i].action_id);
+            (0..i)
+                .filter(|&j| {
+                    (keeper(j), lines[j].relevance) == class
+                        && action_namespace(lines[j].action_id) == namespace
+                })
+                .count()
+        };
         let mut order: Vec<usize> = (0..lines.len()).collect();
-        order.sort_by_key(|&i| (keeper(i), lines[i].relevance, std::cmp::Reverse(i)));
+        order.sort_by_key(|&i| (keeper(i), lines[i].relevance, Reverse(rank(i)), Reverse(i)));
         order
+    }
+
+    #[test]
+    fn an_offer_cut_short_keeps_each_mods_best_lines() {
+        // Three positioning actions, then one conversation action, all as relevant.
+        let lines = [
+            line("positioning:get_close", 1),
+            line("positioning:step_back", 1),
+            line("positioning:sit_down", 1),
+            line("conversation:greet", 1),
+        ];
+        assert_eq!(
+            order_of(&lines),
+            [2, 1, 3, 0],
+            "the third and second positioning lines go before the only greeting"
+        );
     }
 
     #[test]
