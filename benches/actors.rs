@@ -9,7 +9,8 @@
 //!   loaded: 100 places in a ring (each with exits to its two neighbours), in each 10
 //!   smart actors (specs `tavern:marta`, `tavern:silas`, `tavern:brom` in turn) and 3
 //!   portable items; `max_new_thinkers_per_frame` is 1,000, so that one frame queues
-//!   and submits them all. Between timed frames (untimed) the app updates until no
+//!   and submits them all; the prompt budgets are 1,000 and 150 for tasks (the
+//!   defaults when the targets were set). Between timed frames (untimed) the app updates until no
 //!   actor is thinking any more and the turn's messages are dropped (as a game's
 //!   frames between turns drop them), then every actor's cooldown is cleared (Brom's spec
 //!   has one turn) and the memory store is put back to what it held after the first
@@ -47,7 +48,7 @@
 //! - before the benchmark, the real tavern scene (`assets/scenes/tavern.scene.json`)
 //!   runs two turns on the offline backend, and for Marta's decision prompt of each
 //!   turn the estimated tokens (`bevy_loom::prompt::estimate_tokens`) of each of its
-//!   messages and their total (target for the first, fresh prompt: ≤ 1,000; the
+//!   messages and their total (the first, fresh prompt within the default budget; the
 //!   second appends to it: the first turn's messages, the answer, what changed), and for the second turn
 //!   the share of its characters (the message contents concatenated) that is an
 //!   unchanged prefix of the first turn's prompt, what a server's prompt cache can
@@ -74,7 +75,7 @@ use bevy::prelude::*;
 use bevy_loom::actors::SpawnedScene;
 use bevy_loom::llm::ChatMessage;
 use bevy_loom::prelude::*;
-use bevy_loom::prompt::estimate_tokens;
+use bevy_loom::prompt::{PromptBudgets, estimate_tokens};
 use bevy_loom::testing::{HeadlessApp, wait_for_content};
 use criterion::{Criterion, criterion_group, criterion_main};
 
@@ -336,9 +337,13 @@ fn print_prompt_figures(_: &mut Criterion) {
             tokens,
             tokens.iter().sum::<usize>(),
             if turn == 0 {
-                "   (target ≤ 1,000)"
+                let budgets = PromptBudgets::default();
+                format!(
+                    "   (the default budget: {} and {} for its tasks)",
+                    budgets.total, budgets.tasks
+                )
             } else {
-                ""
+                String::new()
             },
         );
     }
@@ -506,9 +511,21 @@ fn turn_1000_smart_actors(c: &mut Criterion) {
     );
 }
 
+/// The budgets of the timed turns: the defaults before they were cut for CPU servers,
+/// so that every actor is offered as much as when the targets were set.
+const OFFER_BUDGETS: PromptBudgets = PromptBudgets {
+    total: 1000,
+    tasks: 150,
+    abilities: 500,
+    perception: 150,
+    player_says: 100,
+    transcript: 2000,
+};
+
 fn time_turns(c: &mut Criterion, name: &str, turns: Turns, between: Between) {
     let mut app = loaded_app(SmartActorSettings {
         max_new_thinkers_per_frame: ACTORS,
+        budgets: OFFER_BUDGETS,
         ..default()
     });
     if turns == Turns::OneCore {

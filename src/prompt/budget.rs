@@ -48,10 +48,13 @@ pub struct PromptBudgets {
 }
 
 impl Default for PromptBudgets {
+    /// Budgets for a small model on a CPU, where every prompt token is latency: a
+    /// first prompt of about 800 real tokens. A GPU server reads 1,000 or more in a
+    /// fraction of a second; raise `total` and `tasks` for it to offer more.
     fn default() -> Self {
         Self {
-            total: 1000,
-            tasks: 150,
+            total: 700,
+            tasks: 80,
             abilities: 500,
             perception: 150,
             player_says: 100,

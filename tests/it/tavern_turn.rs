@@ -4,7 +4,9 @@
 use bevy::prelude::*;
 use bevy_loom::prelude::*;
 
-use crate::support::{SeenErrors, run_turn, tavern_app};
+use bevy_loom::prompt::PromptBudgets;
+
+use crate::support::{SeenErrors, run_turn, tavern_app, tavern_app_with};
 
 #[test]
 fn shipped_content_loads_cleanly() {
@@ -64,7 +66,16 @@ fn an_offline_turn_ends_in_action_requests_for_offered_actions() {
 
 #[test]
 fn the_prompt_is_stable_rules_first_then_grouped_actions_then_perception() {
-    let (mut app, scene) = tavern_app(BackendChoice::Offline { seed: 1 });
+    // A budget with room for every mod's group: the default keeps a CPU server's
+    // first prompt small, which leaves too few actions to group.
+    let roomy = SmartActorSettings {
+        budgets: PromptBudgets {
+            total: 1000,
+            ..default()
+        },
+        ..default()
+    };
+    let (mut app, scene) = tavern_app_with(BackendChoice::Offline { seed: 1 }, roomy);
     let log = run_turn(&mut app);
     let marta = scene.entities["marta"];
     let prompt = log
