@@ -188,7 +188,9 @@ impl BlockMeasure {
         options: &BlockOptions,
     ) -> Self {
         let mut measuring = Measuring::default();
-        lines.iter().for_each(|line| measuring.add(line));
+        for line in lines {
+            measuring.add(line);
+        }
         measuring.measure(registry, options)
     }
 
@@ -258,15 +260,17 @@ impl<'a> Measuring<'a> {
         }
     }
 
-    /// Adds the next line.
+    /// Adds the next line; returns its group's position (its mod's, in order of first
+    /// appearance).
     #[inline]
-    pub(crate) fn add(&mut self, line: &AvailableAction<'a>) {
+    pub(crate) fn add(&mut self, line: &AvailableAction<'a>) -> usize {
         if !std::ptr::eq(line.description, self.description.0) {
             self.description = (line.description, chars(line.description));
         }
         let chars = LINE_FRAME.len() + chars(line.command) + self.description.1;
         let group = self.groups.add(self.lines.len(), line.action_id);
         self.lines.push((chars, group));
+        group
     }
 
     /// The block of every line added, from `registry` with `options`.

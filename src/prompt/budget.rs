@@ -20,8 +20,8 @@ use super::actions_block::{BlockOptions, Measuring};
 use std::cmp::Reverse;
 
 use super::tokens::{estimate_tokens, tokens_of_chars};
+use crate::content::ActionDefinition;
 use crate::content::ContentRegistry;
-use crate::content::{ActionDefinition, action_namespace};
 use crate::world::{AvailableAction, OfferedActions};
 
 /// How many estimated tokens ([`estimate_tokens`]) a decision prompt and its parts may take.
@@ -110,6 +110,8 @@ pub fn fit_words(text: &str, budget: usize) -> String {
 struct Weighed<'a> {
     action_id: &'a str,
     relevance: u32,
+    /// Its mod's position among the offer's mods.
+    group: usize,
 }
 
 /// The order in which an offer's lines are left out: extra
@@ -136,42 +138,60 @@ fn drop_order(lines: &[Weighed<'_>], order: &mut Vec<usize>) {
     for best in keepers(lines, &runs) {
         keeper[best] = true;
     }
-    let spread = spread_ranks(lines, &keeper);
     // Lines are left out class by class: a line's class is whether it is its
     // action's keeper (keepers last), then its relevance, then its spread rank (the
     // higher first); within a class, the last offered first. An offer's lines fall
-    // in a few classes, found as they come, and are placed by counting.
-    let mut classes: SmallVec<[(Class, usize); 8]> = SmallVec::new();
-    let mut class_of: SmallVec<[u8; 64]> = SmallVec::with_capacity(lines.len());
+    // in a few classes of keeping and relevance, found as they come, each split by
+    // rank, and are placed by counting.
+    let mut bases: SmallVec<[((bool, u32), usize); 8]> = SmallVec::new();
+    let mut base_of: SmallVec<[u32; 64]> = SmallVec::with_capacity(lines.len());
     for (i, line) in lines.iter().enumerate() {
-        let class = (keeper[i], line.relevance, Reverse(spread[i]));
-        let found = match classes.iter().position(|(known, _)| *known == class) {
+        let class = (keeper[i], line.relevance);
+        let found = match bases.iter().position(|(known, _)| *known == class) {
             Some(found) => found,
-            None if classes.len() == classes.inline_size() => {
-                return sorted_drop_order(lines, &keeper, &spread, order);
+            None if bases.len() == bases.inline_size() => {
+                return sorted_drop_order(lines, &keeper, order);
             }
             None => {
-                classes.push((class, 0));
-                classes.len() - 1
+                bases.push((class, 0));
+                bases.len() - 1
             }
         };
-        classes[found].1 += 1;
-        class_of.push(found as u8);
+        base_of.push(found as u32);
     }
-    // Where each class starts in the order.
-    let mut ranked: SmallVec<[usize; 8]> = (0..classes.len()).collect();
-    ranked.sort_unstable_by_key(|&class| classes[class].0);
-    let mut start: SmallVec<[usize; 8]> = SmallVec::from_elem(0, classes.len());
+    let spread = spread_ranks(lines, &base_of, bases.len());
+    for (i, &base) in base_of.iter().enumerate() {
+        // How many ranks the class has.
+        let ranks = &mut bases[base as usize].1;
+        *ranks = (*ranks).max(spread[i] as usize + 1);
+    }
+    // Each class and rank's count, at `first[class] + rank`, then where it starts
+    // in the order: the classes by their key, each its highest rank first.
+    let mut first: SmallVec<[usize; 8]> = SmallVec::with_capacity(bases.len());
+    let mut slots = 0;
+    for (_, ranks) in &bases {
+        first.push(slots);
+        slots += ranks;
+    }
+    let slot = |i: usize| first[base_of[i] as usize] + spread[i] as usize;
+    let mut start: SmallVec<[usize; 32]> = SmallVec::from_elem(0, slots);
+    for i in 0..lines.len() {
+        start[slot(i)] += 1;
+    }
+    let mut ranked: SmallVec<[usize; 8]> = (0..bases.len()).collect();
+    ranked.sort_unstable_by_key(|&class| bases[class].0);
     let mut next = 0;
     for class in ranked {
-        start[class] = next;
-        next += classes[class].1;
+        for rank in (0..bases[class].1).rev() {
+            let count = std::mem::replace(&mut start[first[class] + rank], next);
+            next += count;
+        }
     }
     order.resize(lines.len(), 0);
     for i in (0..lines.len()).rev() {
-        let class = usize::from(class_of[i]);
-        order[start[class]] = i;
-        start[class] += 1;
+        let slot = slot(i);
+        order[start[slot]] = i;
+        start[slot] += 1;
     }
 }
 
@@ -213,50 +233,43 @@ const RUNS_COMPARED_ONE_BY_ONE: usize = 16;
 /// relevance, and its spread rank, the higher first.
 type Class = (bool, u32, Reverse<u32>);
 
-/// A mod's lines so far in one class of keeping and relevance, as [`spread_ranks`]
-/// counts them: the class, the mod, and the last line's rank.
-type ModLines<'a> = ((bool, u32), &'a str, u32);
-
-/// Each line's rank among the lines of its mod (the namespace of its action's id) in
-/// its class of keeping and relevance: 0 for the mod's first such line, 1 for its
-/// second... Among equals the higher rank goes first, so an offer cut short keeps
-/// each mod's best lines, not the first mods' all.
-fn spread_ranks(lines: &[Weighed<'_>], keeper: &[bool]) -> SmallVec<[u32; 64]> {
-    let mut seen: SmallVec<[ModLines<'_>; 16]> = SmallVec::new();
-    let mut ranks = SmallVec::with_capacity(lines.len());
-    for (i, line) in lines.iter().enumerate() {
-        let class = (keeper[i], line.relevance);
-        let namespace = action_namespace(line.action_id);
-        let rank = match (seen.iter_mut()).find(|(c, n, _)| *c == class && *n == namespace) {
-            Some((.., count)) => {
-                *count += 1;
-                *count
-            }
-            None => {
-                seen.push((class, namespace, 0));
-                0
-            }
-        };
-        ranks.push(rank);
-    }
-    ranks
+/// Each line's rank among the lines of its mod in its class of keeping and relevance
+/// (`class_of` each line, below `classes`): 0 for the mod's first such line, 1 for its
+/// second... Among equals the higher rank goes first, so an offer cut short keeps each
+/// mod's best lines, not the first mods' all.
+fn spread_ranks(lines: &[Weighed<'_>], class_of: &[u32], classes: usize) -> SmallVec<[u32; 64]> {
+    let groups = lines.iter().map(|line| line.group + 1).max().unwrap_or(0);
+    // The lines so far of each class and group, at `class * groups + group`.
+    let mut so_far: SmallVec<[u32; 64]> = SmallVec::from_elem(0, classes * groups);
+    let ranks = lines.iter().zip(class_of).map(|(line, &class)| {
+        let seen = &mut so_far[class as usize * groups + line.group];
+        *seen += 1;
+        *seen - 1
+    });
+    ranks.collect()
 }
 
 /// [`drop_order`] of lines in many classes, by sorting them.
-fn sorted_drop_order(
-    lines: &[Weighed<'_>],
-    keeper: &[bool],
-    spread: &[u32],
-    order: &mut Vec<usize>,
-) {
+fn sorted_drop_order(lines: &[Weighed<'_>], keeper: &[bool], order: &mut Vec<usize>) {
+    // Each line's class of keeping and relevance, numbered.
+    let mut classes: Vec<(bool, u32)> = (0..lines.len())
+        .map(|i| (keeper[i], lines[i].relevance))
+        .collect();
+    classes.sort_unstable();
+    classes.dedup();
+    let class_of: Vec<u32> = (0..lines.len())
+        .map(|i| {
+            let class = (keeper[i], lines[i].relevance);
+            classes.binary_search(&class).unwrap_or_default() as u32
+        })
+        .collect();
+    let spread = spread_ranks(lines, &class_of, classes.len());
     // Each line's key: its class, then the last offered first. Keys are distinct
     // (each holds its line's position), so any sort gives one order.
     let mut keys: Vec<(Class, Reverse<usize>)> = (0..lines.len())
         .map(|i| {
-            (
-                (keeper[i], lines[i].relevance, Reverse(spread[i])),
-                Reverse(i),
-            )
+            let class = (keeper[i], lines[i].relevance, Reverse(spread[i]));
+            (class, Reverse(i))
         })
         .collect();
     keys.sort_unstable();
@@ -375,10 +388,11 @@ pub(crate) fn trim_mask_with(
     let mut lines: Vec<Weighed<'_>> = reuse(std::mem::take(&mut scratch.weighed));
     lines.reserve(offered.len());
     for action in offered {
-        measuring.add(&action);
+        let group = measuring.add(&action);
         lines.push(Weighed {
             action_id: action.action_id,
             relevance: (weighing.relevance)(&action),
+            group,
         });
     }
     let mut block = measuring.measure(registry, options);
@@ -418,11 +432,29 @@ pub(crate) fn trim_mask_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::content::action_namespace;
 
+    /// A line of this action, weighed; its group is its mod's (the namespace of its
+    /// id), numbered as they come in the tests.
     fn line(action_id: &'static str, relevance: u32) -> Weighed<'static> {
+        thread_local! {
+            static MODS: std::cell::RefCell<Vec<&'static str>> = const {
+                std::cell::RefCell::new(Vec::new())
+            };
+        }
+        let namespace = action_namespace(action_id);
+        let group = MODS.with_borrow_mut(|mods| {
+            mods.iter()
+                .position(|known| *known == namespace)
+                .unwrap_or_else(|| {
+                    mods.push(namespace);
+                    mods.len() - 1
+                })
+        });
         Weighed {
             action_id,
             relevance,
+            group,
         }
     }
 
@@ -544,6 +576,7 @@ mod tests {
         reused.push(Weighed {
             action_id: &id,
             relevance: 0,
+            group: 0,
         });
         let back: Vec<Weighed<'static>> = reuse(reused);
         assert!(back.is_empty() && back.capacity() >= 40);
