@@ -9,16 +9,16 @@
 //!   target combinations of an action go first (each action keeps its most relevant
 //!   one), then whole actions; the least relevant first and, among equals, those of
 //!   the mods offering more of them (each mod keeps its first lines longest), then
-//!   the last offered first. One way to wait and one way to leave ([`Lifeline`]) stay when
-//!   they were offered, even past the budget, so trimming never leaves an actor
-//!   stuck. What is left is numbered again from 1.
+//!   the last offered first. One way to wait and one way to leave ([`Lifeline`])
+//!   stay when they were offered, even past the budget, so trimming never leaves an
+//!   actor stuck. What is left is numbered again from 1.
+
+use std::cmp::Reverse;
 
 use bevy::platform::collections::HashMap;
 use smallvec::SmallVec;
 
 use super::actions_block::{BlockOptions, Measuring};
-use std::cmp::Reverse;
-
 use super::tokens::{estimate_tokens, tokens_of_chars};
 use crate::content::ActionDefinition;
 use crate::content::ContentRegistry;
