@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{LlmError, without_credentials};
+use super::{LlmError, LlmReply, without_credentials};
 
 /// How much of a server's answer a backend reads before it gives up on the answer.
 ///
@@ -48,6 +48,38 @@ pub(super) fn http_client(timeout: Duration) -> Result<reqwest::Client, LlmError
         .timeout(timeout)
         .build()
         .map_err(|error| LlmError::Setup(format!("HTTP client: {error}")))
+}
+
+/// Where a backend sends its chats: the client it sends with, the URL, and how long
+/// and how much of an answer it reads.
+pub(super) struct ChatEndpoint {
+    pub(super) client: reqwest::Client,
+    url: ServerUrl,
+    timeout: Duration,
+    limits: ResponseLimits,
+}
+
+impl ChatEndpoint {
+    /// `path` on the server at `base_url` ([`ServerUrl::new`]), each request bounded
+    /// by `timeout` and `limits`.
+    pub(super) fn new(
+        base_url: &str,
+        path: &str,
+        (timeout, limits): (Duration, ResponseLimits),
+    ) -> Result<Self, LlmError> {
+        Ok(Self {
+            client: http_client(timeout)?,
+            url: ServerUrl::new(base_url, path)?,
+            timeout,
+            limits,
+        })
+    }
+
+    /// A POST of `body` as JSON, and the exchange that reads its answer.
+    pub(super) fn post(&self, body: &impl serde::Serialize) -> (reqwest::RequestBuilder, Exchange) {
+        let call = self.url.post(&self.client).json(body);
+        (call, self.url.exchange(self.timeout, self.limits))
+    }
 }
 
 /// Where a backend posts: the URL parsed once, and as errors show it.
@@ -334,6 +366,28 @@ pub(super) fn text_at<'a>(value: &'a Value, pointer: &str) -> Result<&'a str, Ll
                 truncate(&value.to_string(), 200)
             ))
         })
+}
+
+/// The reply whose message is at `message` (a JSON pointer) in `value`, with its
+/// `usage` and `timings`: the message's text and tool calls. A message that calls
+/// tools may have no text; any other must have some.
+pub(super) fn message_reply(
+    value: &Value,
+    message: &str,
+    (usage, timings): (Option<super::TokenUsage>, Option<super::ServerTimings>),
+) -> Result<LlmReply, LlmError> {
+    let tool_calls = (value.pointer(message).map(tool_calls)).unwrap_or_default();
+    let text = match text_at(value, &format!("{message}/content")) {
+        Ok(text) => text.to_owned(),
+        Err(_) if !tool_calls.is_empty() => String::new(),
+        Err(error) => return Err(error),
+    };
+    Ok(LlmReply {
+        text,
+        usage,
+        tool_calls,
+        timings,
+    })
 }
 
 /// The tools of a request as OpenAI's chat completions and Ollama's chat take them:

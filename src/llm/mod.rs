@@ -201,6 +201,14 @@ pub(crate) fn debug_endpoint(
         .field("model", &model);
 }
 
+/// A backend's description: `what` server, where (without credentials), which model.
+pub(crate) fn describe_server(what: &str, base_url: &str, model: &str) -> String {
+    format!(
+        "{what} at {} (model {model})",
+        without_credentials(base_url)
+    )
+}
+
 /// A server address as logs, errors and `Debug` show it: any `user:password@` part hidden.
 pub(crate) fn without_credentials(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {

@@ -4,13 +4,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::http::{
-    BACKSTOP_TIMEOUT, ResponseLimits, ServerUrl, http_client, stream_chunk, text_at,
-};
+use super::http::{BACKSTOP_TIMEOUT, ChatEndpoint, ResponseLimits, message_reply, stream_chunk};
 use super::{
     DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, ServerTimings, TokenUsage,
 };
-use super::{LlmEnvironment, debug_endpoint, without_credentials};
+use super::{LlmEnvironment, debug_endpoint, describe_server};
 
 /// Where an Ollama server is and how to use it. Its `Debug` hides credentials in the URL.
 #[derive(Clone, PartialEq)]
@@ -97,21 +95,16 @@ impl OllamaSettings {
 
 /// Talks to Ollama's `/api/chat` with `reqwest`.
 pub struct OllamaBackend {
-    client: reqwest::Client,
     settings: OllamaSettings,
-    endpoint: ServerUrl,
+    chat: ChatEndpoint,
 }
 
 impl OllamaBackend {
     /// A backend for these settings.
     pub fn new(settings: OllamaSettings) -> Result<Self, LlmError> {
-        let client = http_client(settings.timeout)?;
-        let endpoint = ServerUrl::new(&settings.base_url, "/api/chat")?;
-        Ok(Self {
-            client,
-            settings,
-            endpoint,
-        })
+        let bounds = (settings.timeout, settings.limits);
+        let chat = ChatEndpoint::new(&settings.base_url, "/api/chat", bounds)?;
+        Ok(Self { settings, chat })
     }
 
     fn body(&self, request: &LlmRequest) -> Value {
@@ -131,7 +124,7 @@ impl OllamaBackend {
         let mut body = json!({
             "model": self.settings.model,
             "messages": request.messages,
-            "stream": request.stream && request.tools.is_none(),
+            "stream": request.streams(),
             "options": options,
         });
         if let Some(tools) = &request.tools {
@@ -149,11 +142,7 @@ impl OllamaBackend {
 
 impl LlmBackend for OllamaBackend {
     fn describe(&self) -> String {
-        format!(
-            "Ollama at {} (model {})",
-            without_credentials(&self.settings.base_url),
-            self.settings.model
-        )
+        describe_server("Ollama", &self.settings.base_url, &self.settings.model)
     }
 
     fn model(&self) -> &str {
@@ -161,30 +150,15 @@ impl LlmBackend for OllamaBackend {
     }
 
     fn complete(&self, request: &LlmRequest, deltas: DeltaSink) -> LlmFuture {
-        let call = self.endpoint.post(&self.client).json(&self.body(request));
-        let exchange = self
-            .endpoint
-            .exchange(self.settings.timeout, self.settings.limits);
-        let stream = request.stream && request.tools.is_none();
+        let (call, exchange) = self.chat.post(&self.body(request));
+        let stream = request.streams();
         Box::pin(async move {
             let response = exchange.send(call).await?;
             if !stream {
                 let value = exchange.json(response).await?;
                 failed(&value)?;
-                let calls = value.get("message").map(super::http::tool_calls);
-                let calls = calls.unwrap_or_default();
-                // A message that calls tools may have no text.
-                let text = match text_at(&value, "/message/content") {
-                    Ok(text) => text.to_owned(),
-                    Err(_) if !calls.is_empty() => String::new(),
-                    Err(error) => return Err(error),
-                };
-                return Ok(LlmReply {
-                    text,
-                    usage: ollama_usage(&value),
-                    tool_calls: calls,
-                    timings: ollama_timings(&value),
-                });
+                let measured = (ollama_usage(&value), ollama_timings(&value));
+                return message_reply(&value, "/message", measured);
             }
             // NDJSON: one object per line, the last with `"done": true`.
             let mut lines = exchange.lines(response);

@@ -10,13 +10,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::http::{
-    BACKSTOP_TIMEOUT, ResponseLimits, ServerUrl, http_client, json_value, stream_chunk, text_at,
+    BACKSTOP_TIMEOUT, ChatEndpoint, ResponseLimits, ServerUrl, json_value, message_reply,
+    stream_chunk,
 };
 use super::{
     DeltaSink, LimitsFuture, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, ServerLimits,
     ServerTimings, TokenUsage,
 };
-use super::{LlmEnvironment, debug_endpoint, without_credentials};
+use super::{LlmEnvironment, debug_endpoint, describe_server};
 
 /// How long a server may take to say what its limits are.
 const PROPS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -158,9 +159,8 @@ impl OpenAiSettings {
 
 /// Talks to an OpenAI-compatible `/chat/completions` endpoint with `reqwest`.
 pub struct OpenAiBackend {
-    client: reqwest::Client,
     settings: OpenAiSettings,
-    endpoint: ServerUrl,
+    chat: ChatEndpoint,
     /// llama.cpp's `/props`, beside the API's base.
     props: ServerUrl,
 }
@@ -168,14 +168,13 @@ pub struct OpenAiBackend {
 impl OpenAiBackend {
     /// A backend for these settings.
     pub fn new(settings: OpenAiSettings) -> Result<Self, LlmError> {
-        let client = http_client(settings.timeout)?;
-        let endpoint = ServerUrl::new(&settings.base_url, "/chat/completions")?;
+        let bounds = (settings.timeout, settings.limits);
+        let chat = ChatEndpoint::new(&settings.base_url, "/chat/completions", bounds)?;
         let root = settings.base_url.trim_end_matches('/');
         let props = ServerUrl::new(root.strip_suffix("/v1").unwrap_or(root), "/props")?;
         Ok(Self {
-            client,
             settings,
-            endpoint,
+            chat,
             props,
         })
     }
@@ -201,7 +200,7 @@ impl OpenAiBackend {
             .filter(|&slots| slots > 0)
             .zip(request.affinity)
             .map(|(slots, affinity)| (affinity % u64::from(slots)) as u32);
-        let stream = request.stream && request.tools.is_none();
+        let stream = request.streams();
         ChatBody {
             model: &self.settings.model,
             messages: &request.messages,
@@ -262,11 +261,8 @@ struct StreamOptions {
 
 impl LlmBackend for OpenAiBackend {
     fn describe(&self) -> String {
-        format!(
-            "OpenAI-compatible server at {} (model {})",
-            without_credentials(&self.settings.base_url),
-            self.settings.model
-        )
+        let (url, model) = (&self.settings.base_url, &self.settings.model);
+        describe_server("OpenAI-compatible server", url, model)
     }
 
     fn model(&self) -> &str {
@@ -276,7 +272,7 @@ impl LlmBackend for OpenAiBackend {
     /// llama.cpp's `/props`: `default_generation_settings.n_ctx` (per slot) and
     /// `total_slots`. Other servers have no such page, and say nothing.
     fn limits(&self) -> LimitsFuture {
-        let mut call = self.props.get(&self.client).timeout(PROPS_TIMEOUT);
+        let mut call = self.props.get(&self.chat.client).timeout(PROPS_TIMEOUT);
         if let Some(key) = &self.settings.api_key {
             call = call.bearer_auth(key.expose());
         }
@@ -300,14 +296,11 @@ impl LlmBackend for OpenAiBackend {
     }
 
     fn complete(&self, request: &LlmRequest, deltas: DeltaSink) -> LlmFuture {
-        let mut call = self.endpoint.post(&self.client).json(&self.body(request));
+        let (mut call, exchange) = self.chat.post(&self.body(request));
         if let Some(key) = &self.settings.api_key {
             call = call.bearer_auth(key.expose());
         }
-        let exchange = self
-            .endpoint
-            .exchange(self.settings.timeout, self.settings.limits);
-        let stream = request.stream && request.tools.is_none();
+        let stream = request.streams();
         Box::pin(async move {
             let response = exchange.send(call).await?;
             if !stream {
@@ -320,20 +313,8 @@ impl LlmBackend for OpenAiBackend {
                     return Ok(reply);
                 }
                 let value = json_value(&body)?;
-                let message = value.pointer("/choices/0/message");
-                let calls = message.map(super::http::tool_calls).unwrap_or_default();
-                // A message that calls tools may have no text.
-                let text = match text_at(&value, "/choices/0/message/content") {
-                    Ok(text) => text.to_owned(),
-                    Err(_) if !calls.is_empty() => String::new(),
-                    Err(error) => return Err(error),
-                };
-                return Ok(LlmReply {
-                    text,
-                    usage: openai_usage(&value),
-                    tool_calls: calls,
-                    timings: llama_timings(&value),
-                });
+                let measured = (openai_usage(&value), llama_timings(&value));
+                return message_reply(&value, "/choices/0/message", measured);
             }
             // Server-sent events: `data: {chunk}` lines, then `data: [DONE]`.
             let mut lines = exchange.lines(response);

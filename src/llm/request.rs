@@ -138,6 +138,14 @@ pub struct LlmRequest {
     pub tools: Option<Arc<Vec<ToolSpec>>>,
 }
 
+impl LlmRequest {
+    /// Whether a server is asked to stream the answer: when [`stream`](Self::stream)
+    /// asks for it and the request offers no tools.
+    pub fn streams(&self) -> bool {
+        self.stream && self.tools.is_none()
+    }
+}
+
 /// A function a model may call: its name (letters, digits, `_` and `-`), what it does,
 /// and the JSON Schema of its arguments.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
