@@ -2,20 +2,15 @@
 
 use std::collections::HashSet;
 
-use super::{TEXT_LIMITS, check_namespaced_id, command_texts, pointer_token, too_long};
+use super::{TEXT_LIMITS, command_problems, pointer_token, too_long};
 use crate::content::{ActionDefinition, ContentAsset, ContentError, template_placeholders};
 
 impl ContentAsset for ActionDefinition {
     const EXTENSIONS: &'static [&'static str] = &["action.json", "action.ron"];
 
     fn check(&self, file: &str) -> Vec<ContentError> {
-        let mut problems = check_namespaced_id(&self.id, file);
-        problems.extend(command_texts(
-            file,
-            &self.name,
-            &self.description,
-            &self.template,
-        ));
+        let texts = [&*self.name, &self.description, &self.template];
+        let mut problems = command_problems(file, &self.id, texts);
         problems.extend(self.overlong_texts(file));
         problems.extend(self.placeholder_problems(file));
         for (name, parameter) in &self.parameters {

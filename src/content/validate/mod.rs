@@ -78,15 +78,16 @@ pub(crate) fn too_long(
     })
 }
 
-/// The problems of the three texts of a command an actor is offered (an action's or a
-/// task's): an empty `name` or `template`, and any of the three above its limit.
-pub(crate) fn command_texts(
+/// The problems of the id and the three texts of a command an actor is offered (an
+/// action's or a task's): an id that is not the file's mod's
+/// ([`check_namespaced_id`]), an empty `name` or `template`, and any of the three
+/// texts above its limit.
+pub(crate) fn command_problems(
     file: &str,
-    name: &str,
-    description: &str,
-    template: &str,
+    id: &str,
+    [name, description, template]: [&str; 3],
 ) -> Vec<ContentError> {
-    let mut problems = Vec::new();
+    let mut problems = check_namespaced_id(id, file);
     for (field, value) in [("name", name), ("template", template)] {
         if value.trim().is_empty() {
             problems.push(ContentError::new(

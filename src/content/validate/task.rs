@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use super::{TEXT_LIMITS, check_namespaced_id, command_texts, is_namespaced, too_long};
+use super::{TEXT_LIMITS, command_problems, is_namespaced, too_long};
 use crate::content::method::is_identifier;
 use crate::content::{
     ContentAsset, ContentError, MAX_ENTITY_PARAMETERS, TaskDefinition, template_placeholders,
@@ -12,13 +12,8 @@ impl ContentAsset for TaskDefinition {
     const EXTENSIONS: &'static [&'static str] = &["task.json", "task.ron"];
 
     fn check(&self, file: &str) -> Vec<ContentError> {
-        let mut problems = check_namespaced_id(&self.id, file);
-        problems.extend(command_texts(
-            file,
-            &self.name,
-            &self.description,
-            &self.template,
-        ));
+        let texts = [&*self.name, &self.description, &self.template];
+        let mut problems = command_problems(file, &self.id, texts);
         problems.extend(self.parameter_problems(file));
         for (index, id) in self.methods.iter().enumerate() {
             if !is_namespaced(id) {
