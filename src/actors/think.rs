@@ -317,8 +317,7 @@ impl<'a> Frame<'a, '_, '_> {
         self.perceive(asked.entity, &mut mind.perceived, around);
         let seen = fit_lines(&mind.perceived.1, scale.to_estimate(budgets.perception));
         let cut = seen.len() < mind.perceived.1.len();
-        let offered = self.offer(asked, &mut mind.shown_offer, cache, around);
-        let tasks = self.offer_tasks(asked, &mut mind.shown_offer, cache, around);
+        let (offered, tasks) = self.offers(asked, &mut mind.shown_offer, cache, around);
         let mut abilities = self.offer_abilities(asked, cache);
         let as_tools = settings.abilities_as_tools;
         let system = cache.system(asked.spec, template, &limits);
@@ -430,39 +429,28 @@ impl<'a> Frame<'a, '_, '_> {
         }
     }
 
-    /// The offer `asked` is to be shown: nothing for a reply, else from the menu its
-    /// spec allows, made again only when what the menu reads changed
-    /// ([`KeptOffer::next`](offer::KeptOffer::next)).
-    fn offer(
+    /// The offers `asked` is to be shown, each made again only when what its menu reads
+    /// changed ([`KeptOffer::next`](offer::KeptOffer::next)): its actions (none in a
+    /// reply) from the menu its spec allows, and its tasks (none in a reply or a fight,
+    /// or with tasks turned off) from the tasks its spec allows.
+    fn offers(
         &mut self,
         asked: &Asked<'_>,
         shown: &mut ShownOffer,
         cache: &mut PromptCache,
         around: u64,
-    ) -> OfferedActions {
-        let settings = self.settings;
-        let menu = (asked.reply_to.is_none()).then(|| {
+    ) -> (OfferedActions, OfferedActions) {
+        let (settings, replying) = (self.settings, asked.reply_to.is_some());
+        let menu = (!replying).then(|| {
             let verbs = &settings.combat_verbs;
             cache.menu(self.registry, asked.spec, asked.fighting, verbs)
         });
-        self.offer_from(asked.entity, &mut shown.actions, menu, around)
-    }
-
-    /// The tasks `asked` is to be offered: none in a reply or a fight or with tasks
-    /// turned off, else from the tasks its spec allows, made again only when what they
-    /// read changed.
-    fn offer_tasks(
-        &mut self,
-        asked: &Asked<'_>,
-        shown: &mut ShownOffer,
-        cache: &mut PromptCache,
-        around: u64,
-    ) -> OfferedActions {
-        let offered = self.settings.offer_tasks && asked.reply_to.is_none() && !asked.fighting;
-        let menu = offered
+        let actions = self.offer_from(asked.entity, &mut shown.actions, menu, around);
+        let menu = (settings.offer_tasks && !replying && !asked.fighting)
             .then(|| cache.task_menu(self.registry, asked.spec))
             .filter(|menu| !menu.is_empty());
-        self.offer_from(asked.entity, &mut shown.tasks, menu, around)
+        let tasks = self.offer_from(asked.entity, &mut shown.tasks, menu, around);
+        (actions, tasks)
     }
 
     /// The abilities `asked` may invoke now: those its spec allows, when the settings
