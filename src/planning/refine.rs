@@ -681,6 +681,27 @@ mod tests {
         json!({ "in": [{ "var": "task.params.drink.name" }, { "var": "actor.carries" }] })
     }
 
+    /// The method `id` of `task`, with these `steps` and nothing else.
+    fn method(
+        id: &'static str,
+        task: &'static str,
+        steps: Value,
+    ) -> (&'static str, &'static str, Value) {
+        (id, task, json!({ "steps": steps }))
+    }
+
+    /// A registry whose one method of `tavern:serve` picks the drink up and gives it,
+    /// and fails the plan when a step fails.
+    fn picked_up_and_given() -> ContentRegistry {
+        by_hand(json!([pick_up(), give()]))
+    }
+
+    /// A registry whose one method of `tavern:serve` takes these `steps`, and fails
+    /// the plan when a step fails.
+    fn by_hand(steps: Value) -> ContentRegistry {
+        registry("fail", &[method("tavern:by_hand", "tavern:serve", steps)])
+    }
+
     /// A registry with `core:wait`, `items:pick_up`, `items:give` (with a `quietly`
     /// parameter), the task `tavern:serve` (customer, drink; its methods listed in
     /// `order`) and `tavern:fetch` (drink), and `methods` (id, task, extra fields).
@@ -688,10 +709,10 @@ mod tests {
         // `tavern:fetch` needs a method to load.
         let mut methods = methods.to_vec();
         if !methods.iter().any(|(_, task, _)| *task == "tavern:fetch") {
-            methods.push((
+            methods.push(method(
                 "tavern:fetch_later",
                 "tavern:fetch",
-                json!({ "steps": [wait()] }),
+                json!([wait()]),
             ));
         }
         let methods = methods.as_slice();
@@ -809,6 +830,26 @@ mod tests {
         panic!("the plan never ended: {acted:?}");
     }
 
+    /// A plan of `tavern:serve` started in a fresh test world.
+    fn start(registry: &ContentRegistry) -> (Refinement, World) {
+        let world = World::new();
+        let plan = Refinement::start(serve(), registry, &world).expect("starts");
+        (plan, world)
+    }
+
+    /// The id of the action the plan's next step takes.
+    fn next_action(plan: &mut Refinement, registry: &ContentRegistry, world: &World) -> String {
+        act(plan.next_step(registry, world)).action_id.to_string()
+    }
+
+    /// The failure `step` is, or a panic saying `why` it should be one.
+    fn failed(step: PlanStep, why: &str) -> PlanFailure {
+        match step {
+            PlanStep::Failed(failure) => failure,
+            other => panic!("{why}: expected a failure, got {other:?}"),
+        }
+    }
+
     fn act(step: PlanStep) -> PlannedAction {
         match step {
             PlanStep::Act(action) => action,
@@ -826,11 +867,7 @@ mod tests {
                     "tavern:serve",
                     json!({ "applicability": { "var": "world.open" }, "steps": [wait()] }),
                 ),
-                (
-                    "tavern:by_hand",
-                    "tavern:serve",
-                    json!({ "steps": [pick_up(), give()] }),
-                ),
+                method("tavern:by_hand", "tavern:serve", json!([pick_up(), give()])),
             ],
         );
         let world = World::new();
@@ -862,20 +899,12 @@ mod tests {
 
     #[test]
     fn a_conditional_step_is_decided_by_the_world_when_it_is_reached() {
-        let registry = registry(
-            "fail",
-            &[(
-                "tavern:by_hand",
-                "tavern:serve",
-                json!({ "steps": [
-                wait(),
-                { "stepType": "conditional", "condition": { "!": carrying() }, "thenSteps": [pick_up()] },
-                give()
-            ] }),
-            )],
-        );
-        let world = World::new();
-        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        let registry = by_hand(json!([
+            wait(),
+            { "stepType": "conditional", "condition": { "!": carrying() }, "thenSteps": [pick_up()] },
+            give()
+        ]));
+        let (mut plan, world) = start(&registry);
         // When the plan started Marta carried nothing; by the conditional she carries the mug.
         act(plan.next_step(&registry, &world));
         world.carries.borrow_mut().push("mug of ale");
@@ -892,21 +921,11 @@ mod tests {
 
     #[test]
     fn a_failed_step_fails_the_plan_naming_the_step() {
-        let registry = registry(
-            "fail",
-            &[(
-                "tavern:by_hand",
-                "tavern:serve",
-                json!({ "steps": [pick_up(), give()] }),
-            )],
-        );
-        let world = World::new();
-        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        let registry = picked_up_and_given();
+        let (mut plan, world) = start(&registry);
         act(plan.next_step(&registry, &world));
         plan.report(Err("the mug is nailed down".to_owned()), &registry, &world);
-        let PlanStep::Failed(failure) = plan.next_step(&registry, &world) else {
-            panic!("the plan fails");
-        };
+        let failure = failed(plan.next_step(&registry, &world), "the plan fails");
         assert_eq!(failure.reason, "the mug is nailed down");
         assert_eq!(
             failure.step,
@@ -924,14 +943,10 @@ mod tests {
                 json!({ "fallbackBehavior": "continue", "steps": [wait(), give()] }),
             )],
         );
-        let world = World::new();
-        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        let (mut plan, world) = start(&registry);
         act(plan.next_step(&registry, &world));
         plan.report(Err("interrupted".to_owned()), &registry, &world);
-        assert_eq!(
-            &*act(plan.next_step(&registry, &world)).action_id,
-            "items:give"
-        );
+        assert_eq!(next_action(&mut plan, &registry, &world), "items:give");
     }
 
     #[test]
@@ -940,38 +955,21 @@ mod tests {
         let registry = registry(
             "replan",
             &[
-                (
-                    "tavern:a_first",
-                    "tavern:serve",
-                    json!({ "steps": [pick_up(), give()] }),
-                ),
-                (
-                    "tavern:b_second",
-                    "tavern:serve",
-                    json!({ "steps": [wait(), give()] }),
-                ),
+                method("tavern:a_first", "tavern:serve", json!([pick_up(), give()])),
+                method("tavern:b_second", "tavern:serve", json!([wait(), give()])),
             ],
         );
-        let world = World::new();
-        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
-        assert_eq!(
-            &*act(plan.next_step(&registry, &world)).action_id,
-            "items:pick_up"
-        );
+        let (mut plan, world) = start(&registry);
+        assert_eq!(next_action(&mut plan, &registry, &world), "items:pick_up");
         plan.report(
             Err("the cellar door is locked".to_owned()),
             &registry,
             &world,
         );
         assert_eq!(plan.method(), Some("tavern:b_second"));
-        assert_eq!(
-            &*act(plan.next_step(&registry, &world)).action_id,
-            "core:wait"
-        );
+        assert_eq!(next_action(&mut plan, &registry, &world), "core:wait");
         plan.report(Err("still locked".to_owned()), &registry, &world);
-        let PlanStep::Failed(failure) = plan.next_step(&registry, &world) else {
-            panic!("no method is left");
-        };
+        let failure = failed(plan.next_step(&registry, &world), "no method is left");
         assert!(
             failure
                 .reason
@@ -983,23 +981,15 @@ mod tests {
 
     #[test]
     fn a_conditional_may_skip_the_rest_of_itself() {
-        let registry = registry(
-            "fail",
-            &[(
-                "tavern:by_hand",
-                "tavern:serve",
-                json!({ "steps": [
-                { "stepType": "conditional", "condition": true, "thenSteps": [pick_up(), wait()], "onFailure": "skip" },
-                give()
-            ] }),
-            )],
-        );
-        let world = World::new();
-        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        let registry = by_hand(json!([
+            { "stepType": "conditional", "condition": true, "thenSteps": [pick_up(), wait()], "onFailure": "skip" },
+            give()
+        ]));
+        let (mut plan, world) = start(&registry);
         act(plan.next_step(&registry, &world));
         plan.report(Err("no mug".to_owned()), &registry, &world);
         assert_eq!(
-            &*act(plan.next_step(&registry, &world)).action_id,
+            next_action(&mut plan, &registry, &world),
             "items:give",
             "the wait is skipped too"
         );
@@ -1007,22 +997,15 @@ mod tests {
 
     #[test]
     fn a_condition_that_cannot_be_decided_is_a_conditional_failure() {
-        let registry = registry(
-            "fail",
-            &[(
-                "tavern:by_hand",
-                "tavern:serve",
-                json!({ "steps": [
-                // Arithmetic on text is NaN, which JSON Logic throws.
-                { "stepType": "conditional", "condition": { "+": ["many", 1] }, "thenSteps": [wait()], "onFailure": "replan" }
-            ] }),
-            )],
+        let registry = by_hand(json!([
+            // Arithmetic on text is NaN, which JSON Logic throws.
+            { "stepType": "conditional", "condition": { "+": ["many", 1] }, "thenSteps": [wait()], "onFailure": "replan" }
+        ]));
+        let (mut plan, world) = start(&registry);
+        let failure = failed(
+            plan.next_step(&registry, &world),
+            "an undecidable condition replans, and no other method is left",
         );
-        let world = World::new();
-        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
-        let PlanStep::Failed(failure) = plan.next_step(&registry, &world) else {
-            panic!("an undecidable condition replans, and no other method is left");
-        };
         assert!(
             failure
                 .reason
@@ -1044,23 +1027,22 @@ mod tests {
         let registry = registry(
             "fail",
             &[
-                (
+                method(
                     "tavern:fetching",
                     "tavern:fetch",
-                    json!({ "steps": [wait(), pick_up()] }),
+                    json!([wait(), pick_up()]),
                 ),
-                (
+                method(
                     "tavern:by_hand",
                     "tavern:serve",
-                    json!({ "steps": [
-                    { "stepType": "task", "taskId": "tavern:fetch", "parameterBindings": { "drink": "task.params.drink" } },
-                    give()
-                ] }),
+                    json!([
+                        { "stepType": "task", "taskId": "tavern:fetch", "parameterBindings": { "drink": "task.params.drink" } },
+                        give()
+                    ]),
                 ),
             ],
         );
-        let world = World::new();
-        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        let (mut plan, world) = start(&registry);
         let (acted, end) = run(&mut plan, &registry, &world);
         assert_eq!(acted, ["core:wait", "items:pick_up", "items:give"]);
         assert_eq!(end, PlanStep::Done);
@@ -1068,50 +1050,30 @@ mod tests {
 
     #[test]
     fn a_target_gone_mid_plan_fails_its_step() {
-        let registry = registry(
-            "fail",
-            &[(
-                "tavern:by_hand",
-                "tavern:serve",
-                json!({ "steps": [pick_up(), give()] }),
-            )],
-        );
-        let world = World::new();
-        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        let registry = picked_up_and_given();
+        let (mut plan, world) = start(&registry);
         act(plan.next_step(&registry, &world));
         plan.report(Ok(()), &registry, &world);
         world.names.borrow_mut().remove(&entity(CUSTOMER));
-        let PlanStep::Failed(failure) = plan.next_step(&registry, &world) else {
-            panic!("the customer left");
-        };
+        let failure = failed(plan.next_step(&registry, &world), "the customer left");
         assert_eq!(failure.reason, "`customer` is gone");
     }
 
     #[test]
     fn a_method_unloaded_while_its_plan_runs_fails_the_plan_cleanly() {
-        let before = registry(
-            "fail",
-            &[(
-                "tavern:by_hand",
-                "tavern:serve",
-                json!({ "steps": [pick_up(), give()] }),
-            )],
-        );
+        let before = picked_up_and_given();
         let after = registry(
             "fail",
-            &[(
-                "tavern:by_tray",
-                "tavern:serve",
-                json!({ "steps": [give()] }),
-            )],
+            &[method("tavern:by_tray", "tavern:serve", json!([give()]))],
         );
         let world = World::new();
         let mut plan = Refinement::start(serve(), &before, &world).expect("starts");
         act(plan.next_step(&before, &world));
         plan.report(Ok(()), &before, &world);
-        let PlanStep::Failed(failure) = plan.next_step(&after, &world) else {
-            panic!("the content changed under the plan");
-        };
+        let failure = failed(
+            plan.next_step(&after, &world),
+            "the content changed under the plan",
+        );
         assert_eq!(
             failure.reason,
             "method `tavern:by_hand` is no longer loaded"
@@ -1126,8 +1088,7 @@ mod tests {
             "fail",
             &[("tavern:by_hand", "tavern:serve", json!({ "steps": [step] }))],
         );
-        let world = World::new();
-        let mut plan = Refinement::start(serve(), &registry, &world).expect("starts");
+        let (mut plan, world) = start(&registry);
         let action = act(plan.next_step(&registry, &world));
         assert_eq!(action.parameters["quietly"], json!(true));
         assert_eq!(

@@ -633,15 +633,8 @@ mod tests {
     use super::*;
     use crate::content::{ContentSources, GameManifest, ModManifest};
 
-    const GUIDANCE: &str = "<selection_guidance>
-Weigh your goals, what just happened and your mood: choose the category that serves you, then the action in it that fits best.
-</selection_guidance>
-</available_actions>";
-
-    const FLAT: &str = "<selection_guidance>
-Weigh your goals, what just happened and your mood: choose the action that fits best.
-</selection_guidance>
-</available_actions>";
+    const GUIDANCE: &str = GROUPED_GUIDANCE;
+    const FLAT: &str = FLAT_GUIDANCE;
 
     fn line(
         index: usize,
@@ -700,6 +693,33 @@ Weigh your goals, what just happened and your mood: choose the action that fits 
 [Index: 3] Command: \"step back from Registrar Copperplate\" - Create distance from someone
 [Index: 4] Command: \"sit down on bench\" - Take a seat on available furniture
 ";
+
+    /// The block of `lines` with `registry`'s mod metadata and the default options.
+    fn block_of(lines: &[AvailableAction<'_>], registry: &ContentRegistry) -> String {
+        render_available_actions(lines, registry, &BlockOptions::default())
+    }
+
+    /// The block of `lines` without mod metadata, with the default options.
+    fn plain_block(lines: &[AvailableAction<'_>]) -> String {
+        block_of(lines, &ContentRegistry::default())
+    }
+
+    /// The grouped block of [`actions`] in their order (core, items, positioning), each
+    /// group's heading followed by its line of mod metadata and a blank line, when
+    /// `metadata` has one for it.
+    fn grouped_in_order(metadata: [&str; 3]) -> String {
+        let heading = |title: &str, metadata: &str| match metadata {
+            "" => format!("## {title}\n"),
+            _ => format!("## {title}\n{metadata}\n\n"),
+        };
+        let [core, items, positioning] = metadata;
+        format!(
+            "<available_actions>\n{}[Index: 1] Command: \"wait\" - Let time pass\n\n{}{ITEM_LINES}\n{}{POSITIONING_LINES}\n{GUIDANCE}",
+            heading("CORE ACTIONS (1 actions)", core),
+            heading("ITEMS ACTIONS (2 actions)", items),
+            heading("POSITIONING ACTIONS (3 actions)", positioning),
+        )
+    }
 
     fn actions() -> Vec<AvailableAction<'static>> {
         vec![
@@ -857,7 +877,7 @@ Weigh your goals, what just happened and your mood: choose the action that fits 
             ],
             &["positioning"],
         );
-        let block = render_available_actions(actions(), &registry, &BlockOptions::default());
+        let block = block_of(&actions(), &registry);
         assert_eq!(
             block,
             format!(
@@ -896,48 +916,15 @@ Weigh your goals, what just happened and your mood: choose the action that fits 
             ],
             &[],
         );
-        let block = render_available_actions(actions(), &registry, &BlockOptions::default());
-        assert_eq!(
-            block,
-            format!(
-                "<available_actions>
-## CORE ACTIONS (1 actions)
-**Consider when:** When nothing else fits the moment.
-
-[Index: 1] Command: \"wait\" - Let time pass
-
-## ITEMS ACTIONS (2 actions)
-**Purpose:** Interact with objects through pickup and transfer.
-
-{ITEM_LINES}
-## POSITIONING ACTIONS (3 actions)
-{POSITIONING_LINES}
-{GUIDANCE}"
-            )
-        );
+        let block = block_of(&actions(), &registry);
+        let core = "**Consider when:** When nothing else fits the moment.";
+        let items = "**Purpose:** Interact with objects through pickup and transfer.";
+        assert_eq!(block, grouped_in_order([core, items, ""]));
     }
 
     #[test]
     fn no_metadata_anywhere_is_the_plain_grouped_list() {
-        let block = render_available_actions(
-            actions(),
-            &ContentRegistry::default(),
-            &BlockOptions::default(),
-        );
-        assert_eq!(
-            block,
-            format!(
-                "<available_actions>
-## CORE ACTIONS (1 actions)
-[Index: 1] Command: \"wait\" - Let time pass
-
-## ITEMS ACTIONS (2 actions)
-{ITEM_LINES}
-## POSITIONING ACTIONS (3 actions)
-{POSITIONING_LINES}
-{GUIDANCE}"
-            )
-        );
+        assert_eq!(plain_block(&actions()), grouped_in_order(["", "", ""]));
     }
 
     #[test]
@@ -945,26 +932,13 @@ Weigh your goals, what just happened and your mood: choose the action that fits 
         let mut split = actions();
         // `core:wait` after the items, not before the positioning actions.
         split.rotate_left(1);
-        let block = render_available_actions(
-            &split,
-            &ContentRegistry::default(),
-            &BlockOptions::default(),
-        );
-        let grouped = render_available_actions(
-            actions(),
-            &ContentRegistry::default(),
-            &BlockOptions::default(),
-        );
+        let block = plain_block(&split);
+        let grouped = plain_block(&actions());
         assert_eq!(block, grouped, "groups sort the same whatever the order");
         let mut interleaved = actions();
         interleaved.swap(3, 4);
         assert!(
-            render_available_actions(
-                &interleaved,
-                &ContentRegistry::default(),
-                &BlockOptions::default()
-            )
-            .contains(&format!(
+            plain_block(&interleaved).contains(&format!(
                 "## POSITIONING ACTIONS (3 actions)\n{POSITIONING_LINES}"
             )),
             "a group's actions keep their order within it"
@@ -992,7 +966,7 @@ Weigh your goals, what just happened and your mood: choose the action that fits 
         };
         let five = &actions()[..5];
         assert_eq!(
-            render_available_actions(five, &registry, &BlockOptions::default()),
+            block_of(five, &registry),
             expected_flat(five),
             "5 < 6 actions"
         );
@@ -1005,7 +979,7 @@ Weigh your goals, what just happened and your mood: choose the action that fits 
             line(6, "core:f", "f", "F"),
         ];
         assert_eq!(
-            render_available_actions(one_mod.iter(), &registry, &BlockOptions::default()),
+            block_of(&one_mod, &registry),
             expected_flat(&one_mod),
             "1 < 2 mods"
         );
@@ -1050,11 +1024,7 @@ Weigh your goals, what just happened and your mood: choose the action that fits 
 
     #[test]
     fn nothing_to_offer_says_so() {
-        let block = render_available_actions(
-            Vec::<AvailableAction<'_>>::new(),
-            &ContentRegistry::default(),
-            &BlockOptions::default(),
-        );
+        let block = plain_block(&[]);
         assert!(
             block.starts_with(
                 "<available_actions>\n(nothing to do right now: answer with \"do\":0)\n"
