@@ -474,14 +474,32 @@ impl<'a> Groups<'a> {
 
     /// The group of a line whose action is not the last line's.
     fn group_of(&mut self, position: usize, action_id: &'a str) -> usize {
-        // Actions usually come grouped already: the current group is checked before
-        // searching.
-        if let Some(last) = self.list.last_mut()
-            && in_namespace(action_id, last.namespace)
-        {
-            last.count += 1;
-            return self.list.len() - 1;
+        let Some((_, previous)) = self.previous else {
+            return self.search(position, action_id);
+        };
+        // Lines usually come grouped: the previous line's group is checked first. Lines
+        // dealt from the groups in turn follow each group with the same one every
+        // time: the group that last followed the previous line's is checked next.
+        if in_namespace(action_id, self.list[previous].namespace) {
+            self.list[previous].count += 1;
+            return previous;
         }
+        let next = self.list[previous].followed_by;
+        if let Some(group) = self.list.get_mut(next)
+            && in_namespace(action_id, group.namespace)
+        {
+            group.count += 1;
+            self.split = true;
+            return next;
+        }
+        let group = self.search(position, action_id);
+        self.list[previous].followed_by = group;
+        group
+    }
+
+    /// The group of a line in neither its previous line's group nor the one that
+    /// followed it last, found by its namespace; a new group when none has it.
+    fn search(&mut self, position: usize, action_id: &'a str) -> usize {
         let namespace = action_namespace(action_id);
         let found = if self.by_namespace.is_empty() {
             self.list.iter().position(|g| g.namespace == namespace)
@@ -498,6 +516,7 @@ impl<'a> Groups<'a> {
             namespace,
             count: 1,
             first: position,
+            followed_by: usize::MAX,
         });
         // Once there are more than a few groups, they are found by namespace: a new
         // namespace is otherwise compared with every group before it.
@@ -587,6 +606,9 @@ struct Group<'a> {
     namespace: &'a str,
     count: usize,
     first: usize,
+    /// The group of the line that last followed one of its lines from another group;
+    /// `usize::MAX` until one did.
+    followed_by: usize,
 }
 
 /// A group's rank, namespace, mod metadata and position among the groups found.
