@@ -945,6 +945,17 @@ mod tests {
     }
 
     #[test]
+    fn each_layout_ends_with_its_guidance_word_for_word() {
+        // The exact text every fresh prompt reads.
+        let grouped = "\n<selection_guidance>\nWeigh your goals, what just happened and your mood: choose the category that serves you, then the action in it that fits best.\n</selection_guidance>\n</available_actions>";
+        let flat = "\n<selection_guidance>\nWeigh your goals, what just happened and your mood: choose the action that fits best.\n</selection_guidance>\n</available_actions>";
+        let block = plain_block(&actions());
+        assert!(block.ends_with(grouped), "{block}");
+        let block = plain_block(&actions()[..2]);
+        assert!(block.ends_with(flat), "{block}");
+    }
+
+    #[test]
     fn no_metadata_anywhere_is_the_plain_grouped_list() {
         assert_eq!(plain_block(&actions()), grouped_in_order(["", "", ""]));
     }
