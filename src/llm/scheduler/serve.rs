@@ -12,11 +12,11 @@ use rand::{RngExt, SeedableRng};
 
 use super::super::profile::PromptMarks;
 use super::super::{
-    DeltaSink, LlmBackend, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, RequestId,
-    ServerLimits, TokenUsage,
+    DeltaSink, LlmBackend, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, Priority,
+    RequestId, ServerLimits, TokenUsage,
 };
 use super::{
-    Arrival, Deadline, Endpoint, Job, LONGEST_WAIT, RetryPolicy, Shared, Start, later, lock,
+    Arrival, Deadline, Endpoint, Job, LONGEST_WAIT, RetryPolicy, Shared, Slot, Start, later, lock,
     pick_endpoint, split_affinity,
 };
 
@@ -60,23 +60,9 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
             None => {
                 // A retry goes wherever is healthiest: its preferred server just failed it.
                 let affinity = affinity.filter(|_| retries == 0 && waits == 0);
-                let Some(endpoint) = pick_endpoint(&shared, now, affinity, request.priority) else {
-                    // Each server, and why it last failed: often what to fix.
-                    let failing = (shared.endpoints.iter())
-                        .map(|e| match lock(&e.breaker).last_failure() {
-                            Some(why) => format!("{}: {why}", e.backend.describe()),
-                            None => e.backend.describe(),
-                        })
-                        .collect::<Vec<_>>()
-                        .join("; ");
-                    break Err(LlmError::Unavailable(failing));
-                };
-                // A slot may be busy with other work: wait for it no longer than the deadline.
-                match shared.wait_for_slot(endpoint, deadline, counted_from).await {
-                    Ok(slot) => {
-                        lock(&endpoint.breaker).admit(Instant::now());
-                        (endpoint, slot)
-                    }
+                let times = (now, deadline, counted_from);
+                match next_endpoint(&shared, affinity, request.priority, times).await {
+                    Ok(picked) => picked,
                     Err(error) => break Err(error),
                 }
             }
@@ -100,66 +86,17 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
         let starting = result
             .as_ref()
             .is_err_and(|error| shared.not_ready(error, now));
-        match &result {
-            // A server loading its model, or finding the prompt too long, is healthy.
-            Err(_) if starting => {
-                lock(&endpoint.breaker).still_loading(now, shared.schedule.retry.max_delay);
-            }
-            // The server answered: it is up. What it said of its figures is worth
-            // knowing for the next prompt.
-            Err(LlmError::ContextExceeded {
-                prompt_tokens,
-                context,
-                ..
-            }) => {
-                lock(&endpoint.breaker).succeeded();
-                if let Some(prompt_tokens) = *prompt_tokens {
-                    let usage = TokenUsage {
-                        prompt_tokens,
-                        ..TokenUsage::default()
-                    };
-                    shared
-                        .profiles
-                        .observe(endpoint.index, &request.messages, usage);
-                }
-                let context_per_slot = context.and_then(|c| u32::try_from(c).ok());
-                shared.profiles.learn(
-                    endpoint.index,
-                    ServerLimits {
-                        context_per_slot,
-                        slots: None,
-                    },
-                );
-            }
-            Err(error) if error.is_server_fault() => {
-                let settings = &shared.schedule.breaker;
-                lock(&endpoint.breaker).failed(Instant::now(), settings, error)
-            }
-            // A request out of time says nothing of the server: the game set the deadline.
-            // (A probe that ran out lets another go after the next open period.)
-            Err(LlmError::TimedOut(_)) => {}
-            _ => lock(&endpoint.breaker).succeeded(),
-        }
+        note_health(&shared, endpoint, &request, (&result, starting), now);
         let error = match result {
             Ok(reply) => {
-                if let Some(usage) = reply.usage {
-                    shared
-                        .profiles
-                        .observe(endpoint.index, &request.messages, usage);
-                }
-                let waited = sent.saturating_duration_since(submitted);
-                let first = (first_token.as_ref())
-                    .and_then(|first| first.get())
-                    .map(|first| first.saturating_sub(waited));
-                shared.profiles.observe_speed(
-                    endpoint.index,
-                    request.priority,
-                    (reply.usage, reply.timings),
-                    (sent.elapsed(), first),
+                let first = (first_token.as_ref()).and_then(|first| first.get().copied());
+                note_speed(
+                    &shared,
+                    endpoint,
+                    &request,
+                    &reply,
+                    (submitted, sent, first),
                 );
-                if shared.profiles.ask_when_ready(endpoint.index) {
-                    shared.ask_limits(endpoint);
-                }
                 break Ok(reply);
             }
             Err(error) => error,
@@ -202,6 +139,115 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
     };
     let first_token = first_token.and_then(|first| first.get().copied());
     conclude(&shared, id, submitted, result, first_token, retries);
+}
+
+/// The healthiest endpoint `now` (the one `affinity` prefers, when healthy) and a
+/// slot on it, waited for no longer than `deadline` (counted from `counted_from`);
+/// when none is healthy, an error naming each server and why it last failed, often
+/// what to fix.
+async fn next_endpoint(
+    shared: &Shared,
+    affinity: Option<u64>,
+    priority: Priority,
+    (now, deadline, counted_from): (Instant, Instant, Instant),
+) -> Result<(&Endpoint, Slot), LlmError> {
+    let Some(endpoint) = pick_endpoint(shared, now, affinity, priority) else {
+        let failing = (shared.endpoints.iter())
+            .map(|e| match lock(&e.breaker).last_failure() {
+                Some(why) => format!("{}: {why}", e.backend.describe()),
+                None => e.backend.describe(),
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(LlmError::Unavailable(failing));
+    };
+    // A slot may be busy with other work.
+    let slot = shared
+        .wait_for_slot(endpoint, deadline, counted_from)
+        .await?;
+    lock(&endpoint.breaker).admit(Instant::now());
+    Ok((endpoint, slot))
+}
+
+/// What an attempt's `result` on `endpoint` says of the server's health (its
+/// breaker) and of its figures (a context it reported too small for the prompt);
+/// `starting` when the server is still loading its model.
+fn note_health(
+    shared: &Shared,
+    endpoint: &Endpoint,
+    request: &LlmRequest,
+    (result, starting): (&Result<LlmReply, LlmError>, bool),
+    now: Instant,
+) {
+    match result {
+        // A server loading its model, or finding the prompt too long, is healthy.
+        Err(_) if starting => {
+            lock(&endpoint.breaker).still_loading(now, shared.schedule.retry.max_delay);
+        }
+        // The server answered: it is up. What it said of its figures is worth
+        // knowing for the next prompt.
+        Err(LlmError::ContextExceeded {
+            prompt_tokens,
+            context,
+            ..
+        }) => {
+            lock(&endpoint.breaker).succeeded();
+            if let Some(prompt_tokens) = *prompt_tokens {
+                let usage = TokenUsage {
+                    prompt_tokens,
+                    ..TokenUsage::default()
+                };
+                shared
+                    .profiles
+                    .observe(endpoint.index, &request.messages, usage);
+            }
+            let context_per_slot = context.and_then(|c| u32::try_from(c).ok());
+            shared.profiles.learn(
+                endpoint.index,
+                ServerLimits {
+                    context_per_slot,
+                    slots: None,
+                },
+            );
+        }
+        Err(error) if error.is_server_fault() => {
+            let settings = &shared.schedule.breaker;
+            lock(&endpoint.breaker).failed(Instant::now(), settings, error)
+        }
+        // A request out of time says nothing of the server: the game set the deadline.
+        // (A probe that ran out lets another go after the next open period.)
+        Err(LlmError::TimedOut(_)) => {}
+        _ => lock(&endpoint.breaker).succeeded(),
+    }
+}
+
+/// What `reply` to `request` says of `endpoint`'s speed and prompt cache: it was
+/// `submitted`, `sent` to the server, and its first streamed piece reached the game
+/// `first_token` after it was submitted. Asks the server its limits when they are
+/// due.
+fn note_speed(
+    shared: &Arc<Shared>,
+    endpoint: &Endpoint,
+    request: &LlmRequest,
+    reply: &LlmReply,
+    (submitted, sent, first_token): (Instant, Instant, Option<Duration>),
+) {
+    if let Some(usage) = reply.usage {
+        shared
+            .profiles
+            .observe(endpoint.index, &request.messages, usage);
+    }
+    let waited = sent.saturating_duration_since(submitted);
+    let first = first_token.map(|first| first.saturating_sub(waited));
+    shared.profiles.observe_speed(
+        endpoint.index,
+        request.priority,
+        (reply.usage, reply.timings),
+        (sent.elapsed(), first),
+    );
+    if shared.profiles.ask_when_ready(endpoint.index) {
+        shared.ask_limits(endpoint);
+    }
 }
 
 /// The deadline of `request`, about to go to `endpoint`, once the server's measured
