@@ -703,8 +703,9 @@ mod tests {
     }
 
     /// A registry with `core:wait`, `items:pick_up`, `items:give` (with a `quietly`
-    /// parameter), the task `tavern:serve` (customer, drink; its methods listed in
-    /// `order`) and `tavern:fetch` (drink), and `methods` (id, task, extra fields).
+    /// parameter), the task `tavern:serve` (customer, drink; falling back on
+    /// `task_fallback` when a step fails) and `tavern:fetch` (drink), and `methods`
+    /// (id, task, extra fields).
     fn registry(task_fallback: &str, methods: &[(&str, &str, Value)]) -> ContentRegistry {
         // `tavern:fetch` needs a method to load.
         let mut methods = methods.to_vec();

@@ -497,8 +497,9 @@ impl<'a> Groups<'a> {
         group
     }
 
-    /// The group of a line in neither its previous line's group nor the one that
-    /// followed it last, found by its namespace; a new group when none has it.
+    /// The group of a line, found by its namespace (the first line's, and any line
+    /// in neither its previous line's group nor the one that followed that group
+    /// last); a new group when none has it.
     fn search(&mut self, position: usize, action_id: &'a str) -> usize {
         let namespace = action_namespace(action_id);
         let found = if self.by_namespace.is_empty() {
@@ -726,7 +727,8 @@ mod tests {
         block_of(lines, &ContentRegistry::default())
     }
 
-    /// The grouped block of [`actions`] in their order (core, items, positioning), each
+    /// The grouped block of [`actions`], its groups by namespace (core, items,
+    /// positioning, as no mod metadata ranks them otherwise), each
     /// group's heading followed by its line of mod metadata and a blank line, when
     /// `metadata` has one for it.
     fn grouped_in_order(metadata: [&str; 3]) -> String {
@@ -942,6 +944,59 @@ mod tests {
         let core = "**Consider when:** When nothing else fits the moment.";
         let items = "**Purpose:** Interact with objects through pickup and transfer.";
         assert_eq!(block, grouped_in_order([core, items, ""]));
+    }
+
+    /// The namespaces `Groups::of` finds in lines of these action ids, in order of
+    /// first appearance, each with its count; and each line's group.
+    fn groups_of(ids: &[&'static str]) -> (Vec<(&'static str, usize)>, Vec<u32>) {
+        let lines: Vec<AvailableAction<'static>> = (ids.iter().enumerate())
+            .map(|(i, &id)| line(i + 1, id, "c", "d"))
+            .collect();
+        let (groups, mut group_of_line) = Groups::of(&lines);
+        let found = groups.list.iter().map(|g| (g.namespace, g.count)).collect();
+        if !groups.split {
+            assert!(group_of_line.is_empty(), "lines in runs need no groups");
+            group_of_line = (groups.list.iter().enumerate())
+                .flat_map(|(group, g)| std::iter::repeat_n(group as u32, g.count))
+                .collect();
+        }
+        (found, group_of_line)
+    }
+
+    #[test]
+    fn every_line_finds_its_own_group_in_any_order() {
+        let back_and_forth = [
+            "core:wait",
+            "items:take",
+            "core:look",
+            "positioning:sit",
+            "core:rest",
+            "items:give",
+            "core2:hum",
+        ];
+        assert_eq!(
+            groups_of(&back_and_forth),
+            (
+                vec![("core", 3), ("items", 2), ("positioning", 1), ("core2", 1)],
+                vec![0, 1, 0, 2, 0, 1, 3]
+            )
+        );
+        // Dealt from the groups in turn, then a group out of turn.
+        let dealt = [
+            "a:1", "b:1", "c:1", "a:2", "b:2", "c:2", "a:3", "c:3", "b:3",
+        ];
+        assert_eq!(
+            groups_of(&dealt),
+            (
+                vec![("a", 3), ("b", 3), ("c", 3)],
+                vec![0, 1, 2, 0, 1, 2, 0, 2, 1]
+            )
+        );
+        let runs = ["a:1", "a:2", "b:1", "c:1", "c:2"];
+        assert_eq!(
+            groups_of(&runs),
+            (vec![("a", 2), ("b", 1), ("c", 2)], vec![0, 0, 1, 2, 2])
+        );
     }
 
     #[test]

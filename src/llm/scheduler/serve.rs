@@ -142,9 +142,9 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
 }
 
 /// The healthiest endpoint `now` (the one `affinity` prefers, when healthy) and a
-/// slot on it, waited for no longer than `deadline` (counted from `counted_from`);
-/// when none is healthy, an error naming each server and why it last failed, often
-/// what to fix.
+/// slot on it, waited for no longer than `deadline` (a wait that runs out says how
+/// long since `counted_from`); when none is healthy, an error naming each server and
+/// why it last failed, often what to fix.
 async fn next_endpoint(
     shared: &Shared,
     affinity: Option<u64>,
@@ -171,7 +171,8 @@ async fn next_endpoint(
 
 /// What an attempt's `result` on `endpoint` says of the server's health (its
 /// breaker) and of its figures (a context it reported too small for the prompt);
-/// `starting` when the server is still loading its model.
+/// `starting` when the server is not ready yet (loading its model, or refusing
+/// connections while it starts).
 fn note_health(
     shared: &Shared,
     endpoint: &Endpoint,
