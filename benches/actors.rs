@@ -602,7 +602,6 @@ fn time_turns(c: &mut Criterion, name: &str, turns: Turns, between: Between) {
                 settle(&mut app, &mut minds);
                 clear_cooldowns(&mut app);
                 *app.world_mut().resource_mut::<HistoryStore>() = memories.clone();
-                settle_heap();
                 turn += 1;
                 match between {
                     Between::Nothing => {}
@@ -615,6 +614,7 @@ fn time_turns(c: &mut Criterion, name: &str, turns: Turns, between: Between) {
                         rename_first_items(app.world_mut(), &first_items, place..place + 1, time);
                     }
                 }
+                settle_heap();
             }
             total
         });
