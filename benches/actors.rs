@@ -10,15 +10,15 @@
 //!   smart actors (specs `tavern:marta`, `tavern:silas`, `tavern:brom` in turn) and 3
 //!   portable items; `max_new_thinkers_per_frame` is 1,000, so that one frame queues
 //!   and submits them all; the prompt budgets are 1,000 and 150 for tasks (the
-//!   defaults when the targets were set). Between timed frames (untimed) the app updates until no
-//!   actor is thinking any more and the turn's messages are dropped (as a game's
-//!   frames between turns drop them), then every actor's cooldown is cleared (Brom's spec
-//!   has one turn) and the memory store is put back to what it held after the first
-//!   turn (each actor heard what the 9 others in its place said), so every frame does
-//!   the same work and the store does not grow from one iteration to the next. Then
-//!   one large allocation lets glibc's malloc sort the chunks all this freed, as a
-//!   game's frames between turns would (`settle_heap`): otherwise the timed frame's
-//!   first large allocation does it, about 1.2 ms on this work's behalf.
+//!   defaults when the targets were set). Between timed frames (untimed) the app
+//!   updates until no actor is thinking any more and the turn's messages are dropped
+//!   (as a game's frames between turns drop them), then every actor's cooldown is
+//!   cleared (Brom's spec has one turn) and the memory store is put back to what it
+//!   held after the first turn (each actor heard what the 9 others in its place said),
+//!   so every frame does the same work and the store does not grow from one iteration
+//!   to the next. Last, one large allocation lets glibc's malloc sort the chunks all
+//!   this freed, as a game's frames between turns would (`settle_heap`): otherwise the
+//!   timed frame's first large allocation does it, about 1.2 ms on this work's behalf.
 //!   Nothing carries out the actions chosen, so the world is the same from turn to
 //!   turn: nothing around any actor changed (`WorldViewChanges`), so each actor
 //!   keeps what it perceived and was offered last turn, with its trimmed offer and

@@ -656,9 +656,6 @@ mod tests {
     use super::*;
     use crate::content::{ContentSources, GameManifest, ModManifest};
 
-    const GUIDANCE: &str = GROUPED_GUIDANCE;
-    const FLAT: &str = FLAT_GUIDANCE;
-
     fn line(
         index: usize,
         action_id: &'static str,
@@ -728,9 +725,9 @@ mod tests {
     }
 
     /// The grouped block of [`actions`], its groups by namespace (core, items,
-    /// positioning, as no mod metadata ranks them otherwise), each
-    /// group's heading followed by its line of mod metadata and a blank line, when
-    /// `metadata` has one for it.
+    /// positioning, as no mod metadata ranks them otherwise), each group's heading
+    /// followed by its line of mod metadata and a blank line, when `metadata` has one
+    /// for it.
     fn grouped_in_order(metadata: [&str; 3]) -> String {
         let heading = |title: &str, metadata: &str| match metadata {
             "" => format!("## {title}\n"),
@@ -738,7 +735,7 @@ mod tests {
         };
         let [core, items, positioning] = metadata;
         format!(
-            "<available_actions>\n{}[Index: 1] Command: \"wait\" - Let time pass\n\n{}{ITEM_LINES}\n{}{POSITIONING_LINES}\n{GUIDANCE}",
+            "<available_actions>\n{}[Index: 1] Command: \"wait\" - Let time pass\n\n{}{ITEM_LINES}\n{}{POSITIONING_LINES}\n{GROUPED_GUIDANCE}",
             heading("CORE ACTIONS (1 actions)", core),
             heading("ITEMS ACTIONS (2 actions)", items),
             heading("POSITIONING ACTIONS (3 actions)", positioning),
@@ -921,7 +918,7 @@ mod tests {
 **Consider when:** Managing inventory or sharing items.
 
 {ITEM_LINES}
-{GUIDANCE}"
+{GROUPED_GUIDANCE}"
             )
         );
     }
@@ -1050,7 +1047,7 @@ mod tests {
                     line.index, line.command, line.description
                 ));
             }
-            format!("{text}\n{FLAT}")
+            format!("{text}\n{FLAT_GUIDANCE}")
         };
         let five = &actions()[..5];
         assert_eq!(

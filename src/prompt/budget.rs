@@ -434,23 +434,15 @@ mod tests {
     use super::*;
     use crate::content::action_namespace;
 
+    /// The mods of the tests' actions: a line's group is its mod's position here.
+    const MODS: [&str; 6] = ["a", "b", "c", "conversation", "core", "positioning"];
+
     /// A line of this action, weighed; its group is its mod's (the namespace of its
-    /// id), numbered as they come in the tests.
+    /// id) in [`MODS`].
     fn line(action_id: &'static str, relevance: u32) -> Weighed<'static> {
-        thread_local! {
-            static MODS: std::cell::RefCell<Vec<&'static str>> = const {
-                std::cell::RefCell::new(Vec::new())
-            };
-        }
         let namespace = action_namespace(action_id);
-        let group = MODS.with_borrow_mut(|mods| {
-            mods.iter()
-                .position(|known| *known == namespace)
-                .unwrap_or_else(|| {
-                    mods.push(namespace);
-                    mods.len() - 1
-                })
-        });
+        let group = (MODS.iter().position(|known| *known == namespace))
+            .unwrap_or_else(|| panic!("`{namespace}` is not among the tests' mods"));
         Weighed {
             action_id,
             relevance,
