@@ -5,7 +5,7 @@ use bevy::prelude::*;
 
 use super::think::ShownOffer;
 use crate::llm::RequestId;
-use crate::prompt::{DecisionLimits, Transcript};
+use crate::prompt::{DecisionLimits, Transcript, fit_lines, text_fingerprint};
 use crate::world::{OfferedAbilities, OfferedActions};
 
 /// Where a smart actor is in its turn. One state at a time:
@@ -111,12 +111,56 @@ pub struct ActorMind {
     pub(super) abilities_budget: usize,
     /// The last offer it was shown, and how.
     pub(super) shown_offer: ShownOffer,
-    /// What it last perceived, and the place model's revision then
-    /// ([`PlaceRevisions::revision`](crate::world::PlaceRevisions::revision)); 0 before
-    /// it perceived anything.
-    pub(super) perceived: (u64, String),
+    /// What it last perceived, and how much of it was shown.
+    pub(super) perceived: Perceived,
     /// Whether an [`OfferTrimmed`](super::OfferTrimmed) was written for it.
     pub(super) trimming_reported: bool,
+}
+
+/// What a smart actor last perceived, and the part of it its prompt shows: fitted to
+/// its budget once, while neither the text nor the budget changes.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Perceived {
+    /// The place model's revision when it was written
+    /// ([`PlaceRevisions::revision`](crate::world::PlaceRevisions::revision)); 0 before
+    /// the actor perceived anything.
+    at: u64,
+    text: String,
+    /// The budget it was last fitted to, the length of what fit, and that part's
+    /// [`text_fingerprint`]; `None` since it was written.
+    fitted: Option<(usize, usize, u64)>,
+}
+
+impl Perceived {
+    /// Whether what is around the actor changed since it was written: at revision
+    /// `around`.
+    pub(super) fn is_older_than(&self, around: u64) -> bool {
+        self.at < around
+    }
+
+    /// Writes it again with `write`, as perceived at the place model's `revision`.
+    pub(super) fn rewrite(&mut self, revision: u64, write: impl FnOnce(&mut String)) {
+        self.at = revision;
+        self.text.clear();
+        write(&mut self.text);
+        self.fitted = None;
+    }
+
+    /// Its leading whole lines that fit `budget` estimated tokens ([`fit_lines`]),
+    /// their [`text_fingerprint`], and whether any line was left out.
+    pub(super) fn fitted(&mut self, budget: usize) -> (&str, u64, bool) {
+        let (length, fingerprint) = match self.fitted {
+            Some((fitted_to, length, fingerprint)) if fitted_to == budget => (length, fingerprint),
+            _ => {
+                let shown = fit_lines(&self.text, budget);
+                let fitted = (shown.len(), text_fingerprint(shown));
+                self.fitted = Some((budget, fitted.0, fitted.1));
+                fitted
+            }
+        };
+        let cut = length < self.text.len();
+        (&self.text[..length], fingerprint, cut)
+    }
 }
 
 impl ActorMind {
@@ -199,6 +243,25 @@ impl Notes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_perception_is_fitted_once_for_its_text_and_budget() {
+        let mut perceived = Perceived::default();
+        assert!(perceived.is_older_than(1), "nothing perceived yet");
+        let hall = "You are in the hall.\nHere with you: Ada.";
+        perceived.rewrite(3, |text| text.push_str(hall));
+        assert!(!perceived.is_older_than(3) && perceived.is_older_than(4));
+        let whole = (hall, text_fingerprint(hall), false);
+        assert_eq!(perceived.fitted(100), whole);
+        let first = "You are in the hall.";
+        let cut = (first, text_fingerprint(first), true);
+        assert_eq!(perceived.fitted(5), cut, "the first line's 5 tokens");
+        // Fitted to the same budget, the text is not read again.
+        perceived.text.replace_range(..3, "Now");
+        assert_eq!(perceived.fitted(5).1, cut.1);
+        perceived.rewrite(4, |text| text.push_str(first));
+        assert_eq!(perceived.fitted(5), (first, text_fingerprint(first), false));
+    }
 
     fn waiting() -> ThinkState {
         ThinkState::Waiting(PendingDecision {

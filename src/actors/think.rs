@@ -19,6 +19,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
+use super::mind::Perceived;
 use super::prompt_cache::PromptCache;
 use super::{
     ActorMind, DecisionRejected, DecisionRequested, DecisionWriters, HistoryStore, InCombat,
@@ -29,8 +30,7 @@ use crate::content::{ActorSpec, ContentRegistry, PromptTemplate, TagIndex};
 use crate::llm::{LlmBridge, LlmRequest};
 use crate::prompt::{
     DecisionContext, DecisionLimits, PromptPart, TokenScale, TrimScratch, TurnPrompt, Weighing,
-    ability_tools, estimate_tokens, fit_lines, fit_words, text_fingerprint,
-    write_decision_user_prompt,
+    ability_tools, estimate_tokens, fit_words, text_fingerprint, write_decision_user_prompt,
 };
 use crate::world::{
     ActionMenu, ActionOffers, AvailableAction, CarriedBy, InPlace, NarrativeKey, OfferedAbilities,
@@ -38,8 +38,8 @@ use crate::world::{
     WorldViewQuery, write_surroundings,
 };
 use abilities::{offers_abilities, show_abilities};
-use offer::KeptOffer;
 pub(super) use offer::ShownOffer;
+use offer::{KeptOffer, NextOffer};
 use offer::{Lifelines, Relevance, remembered_targets};
 use turn::{
     decision_limits, decision_request, offline_decision, transcript_budget, write_turn_message,
@@ -315,8 +315,8 @@ impl<'a> Frame<'a, '_, '_> {
         // What is around the actor last changed then.
         let around = self.revisions.changed_at(self.view.place_of(asked.entity));
         self.perceive(asked.entity, &mut mind.perceived, around);
-        let seen = fit_lines(&mind.perceived.1, scale.to_estimate(budgets.perception));
-        let cut = seen.len() < mind.perceived.1.len();
+        let (seen, seen_fingerprint, cut) =
+            mind.perceived.fitted(scale.to_estimate(budgets.perception));
         let (offered, tasks) = self.offers(asked, &mut mind.shown_offer, cache, around);
         let mut abilities = self.offer_abilities(asked, cache);
         let as_tools = settings.abilities_as_tools;
@@ -347,7 +347,8 @@ impl<'a> Frame<'a, '_, '_> {
             &recalled,
         );
         let shown_offer = &mind.shown_offer;
-        let mut shown = shown_offer.shown(&system.message.content, seen, &memory_ids);
+        let perceived = (seen, seen_fingerprint);
+        let mut shown = shown_offer.shown(&system.message.content, perceived, &memory_ids);
         if !abilities.is_empty() {
             let block = &mut self.with_abilities;
             let budget = (mind.abilities_budget, as_tools);
@@ -419,27 +420,25 @@ impl<'a> Frame<'a, '_, '_> {
     }
 
     /// Writes again what `actor` perceives when what is `around` it changed since it
-    /// last did (`perceived`: that revision and the text).
-    fn perceive(&self, actor: Entity, perceived: &mut (u64, String), around: u64) {
-        let (perceived_at, perception) = perceived;
-        if *perceived_at < around {
-            *perceived_at = self.revisions.revision();
-            perception.clear();
-            write_surroundings(perception, self.view, actor);
+    /// last did.
+    fn perceive(&self, actor: Entity, perceived: &mut Perceived, around: u64) {
+        if perceived.is_older_than(around) {
+            let revision = self.revisions.revision();
+            perceived.rewrite(revision, |text| write_surroundings(text, self.view, actor));
         }
     }
 
     /// The offers `asked` is to be shown, each made again only when what its menu reads
-    /// changed ([`KeptOffer::next`](offer::KeptOffer::next)): its actions (none in a
-    /// reply) from the menu its spec allows, and its tasks (none in a reply or a fight,
-    /// or with tasks turned off) from the tasks its spec allows.
+    /// changed ([`KeptOffer::next`](offer::KeptOffer::next), `None` when kept): its
+    /// actions (none in a reply) from the menu its spec allows, and its tasks (none in
+    /// a reply or a fight, or with tasks turned off) from the tasks its spec allows.
     fn offers(
         &mut self,
         asked: &Asked<'_>,
         shown: &mut ShownOffer,
         cache: &mut PromptCache,
         around: u64,
-    ) -> (OfferedActions, OfferedActions) {
+    ) -> (NextOffer, NextOffer) {
         let (settings, replying) = (self.settings, asked.reply_to.is_some());
         let menu = (!replying).then(|| {
             let verbs = &settings.combat_verbs;
@@ -472,7 +471,7 @@ impl<'a> Frame<'a, '_, '_> {
         kept: &mut KeptOffer,
         menu: Option<&ActionMenu>,
         around: u64,
-    ) -> OfferedActions {
+    ) -> NextOffer {
         let revision = self.revisions.revision();
         let changed_at = menu.map_or(around, |menu| self.changed_at(menu, around));
         let offers = &mut self.offers;
@@ -514,12 +513,13 @@ impl<'a> Frame<'a, '_, '_> {
         asked: &Asked<'_>,
         (shown, budgets): (&mut ShownOffer, (usize, usize)),
         reported: &mut bool,
-        (offered, tasks): (OfferedActions, OfferedActions),
+        next: (NextOffer, NextOffer),
         recalled: &[&MemoryEntry],
     ) -> Option<OfferTrimmed> {
-        if shown.shows((&offered, &tasks), budgets) {
+        if shown.shows((next.0.as_ref(), next.1.as_ref()), budgets) {
             return None;
         }
+        let (offered, tasks) = shown.or_last(next);
         let budget = budgets.0;
         let key_holders = self.key_holders;
         let with_key = self.with_key.get_or_insert_with(|| {

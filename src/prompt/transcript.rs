@@ -29,6 +29,8 @@ pub struct Shown<'a> {
     pub actions_fingerprint: u64,
     /// What the actor perceives.
     pub perception: &'a str,
+    /// Its [`text_fingerprint`], kept with it as `actions_fingerprint` is with the block.
+    pub perception_fingerprint: u64,
     /// The ids of the memories recalled.
     pub memories: &'a [u64],
 }
@@ -350,9 +352,14 @@ impl Seen {
             text_fingerprint(shown.actions),
             "Shown::actions_fingerprint is not the block's"
         );
+        debug_assert_eq!(
+            shown.perception_fingerprint,
+            text_fingerprint(shown.perception),
+            "Shown::perception_fingerprint is not the perception's"
+        );
         Self {
             actions: shown.actions_fingerprint,
-            perception: text_fingerprint(shown.perception),
+            perception: shown.perception_fingerprint,
         }
     }
 }
@@ -387,12 +394,16 @@ mod tests {
         RULES.get_or_init(|| "rules".into())
     }
 
+    /// What [`shown`] perceives.
+    const COMMON_ROOM: &str = "You are in the common room.";
+
     fn shown<'a>(actions: &'a str, memories: &'a [u64]) -> Shown<'a> {
         Shown {
             system: rules(),
             actions,
             actions_fingerprint: text_fingerprint(actions),
-            perception: "You are in the common room.",
+            perception: COMMON_ROOM,
+            perception_fingerprint: text_fingerprint(COMMON_ROOM),
             memories,
         }
     }
@@ -563,6 +574,7 @@ mod tests {
         assert_eq!(transcript.shown_perception(), "");
         let at = |perception| Shown {
             perception,
+            perception_fingerprint: text_fingerprint(perception),
             ..shown("wait", &[])
         };
         next(&mut transcript, &at("You are in the hall."), 1000);

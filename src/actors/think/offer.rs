@@ -58,47 +58,70 @@ pub(in crate::actors) struct KeptOffer {
     made_from: Option<(ActionMenu, u64)>,
 }
 
+/// The offer to show next: the last one, kept, or one made again.
+pub(super) type NextOffer = Option<OfferedActions>;
+
 impl KeptOffer {
-    /// The offer to show next: nothing without a `menu` (a reply); the last offer,
-    /// shared, when it was made from `menu` at or after `changed_at` (the revision at
-    /// which what the menu reads last changed); otherwise one `make` makes from the menu
-    /// (given the last offer, to give it back shared when nothing in it changed), noted
-    /// as made at `revision`.
+    /// The offer to show next: nothing without a `menu` (a reply); the last offer
+    /// (`None`: it is not even looked at, an unchanged world's turn touches none of
+    /// it), when it was made from `menu` at or after `changed_at` (the revision at
+    /// which what the menu reads last changed); otherwise one `make` makes from the
+    /// menu (given the last offer, to give it back shared when nothing in it changed),
+    /// noted as made at `revision`.
     pub(super) fn next(
         &mut self,
         menu: Option<&ActionMenu>,
         (changed_at, revision): (u64, u64),
         make: impl FnOnce(&ActionMenu, &OfferedActions) -> OfferedActions,
-    ) -> OfferedActions {
+    ) -> NextOffer {
         let Some(menu) = menu else {
             self.made_from = None;
-            return OfferedActions::default();
+            return Some(OfferedActions::default());
         };
         match &self.made_from {
-            Some((made, at)) if made.shares(menu) && *at >= changed_at => self.offered.clone(),
+            Some((made, at)) if made.shares(menu) && *at >= changed_at => None,
             _ => {
                 self.made_from = Some((menu.clone(), revision));
-                make(menu, &self.offered)
+                Some(make(menu, &self.offered))
             }
         }
+    }
+
+    /// The offer `next` is: the last one, shared, when it is kept.
+    fn or_last(&self, next: NextOffer) -> OfferedActions {
+        next.unwrap_or_else(|| self.offered.clone())
+    }
+
+    /// Whether `next` is the last offer, kept or given back shared.
+    fn is_last(&self, next: Option<&OfferedActions>) -> bool {
+        next.is_none_or(|offered| self.offered.shares(offered))
     }
 }
 
 impl ShownOffer {
-    /// Whether it shows `offered` and `tasks` within `budget`: the same offers, shared,
-    /// as [`ActionOffers::offer_again`](crate::world::ActionOffers::offer_again) gives
+    /// Whether it shows `offered` and `tasks` within `budget`: the same offers, kept
+    /// (`None`) or shared, as
+    /// [`ActionOffers::offer_again`](crate::world::ActionOffers::offer_again) gives
     /// them back unchanged. Such an offer comes from the same menu, which the prompt
     /// cache drops on any change of content or settings, so its block is still the one
     /// they would write; or it is empty, and the empty block is always the same text.
     pub(super) fn shows(
         &self,
-        (offered, tasks): (&OfferedActions, &OfferedActions),
+        (offered, tasks): (Option<&OfferedActions>, Option<&OfferedActions>),
         (budget, tasks_budget): (usize, usize),
     ) -> bool {
         self.shown
-            && self.actions.offered.shares(offered)
-            && self.tasks.offered.shares(tasks)
+            && self.actions.is_last(offered)
+            && self.tasks.is_last(tasks)
             && (self.budget, self.tasks_budget) == (budget, tasks_budget)
+    }
+
+    /// The offers `next` are: the last ones where they are kept.
+    pub(super) fn or_last(
+        &self,
+        (offered, tasks): (NextOffer, NextOffer),
+    ) -> (OfferedActions, OfferedActions) {
+        (self.actions.or_last(offered), self.tasks.or_last(tasks))
     }
 
     /// Shows `offered` within `budget`, trimmed as `weighing` weighs its lines
@@ -173,12 +196,12 @@ impl ShownOffer {
         &self.block
     }
 
-    /// What a turn shows with this offer, under `system`, perceiving `perception` and
-    /// recalling the memories `memories`.
+    /// What a turn shows with this offer, under `system`, perceiving `perception` (with
+    /// its [`text_fingerprint`]) and recalling the memories `memories`.
     pub(super) fn shown<'a>(
         &'a self,
         system: &'a std::sync::Arc<str>,
-        perception: &'a str,
+        (perception, perception_fingerprint): (&'a str, u64),
         memories: &'a [u64],
     ) -> Shown<'a> {
         Shown {
@@ -186,6 +209,7 @@ impl ShownOffer {
             actions: &self.block,
             actions_fingerprint: self.block_fingerprint,
             perception,
+            perception_fingerprint,
             memories,
         }
     }
@@ -323,19 +347,19 @@ mod tests {
             made.set(made.get() + 1);
             OfferedActions::default()
         };
-        shown.next(Some(&menu), (0, 3), make);
+        assert!(shown.next(Some(&menu), (0, 3), make).is_some());
         assert_eq!(made.get(), 1, "the first offer is made");
-        shown.next(Some(&menu.clone()), (3, 4), make);
-        assert_eq!(
-            made.get(),
-            1,
-            "nothing it reads changed since revision 3: kept"
-        );
-        shown.next(Some(&menu), (4, 4), make);
+        let kept = shown.next(Some(&menu.clone()), (3, 4), make);
+        assert!(kept.is_none(), "nothing it reads changed since revision 3");
+        assert_eq!(made.get(), 1, "kept");
+        assert!(shown.or_last(kept).shares(&shown.offered));
+        assert!(shown.is_last(None));
+        assert!(shown.next(Some(&menu), (4, 4), make).is_some());
         assert_eq!(made.get(), 2, "what it reads changed at 4: made again");
-        assert!(shown.next(None, (0, 5), make).is_empty());
+        let reply = shown.next(None, (0, 5), make);
+        assert!(reply.as_ref().is_some_and(OfferedActions::is_empty));
         assert!(shown.made_from.is_none(), "a reply's offer has no menu");
-        shown.next(Some(&menu), (0, 5), make);
+        assert!(shown.next(Some(&menu), (0, 5), make).is_some());
         assert_eq!(made.get(), 3, "after a reply, the offer is made again");
     }
 
