@@ -443,7 +443,7 @@ pub fn render_command(action: &ActionDefinition, targets: &[Entity], view: &Worl
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::BTreeSet;
 
     use serde_json::json;
@@ -648,6 +648,22 @@ mod tests {
         assert!(own.shares(&offered), "nothing left out: shared");
         own.clone_leaving_out(&OfferedActions::default(), &[true]);
         assert!(own.is_empty());
+    }
+
+    /// A one-line offer, for tests elsewhere that need one: Marta's, of `core:go` to
+    /// the yard.
+    pub(crate) fn offer_to_go() -> OfferedActions {
+        let content = registry(&[
+            json!({ "id": "core:go", "name": "Go", "description": "Leave", "template": "go to {place}",
+                    "targets": { "primary": { "scope": "exits", "placeholder": "place" } } }),
+        ]);
+        available_actions(
+            &content,
+            &view(),
+            &TargetScopes::default(),
+            entity(10),
+            |_| true,
+        )
     }
 
     /// `items:take` on what is here and `core:go` through an exit.

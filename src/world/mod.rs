@@ -29,6 +29,8 @@ pub use acting::{
     ActionReport, ActionRequest, ActionTargets, EffectReport, Outcome, ParamValue, PlanCompleted,
     PlanFailed, PlanOrigin, PlanStepRef, StartPlan, StopPlan,
 };
+#[cfg(test)]
+pub(crate) use available::tests::offer_to_go;
 pub use available::{ActionMenu, ActionOffers, available_actions, render_command};
 pub use components::{
     CarriedBy, Character, DisplayName, Exits, FollowingPlan, InPlace, NarrativeKey, Place, Player,

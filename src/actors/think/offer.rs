@@ -349,6 +349,8 @@ mod tests {
         };
         assert!(shown.next(Some(&menu), (0, 3), make).is_some());
         assert_eq!(made.get(), 1, "the first offer is made");
+        // As showing it keeps it.
+        shown.offered = crate::world::offer_to_go();
         let kept = shown.next(Some(&menu.clone()), (3, 4), make);
         assert!(kept.is_none(), "nothing it reads changed since revision 3");
         assert_eq!(made.get(), 1, "kept");
