@@ -40,8 +40,47 @@ pub struct EntityView<'a> {
 #[derive(Debug, Clone, Default)]
 pub struct WorldView<'a> {
     entities: EntityHashMap<EntityView<'a>>,
-    occupants: EntityHashMap<Vec<Entity>>,
-    carried: EntityHashMap<Vec<Entity>>,
+    /// What each place holds (not carried) and each carrier carries, each holder's
+    /// things one run, sorted by name (then entity).
+    held: Vec<Entity>,
+    /// Each place's run of `held`: its start and end.
+    occupants: EntityHashMap<(u32, u32)>,
+    /// Each carrier's run of `held`.
+    carried: EntityHashMap<(u32, u32)>,
+}
+
+/// One thing held, with what orders it: its holder (whether it carries it, and who),
+/// its name and itself.
+struct Holding<'n> {
+    holder: (bool, Entity),
+    /// The name's first eight bytes as one number, high first, zeros after a shorter
+    /// name: two names whose numbers differ are in their order, and only names
+    /// beginning alike are compared whole.
+    prefix: u64,
+    name: &'n str,
+    entity: Entity,
+}
+
+impl<'n> Holding<'n> {
+    fn new(holder: (bool, Entity), name: &'n str, entity: Entity) -> Self {
+        let mut first = [0; 8];
+        let bytes = &name.as_bytes()[..name.len().min(8)];
+        first[..bytes.len()].copy_from_slice(bytes);
+        Self {
+            holder,
+            prefix: u64::from_be_bytes(first),
+            name,
+            entity,
+        }
+    }
+
+    /// By holder, then by name, then by entity.
+    fn order(&self, other: &Self) -> std::cmp::Ordering {
+        (self.holder, self.prefix)
+            .cmp(&(other.holder, other.prefix))
+            .then_with(|| self.name.cmp(other.name))
+            .then_with(|| self.entity.cmp(&other.entity))
+    }
 }
 
 /// The components a [`WorldView`] is built from.
@@ -242,29 +281,31 @@ impl<'a> WorldView<'a> {
         let mut entities: EntityHashMap<EntityView<'a>> =
             EntityHashMap::with_capacity(upper.unwrap_or(lower));
         entities.extend(records);
-        let mut occupants: EntityHashMap<Vec<(&str, Entity)>> = EntityHashMap::default();
-        let mut carried: EntityHashMap<Vec<(&str, Entity)>> = EntityHashMap::default();
+        // Everything held, in one list sorted by holder and then by name: each
+        // holder's things are one run of it.
+        let mut held: Vec<Holding<'_>> = Vec::with_capacity(entities.len());
         for (&entity, view) in entities.iter() {
-            let key = (&*view.name, entity);
-            if let Some(carrier) = view.carried_by {
-                carried.entry(carrier).or_default().push(key);
-            } else if let Some(place) = view.place {
-                occupants.entry(place).or_default().push(key);
-            }
+            let holder = match (view.carried_by, view.place) {
+                (Some(carrier), _) => (true, carrier),
+                (None, Some(place)) => (false, place),
+                (None, None) => continue,
+            };
+            held.push(Holding::new(holder, &view.name, entity));
         }
-        let sorted = |lists: EntityHashMap<Vec<(&str, Entity)>>| -> EntityHashMap<Vec<Entity>> {
-            lists
-                .into_iter()
-                .map(|(owner, mut list)| {
-                    list.sort_unstable();
-                    (owner, list.into_iter().map(|(_, entity)| entity).collect())
-                })
-                .collect()
-        };
-        let occupants = sorted(occupants);
-        let carried = sorted(carried);
+        held.sort_unstable_by(Holding::order);
+        let (mut occupants, mut carried) = (EntityHashMap::default(), EntityHashMap::default());
+        for (position, holding) in held.iter().enumerate() {
+            let runs = match holding.holder {
+                (true, carrier) => carried.entry(carrier),
+                (false, place) => occupants.entry(place),
+            };
+            let end = position as u32 + 1;
+            runs.or_insert((position as u32, end)).1 = end;
+        }
+        let held = held.into_iter().map(|holding| holding.entity).collect();
         Self {
             entities,
+            held,
             occupants,
             carried,
         }
@@ -331,12 +372,19 @@ impl<'a> WorldView<'a> {
 
     /// Entities directly in a place (not carried), sorted by name.
     pub fn occupants(&self, place: Entity) -> &[Entity] {
-        self.occupants.get(&place).map_or(&[], Vec::as_slice)
+        self.run(self.occupants.get(&place))
     }
 
     /// Things a character carries, sorted by name.
     pub fn carried_by(&self, carrier: Entity) -> &[Entity] {
-        self.carried.get(&carrier).map_or(&[], Vec::as_slice)
+        self.run(self.carried.get(&carrier))
+    }
+
+    /// A holder's run of what is held; nothing without one.
+    fn run(&self, run: Option<&(u32, u32)>) -> &[Entity] {
+        run.map_or(&[], |&(start, end)| {
+            &self.held[start as usize..end as usize]
+        })
     }
 
     /// Places reachable from a place.
@@ -543,5 +591,65 @@ mod tests {
             (3, [3, 3]),
             "where its exits lead"
         );
+    }
+
+    #[test]
+    fn what_a_place_holds_and_a_carrier_carries_is_sorted_by_name_then_entity() {
+        let entity = |n: u32| Entity::from_raw_u32(n).expect("a valid index");
+        let (hall, yard, bob) = (entity(1), entity(2), entity(3));
+        let in_place = |name: &str, place: Entity| EntityView {
+            name: Cow::Owned(name.to_owned()),
+            place: Some(place),
+            ..default()
+        };
+        let carried = |name: &str| EntityView {
+            name: Cow::Owned(name.to_owned()),
+            carried_by: Some(bob),
+            ..default()
+        };
+        // Names alike in their first eight bytes and beyond, one the start of
+        // another, two the same, one empty, one not ASCII; a place and a carrier
+        // whose things would sort among each other's.
+        let view = WorldView::new([
+            (hall, EntityView::default()),
+            (yard, EntityView::default()),
+            (bob, in_place("Bob", yard)),
+            (entity(10), in_place("lantern, lit", hall)),
+            (entity(11), in_place("lantern", hall)),
+            (entity(12), in_place("lantern, dark", hall)),
+            (entity(13), in_place("Zoe", hall)),
+            (entity(14), in_place("", hall)),
+            (entity(15), in_place("échelle", hall)),
+            (entity(16), in_place("lantern", hall)),
+            (entity(17), in_place("cart", yard)),
+            (entity(20), carried("key")),
+            (entity(21), carried("apple")),
+        ]);
+        let names = |list: &[Entity]| -> Vec<String> {
+            list.iter()
+                .map(|&e| format!("{} {}", view.get(e).map_or("?", |v| &v.name), e.index()))
+                .collect()
+        };
+        // The same names go by the entities' own order.
+        let (first, second) = (entity(11).min(entity(16)), entity(11).max(entity(16)));
+        let (first, second) = (
+            format!("lantern {}", first.index()),
+            format!("lantern {}", second.index()),
+        );
+        assert_eq!(
+            names(view.occupants(hall)),
+            [
+                " 14",
+                "Zoe 13",
+                &first,
+                &second,
+                "lantern, dark 12",
+                "lantern, lit 10",
+                "échelle 15"
+            ]
+        );
+        assert_eq!(names(view.occupants(yard)), ["Bob 3", "cart 17"]);
+        assert_eq!(names(view.carried_by(bob)), ["apple 21", "key 20"]);
+        assert!(view.carried_by(hall).is_empty() && view.occupants(bob).is_empty());
     }
 }
