@@ -15,7 +15,7 @@
 //! Without tags in the context (or in the store), step 2 is skipped and the newest
 //! entries win.
 
-use std::collections::HashMap;
+use bevy::platform::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
