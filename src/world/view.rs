@@ -294,13 +294,17 @@ impl<'a> WorldView<'a> {
         }
         held.sort_unstable_by(Holding::order);
         let (mut occupants, mut carried) = (EntityHashMap::default(), EntityHashMap::default());
-        for (position, holding) in held.iter().enumerate() {
-            let runs = match holding.holder {
-                (true, carrier) => carried.entry(carrier),
-                (false, place) => occupants.entry(place),
+        let mut start = 0;
+        for run in held.chunk_by(|one, next| one.holder == next.holder) {
+            let end = start + run.len() as u32;
+            let (carries, holder) = run[0].holder;
+            let runs = if carries {
+                &mut carried
+            } else {
+                &mut occupants
             };
-            let end = position as u32 + 1;
-            runs.or_insert((position as u32, end)).1 = end;
+            runs.insert(holder, (start, end));
+            start = end;
         }
         let held = held.into_iter().map(|holding| holding.entity).collect();
         Self {
