@@ -26,10 +26,11 @@ mod scene;
 mod think;
 mod turns;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use bevy::ecs::system::SystemParam;
+use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
 pub use crate::world::{ActionRequest, TurnEnded};
@@ -280,6 +281,8 @@ struct DecisionWriters<'w> {
 #[derive(Resource, Debug, Default)]
 struct ThinkQueue {
     waiting: VecDeque<Entity>,
+    /// Hashed with bevy's fixed hasher: one insert an actor a turn, and the actors of
+    /// a request cancelled together are found in the same order on every run.
     pending: HashMap<RequestId, Entity>,
 }
 
