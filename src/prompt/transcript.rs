@@ -56,6 +56,17 @@ impl TurnPlan {
     pub fn is_fresh(&self) -> bool {
         matches!(self, Self::Fresh)
     }
+
+    /// The ids of the `memories` an appended turn shows for the first time.
+    fn new_memories(&self, memories: &[u64]) -> Vec<u64> {
+        match self {
+            Self::Fresh => Vec::new(),
+            Self::Append { memories: new, .. } => new
+                .iter()
+                .filter_map(|&i| memories.get(i).copied())
+                .collect(),
+        }
+    }
 }
 
 /// One turn's request as the transcript sends it.
@@ -183,12 +194,7 @@ impl Transcript {
                     chars: self.chars,
                     actions: self.actions,
                     perception: self.perception,
-                    new_memories: shown
-                        .memories
-                        .iter()
-                        .copied()
-                        .filter(|id| !self.memories.contains(id))
-                        .collect(),
+                    new_memories: plan.new_memories(shown.memories),
                 });
                 self.append(shown, seen, user.text.as_str(), tokens);
                 let mut all = Vec::with_capacity(user.sections.len() + 1);
