@@ -196,7 +196,7 @@ impl Transcript {
                     perception: self.perception,
                     new_memories: plan.new_memories(shown.memories),
                 });
-                self.append(shown, seen, user.text.as_str(), tokens);
+                self.append(shown, seen, Arc::from(user.text.as_str()), tokens);
                 let mut all = Vec::with_capacity(user.sections.len() + 1);
                 all.push(PromptSection {
                     name: "earlier_turns",
@@ -208,17 +208,22 @@ impl Transcript {
         }
         let tokens = write_for(&TurnPlan::Fresh, &self.perception_text, user);
         // What a fresh start shares with the last request: the system message when it
-        // is the same, and the start of the first user message.
-        let reused = match self.messages.as_slice() {
+        // is the same, and the start of the first user message; all of it, kept, when
+        // nothing it says changed.
+        let (reused, first) = match self.messages.as_slice() {
             [system, first, ..]
                 if Arc::ptr_eq(&system.content, shown.system)
                     || *system.content == **shown.system =>
             {
-                system.content.len() + common_prefix(user.text.as_bytes(), first.content.as_bytes())
+                let common = common_prefix(user.text.as_bytes(), first.content.as_bytes());
+                let same = common == user.text.len() && common == first.content.len();
+                let kept = same.then(|| Arc::clone(&first.content));
+                (system.content.len() + common, kept)
             }
-            _ => 0,
+            _ => (0, None),
         };
-        self.restart(shown, seen, user.text.as_str(), tokens);
+        let first = first.unwrap_or_else(|| Arc::from(user.text.as_str()));
+        self.restart(shown, seen, first, tokens);
         self.before_turn = None;
         let mut all = Vec::with_capacity(system_sections.len() + user.sections.len());
         all.extend_from_slice(system_sections);
@@ -252,7 +257,7 @@ impl Transcript {
 
     /// Starts again from a fresh prompt.
     /// `user` is the first user message, of `tokens` estimated tokens.
-    fn restart(&mut self, shown: &Shown<'_>, seen: Seen, user: &str, tokens: usize) {
+    fn restart(&mut self, shown: &Shown<'_>, seen: Seen, user: Arc<str>, tokens: usize) {
         match Arc::get_mut(&mut self.messages) {
             Some(messages) => messages.clear(),
             None => self.messages = Arc::default(),
@@ -321,7 +326,7 @@ impl Transcript {
 
     /// Appends a turn's user message, of `tokens` estimated tokens, and notes what it
     /// showed.
-    fn append(&mut self, shown: &Shown<'_>, seen: Seen, user: &str, tokens: usize) {
+    fn append(&mut self, shown: &Shown<'_>, seen: Seen, user: Arc<str>, tokens: usize) {
         self.actions = seen.actions;
         if self.perception != seen.perception {
             // Kept for taking the turn back; the buffers serve turn after turn.
@@ -331,7 +336,7 @@ impl Transcript {
         }
         self.perception = seen.perception;
         self.memories.extend(shown.memories.iter().copied());
-        self.push(ChatMessage::user(Arc::<str>::from(user)), tokens);
+        self.push(ChatMessage::user(user), tokens);
         self.awaiting = true;
     }
 
@@ -419,7 +424,7 @@ mod tests {
     }
 
     fn restart(transcript: &mut Transcript, shown: &Shown<'_>, user: &str) {
-        transcript.restart(shown, Seen::of(shown), user, estimate_tokens(user));
+        transcript.restart(shown, Seen::of(shown), user.into(), estimate_tokens(user));
     }
 
     /// A user message for a plan: the whole turn, or what changed.
@@ -450,7 +455,7 @@ mod tests {
             }
         );
         let turn_2 = shown("wait\nlook around", &[1, 2]);
-        transcript.append(&turn_2, Seen::of(&turn_2), "turn 2", 2);
+        transcript.append(&turn_2, Seen::of(&turn_2), "turn 2".into(), 2);
         let roles: Vec<_> = transcript
             .messages()
             .iter()
@@ -480,6 +485,20 @@ mod tests {
         let third = next(&mut transcript, &shown("wait", &[]), budget);
         assert_eq!(third.messages.len(), 2);
         assert_eq!(third.reused_prefix, 1.0);
+        assert!(
+            Arc::ptr_eq(&third.messages[1].content, &first.messages[1].content),
+            "the same first user message, kept rather than copied"
+        );
+        // A fresh start that says something else writes it anew.
+        transcript.answered("{}");
+        let mut user = PromptPart::default();
+        let fourth = transcript.next_turn(&shown("wait", &[]), &[], 0, &mut user, |_, _, user| {
+            user.text.push_str("the whole turn, and more")
+        });
+        assert_eq!(&*fourth.messages[1].content, "the whole turn, and more");
+        let shared = "rules".len() + "the whole turn".len();
+        let whole = "rules".len() + "the whole turn, and more".len();
+        assert_eq!(fourth.reused_prefix, shared as f32 / whole as f32);
     }
 
     #[test]
