@@ -125,6 +125,9 @@ pub struct HistoryStore {
     /// that the game put in another store.
     instance: StoreInstance,
     entries: Vec<MemoryEntry>,
+    /// Each entry's estimated tokens, counted once as it is added: retrieval weighs
+    /// memories against its budget without reading their texts again.
+    tokens: Vec<u32>,
     tag_ids: HashMap<String, u32>,
     /// Scope ids by actor key, by plot, and the global scope's.
     actor_scopes: HashMap<String, u32>,
@@ -255,6 +258,8 @@ impl HistoryStore {
                 }
             }
         }
+        let tokens = estimate_tokens(&entry.text);
+        self.tokens.push(u32::try_from(tokens).unwrap_or(u32::MAX));
         self.entries.push(entry);
     }
 
@@ -301,13 +306,12 @@ impl HistoryStore {
         let mut recalled = Vec::with_capacity(pinned.len() + ranked.len());
         let mut spent = 0;
         for index in pinned.into_iter().chain(ranked) {
-            let entry = &self.entries[index as usize];
-            let cost = estimate_tokens(&entry.text);
+            let cost = self.tokens[index as usize] as usize;
             if spent + cost > query.token_budget {
                 continue;
             }
             spent += cost;
-            recalled.push(entry);
+            recalled.push(&self.entries[index as usize]);
         }
         recalled
     }
