@@ -12,7 +12,7 @@
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use bevy::platform::collections::HashSet;
+use smallvec::SmallVec;
 
 use super::{PromptPart, PromptSection, estimate_tokens};
 use crate::llm::{ChatMessage, LlmError, LlmReply};
@@ -102,7 +102,9 @@ pub struct Transcript {
     /// it, while the last turn can be taken back.
     perception_text: String,
     perception_before: String,
-    memories: HashSet<u64>,
+    /// The ids of the memories shown, each once: a few, kept beside the rest of the
+    /// transcript's state and searched in order.
+    memories: SmallVec<[u64; 8]>,
     /// The last user message has no answer yet.
     awaiting: bool,
     /// How to take back the last turn while it has no answer: what the transcript
@@ -313,9 +315,7 @@ impl Transcript {
         self.requested_chars = before.chars;
         self.actions = before.actions;
         self.perception = before.perception;
-        for id in &before.new_memories {
-            self.memories.remove(id);
-        }
+        self.memories.retain(|id| !before.new_memories.contains(id));
     }
 
     /// Forgets the conversation: the next turn starts from a fresh prompt. For a
@@ -335,7 +335,11 @@ impl Transcript {
             self.perception_text.push_str(shown.perception);
         }
         self.perception = seen.perception;
-        self.memories.extend(shown.memories.iter().copied());
+        for &id in shown.memories {
+            if !self.memories.contains(&id) {
+                self.memories.push(id);
+            }
+        }
         self.push(ChatMessage::user(user), tokens);
         self.awaiting = true;
     }
