@@ -281,8 +281,8 @@ struct DecisionWriters<'w> {
 #[derive(Resource, Debug, Default)]
 struct ThinkQueue {
     waiting: VecDeque<Entity>,
-    /// Hashed with bevy's fixed hasher: one insert an actor a turn, and the actors of
-    /// a request cancelled together are found in the same order on every run.
+    /// Hashed with bevy's fixed hasher: one insert an actor a turn, and a departed
+    /// actor's requests are cancelled in the same order on every run.
     pending: HashMap<RequestId, Entity>,
 }
 

@@ -212,7 +212,7 @@ impl Transcript {
         // What a fresh start shares with the last request: the system message when it
         // is the same, and the start of the first user message; all of it, kept, when
         // nothing it says changed.
-        let (reused, first) = match self.messages.as_slice() {
+        let (reused, kept) = match self.messages.as_slice() {
             [system, first, ..]
                 if Arc::ptr_eq(&system.content, shown.system)
                     || *system.content == **shown.system =>
@@ -224,8 +224,8 @@ impl Transcript {
             }
             _ => (0, None),
         };
-        let first = first.unwrap_or_else(|| Arc::from(user.text.as_str()));
-        self.restart(shown, seen, first, tokens);
+        let first_user = kept.unwrap_or_else(|| Arc::from(user.text.as_str()));
+        self.restart(shown, seen, first_user, tokens);
         self.before_turn = None;
         let mut all = Vec::with_capacity(system_sections.len() + user.sections.len());
         all.extend_from_slice(system_sections);
