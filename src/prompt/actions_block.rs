@@ -348,7 +348,7 @@ fn lay_out(
             split,
             ..
         },
-        group_of_line,
+        next_in_group,
     ) = Groups::of(lines);
     if lines.is_empty() {
         // What an empty block says before its guidance.
@@ -376,33 +376,17 @@ fn lay_out(
         .collect();
     ordered.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
 
-    // When a group's actions are not one run, the positions of its lines are gathered
-    // by a counting sort, so each group's are one slice.
-    let mut starts: Vec<u32> = Vec::new();
-    let mut members: Vec<u32> = Vec::new();
-    if split {
-        starts.reserve_exact(groups.len());
-        let mut total = 0;
-        for group in &groups {
-            starts.push(total);
-            total += group.count as u32;
-        }
-        let mut next = starts.clone();
-        members.resize(lines.len(), 0);
-        for (position, &group) in group_of_line.iter().enumerate() {
-            let next = &mut next[group as usize];
-            members[*next as usize] = position as u32;
-            *next += 1;
-        }
-    }
-
     for (_, namespace, metadata, group) in ordered {
         let Group { count, first, .. } = groups[group];
         let heading = (text.group_heading, namespace, metadata, count);
         if split {
-            let start = starts[group] as usize;
-            let positions = &members[start..start + count];
-            let lines = positions.iter().map(|&position| &lines[position as usize]);
+            // Each line of a group that is not one run leads to the next.
+            let mut position = first;
+            let lines = (0..count).map(|_| {
+                let line = &lines[position];
+                position = next_in_group[position] as usize;
+                line
+            });
             write_group(out, heading, lines);
         } else {
             write_group(out, heading, lines[first..first + count].iter());
@@ -430,31 +414,27 @@ const GROUPS_SEARCHED_IN_ORDER: usize = 8;
 
 impl<'a> Groups<'a> {
     /// The namespaces of `lines`, and when some group's lines are not one run
-    /// ([`split`](Self::split)), each line's group; empty otherwise, when each group is
-    /// the run of lines from its first.
+    /// ([`split`](Self::split)), where each line's group goes on: the position of its
+    /// next line (any, after its last); empty otherwise, when each group is the run of
+    /// lines from its first.
     fn of(lines: &[AvailableAction<'a>]) -> (Self, Vec<u32>) {
         let mut groups = Self::default();
-        let mut group_of_line: Vec<u32> = Vec::new();
+        let mut next_in_group: Vec<u32> = Vec::new();
         for (position, line) in lines.iter().enumerate() {
-            let group = groups.add(position, line.action_id) as u32;
-            if groups.split && group_of_line.is_empty() {
-                // Until now each group was one run: its lines' groups follow from it.
-                group_of_line.reserve_exact(lines.len());
-                for (index, run) in groups.list.iter().enumerate() {
-                    let run_end = run.first
-                        + if index == group as usize {
-                            run.count - 1
-                        } else {
-                            run.count
-                        };
-                    group_of_line.resize(run_end.min(position), index as u32);
-                }
+            let group = groups.add(position, line.action_id);
+            let last = std::mem::replace(&mut groups.list[group].last, position);
+            if !groups.split {
+                continue;
             }
-            if !group_of_line.is_empty() {
-                group_of_line.push(group);
+            if next_in_group.is_empty() {
+                // Until now each group was one run: each line leads to the one after it.
+                next_in_group.reserve_exact(lines.len());
+                next_in_group.extend(1..=position as u32);
             }
+            next_in_group.push(position as u32);
+            next_in_group[last] = position as u32;
         }
-        (groups, group_of_line)
+        (groups, next_in_group)
     }
 
     /// Adds the line at `position`, with this action id; returns its group's position.
@@ -517,6 +497,7 @@ impl<'a> Groups<'a> {
             namespace,
             count: 1,
             first: position,
+            last: position,
             followed_by: usize::MAX,
         });
         // Once there are more than a few groups, they are found by namespace: a new
@@ -607,6 +588,8 @@ struct Group<'a> {
     namespace: &'a str,
     count: usize,
     first: usize,
+    /// The position of its last line so far, as [`Groups::of`] gathers them.
+    last: usize,
     /// The group of the line that last followed one of its lines from another group;
     /// `usize::MAX` until one did.
     followed_by: usize,
@@ -949,13 +932,23 @@ mod tests {
         let lines: Vec<AvailableAction<'static>> = (ids.iter().enumerate())
             .map(|(i, &id)| line(i + 1, id, "c", "d"))
             .collect();
-        let (groups, mut group_of_line) = Groups::of(&lines);
+        let (groups, next_in_group) = Groups::of(&lines);
         let found = groups.list.iter().map(|g| (g.namespace, g.count)).collect();
         if !groups.split {
-            assert!(group_of_line.is_empty(), "lines in runs need no groups");
-            group_of_line = (groups.list.iter().enumerate())
-                .flat_map(|(group, g)| std::iter::repeat_n(group as u32, g.count))
-                .collect();
+            assert!(next_in_group.is_empty(), "lines in runs need no links");
+        }
+        // Each group's lines, from its first, one leading to the next.
+        let mut group_of_line = vec![u32::MAX; lines.len()];
+        for (group, g) in groups.list.iter().enumerate() {
+            let mut position = g.first;
+            for _ in 0..g.count {
+                assert_eq!(group_of_line[position], u32::MAX, "one group a line");
+                group_of_line[position] = group as u32;
+                position = match next_in_group.get(position) {
+                    Some(&next) => next as usize,
+                    None => position + 1,
+                };
+            }
         }
         (found, group_of_line)
     }
