@@ -34,7 +34,7 @@ use crate::prompt::{
 };
 use crate::world::{
     ActionMenu, ActionOffers, AvailableAction, CarriedBy, InPlace, NarrativeKey, OfferedAbilities,
-    OfferedActions, PlaceRevisions, Player, TargetScopes, WorldView, WorldViewChanges,
+    OfferedActions, PlaceRevisions, Player, ScopeReach, TargetScopes, WorldView, WorldViewChanges,
     WorldViewQuery, write_surroundings,
 };
 use abilities::{offers_abilities, show_abilities};
@@ -55,6 +55,10 @@ type KeyedQuery<'w, 's> = Query<
         Option<&'static CarriedBy>,
     ),
 >;
+
+/// An actor's place, and the revision at which what is around it last changed
+/// ([`PlaceRevisions::changed_at`]).
+type Around = (Option<Entity>, u64);
 
 /// What a smart actor thinks about: content, scopes, the place model and its memories.
 #[derive(SystemParam)]
@@ -121,7 +125,7 @@ pub(super) fn submit_decisions(
         players: players.iter().collect(),
         with_key: None,
         remembered: SmallVec::new(),
-        only_around: SmallVec::new(),
+        reaches: SmallVec::new(),
         plots: settings.recall.plots.iter().map(String::as_str).collect(),
         builtin: &builtin,
         trim: TrimScratch::default(),
@@ -273,8 +277,8 @@ struct Frame<'a, 'w, 's> {
     with_key: Option<HashMap<&'a str, SmallVec<[Entity; 1]>>>,
     /// What the actor being weighed remembers.
     remembered: SmallVec<[Entity; 8]>,
-    /// Whether each menu of the frame reads only what is around the actor's place, found once.
-    only_around: SmallVec<[(ActionMenu, bool); 4]>,
+    /// How far from an actor each menu of the frame reads, found once.
+    reaches: SmallVec<[(ActionMenu, ScopeReach); 4]>,
     /// The plots every actor recalls memories of.
     plots: Vec<&'a str>,
     /// The prompt template of specs that name none.
@@ -312,12 +316,13 @@ impl<'a> Frame<'a, '_, '_> {
         let recalled = self.recall(asked, scale);
         let memories: SmallVec<[&str; 8]> = recalled.iter().map(|m| m.text.as_str()).collect();
         let memory_ids: SmallVec<[u64; 8]> = recalled.iter().map(|m| m.id).collect();
+        let place = self.view.place_of(asked.entity);
         // What is around the actor last changed then.
-        let around = self.revisions.changed_at(self.view.place_of(asked.entity));
+        let around = self.revisions.changed_at(place);
         self.perceive(asked.entity, &mut mind.perceived, around);
         let (seen, seen_fingerprint, cut) =
             mind.perceived.fitted(scale.to_estimate(budgets.perception));
-        let (offered, tasks) = self.offers(asked, &mut mind.shown_offer, cache, around);
+        let (offered, tasks) = self.offers(asked, &mut mind.shown_offer, cache, (place, around));
         let mut abilities = self.offer_abilities(asked, cache);
         let as_tools = settings.abilities_as_tools;
         let system = cache.system(asked.spec, template, &limits);
@@ -437,7 +442,7 @@ impl<'a> Frame<'a, '_, '_> {
         asked: &Asked<'_>,
         shown: &mut ShownOffer,
         cache: &mut PromptCache,
-        around: u64,
+        around: Around,
     ) -> (NextOffer, NextOffer) {
         let (settings, replying) = (self.settings, asked.reply_to.is_some());
         let menu = (!replying).then(|| {
@@ -463,44 +468,39 @@ impl<'a> Frame<'a, '_, '_> {
         OfferedAbilities::new(definitions, self.view, self.scopes, asked.entity)
     }
 
-    /// The offer `kept` makes next to `actor` from `menu` (nothing without one), when
-    /// what is around the actor last changed `around`.
+    /// The offer `kept` makes next to `actor` from `menu` (nothing without one), with
+    /// what is `around` the actor.
     fn offer_from(
         &mut self,
         actor: Entity,
         kept: &mut KeptOffer,
         menu: Option<&ActionMenu>,
-        around: u64,
+        around: Around,
     ) -> NextOffer {
         let revision = self.revisions.revision();
-        let changed_at = menu.map_or(around, |menu| self.changed_at(menu, around));
+        // Without a menu nothing is read.
+        let changed_at = menu.map_or(revision, |menu| self.changed_at(menu, around));
         let offers = &mut self.offers;
         kept.next(menu, (changed_at, revision), |menu, last| {
             offers.offer_again(menu, actor, last)
         })
     }
 
-    /// The revision at which what `menu` reads for an actor last changed, when what is
-    /// around the actor last changed `around`.
-    fn changed_at(&mut self, menu: &ActionMenu, around: u64) -> u64 {
-        let known = self
-            .only_around
-            .iter()
-            .find(|(known, _)| known.shares(menu));
-        let local = match known {
-            Some(&(_, local)) => local,
+    /// The revision at which what `menu` reads for an actor last changed, with what is
+    /// `around` the actor.
+    fn changed_at(&mut self, menu: &ActionMenu, (place, around): Around) -> u64 {
+        let known = self.reaches.iter().find(|(known, _)| known.shares(menu));
+        let reach = match known {
+            Some(&(_, reach)) => reach,
             None => {
-                let local = menu.reads_only_the_actors_place(self.scopes);
-                self.only_around.push((menu.clone(), local));
-                local
+                let reach = menu.reach(self.scopes);
+                self.reaches.push((menu.clone(), reach));
+                reach
             }
         };
-        // A menu reading further (next door, or a scope the game registered) may read
-        // anything in the view.
-        if local {
-            around
-        } else {
-            self.revisions.revision()
+        match reach {
+            ScopeReach::Place => around,
+            _ => self.revisions.changed_within(place, reach),
         }
     }
 

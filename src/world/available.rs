@@ -7,7 +7,7 @@ use bevy::prelude::*;
 use smallvec::SmallVec;
 
 use super::offered::Offered;
-use super::scope::Scope;
+use super::scope::{Scope, ScopeReach};
 use super::{OfferedActions, TargetScopes, WorldView};
 use crate::content::{ActionDefinition, ContentRegistry};
 
@@ -122,13 +122,15 @@ impl ActionMenu {
         self.actions.len()
     }
 
-    /// Whether every scope its actions name reads only what is around the actor's
-    /// place (a built-in scope but `things_next_door`, or none), so that what it
-    /// offers an actor depends only on that
-    /// ([`PlaceRevisions::changed_at`](super::PlaceRevisions::changed_at)); a scope the
-    /// game registered may read the whole view.
-    pub fn reads_only_the_actors_place(&self, scopes: &TargetScopes) -> bool {
-        (self.scopes.iter()).all(|name| scopes.reads_only_the_actors_place(name))
+    /// How far from an actor the scopes its actions name read ([`ScopeReach`]): the
+    /// farthest of them, so that what it offers an actor changes only when
+    /// [`PlaceRevisions::changed_within`](super::PlaceRevisions::changed_within) that
+    /// reach of the actor's place moves on.
+    pub fn reach(&self, scopes: &TargetScopes) -> ScopeReach {
+        (self.scopes.iter())
+            .map(|name| scopes.reach(name))
+            .max()
+            .unwrap_or_default()
     }
 
     /// Whether the two are one menu, shared: true of a clone, false of a menu built
@@ -555,7 +557,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn things_next_door_are_in_the_places_one_exit_away_and_read_beyond_the_actors_place() {
+    fn things_next_door_are_in_the_places_one_exit_away_and_reach_that_far() {
         let scopes = TargetScopes::default();
         let Some(Scope::Builtin(next_door)) = scopes.scope("things_next_door") else {
             panic!("a built-in scope");
@@ -570,12 +572,12 @@ pub(crate) mod tests {
         found.clear();
         next_door(&view(), entity(23), &mut found);
         assert_eq!(found, [], "the yard has no exits");
-        assert!(scopes.reads_only_the_actors_place("things_here"));
-        assert!(!scopes.reads_only_the_actors_place("things_next_door"));
-        assert!(scopes.reads_only_the_actors_place("no_such_scope"));
+        assert_eq!(scopes.reach("things_here"), ScopeReach::Place);
+        assert_eq!(scopes.reach("things_next_door"), ScopeReach::NextDoor);
+        assert_eq!(scopes.reach("no_such_scope"), ScopeReach::Place);
         let mut registered = TargetScopes::default();
         registered.insert("things_here", |_: &WorldView, _| Vec::new());
-        assert!(!registered.reads_only_the_actors_place("things_here"));
+        assert_eq!(registered.reach("things_here"), ScopeReach::Anywhere);
     }
 
     #[test]

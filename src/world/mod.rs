@@ -42,7 +42,7 @@ pub use perception::{
 };
 pub(crate) use schedule::configure_loom_sets;
 pub use schedule::{LoomSystems, TurnEnded, WorldSystems};
-pub use scope::{ScopeFn, TargetScopeAppExt, TargetScopes};
+pub use scope::{ScopeFn, ScopeReach, TargetScopeAppExt, TargetScopes};
 pub use view::{EntityView, PlaceRevisions, WorldView, WorldViewChanges, WorldViewQuery};
 pub use witnessed::Witnessed;
 

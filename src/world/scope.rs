@@ -18,6 +18,20 @@ pub type ScopeFn = Arc<dyn Fn(&WorldView, Entity) -> Vec<Entity> + Send + Sync>;
 /// to many actors reuses one list.
 pub(crate) type BuiltinScope = fn(&WorldView, Entity, &mut Vec<Entity>);
 
+/// How far from an actor a scope reads: what must change for it to give something
+/// else, which [`PlaceRevisions::changed_within`](super::PlaceRevisions::changed_within)
+/// tells the last revision of. Ordered from nearest to farthest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum ScopeReach {
+    /// The actor's place: who and what is in it, what they carry, and its exits.
+    #[default]
+    Place,
+    /// That, and who and what is in each place its exits lead to.
+    NextDoor,
+    /// Anything in the view.
+    Anywhere,
+}
+
 /// A scope as offering actions calls it.
 #[derive(Clone, Copy)]
 pub(crate) enum Scope<'a> {
@@ -130,17 +144,15 @@ impl TargetScopes {
         self.scopes.get(name)
     }
 
-    /// Whether the scope `name` reads only what is in and around the actor's place:
-    /// its occupants, what they carry and its exits (the built-in scopes but
-    /// `things_next_door`), so what it gives changes only when
-    /// [`PlaceRevisions::changed_at`](super::PlaceRevisions::changed_at) the actor's
-    /// place moves on. A scope the game registered may read the whole view; a name
+    /// How far from the actor the scope `name` reads ([`ScopeReach`]): the built-in
+    /// scopes read the actor's place, but `things_next_door`, which reads the places
+    /// one exit away too; a scope the game registered may read the whole view; a name
     /// that is no scope reads nothing.
-    pub(crate) fn reads_only_the_actors_place(&self, name: &str) -> bool {
+    pub(crate) fn reach(&self, name: &str) -> ScopeReach {
         match self.scope(name) {
-            Some(Scope::Builtin(_)) => name != THINGS_NEXT_DOOR,
-            Some(Scope::Registered(_)) => false,
-            None => true,
+            Some(Scope::Builtin(_)) if name == THINGS_NEXT_DOOR => ScopeReach::NextDoor,
+            Some(Scope::Builtin(_)) | None => ScopeReach::Place,
+            Some(Scope::Registered(_)) => ScopeReach::Anywhere,
         }
     }
 

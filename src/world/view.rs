@@ -9,7 +9,9 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
-use super::{CarriedBy, Character, DisplayName, Exits, InPlace, Place, Tags, TargetScopes};
+use super::{
+    CarriedBy, Character, DisplayName, Exits, InPlace, Place, ScopeReach, Tags, TargetScopes,
+};
 
 /// One entity as the world view sees it: its name, tags and exits borrowed from the
 /// world when the view is built [from a query](WorldView::from_query), owned when built
@@ -153,8 +155,9 @@ impl WorldViewChanges<'_, '_> {
 ///
 /// What the built-in target scopes and an actor's perception read around a place
 /// (the place, who and what is in it and what they carry, and where its exits lead)
-/// changed at [`changed_at`](Self::changed_at) that place; anything at all changed at
-/// [`revision`](Self::revision).
+/// changed at [`changed_at`](Self::changed_at) that place; that or what is in the
+/// places its exits lead to, at [`changed_within`](Self::changed_within) its
+/// [`ScopeReach::NextDoor`]; anything at all changed at [`revision`](Self::revision).
 #[derive(Debug, Default)]
 pub struct PlaceRevisions {
     /// The last revision: it moves on when anything changed.
@@ -163,6 +166,9 @@ pub struct PlaceRevisions {
     everywhere: u64,
     /// When what is around each entity an actor may be in last changed.
     places: EntityHashMap<u64>,
+    /// When what is around a place its exits lead to last changed, for each place
+    /// with exits.
+    next_door: EntityHashMap<u64>,
     /// When something in no place last changed.
     nowhere: u64,
     /// Each entity of the view as the last revision saw it.
@@ -214,6 +220,19 @@ impl PlaceRevisions {
         around.max(self.everywhere)
     }
 
+    /// The revision at which what a scope of this `reach` reads for an actor in
+    /// `place` (`None`: in none) last changed.
+    pub fn changed_within(&self, place: Option<Entity>, reach: ScopeReach) -> u64 {
+        match reach {
+            ScopeReach::Place => self.changed_at(place),
+            ScopeReach::NextDoor => {
+                let next_door = place.and_then(|place| self.next_door.get(&place));
+                self.changed_at(place).max(next_door.copied().unwrap_or(0))
+            }
+            ScopeReach::Anywhere => self.revision,
+        }
+    }
+
     fn revise(&mut self, view: &WorldView) {
         // A removal changes no tick: the view is compared with the last one even
         // when nothing was reported changed.
@@ -245,13 +264,11 @@ impl PlaceRevisions {
             self.everywhere = revision;
         }
         self.everything_changed = false;
-        let places = &mut self.places;
-        let nowhere = &mut self.nowhere;
         let mut around = |place: Option<Entity>| match place {
             Some(place) => {
-                places.insert(place, revision);
+                self.places.insert(place, revision);
             }
-            None => *nowhere = revision,
+            None => self.nowhere = revision,
         };
         was_in.into_iter().for_each(&mut around);
         // A changed entity changed itself (it may be what others are in, a place or
@@ -262,11 +279,25 @@ impl PlaceRevisions {
                 around(now.place);
             }
         }
-        // Whatever has exits to a changed entity shows its name and tags.
+        // What is in a place changed when what is around it did: then so did what is
+        // next door to each place with an exit to it. Whatever has exits to a changed
+        // entity shows its name and tags: what is around it changed too (after, as
+        // that is not what is in it).
+        let mut shows_a_change: SmallVec<[Entity; 8]> = SmallVec::new();
         for (entity, v) in view.iter() {
-            if v.exits.iter().any(|exit| self.changed.contains(exit)) {
-                around(Some(entity));
+            let changed_at = |exit: &Entity| self.places.get(exit).copied();
+            if v.exits
+                .iter()
+                .any(|exit| changed_at(exit) == Some(revision))
+            {
+                self.next_door.insert(entity, revision);
             }
+            if v.exits.iter().any(|exit| self.changed.contains(exit)) {
+                shows_a_change.push(entity);
+            }
+        }
+        for entity in shows_a_change {
+            self.places.insert(entity, revision);
         }
         self.changed.clear();
     }
@@ -409,11 +440,12 @@ mod tests {
     }
 
     /// What the system saw at its last revision: the revision, and when what is
-    /// around each entity, or no place, last changed.
+    /// around each entity, what is next door to it, or no place, last changed.
     #[derive(Resource, Default)]
     struct Saw {
         revision: u64,
         around: EntityHashMap<u64>,
+        next_door: EntityHashMap<u64>,
         nowhere: u64,
     }
 
@@ -430,12 +462,15 @@ mod tests {
             return;
         }
         let revisions = changes.revise(&WorldView::from_query(&world));
+        let within = |reach| {
+            (everything.iter())
+                .map(|entity| (entity, revisions.changed_within(Some(entity), reach)))
+                .collect()
+        };
         *saw = Saw {
             revision: revisions.revision(),
-            around: everything
-                .iter()
-                .map(|entity| (entity, revisions.changed_at(Some(entity))))
-                .collect(),
+            around: within(ScopeReach::Place),
+            next_door: within(ScopeReach::NextDoor),
             nowhere: revisions.changed_at(None),
         };
     }
@@ -458,6 +493,13 @@ mod tests {
         app.update();
         let saw = app.world().resource::<Saw>();
         (saw.revision, places.map(|place| saw.around[&place]))
+    }
+
+    /// When what is around each of `places` or next door to it last changed, as the
+    /// last update saw it.
+    fn next_door<const N: usize>(app: &App, places: [Entity; N]) -> [u64; N] {
+        let saw = app.world().resource::<Saw>();
+        places.map(|place| saw.next_door[&place])
     }
 
     fn named(name: &str) -> DisplayName {
@@ -490,6 +532,7 @@ mod tests {
             .entity_mut(crate_)
             .insert(named("old crate"));
         assert_eq!(update(&mut app, places), (2, [1, 1, 2]), "only where it is");
+        assert_eq!(next_door(&app, places), [1, 2, 2], "and next door to it");
 
         app.world_mut().entity_mut(bob).insert(InPlace(b));
         assert_eq!(
@@ -504,6 +547,7 @@ mod tests {
             (4, [3, 4, 2]),
             "a carried thing is where its carrier went"
         );
+        assert_eq!(next_door(&app, places), [4, 4, 2]);
 
         app.world_mut().entity_mut(c).insert(named("wine cellar"));
         assert_eq!(
@@ -511,9 +555,15 @@ mod tests {
             (5, [3, 5, 5]),
             "a place, and the places whose exits show it"
         );
+        assert_eq!(
+            next_door(&app, places),
+            [4, 5, 5],
+            "what is in the bar did not change: the name of where its exit leads did"
+        );
 
         app.world_mut().despawn(stone);
         assert_eq!(update(&mut app, places), (6, [6, 5, 5]), "despawned");
+        assert_eq!(next_door(&app, places), [6, 5, 5], "no exit leads to it");
 
         app.world_mut().entity_mut(ring).remove::<CarriedBy>();
         assert_eq!(
@@ -558,6 +608,7 @@ mod tests {
             (10, [10, 10, 10]),
             "new scopes change everything"
         );
+        assert_eq!(next_door(&app, places), [10, 10, 10]);
     }
 
     #[test]

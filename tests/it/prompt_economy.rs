@@ -279,9 +279,10 @@ fn a_budget_too_small_for_any_action_still_asks_and_replies() {
 
 #[test]
 fn an_offer_is_made_again_when_what_is_around_the_actor_or_the_scopes_change() {
-    // Room for every action, so what is offered is what the world allows.
+    // Room for every action and task, so what is offered is what the world allows.
     let roomy = PromptBudgets {
         total: 5000,
+        tasks: 5000,
         transcript: 100_000,
         ..PromptBudgets::default()
     };
@@ -293,8 +294,8 @@ fn an_offer_is_made_again_when_what_is_around_the_actor_or_the_scopes_change() {
         },
     );
     let marta = scene.entities["marta"];
-    let [ale, key, barrel, cellar] =
-        ["ale", "key", "barrel", "cellar"].map(|id| scene.entities[id]);
+    let [ale, key, barrel, cellar, wine] =
+        ["ale", "key", "barrel", "cellar", "wine"].map(|id| scene.entities[id]);
     // Marta's next prompt after `change`, and frames in which nobody thinks: a
     // change is seen even so.
     let mut after = |change: &dyn Fn(&mut World)| {
@@ -311,6 +312,9 @@ fn an_offer_is_made_again_when_what_is_around_the_actor_or_the_scopes_change() {
     };
     let offers = |asked: &DecisionRequested, name: &str| {
         asked.offered.iter().any(|a| a.command.contains(name))
+    };
+    let offers_task = |asked: &DecisionRequested, name: &str| {
+        asked.tasks.iter().any(|task| task.command.contains(name))
     };
     // What the appended turn says: what changed.
     let says = |asked: &DecisionRequested, text: &str| {
@@ -355,6 +359,23 @@ fn an_offer_is_made_again_when_what_is_around_the_actor_or_the_scopes_change() {
     // Next door: the exit to it shows its new name.
     let next_door = after(&rename(cellar, "the wine cellar"));
     assert!(says(&next_door, "the wine cellar"));
+    // What is in the place next door is out of sight, but a task fetching from there
+    // names it.
+    assert!(
+        offers_task(&next_door, "bottle of wine"),
+        "{:?}",
+        next_door.tasks
+    );
+    let restocked = after(&rename(wine, "bottle of red wine"));
+    assert!(
+        restocked.offered.shares(&next_door.offered),
+        "no action reads it"
+    );
+    assert!(
+        offers_task(&restocked, "bottle of red wine"),
+        "{:?}",
+        restocked.tasks
+    );
 
     // A scope of the game's own may read the whole world: a change anywhere counts.
     let anywhere = after(&|world| {
