@@ -415,8 +415,8 @@ const GROUPS_SEARCHED_IN_ORDER: usize = 8;
 impl<'a> Groups<'a> {
     /// The namespaces of `lines`, and when some group's lines are not one run
     /// ([`split`](Self::split)), where each line's group goes on: the position of its
-    /// next line (any, after its last); empty otherwise, when each group is the run of
-    /// lines from its first.
+    /// next line (after its last, another line's); empty otherwise, when each group is
+    /// the run of lines from its first.
     fn of(lines: &[AvailableAction<'a>]) -> (Self, Vec<u32>) {
         let mut groups = Self::default();
         let mut next_in_group: Vec<u32> = Vec::new();
@@ -588,7 +588,8 @@ struct Group<'a> {
     namespace: &'a str,
     count: usize,
     first: usize,
-    /// The position of its last line so far, as [`Groups::of`] gathers them.
+    /// The position of its last line so far: kept by [`Groups::of`] alone (it stays
+    /// at `first` when lines are only measured).
     last: usize,
     /// The group of the line that last followed one of its lines from another group;
     /// `usize::MAX` until one did.
@@ -934,20 +935,27 @@ mod tests {
             .collect();
         let (groups, next_in_group) = Groups::of(&lines);
         let found = groups.list.iter().map(|g| (g.namespace, g.count)).collect();
-        if !groups.split {
+        if groups.split {
+            assert_eq!(next_in_group.len(), lines.len(), "a link for every line");
+        } else {
             assert!(next_in_group.is_empty(), "lines in runs need no links");
         }
-        // Each group's lines, from its first, one leading to the next.
+        // Each group's lines, from its first, one leading to the next, in their order.
         let mut group_of_line = vec![u32::MAX; lines.len()];
         for (group, g) in groups.list.iter().enumerate() {
             let mut position = g.first;
-            for _ in 0..g.count {
+            for n in 0..g.count {
                 assert_eq!(group_of_line[position], u32::MAX, "one group a line");
                 group_of_line[position] = group as u32;
-                position = match next_in_group.get(position) {
+                if n + 1 == g.count {
+                    break;
+                }
+                let next = match next_in_group.get(position) {
                     Some(&next) => next as usize,
                     None => position + 1,
                 };
+                assert!(next > position, "a group's lines keep their order");
+                position = next;
             }
         }
         (found, group_of_line)

@@ -166,8 +166,8 @@ pub struct PlaceRevisions {
     everywhere: u64,
     /// When what is around each entity an actor may be in last changed.
     places: EntityHashMap<u64>,
-    /// When what is around a place its exits lead to last changed, for each place
-    /// with exits.
+    /// When what is in a place its exits lead to last changed, for each place with
+    /// exits.
     next_door: EntityHashMap<u64>,
     /// When something in no place last changed.
     nowhere: u64,
@@ -599,6 +599,7 @@ mod tests {
             (9, [9, 9, 9]),
             "the crate moved from c to a, Bob left b"
         );
+        assert_eq!(next_door(&app, places), [9, 9, 9]);
 
         app.world_mut()
             .resource_mut::<TargetScopes>()
