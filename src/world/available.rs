@@ -127,8 +127,11 @@ impl ActionMenu {
     /// [`PlaceRevisions::changed_within`](super::PlaceRevisions::changed_within) that
     /// reach of the actor's place moves on.
     pub fn reach(&self, scopes: &TargetScopes) -> ScopeReach {
-        (self.scopes.iter())
-            .map(|name| scopes.reach(name))
+        // Its own actions' scopes: a filtered menu shares the list of the menu it was
+        // filtered from.
+        (self.actions.iter())
+            .flat_map(|action| &action.slot_scopes)
+            .map(|&scope| scopes.reach(&self.scopes[scope]))
             .max()
             .unwrap_or_default()
     }
@@ -578,6 +581,18 @@ pub(crate) mod tests {
         let mut registered = TargetScopes::default();
         registered.insert("things_here", |_: &WorldView, _| Vec::new());
         assert_eq!(registered.reach("things_here"), ScopeReach::Anywhere);
+
+        // A menu reaches as far as its farthest action, a filtered one as its own.
+        let registry = registry(&[
+            json!({ "id": "items:fetch", "name": "Fetch", "description": "Fetch", "template": "fetch {item}",
+                    "targets": { "primary": { "scope": "things_next_door", "placeholder": "item" } } }),
+            json!({ "id": "core:wait", "name": "Wait", "description": "Wait", "template": "wait" }),
+        ]);
+        let menu = ActionMenu::new(&registry);
+        assert_eq!(menu.reach(&scopes), ScopeReach::NextDoor);
+        let waiting = menu.filtered(|action| action.id == "core:wait");
+        assert_eq!(waiting.reach(&scopes), ScopeReach::Place);
+        assert_eq!(ActionMenu::default().reach(&scopes), ScopeReach::Place);
     }
 
     #[test]
