@@ -499,6 +499,7 @@ impl<'a> Frame<'a, '_, '_> {
             }
         };
         match reach {
+            // What `changed_within` would give, looked up already for the perception.
             ScopeReach::Place => around,
             _ => self.revisions.changed_within(place, reach),
         }
