@@ -43,8 +43,8 @@ pub mod prelude {
     pub use crate::prompt::{Answer, PromptBudgets, RejectionReason};
     pub use crate::world::{
         AbilityInvoked, AvailableAction, CarriedBy, Character, DisplayName, Exits, FollowingPlan,
-        InPlace, InputValue, NarrativeKey, OfferedActions, Place, Player, Tags, TargetScopeAppExt,
-        Witnessed, WorldPlugin, WorldView,
+        InPlace, InputValue, NarrativeKey, OfferedActions, Place, Player, ScopeReach, Tags,
+        TargetScopeAppExt, Witnessed, WorldPlugin, WorldView,
     };
     pub use crate::{LoomPlugins, LoomSystems};
 }

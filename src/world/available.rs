@@ -581,6 +581,17 @@ pub(crate) mod tests {
         let mut registered = TargetScopes::default();
         registered.insert("things_here", |_: &WorldView, _| Vec::new());
         assert_eq!(registered.reach("things_here"), ScopeReach::Anywhere);
+        // A scope registered with its reach reads as far as it said, replaced or not.
+        registered.insert_within("things_here", ScopeReach::NextDoor, |_: &WorldView, _| {
+            Vec::new()
+        });
+        registered.insert_within("sleepers_here", ScopeReach::Place, |_: &WorldView, _| {
+            Vec::new()
+        });
+        assert_eq!(registered.reach("things_here"), ScopeReach::NextDoor);
+        assert_eq!(registered.reach("sleepers_here"), ScopeReach::Place);
+        registered.insert("sleepers_here", |_: &WorldView, _| Vec::new());
+        assert_eq!(registered.reach("sleepers_here"), ScopeReach::Anywhere);
 
         // A menu reaches as far as its farthest action, a filtered one as its own.
         let registry = registry(&[

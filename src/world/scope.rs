@@ -45,6 +45,8 @@ pub struct TargetScopes {
     scopes: BTreeMap<String, ScopeFn>,
     /// The built-in scopes no registered scope has replaced, by name.
     builtin: BTreeMap<String, BuiltinScope>,
+    /// How far each scope the game registered reads, as registered.
+    registered_reach: BTreeMap<String, ScopeReach>,
 }
 
 impl Default for TargetScopes {
@@ -102,6 +104,7 @@ impl Default for TargetScopes {
                 .iter()
                 .map(|&(name, fill)| (name.to_owned(), fill))
                 .collect(),
+            registered_reach: BTreeMap::new(),
         }
     }
 }
@@ -128,14 +131,29 @@ fn is_thing(view: &WorldView, entity: Entity) -> bool {
 }
 
 impl TargetScopes {
-    /// Adds or replaces a scope.
+    /// Adds or replaces a scope, which may read anything in the view: an offer that
+    /// uses it is made again whenever anything changes. One that reads less says so
+    /// with [`insert_within`](Self::insert_within).
     pub fn insert(
         &mut self,
         name: impl Into<String>,
         scope: impl Fn(&WorldView, Entity) -> Vec<Entity> + Send + Sync + 'static,
     ) {
+        self.insert_within(name, ScopeReach::Anywhere, scope);
+    }
+
+    /// Adds or replaces a scope that reads no farther from the actor than `reach`: an
+    /// offer that uses it is made again only when something there changes. A scope
+    /// that reads farther than it says gives actors offers that are out of date.
+    pub fn insert_within(
+        &mut self,
+        name: impl Into<String>,
+        reach: ScopeReach,
+        scope: impl Fn(&WorldView, Entity) -> Vec<Entity> + Send + Sync + 'static,
+    ) {
         let name = name.into();
         self.builtin.remove(&name);
+        self.registered_reach.insert(name.clone(), reach);
         self.scopes.insert(name, Arc::new(scope));
     }
 
@@ -146,13 +164,16 @@ impl TargetScopes {
 
     /// How far from the actor the scope `name` reads ([`ScopeReach`]): the built-in
     /// scopes read the actor's place, but `things_next_door`, which reads the places
-    /// one exit away too; a scope the game registered may read the whole view; a name
-    /// that is no scope reads nothing.
-    pub(crate) fn reach(&self, name: &str) -> ScopeReach {
+    /// one exit away too; a scope the game registered as far as it said when it
+    /// registered it (the whole view, unless it said less); a name that is no scope
+    /// reads nothing.
+    pub fn reach(&self, name: &str) -> ScopeReach {
         match self.scope(name) {
             Some(Scope::Builtin(_)) if name == THINGS_NEXT_DOOR => ScopeReach::NextDoor,
             Some(Scope::Builtin(_)) | None => ScopeReach::Place,
-            Some(Scope::Registered(_)) => ScopeReach::Anywhere,
+            Some(Scope::Registered(_)) => (self.registered_reach.get(name))
+                .copied()
+                .unwrap_or(ScopeReach::Anywhere),
         }
     }
 
@@ -178,22 +199,48 @@ impl TargetScopes {
 /// Registers a game's own target scopes.
 pub trait TargetScopeAppExt {
     /// Adds a scope that action definitions can name in `targets.*.scope`. Like
-    /// every [`ScopeFn`], it reads only the view and the actor.
+    /// every [`ScopeFn`], it reads only the view and the actor; it may read anything
+    /// in the view, so an offer that uses it is made again whenever anything changes.
     ///
     /// ```
     /// # use bevy::prelude::*;
     /// # use bevy_loom::prelude::*;
     /// let mut app = App::new();
     /// app.add_plugins(WorldPlugin);
-    /// // Everyone in the actor's place who is asleep.
-    /// app.add_target_scope("sleepers_here", |view: &WorldView, actor: Entity| {
-    ///     let Some(place) = view.place_of(actor) else { return Vec::new() };
-    ///     view.occupants(place).iter().copied().filter(|&e| view.has_tag(e, "asleep")).collect()
+    /// // Every character anywhere who is wanted by the guard.
+    /// app.add_target_scope("wanted", |view: &WorldView, _actor: Entity| {
+    ///     let mut wanted: Vec<Entity> =
+    ///         view.iter().filter(|(e, _)| view.has_tag(*e, "wanted")).map(|(e, _)| e).collect();
+    ///     wanted.sort_unstable();
+    ///     wanted
     /// });
     /// ```
     fn add_target_scope(
         &mut self,
         name: impl Into<String>,
+        scope: impl Fn(&WorldView, Entity) -> Vec<Entity> + Send + Sync + 'static,
+    ) -> &mut Self;
+
+    /// Adds a scope, as [`add_target_scope`](Self::add_target_scope) does, that reads
+    /// no farther from the actor than `reach`: an actor whose actions use it keeps its
+    /// offer while nothing changes there, as with the built-in scopes. A scope that
+    /// reads farther than it says gives actors offers that are out of date.
+    ///
+    /// ```
+    /// # use bevy::prelude::*;
+    /// # use bevy_loom::prelude::*;
+    /// let mut app = App::new();
+    /// app.add_plugins(WorldPlugin);
+    /// // Everyone in the actor's place who is asleep: it reads the actor's place alone.
+    /// app.add_target_scope_within("sleepers_here", ScopeReach::Place, |view: &WorldView, actor: Entity| {
+    ///     let Some(place) = view.place_of(actor) else { return Vec::new() };
+    ///     view.occupants(place).iter().copied().filter(|&e| view.has_tag(e, "asleep")).collect()
+    /// });
+    /// ```
+    fn add_target_scope_within(
+        &mut self,
+        name: impl Into<String>,
+        reach: ScopeReach,
         scope: impl Fn(&WorldView, Entity) -> Vec<Entity> + Send + Sync + 'static,
     ) -> &mut Self;
 }
@@ -204,9 +251,18 @@ impl TargetScopeAppExt for App {
         name: impl Into<String>,
         scope: impl Fn(&WorldView, Entity) -> Vec<Entity> + Send + Sync + 'static,
     ) -> &mut Self {
+        self.add_target_scope_within(name, ScopeReach::Anywhere, scope)
+    }
+
+    fn add_target_scope_within(
+        &mut self,
+        name: impl Into<String>,
+        reach: ScopeReach,
+        scope: impl Fn(&WorldView, Entity) -> Vec<Entity> + Send + Sync + 'static,
+    ) -> &mut Self {
         self.world_mut()
             .get_resource_or_init::<TargetScopes>()
-            .insert(name, scope);
+            .insert_within(name, reach, scope);
         self
     }
 }

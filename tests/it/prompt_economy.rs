@@ -1,6 +1,9 @@
 //! Prompts that stay small: budgets per section, an append-only transcript per actor,
 //! and a fresh start when it outgrows its budget.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use bevy::prelude::*;
 
 use bevy_loom::actors::{HistoryStore, MemoryScope, NewMemory, SpawnedScene};
@@ -394,6 +397,50 @@ fn an_offer_is_made_again_when_what_is_around_the_actor_or_the_scopes_change() {
     assert!(offers(&anywhere, "empty barrel"), "{:?}", anywhere.offered);
     let refilled = after(&rename(barrel, "full barrel"));
     assert!(offers(&refilled, "full barrel"), "{:?}", refilled.offered);
+
+    // A scope of the game's own that says it reads only the actor's place is asked
+    // again for Marta when something changes there, not elsewhere. (Without her tasks,
+    // one of which reads next door.)
+    let asked_for_marta = Arc::new(AtomicUsize::new(0));
+    let things_around_her = |world: &mut World| {
+        let asked = Arc::clone(&asked_for_marta);
+        let scope = move |view: &WorldView, actor: Entity| {
+            if actor == marta {
+                asked.fetch_add(1, Ordering::Relaxed);
+            }
+            let Some(place) = view.place_of(actor) else {
+                return Vec::new();
+            };
+            let thing = |e: &Entity| view.get(*e).is_some_and(|v| !v.character);
+            view.occupants(place)
+                .iter()
+                .copied()
+                .filter(thing)
+                .collect()
+        };
+        let mut scopes = world.resource_mut::<TargetScopes>();
+        scopes.insert_within("things_here", ScopeReach::Place, scope);
+        world.resource_mut::<SmartActorSettings>().offer_tasks = false;
+    };
+    let around_her = after(&things_around_her);
+    assert!(
+        !offers(&around_her, "full barrel"),
+        "{:?}",
+        around_her.offered
+    );
+    let asked_once = asked_for_marta.load(Ordering::Relaxed);
+    assert!(asked_once > 0, "the scope is asked for her new offer");
+    let emptied = after(&rename(barrel, "empty barrel"));
+    assert!(emptied.offered.shares(&around_her.offered));
+    assert_eq!(
+        asked_for_marta.load(Ordering::Relaxed),
+        asked_once,
+        "nothing in her place changed"
+    );
+    let bench = scene.entities["bench"];
+    let moved = after(&rename(bench, "long bench"));
+    assert!(offers(&moved, "long bench"), "{:?}", moved.offered);
+    assert!(asked_for_marta.load(Ordering::Relaxed) > asked_once);
 
     // A scope replaced: nobody is here to act on any more.
     let scoped = after(&|world| {
