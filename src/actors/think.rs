@@ -29,7 +29,7 @@ use super::{
 use crate::content::{ActorSpec, ContentRegistry, PromptTemplate, TagIndex};
 use crate::llm::{LlmBridge, LlmRequest};
 use crate::prompt::{
-    DecisionContext, DecisionLimits, PromptPart, TokenScale, TrimScratch, TurnPrompt, Weighing,
+    DecisionContext, DecisionLimits, PromptPart, TokenScale, TrimScratch, TurnPrompt,
     ability_tools, estimate_tokens, fit_words, text_fingerprint, write_decision_user_prompt,
 };
 use crate::world::{
@@ -40,7 +40,7 @@ use crate::world::{
 use abilities::{offers_abilities, show_abilities};
 pub(super) use offer::ShownOffer;
 use offer::{KeptOffer, NextOffer};
-use offer::{Lifelines, Relevance, remembered_targets};
+use offer::{Relevance, remembered_targets};
 use turn::{
     decision_limits, decision_request, offline_decision, transcript_budget, write_turn_message,
 };
@@ -129,7 +129,6 @@ pub(super) fn submit_decisions(
         plots: settings.recall.plots.iter().map(String::as_str).collect(),
         builtin: &builtin,
         trim: TrimScratch::default(),
-        lifelines: Lifelines::new(&registry),
         with_abilities: String::new(),
         perception_changes: String::new(),
     };
@@ -285,8 +284,6 @@ struct Frame<'a, 'w, 's> {
     builtin: &'a PromptTemplate,
     /// What trimming each offer works in.
     trim: TrimScratch,
-    /// The lifelines among the actions offered in the frame.
-    lifelines: Lifelines<'a>,
     /// The offer's block followed by the abilities block, for an actor offered
     /// abilities.
     with_abilities: String,
@@ -536,18 +533,12 @@ impl<'a> Frame<'a, '_, '_> {
             players: &self.players,
             remembered: &self.remembered,
         };
-        let lifelines = &self.lifelines;
-        lifelines.next_offer();
         let count = offered.len();
-        let weighing = Weighing {
-            relevance: |action: &AvailableAction<'_>| relevance.of(action),
-            lifeline: |action: &AvailableAction<'_>| lifelines.of(action),
-        };
         let left_out = shown.show(
             (offered, tasks),
             budgets,
             (self.registry, &self.settings.block),
-            weighing,
+            |action: &AvailableAction<'_>| relevance.of(action),
             &mut self.trim,
         );
         if left_out * 2 <= count || *reported {

@@ -49,6 +49,30 @@ impl ActionDefinition {
         .into_iter()
         .filter_map(|(role, slot)| slot.map(|slot| (role, slot)))
     }
+
+    /// What the action is to an actor that must not be stuck, if anything: with no
+    /// target it is a way to wait, with a target among the exits a way to leave.
+    pub fn lifeline(&self) -> Option<Lifeline> {
+        let mut slots = self.target_slots().peekable();
+        if slots.peek().is_none() {
+            return Some(Lifeline::Wait);
+        }
+        slots
+            .any(|(_, slot)| slot.scope == "exits")
+            .then_some(Lifeline::Leave)
+    }
+}
+
+/// An action that keeps an actor from being stuck, whatever else trimming an offer to
+/// its budget leaves out ([`ActionDefinition::lifeline`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifeline {
+    /// A way to wait: an action with no target (`wait`, `look around`), which the
+    /// actor can always take.
+    Wait,
+    /// A way to leave: an action with a target in the `exits` scope (`go to the
+    /// cellar`).
+    Leave,
 }
 
 /// The namespace part of a `mod:name` id; the whole id when it has no `:`.
@@ -177,4 +201,40 @@ pub fn template_placeholders(template: &str) -> impl Iterator<Item = &str> {
         .split('{')
         .skip(1)
         .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_action_without_a_target_is_a_way_to_wait_and_one_to_an_exit_a_way_to_leave() {
+        let action = |targets: serde_json::Value| -> ActionDefinition {
+            serde_json::from_value(serde_json::json!({
+                "id": "core:x", "name": "X", "description": "x", "template": "x",
+                "targets": targets
+            }))
+            .expect("an action")
+        };
+        let slot = |scope: &str| serde_json::json!({ "scope": scope, "placeholder": "t" });
+        assert_eq!(
+            action(serde_json::json!({})).lifeline(),
+            Some(Lifeline::Wait)
+        );
+        assert_eq!(
+            action(serde_json::json!({ "primary": slot("exits") })).lifeline(),
+            Some(Lifeline::Leave)
+        );
+        assert_eq!(
+            action(serde_json::json!({
+                "primary": slot("characters_here"), "secondary": slot("exits")
+            }))
+            .lifeline(),
+            Some(Lifeline::Leave)
+        );
+        assert_eq!(
+            action(serde_json::json!({ "primary": slot("characters_here") })).lifeline(),
+            None
+        );
+    }
 }

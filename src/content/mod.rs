@@ -59,7 +59,7 @@ pub use ability::{
     MAX_ABILITY_EXAMPLES,
 };
 pub use action::{
-    ActionDefinition, ActionParameter, ActionTargets, TagRule, TargetRole, TargetSlot,
+    ActionDefinition, ActionParameter, ActionTargets, Lifeline, TagRule, TargetRole, TargetSlot,
     action_namespace, template_placeholders,
 };
 pub use actor::{ActorHistory, ActorPolicy, ActorSpec, MemorySeed, Persona};

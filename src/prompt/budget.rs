@@ -9,7 +9,8 @@
 //!   target combinations of an action go first (each action keeps its most relevant
 //!   one), then whole actions; the least relevant first and, among equals, those of
 //!   the mods offering more of them (each mod keeps its first lines longest), then
-//!   the last offered first. One way to wait and one way to leave ([`Lifeline`])
+//!   the last offered first. One way to wait and one way to leave
+//!   ([`Lifeline`](crate::content::Lifeline))
 //!   stay when they were offered, even past the budget, so trimming never leaves an
 //!   actor stuck. What is left is numbered again from 1.
 
@@ -20,8 +21,7 @@ use smallvec::SmallVec;
 
 use super::actions_block::{BlockOptions, Measuring};
 use super::tokens::{estimate_tokens, tokens_of_chars};
-use crate::content::ActionDefinition;
-use crate::content::ContentRegistry;
+use crate::content::{ContentRegistry, Lifeline};
 use crate::world::{AvailableAction, OfferedActions};
 
 /// How many estimated tokens ([`estimate_tokens`]) a decision prompt and its parts may take.
@@ -281,38 +281,14 @@ fn same_id(one: &str, other: &str) -> bool {
     std::ptr::eq(one, other) || one == other
 }
 
-/// An action that keeps an actor from being stuck, whatever else trimming leaves out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lifeline {
-    /// A way to wait: an action with no target (`wait`, `look around`), which the
-    /// actor can always take.
-    Wait,
-    /// A way to leave: an action with a target in the `exits` scope (`go to the
-    /// cellar`).
-    Leave,
-}
-
-impl Lifeline {
-    /// What `action` is to an actor that must not be stuck, if anything.
-    pub fn of(action: &ActionDefinition) -> Option<Self> {
-        let mut slots = action.target_slots().peekable();
-        if slots.peek().is_none() {
-            return Some(Self::Wait);
-        }
-        slots
-            .any(|(_, slot)| slot.scope == "exits")
-            .then_some(Self::Leave)
-    }
-}
-
 /// Which lines to leave out, in a mask over `offered`, so that its available-actions
 /// block (from `registry` with `options`, numbered again from 1) is within `budget`
 /// estimated tokens: the fewest lines, left out in order (extra combinations of an action
-/// before its most relevant one, the least relevant first, among equals those of the
-/// mods offering more of them, then the last offered first). Of the lines `lifeline`
-/// finds a way to wait or to leave, the last of each kind in that order stays, even
-/// when the block is then over its budget; every other line goes when even one does
-/// not fit. Apply it with [`OfferedActions::leave_out`].
+/// before its most relevant one, the least relevant by `relevance` first, among equals
+/// those of the mods offering more of them, then the last offered first). Of the lines
+/// that are a way to wait or to leave ([`OfferedActions::lifelines`]), the last of each
+/// kind in that order stays, even when the block is then over its budget; every other
+/// line goes when even one does not fit. Apply it with [`OfferedActions::leave_out`].
 ///
 /// The block is not written to be measured: each of its parts is measured once, and
 /// each line left out takes its part away.
@@ -320,32 +296,14 @@ pub fn trim_mask(
     offered: &OfferedActions,
     budget: usize,
     relevance: impl Fn(&AvailableAction<'_>) -> u32,
-    lifeline: impl Fn(&AvailableAction<'_>) -> Option<Lifeline>,
     registry: &ContentRegistry,
     options: &BlockOptions,
 ) -> Vec<bool> {
     let mut mask = Vec::new();
-    let weighing = Weighing {
-        relevance,
-        lifeline,
-    };
     let block = (registry, options);
-    trim_mask_with(
-        offered,
-        budget,
-        weighing,
-        block,
-        &mut TrimScratch::default(),
-        &mut mask,
-    );
+    let scratch = &mut TrimScratch::default();
+    trim_mask_with(offered, budget, relevance, block, scratch, &mut mask);
     mask
-}
-
-/// How trimming weighs an offered action: how much it matters to the actor (higher is
-/// kept longer), and whether it keeps the actor from being stuck.
-pub(crate) struct Weighing<R, L> {
-    pub relevance: R,
-    pub lifeline: L,
 }
 
 /// The working space of [`trim_mask_with`], kept from one offer to the next so that
@@ -368,15 +326,12 @@ fn reuse<T, U>(mut items: Vec<T>) -> Vec<U> {
     items.into_iter().filter_map(|_| None).collect()
 }
 
-/// [`trim_mask`] into `mask`, weighing lines by `weighing` and measuring the block from
-/// `block`'s registry and options, with buffers from `scratch`.
+/// [`trim_mask`] into `mask`, weighing lines by `relevance` and measuring the block
+/// from `block`'s registry and options, with buffers from `scratch`.
 pub(crate) fn trim_mask_with(
     offered: &OfferedActions,
     budget: usize,
-    weighing: Weighing<
-        impl Fn(&AvailableAction<'_>) -> u32,
-        impl Fn(&AvailableAction<'_>) -> Option<Lifeline>,
-    >,
+    relevance: impl Fn(&AvailableAction<'_>) -> u32,
     (registry, options): (&ContentRegistry, &BlockOptions),
     scratch: &mut TrimScratch,
     mask: &mut Vec<bool>,
@@ -391,7 +346,7 @@ pub(crate) fn trim_mask_with(
         let group = measuring.add(&action);
         lines.push(Weighed {
             action_id: action.action_id,
-            relevance: (weighing.relevance)(&action),
+            relevance: relevance(&action),
             group,
         });
     }
@@ -401,7 +356,7 @@ pub(crate) fn trim_mask_with(
         // Lifelines matter only to an offer that must lose lines.
         let lifelines = &mut scratch.lifelines;
         lifelines.clear();
-        lifelines.extend(offered.iter().map(|action| (weighing.lifeline)(&action)));
+        lifelines.extend(offered.lifelines());
         let order = &mut scratch.order;
         drop_order(&lines, order);
         // The lifelines that stay: of each kind, the last line in the order.
@@ -577,47 +532,9 @@ mod tests {
     #[test]
     fn an_empty_offer_over_its_budget_leaves_nothing_out() {
         let registry = crate::content::ContentRegistry::default();
-        let mask = trim_mask(
-            &OfferedActions::default(),
-            10,
-            |_| 0,
-            |_| None,
-            &registry,
-            &BlockOptions::default(),
-        );
+        let options = BlockOptions::default();
+        let mask = trim_mask(&OfferedActions::default(), 10, |_| 0, &registry, &options);
         assert!(mask.is_empty());
-    }
-
-    #[test]
-    fn an_action_without_a_target_is_a_way_to_wait_and_one_to_an_exit_a_way_to_leave() {
-        let action = |targets: serde_json::Value| -> ActionDefinition {
-            serde_json::from_value(serde_json::json!({
-                "id": "core:x", "name": "X", "description": "x", "template": "x",
-                "targets": targets
-            }))
-            .expect("an action")
-        };
-        let slot = |scope: &str| serde_json::json!({ "scope": scope, "placeholder": "t" });
-        assert_eq!(
-            Lifeline::of(&action(serde_json::json!({}))),
-            Some(Lifeline::Wait)
-        );
-        assert_eq!(
-            Lifeline::of(&action(serde_json::json!({ "primary": slot("exits") }))),
-            Some(Lifeline::Leave)
-        );
-        assert_eq!(
-            Lifeline::of(&action(serde_json::json!({
-                "primary": slot("characters_here"), "secondary": slot("exits")
-            }))),
-            Some(Lifeline::Leave)
-        );
-        assert_eq!(
-            Lifeline::of(&action(
-                serde_json::json!({ "primary": slot("characters_here") })
-            )),
-            None
-        );
     }
 
     #[test]

@@ -34,8 +34,8 @@ pub use answer::{
     OfflineDecision, RejectionReason, TASK_ANSWER, ability_tools, decision_schema, match_utterance,
     parse_decision, read_decision,
 };
-pub use budget::{Lifeline, PromptBudgets, fit_lines, fit_words, trim_mask};
-pub(crate) use budget::{TrimScratch, Weighing, trim_mask_with};
+pub use budget::{PromptBudgets, fit_lines, fit_words, trim_mask};
+pub(crate) use budget::{TrimScratch, trim_mask_with};
 pub use decision::{
     DECISION_QUESTION, DecisionContext, DecisionPrompt, PromptPart, PromptSection, decision_prompt,
     decision_system_prompt, decision_user_prompt, write_decision_user_prompt,

@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use super::offered::Offered;
 use super::scope::{Scope, ScopeReach};
 use super::{OfferedActions, TargetScopes, WorldView};
-use crate::content::{ActionDefinition, ContentRegistry};
+use crate::content::{ActionDefinition, ContentRegistry, Lifeline};
 
 /// Every action `actor` may take, numbered from 1 in a stable order: the
 /// registry's action order (by group, then id), then targets by name.
@@ -48,6 +48,8 @@ pub struct ActionMenu {
 #[derive(Debug)]
 pub(super) struct MenuAction {
     pub(super) definition: ActionDefinition,
+    /// What it is to an actor that must not be stuck: none for a task.
+    pub(super) lifeline: Option<Lifeline>,
     template: CommandTemplate,
     /// Each slot's scope, by its position in the menu's `scopes`.
     slot_scopes: SmallVec<[usize; 3]>,
@@ -56,11 +58,15 @@ pub(super) struct MenuAction {
 impl ActionMenu {
     /// Every action of the registry, in its order.
     pub fn new(registry: &ContentRegistry) -> Self {
-        Self::of(registry.actions())
+        Self::of(registry.actions(), ActionDefinition::lifeline)
     }
 
-    /// A menu of these definitions, in this order.
-    fn of(definitions: &[ActionDefinition]) -> Self {
+    /// A menu of these definitions, in this order, each a [`Lifeline`] as `lifeline`
+    /// tells.
+    fn of(
+        definitions: &[ActionDefinition],
+        lifeline: impl Fn(&ActionDefinition) -> Option<Lifeline>,
+    ) -> Self {
         let mut scopes: Vec<String> = Vec::new();
         let actions = definitions
             .iter()
@@ -79,6 +85,7 @@ impl ActionMenu {
                     .collect();
                 Arc::new(MenuAction {
                     definition: action.clone(),
+                    lifeline: lifeline(action),
                     template: CommandTemplate::parse(action),
                     slot_scopes,
                 })
@@ -100,7 +107,8 @@ impl ActionMenu {
             let rank = |task: &ActionDefinition| registry.group_rank(task.namespace());
             rank(a).cmp(&rank(b)).then_with(|| a.id.cmp(&b.id))
         });
-        Self::of(&tasks)
+        // A task is pursued, not a way to wait or to leave.
+        Self::of(&tasks, |_| None)
     }
 
     /// The actions `keep` accepts (an actor's policy), in the same order, shared with this menu.
@@ -639,6 +647,11 @@ pub(crate) mod tests {
         assert_eq!(give.targets, [entity(22), entity(12)]);
         assert_eq!(give.action_id, "items:give");
         assert_eq!(give.description, "Hand over");
+        let ways_out = [Some(Lifeline::Leave), None, None];
+        assert!(
+            offered.lifelines().eq(ways_out),
+            "going to the yard is a way to leave"
+        );
         assert_eq!(offered.get(0), None, "numbered from 1");
         assert_eq!(offered.get(4), None);
         assert_eq!(
@@ -651,6 +664,10 @@ pub(crate) mod tests {
             commands(&fewer),
             [(1, "give key to Ada"), (2, "pick up mug quietly")],
             "numbered again; a short mask keeps the rest"
+        );
+        assert!(
+            fewer.lifelines().eq([None, None]),
+            "the way to leave left out"
         );
         assert_eq!(offered.len(), 3, "the offer it was cloned from keeps all");
         // Trimmed into an offer of its own: the same actions, numbered again.
@@ -862,7 +879,8 @@ pub(crate) mod tests {
         }
         let manifest: ModManifest = parse(
             json!({ "id": "items", "version": "1.0.0", "name": "Items",
-            "content": { "actions": ["wait.action.json"], "tasks": ["serve.task.json"], "methods": ["serve.method.json"] } }),
+            "content": { "actions": ["wait.action.json"], "tasks": ["serve.task.json", "rest.task.json"],
+                         "methods": ["serve.method.json", "rest.method.json"] } }),
         );
         let game = GameManifest {
             mods: vec!["items".into()],
@@ -884,12 +902,25 @@ pub(crate) mod tests {
             "refinementMethodId": "items:serve_slowly", "taskId": "items:serve",
             "steps": [{ "stepType": "primitive_action", "actionId": "items:wait" }]
         }));
+        let rest: crate::content::TaskDefinition = parse(json!({
+            "id": "items:rest", "name": "Rest", "description": "rest a while", "template": "rest"
+        }));
+        let rest_method: crate::content::RefinementMethod = parse(json!({
+            "refinementMethodId": "items:rest_a_while", "taskId": "items:rest",
+            "steps": [{ "stepType": "primitive_action", "actionId": "items:wait" }]
+        }));
         let registry = ContentRegistry::build(ContentSources {
             game: Some(("game.loom.json", &game)),
             mods: &[("mods/items/mod.json", &manifest)],
             actions: &[("mods/items/wait.action.json", &wait)],
-            tasks: &[("mods/items/serve.task.json", &serve)],
-            methods: &[("mods/items/serve.method.json", &method)],
+            tasks: &[
+                ("mods/items/serve.task.json", &serve),
+                ("mods/items/rest.task.json", &rest),
+            ],
+            methods: &[
+                ("mods/items/serve.method.json", &method),
+                ("mods/items/rest.method.json", &rest_method),
+            ],
             ..ContentSources::default()
         });
         assert_eq!(registry.problems(), []);
@@ -897,14 +928,19 @@ pub(crate) mod tests {
             ActionMenu::of_tasks(&registry).offer(&view(), &TargetScopes::default(), entity(10));
         assert_eq!(
             commands(&offered),
-            [(1, "serve Ada the mug, 1 round")],
+            [(1, "rest"), (2, "serve Ada the mug, 1 round")],
             "Brom is a guard, the bench is not portable"
         );
-        let task = offered.get(1).expect("offered");
+        let task = offered.get(2).expect("offered");
         assert_eq!(
             (task.action_id, task.targets),
             ("items:serve", &[entity(12), entity(20)][..])
         );
         assert_eq!(task.description, "bring a drink");
+        // A task with no target is pursued, not a way to wait; the action is one.
+        assert!(offered.lifelines().eq([None, None]));
+        let actions =
+            ActionMenu::new(&registry).offer(&view(), &TargetScopes::default(), entity(10));
+        assert!(actions.lifelines().eq([Some(Lifeline::Wait)]));
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use bevy::prelude::*;
 
 use super::available::MenuAction;
+use crate::content::Lifeline;
 
 /// One action an actor may take, with its targets chosen and its command rendered:
 /// one of [`OfferedActions`], borrowed from it.
@@ -162,6 +163,16 @@ impl OfferedActions {
         list.commands = Arc::clone(&source.commands);
         list.offered.clear();
         list.offered.extend(kept_offers(&source.offered, left_out));
+    }
+
+    /// What each offered action, by number, is to an actor that must not be stuck
+    /// ([`ActionDefinition::lifeline`](crate::content::ActionDefinition::lifeline));
+    /// none for an offered task.
+    pub fn lifelines(&self) -> impl ExactSizeIterator<Item = Option<Lifeline>> + '_ {
+        let list = self.0.as_deref();
+        let offered = list.map_or(&[][..], |list| &list.offered);
+        (offered.iter())
+            .map(move |offered| list.and_then(|list| list.menu[offered.action as usize].lifeline))
     }
 
     /// Every offered action, by number.

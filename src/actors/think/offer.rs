@@ -4,15 +4,14 @@
 //! around the actor stays the same.
 
 use bevy::platform::collections::HashMap;
-use std::cell::{Cell, RefCell};
 
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
 use crate::content::ContentRegistry;
 use crate::prompt::{
-    BlockOptions, Lifeline, Shown, TrimScratch, Weighing, estimate_tokens, text_fingerprint,
-    trim_mask_with, write_available_actions, write_available_tasks,
+    BlockOptions, Shown, TrimScratch, estimate_tokens, text_fingerprint, trim_mask_with,
+    write_available_actions, write_available_tasks,
 };
 use crate::world::{ActionMenu, AvailableAction, OfferedActions};
 
@@ -124,7 +123,7 @@ impl ShownOffer {
         (self.actions.or_last(offered), self.tasks.or_last(tasks))
     }
 
-    /// Shows `offered` within `budget`, trimmed as `weighing` weighs its lines
+    /// Shows `offered` within `budget`, trimmed as `relevance` weighs its lines
     /// ([`trim_mask`](crate::prompt::trim_mask), with the buffers of `scratch`) when its
     /// block (from `registry` with `options`) does not fit whole; and after it the
     /// block of `tasks`, the least relevant left out until it fits `tasks_budget`. The
@@ -135,16 +134,13 @@ impl ShownOffer {
         (offered, tasks): (OfferedActions, OfferedActions),
         (budget, tasks_budget): (usize, usize),
         (registry, options): (&ContentRegistry, &BlockOptions),
-        weighing: Weighing<
-            impl Fn(&AvailableAction<'_>) -> u32,
-            impl Fn(&AvailableAction<'_>) -> Option<Lifeline>,
-        >,
+        relevance: impl Fn(&AvailableAction<'_>) -> u32,
         scratch: &mut TrimScratch,
     ) -> usize {
         self.tasks_shown = fit_tasks(
             &tasks,
             (offered.len(), tasks_budget),
-            &weighing.relevance,
+            &relevance,
             (registry, options),
         );
         let write = |shown: &mut Self| {
@@ -170,7 +166,7 @@ impl ShownOffer {
         };
         if !kept {
             let block = (registry, options);
-            trim_mask_with(&offered, budget, weighing, block, scratch, &mut self.mask);
+            trim_mask_with(&offered, budget, relevance, block, scratch, &mut self.mask);
             write(self);
         }
         self.block_fingerprint = text_fingerprint(&self.block);
@@ -274,64 +270,10 @@ pub(super) fn remembered_targets<'t>(
     );
 }
 
-/// The [`Lifeline`] of an offered action by its definition in a registry, looked up
-/// once for each action however many offers show it, and known without a look-up for
-/// each run of lines of one action (they share its id).
-pub(super) struct Lifelines<'r> {
-    registry: &'r ContentRegistry,
-    /// The last id looked up, by its address and length, and what it is.
-    last: Cell<Option<(IdAddress, Option<Lifeline>)>>,
-    /// Every action looked up so far, by its id, and what it is.
-    known: RefCell<Vec<(Box<str>, Option<Lifeline>)>>,
-}
-
-/// Where an id's text is: its address and length.
-type IdAddress = (usize, usize);
-
-impl<'r> Lifelines<'r> {
-    /// Lifelines by `registry`'s action definitions.
-    pub(super) fn new(registry: &'r ContentRegistry) -> Self {
-        Self {
-            registry,
-            last: Cell::new(None),
-            known: RefCell::new(Vec::new()),
-        }
-    }
-
-    /// Before the lines of another offer: the ids of the last may have gone, and
-    /// another's text be where one of them was.
-    pub(super) fn next_offer(&self) {
-        self.last.set(None);
-    }
-
-    /// What `action` is to an actor that must not be stuck, if anything: an action of
-    /// the offer since [`next_offer`](Self::next_offer).
-    pub(super) fn of(&self, action: &AvailableAction<'_>) -> Option<Lifeline> {
-        // The lines of one action share its id's text: the same address is the same id.
-        let id = (action.action_id.as_ptr() as usize, action.action_id.len());
-        if let Some((last, lifeline)) = self.last.get()
-            && last == id
-        {
-            return lifeline;
-        }
-        let mut known = self.known.borrow_mut();
-        let found = (known.iter()).find(|(known, _)| **known == *action.action_id);
-        let lifeline = match found {
-            Some(&(_, lifeline)) => lifeline,
-            None => {
-                let definition = self.registry.action(action.action_id);
-                let lifeline = definition.and_then(Lifeline::of);
-                known.push((action.action_id.into(), lifeline));
-                lifeline
-            }
-        };
-        self.last.set(Some((id, lifeline)));
-        lifeline
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
+
     use super::*;
 
     fn entity(n: u32) -> Entity {
@@ -397,28 +339,5 @@ mod tests {
         let mut remembered = SmallVec::from_slice(&[entity(9)]);
         remembered_targets(&mut remembered, &tags, &with_key);
         assert_eq!(remembered.as_slice(), [entity(7)], "cleared first");
-    }
-
-    #[test]
-    fn an_unknown_action_is_no_lifeline() {
-        let registry = ContentRegistry::default();
-        let lifelines = Lifelines::new(&registry);
-        let action = AvailableAction {
-            index: 1,
-            action_id: "core:wait",
-            targets: &[],
-            command: "wait",
-            description: "Wait",
-        };
-        assert_eq!(lifelines.of(&action), None);
-        assert_eq!(lifelines.of(&action), None, "remembered for the next line");
-        lifelines.next_offer();
-        let id = String::from("core:wait");
-        let again = AvailableAction {
-            action_id: &id,
-            ..action
-        };
-        assert_eq!(lifelines.of(&again), None, "known from the last offer");
-        assert_eq!(lifelines.known.borrow().len(), 1, "looked up once");
     }
 }
