@@ -132,7 +132,9 @@ pub(super) fn submit_decisions(
         with_abilities: String::new(),
         perception_changes: String::new(),
     };
-    for _ in 0..settings.max_new_thinkers_per_frame {
+    let thinkers = settings.max_new_thinkers_per_frame;
+    bridge.reserve(thinkers.min(queue.waiting.len()));
+    for _ in 0..thinkers {
         let Some(entity) = queue.waiting.pop_front() else {
             break;
         };
