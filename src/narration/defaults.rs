@@ -34,9 +34,11 @@ pub fn third_person(verb: &str) -> String {
     }
 }
 
-/// The action itself: "you take the mug of ale", "Marta takes the mug of ale".
+/// The action itself: "you take the mug of ale", "Marta takes the mug of ale",
+/// "Marta goes to the cellar".
 pub fn action_core(verb: &str, actor: Option<&str>, object: Option<&str>) -> String {
     let words = verb.replace('_', " ");
+    let object = object.map(|object| with_preposition(verb, object));
     match (actor, object) {
         (None, Some(object)) => format!("you {words} {object}"),
         (None, None) => format!("you {words}"),
@@ -48,6 +50,7 @@ pub fn action_core(verb: &str, actor: Option<&str>, object: Option<&str>) -> Str
 /// A failure: "that doesn't work", "Marta tries to take the key, but it doesn't work".
 pub fn failure_core(verb: &str, actor: Option<&str>, object: Option<&str>) -> String {
     let words = verb.replace('_', " ");
+    let object = object.map(|object| with_preposition(verb, object));
     match (actor, object) {
         (None, _) => "that doesn't work".to_owned(),
         (Some(actor), Some(object)) => {
@@ -55,6 +58,21 @@ pub fn failure_core(verb: &str, actor: Option<&str>, object: Option<&str>) -> St
         }
         (Some(actor), None) => format!("{actor} tries to {words}, but it doesn't work"),
     }
+}
+
+/// The object of `verb` with the word the verb takes before it, if any: "to the
+/// cellar" after `go`, "at the key" after `look`. Of the canonical verbs
+/// ([`CANONICAL_VERBS`](crate::content::CANONICAL_VERBS)), those that take none name
+/// their object directly.
+fn with_preposition(verb: &str, object: &str) -> String {
+    let preposition = match verb {
+        "go" | "flee" | "talk" => "to",
+        "look" => "at",
+        "sit" => "on",
+        "wait" => "for",
+        _ => return object.to_owned(),
+    };
+    format!("{preposition} {object}")
 }
 
 /// The state an entity is in afterwards: "you have the mug of ale", "Marta has the mug
@@ -114,6 +132,24 @@ mod tests {
             failure_core("take", None, Some("the key")),
             "that doesn't work"
         );
+        // Verbs of going, looking, sitting and waiting take their object with a word.
+        assert_eq!(
+            action_core("go", Some("Marta"), Some("the cellar")),
+            "Marta goes to the cellar"
+        );
+        assert_eq!(
+            failure_core("flee", Some("Brom"), Some("the cellar")),
+            "Brom tries to flee to the cellar, but it doesn't work"
+        );
+        assert_eq!(
+            action_core("look", None, Some("the key")),
+            "you look at the key"
+        );
+        assert_eq!(
+            action_core("sit", Some("Silas"), Some("the bench")),
+            "Silas sits on the bench"
+        );
+        assert_eq!(action_core("go", Some("Marta"), None), "Marta goes");
         assert_eq!(state("in_inventory", "the key", None), "you have the key");
         assert_eq!(
             state("in_inventory", "the key", Some("Marta")),
