@@ -3,7 +3,7 @@
 //! prints the turn once every action has its narration, then how plans ended. It writes through a locked stdout and stops quietly when the reader
 //! goes away (`tavern | head`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use bevy::prelude::*;
@@ -222,7 +222,7 @@ fn report_content_errors(
 
 /// Once the rules have resolved the turn, writes its lines in scene order: the
 /// conversation, prompts when shown, actions, then speech, passes and rejections.
-fn compose(world: &mut World) {
+fn compose(world: &mut World, mut told: Local<HashSet<String>>) {
     if !world.resource::<Turn>().resolved {
         return;
     }
@@ -301,11 +301,19 @@ fn compose(world: &mut World) {
             .filter(|hesitation| hesitation.reason.is_none())
             .map(|hesitation| Line::plain(hesitation.line.clone())),
     );
+    // A reason is told whole once; a dead server would otherwise fill every turn
+    // with the same paragraph for each actor.
     lines.extend(turn.rejections.iter().map(|rejection| {
+        let reason = rejection.reason.to_string();
+        let why = if told.contains(&reason) {
+            "as before".to_owned()
+        } else {
+            told.insert(reason.clone());
+            reason
+        };
         Line::plain(format!(
-            "{} passes (rejected: {})",
+            "{} passes (rejected: {why})",
             name(world, rejection.actor),
-            rejection.reason
         ))
     }));
     let mut next = world.resource_mut::<Turn>();

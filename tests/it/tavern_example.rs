@@ -1,6 +1,7 @@
 //! The tavern example's rules and printer on a headless app: an action its rules do
-//! not know is refused and reported as failed, a `NONE` answer shows as a pass, and
-//! a reader that goes away stops the printing without an error.
+//! not know is refused and reported as failed, a `NONE` answer shows as a pass, a
+//! rejection's reason is told whole once, and a reader that goes away stops the
+//! printing without an error.
 
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
@@ -126,12 +127,18 @@ fn play_turn(answer: &str, out: Box<dyn Write>) -> App {
         Tags::default(),
         InPlace(room),
     ));
+    play_next_turn(&mut app);
+    app
+}
+
+/// Plays the next turn, until it is printed.
+fn play_next_turn(app: &mut App) {
+    let world = app.world_mut();
     world.resource_mut::<print::Turn>().open = true;
     world.write_message(TurnEnded);
-    update_until(&mut app, "the turn to be printed", |app| {
+    update_until(app, "the turn to be printed", |app| {
         !app.world().resource::<print::Turn>().in_progress()
     });
-    app
 }
 
 #[test]
@@ -162,6 +169,24 @@ fn a_none_answer_prints_as_a_pass() {
     let transcript = Transcript::default();
     let _app = play_turn(r#"{"do": 0, "say": ""}"#, Box::new(transcript.clone()));
     assert_eq!(transcript.text(), "Vesk lets the moment pass.\n");
+}
+
+#[test]
+fn a_rejection_told_before_is_told_in_short() {
+    let transcript = Transcript::default();
+    let mut app = play_turn("no answer of the contract", Box::new(transcript.clone()));
+    play_next_turn(&mut app);
+    let text = transcript.text();
+    let lines: Vec<&str> = text.lines().collect();
+    let [first, second] = lines[..] else {
+        panic!("a line a turn: {text}");
+    };
+    assert!(first.starts_with("Vesk passes (rejected: "), "{text}");
+    assert!(
+        first.len() > "Vesk passes (rejected: as before)".len(),
+        "{text}"
+    );
+    assert_eq!(second, "Vesk passes (rejected: as before)");
 }
 
 #[test]
