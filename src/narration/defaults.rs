@@ -38,11 +38,11 @@ pub fn third_person(verb: &str) -> String {
 /// "Marta goes to the cellar".
 pub fn action_core(verb: &str, actor: Option<&str>, object: Option<&str>) -> String {
     let words = verb.replace('_', " ");
-    let object = object.map(|object| with_preposition(verb, object));
+    let to = preposition(verb);
     match (actor, object) {
-        (None, Some(object)) => format!("you {words} {object}"),
+        (None, Some(object)) => format!("you {words} {to}{object}"),
         (None, None) => format!("you {words}"),
-        (Some(actor), Some(object)) => format!("{actor} {} {object}", third_person(verb)),
+        (Some(actor), Some(object)) => format!("{actor} {} {to}{object}", third_person(verb)),
         (Some(actor), None) => format!("{actor} {}", third_person(verb)),
     }
 }
@@ -50,29 +50,28 @@ pub fn action_core(verb: &str, actor: Option<&str>, object: Option<&str>) -> Str
 /// A failure: "that doesn't work", "Marta tries to take the key, but it doesn't work".
 pub fn failure_core(verb: &str, actor: Option<&str>, object: Option<&str>) -> String {
     let words = verb.replace('_', " ");
-    let object = object.map(|object| with_preposition(verb, object));
+    let to = preposition(verb);
     match (actor, object) {
         (None, _) => "that doesn't work".to_owned(),
         (Some(actor), Some(object)) => {
-            format!("{actor} tries to {words} {object}, but it doesn't work")
+            format!("{actor} tries to {words} {to}{object}, but it doesn't work")
         }
         (Some(actor), None) => format!("{actor} tries to {words}, but it doesn't work"),
     }
 }
 
-/// The object of `verb` with the word the verb takes before it, if any: "to the
-/// cellar" after `go`, "at the key" after `look`. Of the canonical verbs
-/// ([`CANONICAL_VERBS`](crate::content::CANONICAL_VERBS)), those that take none name
-/// their object directly.
-fn with_preposition(verb: &str, object: &str) -> String {
-    let preposition = match verb {
-        "go" | "flee" | "talk" => "to",
-        "look" => "at",
-        "sit" => "on",
-        "wait" => "for",
-        _ => return object.to_owned(),
-    };
-    format!("{preposition} {object}")
+/// The word `verb` takes before its object, with a space after it, or nothing: "to "
+/// for `go` (the cellar), "at " for `look` (the key). Of the canonical verbs
+/// ([`CANONICAL_VERBS`](crate::content::CANONICAL_VERBS)), the others name their
+/// object directly.
+fn preposition(verb: &str) -> &'static str {
+    match verb {
+        "go" | "flee" | "talk" => "to ",
+        "look" => "at ",
+        "sit" => "on ",
+        "wait" => "for ",
+        _ => "",
+    }
 }
 
 /// The state an entity is in afterwards: "you have the mug of ale", "Marta has the mug
