@@ -222,7 +222,7 @@ fn report_content_errors(
 
 /// Once the rules have resolved the turn, writes its lines in scene order: the
 /// conversation, prompts when shown, actions, then speech, passes and rejections.
-fn compose(world: &mut World, mut told: Local<HashSet<String>>) {
+fn compose(world: &mut World, mut told: Local<HashSet<(Entity, String)>>) {
     if !world.resource::<Turn>().resolved {
         return;
     }
@@ -301,15 +301,16 @@ fn compose(world: &mut World, mut told: Local<HashSet<String>>) {
             .filter(|hesitation| hesitation.reason.is_none())
             .map(|hesitation| Line::plain(hesitation.line.clone())),
     );
-    // A reason is told whole once; a dead server would otherwise fill every turn
-    // with the same paragraph for each actor.
+    // An actor's reason is told whole once; a dead server would otherwise fill every
+    // turn with the same paragraph for each actor.
     lines.extend(turn.rejections.iter().map(|rejection| {
-        let reason = rejection.reason.to_string();
-        let why = if told.contains(&reason) {
+        let told_before = (rejection.actor, rejection.reason.to_string());
+        let why = if told.contains(&told_before) {
             "as before".to_owned()
         } else {
-            told.insert(reason.clone());
-            reason
+            let why = told_before.1.clone();
+            told.insert(told_before);
+            why
         };
         Line::plain(format!(
             "{} passes (rejected: {why})",

@@ -63,7 +63,9 @@ pub fn failure_core(verb: &str, actor: Option<&str>, object: Option<&str>) -> St
 /// The word `verb` takes before its object, with a space after it, or nothing: "to "
 /// for `go` (the cellar), "at " for `look` (the key). Of the canonical verbs
 /// ([`CANONICAL_VERBS`](crate::content::CANONICAL_VERBS)), the others name their
-/// object directly.
+/// object directly. One word a verb: the object of `sit` is taken to be a seat, of
+/// `wait` someone waited for; an action that means otherwise ("wait by the fire")
+/// reads right only with fragments of its own.
 fn preposition(verb: &str) -> &'static str {
     match verb {
         "go" | "flee" | "talk" => "to ",

@@ -207,7 +207,7 @@ pub trait TargetScopeAppExt {
     /// # use bevy_loom::prelude::*;
     /// let mut app = App::new();
     /// app.add_plugins(WorldPlugin);
-    /// // Every character anywhere who is wanted by the guard.
+    /// // Everyone and everything anywhere that is tagged `wanted`.
     /// app.add_target_scope("wanted", |view: &WorldView, _actor: Entity| {
     ///     let mut wanted: Vec<Entity> =
     ///         view.iter().filter(|(e, _)| view.has_tag(*e, "wanted")).map(|(e, _)| e).collect();
