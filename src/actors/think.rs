@@ -132,9 +132,7 @@ pub(super) fn submit_decisions(
         with_abilities: String::new(),
         perception_changes: String::new(),
     };
-    let thinkers = settings.max_new_thinkers_per_frame;
-    bridge.reserve(thinkers.min(queue.waiting.len()));
-    for _ in 0..thinkers {
+    for _ in 0..settings.max_new_thinkers_per_frame {
         let Some(entity) = queue.waiting.pop_front() else {
             break;
         };

@@ -142,13 +142,6 @@ impl LlmBridge {
         id
     }
 
-    /// Makes room for `requests` more submissions before the next
-    /// [`flush`](Self::flush): a system about to submit many makes room once, instead
-    /// of the queue growing (and copying what it holds) as they come.
-    pub fn reserve(&mut self, requests: usize) {
-        self.outgoing.reserve(requests);
-    }
-
     /// Sends the requests submitted since the last flush to the bridge's thread.
     pub fn flush(&mut self) {
         if self.outgoing.is_empty() {
