@@ -42,11 +42,10 @@ pub(crate) enum Scope<'a> {
 /// The target scopes actions may name, built-in and registered by the game.
 #[derive(Resource, Clone)]
 pub struct TargetScopes {
-    scopes: BTreeMap<String, ScopeFn>,
+    /// Every scope by name, and how far it reads.
+    scopes: BTreeMap<String, (ScopeFn, ScopeReach)>,
     /// The built-in scopes no registered scope has replaced, by name.
     builtin: BTreeMap<String, BuiltinScope>,
-    /// How far each scope the game registered reads, as registered.
-    registered_reach: BTreeMap<String, ScopeReach>,
 }
 
 impl Default for TargetScopes {
@@ -61,25 +60,26 @@ impl Default for TargetScopes {
     /// | `exits` | places reachable from the actor's place |
     /// | `things_next_door` | things (not characters) in the places reachable from the actor's, not carried |
     fn default() -> Self {
-        let builtin: [(&str, BuiltinScope); 6] = [
-            ("self", |_, actor, out| out.push(actor)),
-            ("characters_here", |view, actor, out| {
+        use ScopeReach::{NextDoor, Place};
+        let builtin: [(&str, ScopeReach, BuiltinScope); 6] = [
+            ("self", Place, |_, actor, out| out.push(actor)),
+            ("characters_here", Place, |view, actor, out| {
                 here(view, actor, out, |e| {
                     e != actor && view.get(e).is_some_and(|v| v.character)
                 });
             }),
-            ("things_here", |view, actor, out| {
+            ("things_here", Place, |view, actor, out| {
                 here(view, actor, out, |e| is_thing(view, e));
             }),
-            ("inventory", |view, actor, out| {
+            ("inventory", Place, |view, actor, out| {
                 out.extend_from_slice(view.carried_by(actor));
             }),
-            ("exits", |view, actor, out| {
+            ("exits", Place, |view, actor, out| {
                 if let Some(place) = view.place_of(actor) {
                     out.extend_from_slice(view.exits(place));
                 }
             }),
-            (THINGS_NEXT_DOOR, |view, actor, out| {
+            ("things_next_door", NextDoor, |view, actor, out| {
                 let Some(place) = view.place_of(actor) else {
                     return;
                 };
@@ -91,26 +91,22 @@ impl Default for TargetScopes {
         Self {
             scopes: builtin
                 .iter()
-                .map(|&(name, fill)| {
+                .map(|&(name, reach, fill)| {
                     let scope: ScopeFn = Arc::new(move |view: &WorldView, actor| {
                         let mut candidates = Vec::new();
                         fill(view, actor, &mut candidates);
                         candidates
                     });
-                    (name.to_owned(), scope)
+                    (name.to_owned(), (scope, reach))
                 })
                 .collect(),
             builtin: builtin
                 .iter()
-                .map(|&(name, fill)| (name.to_owned(), fill))
+                .map(|&(name, _, fill)| (name.to_owned(), fill))
                 .collect(),
-            registered_reach: BTreeMap::new(),
         }
     }
 }
-
-/// The built-in scope that reads beyond the actor's place.
-const THINGS_NEXT_DOOR: &str = "things_next_door";
 
 /// Adds to `out` what is in the actor's place and `keep` accepts.
 fn here(view: &WorldView, actor: Entity, out: &mut Vec<Entity>, keep: impl Fn(Entity) -> bool) {
@@ -153,13 +149,12 @@ impl TargetScopes {
     ) {
         let name = name.into();
         self.builtin.remove(&name);
-        self.registered_reach.insert(name.clone(), reach);
-        self.scopes.insert(name, Arc::new(scope));
+        self.scopes.insert(name, (Arc::new(scope), reach));
     }
 
     /// A scope by name.
     pub fn get(&self, name: &str) -> Option<&ScopeFn> {
-        self.scopes.get(name)
+        self.scopes.get(name).map(|(scope, _)| scope)
     }
 
     /// How far from the actor the scope `name` reads ([`ScopeReach`]): the built-in
@@ -168,20 +163,16 @@ impl TargetScopes {
     /// registered it (the whole view, unless it said less); a name that is no scope
     /// reads nothing.
     pub fn reach(&self, name: &str) -> ScopeReach {
-        match self.scope(name) {
-            Some(Scope::Builtin(_)) if name == THINGS_NEXT_DOOR => ScopeReach::NextDoor,
-            Some(Scope::Builtin(_)) | None => ScopeReach::Place,
-            Some(Scope::Registered(_)) => (self.registered_reach.get(name))
-                .copied()
-                .unwrap_or(ScopeReach::Anywhere),
-        }
+        self.scopes
+            .get(name)
+            .map_or(ScopeReach::Place, |&(_, reach)| reach)
     }
 
     /// A scope by name, built-in ones as such.
     pub(crate) fn scope(&self, name: &str) -> Option<Scope<'_>> {
         match self.builtin.get(name) {
             Some(&fill) => Some(Scope::Builtin(fill)),
-            None => self.scopes.get(name).map(Scope::Registered),
+            None => self.get(name).map(Scope::Registered),
         }
     }
 
