@@ -304,13 +304,11 @@ fn compose(world: &mut World, mut told: Local<HashSet<(Entity, String)>>) {
     // An actor's reason is told whole once; a dead server would otherwise fill every
     // turn with the same paragraph for each actor.
     lines.extend(turn.rejections.iter().map(|rejection| {
-        let told_before = (rejection.actor, rejection.reason.to_string());
-        let why = if told.contains(&told_before) {
-            "as before".to_owned()
+        let reason = rejection.reason.to_string();
+        let why = if told.insert((rejection.actor, reason.clone())) {
+            reason
         } else {
-            let why = told_before.1.clone();
-            told.insert(told_before);
-            why
+            "as before".to_owned()
         };
         Line::plain(format!(
             "{} passes (rejected: {why})",

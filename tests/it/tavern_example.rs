@@ -120,15 +120,20 @@ fn play_turn(answer: &str, out: Box<dyn Write>) -> App {
     wait_for_content(&mut app);
     let world = app.world_mut();
     let room = world.spawn((Place, DisplayName("the floor".into()))).id();
+    spawn_dancer(world, "Vesk", room);
+    play_next_turn(&mut app);
+    app
+}
+
+/// A dancer of Vesk's spec named `name`, on the floor `room`.
+fn spawn_dancer(world: &mut World, name: &str, room: Entity) {
     world.spawn((
         SmartActor::new("dance:vesk"),
         Character,
-        DisplayName("Vesk".into()),
+        DisplayName(name.into()),
         Tags::default(),
         InPlace(room),
     ));
-    play_next_turn(&mut app);
-    app
 }
 
 /// Plays the next turn, until it is printed.
@@ -181,13 +186,7 @@ fn a_rejection_told_before_is_told_in_short() {
         .query_filtered::<Entity, With<Place>>()
         .single(world)
         .expect("one place");
-    world.spawn((
-        SmartActor::new("dance:vesk"),
-        Character,
-        DisplayName("Mira".into()),
-        Tags::default(),
-        InPlace(floor),
-    ));
+    spawn_dancer(world, "Mira", floor);
     play_next_turn(&mut app);
     let text = transcript.text();
     let mut lines: Vec<&str> = text.lines().collect();
