@@ -419,22 +419,25 @@ impl<'a> Groups<'a> {
     /// the run of lines from its first.
     fn of(lines: &[AvailableAction<'a>]) -> (Self, Vec<u32>) {
         let mut groups = Self::default();
-        let mut next_in_group: Vec<u32> = Vec::new();
-        for (position, line) in lines.iter().enumerate() {
+        let mut positions = lines.iter().enumerate();
+        for (position, line) in &mut positions {
             let group = groups.add(position, line.action_id);
             let last = std::mem::replace(&mut groups.list[group].last, position);
             if !groups.split {
                 continue;
             }
-            if next_in_group.is_empty() {
-                // Until now each group was one run: each line leads to the one after it.
-                next_in_group.reserve_exact(lines.len());
-                next_in_group.extend(1..=position as u32);
-            }
-            next_in_group.push(position as u32);
+            // Each line leads to the one after it until a line of its group comes later
+            // (the last line of a group is never followed).
+            let mut next_in_group: Vec<u32> = (1..=lines.len() as u32).collect();
             next_in_group[last] = position as u32;
+            for (position, line) in positions {
+                let group = groups.add(position, line.action_id);
+                let last = std::mem::replace(&mut groups.list[group].last, position);
+                next_in_group[last] = position as u32;
+            }
+            return (groups, next_in_group);
         }
-        (groups, next_in_group)
+        (groups, Vec::new())
     }
 
     /// Adds the line at `position`, with this action id; returns its group's position.
@@ -457,22 +460,30 @@ impl<'a> Groups<'a> {
         let Some((_, previous)) = self.previous else {
             return self.search(position, action_id);
         };
-        // Lines usually come grouped: the previous line's group is checked first. Lines
-        // dealt from the groups in turn follow each group with the same one every
-        // time: the group that last followed the previous line's is checked next.
-        if in_namespace(action_id, self.list[previous].namespace) {
-            self.list[previous].count += 1;
-            return previous;
-        }
+        // The group that followed the previous line's last is checked first: the same
+        // group while lines come grouped, and while they come dealt from the groups
+        // in turn, the next group, which follows it every time. Either way one
+        // comparison finds most lines' group.
         let next = self.list[previous].followed_by;
-        if let Some(group) = self.list.get_mut(next)
-            && in_namespace(action_id, group.namespace)
-        {
-            group.count += 1;
-            self.split = true;
+        if in_namespace(action_id, self.list[next].namespace) {
+            self.list[next].count += 1;
+            self.split |= next != previous;
             return next;
         }
-        let group = self.search(position, action_id);
+        // Then the previous line's own group; then, for lines dealt from groups of
+        // different sizes, the group that followed the next one: it comes instead
+        // once the next one has run out.
+        let after_next = self.list[next].followed_by;
+        let group = if next != previous && in_namespace(action_id, self.list[previous].namespace) {
+            self.list[previous].count += 1;
+            previous
+        } else if after_next != next && in_namespace(action_id, self.list[after_next].namespace) {
+            self.list[after_next].count += 1;
+            self.split = true;
+            after_next
+        } else {
+            self.search(position, action_id)
+        };
         self.list[previous].followed_by = group;
         group
     }
@@ -498,7 +509,7 @@ impl<'a> Groups<'a> {
             count: 1,
             first: position,
             last: position,
-            followed_by: usize::MAX,
+            followed_by: group,
         });
         // Once there are more than a few groups, they are found by namespace: a new
         // namespace is otherwise compared with every group before it.
@@ -591,8 +602,8 @@ struct Group<'a> {
     /// The position of its last line so far: kept by [`Groups::of`] alone (it stays
     /// at `first` when lines are only measured).
     last: usize,
-    /// The group of the line that last followed one of its lines from another group;
-    /// `usize::MAX` until one did.
+    /// The group of the line that last followed one of its lines: its own until a line
+    /// of another group did.
     followed_by: usize,
 }
 
@@ -624,9 +635,7 @@ fn chars(text: &str) -> usize {
 /// Whether `id` is `namespace:...`, without searching it for the colon.
 fn in_namespace(id: &str, namespace: &str) -> bool {
     let (id, namespace) = (id.as_bytes(), namespace.as_bytes());
-    id.len() > namespace.len()
-        && id[namespace.len()] == b':'
-        && id.iter().zip(namespace).all(|(a, b)| a == b)
+    id.get(namespace.len()) == Some(&b':') && id.starts_with(namespace)
 }
 
 fn push_number(out: &mut String, number: usize) {
