@@ -135,6 +135,8 @@ fn drop_order(lines: &[Weighed<'_>], order: &mut Vec<usize>) {
         }
     }
     let mut keeper: SmallVec<[bool; 128]> = SmallVec::from_elem(false, lines.len());
+    // The loops below index slices: a small vector's indexing checks where it lives.
+    let keeper = keeper.as_mut_slice();
     for best in keepers(lines, &runs) {
         keeper[best] = true;
     }
@@ -150,7 +152,7 @@ fn drop_order(lines: &[Weighed<'_>], order: &mut Vec<usize>) {
         let found = match bases.iter().position(|(known, _)| *known == class) {
             Some(found) => found,
             None if bases.len() == bases.inline_size() => {
-                return sorted_drop_order(lines, &keeper, order);
+                return sorted_drop_order(lines, keeper, order);
             }
             None => {
                 bases.push((class, 0));
@@ -159,7 +161,9 @@ fn drop_order(lines: &[Weighed<'_>], order: &mut Vec<usize>) {
         };
         base_of.push(found as u32);
     }
-    let spread = spread_ranks(lines, &base_of, bases.len());
+    let (base_of, bases) = (base_of.as_slice(), bases.as_mut_slice());
+    let spread = spread_ranks(lines, base_of, bases.len());
+    let spread = spread.as_slice();
     for (i, &base) in base_of.iter().enumerate() {
         // How many ranks the class has.
         let ranks = &mut bases[base as usize].1;
@@ -169,12 +173,14 @@ fn drop_order(lines: &[Weighed<'_>], order: &mut Vec<usize>) {
     // in the order: the classes by their key, each its highest rank first.
     let mut first: SmallVec<[usize; 8]> = SmallVec::with_capacity(bases.len());
     let mut slots = 0;
-    for (_, ranks) in &bases {
+    for (_, ranks) in bases.iter() {
         first.push(slots);
         slots += ranks;
     }
+    let first = first.as_slice();
     let slot = |i: usize| first[base_of[i] as usize] + spread[i] as usize;
     let mut start: SmallVec<[usize; 32]> = SmallVec::from_elem(0, slots);
+    let start = start.as_mut_slice();
     for i in 0..lines.len() {
         start[slot(i)] += 1;
     }
@@ -241,6 +247,7 @@ fn spread_ranks(lines: &[Weighed<'_>], class_of: &[u32], classes: usize) -> Smal
     let groups = lines.iter().map(|line| line.group + 1).max().unwrap_or(0);
     // The lines so far of each class and group, at `class * groups + group`.
     let mut so_far: SmallVec<[u32; 64]> = SmallVec::from_elem(0, classes * groups);
+    let so_far = so_far.as_mut_slice();
     let ranks = lines.iter().zip(class_of).map(|(line, &class)| {
         let seen = &mut so_far[class as usize * groups + line.group];
         *seen += 1;
