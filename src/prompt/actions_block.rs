@@ -421,8 +421,7 @@ impl<'a> Groups<'a> {
         let mut groups = Self::default();
         let mut positions = lines.iter().enumerate();
         for (position, line) in &mut positions {
-            let group = groups.add(position, line.action_id);
-            let last = std::mem::replace(&mut groups.list[group].last, position);
+            let last = groups.add_last(position, line.action_id);
             if !groups.split {
                 continue;
             }
@@ -431,13 +430,20 @@ impl<'a> Groups<'a> {
             let mut next_in_group: Vec<u32> = (1..=lines.len() as u32).collect();
             next_in_group[last] = position as u32;
             for (position, line) in positions {
-                let group = groups.add(position, line.action_id);
-                let last = std::mem::replace(&mut groups.list[group].last, position);
+                let last = groups.add_last(position, line.action_id);
                 next_in_group[last] = position as u32;
             }
             return (groups, next_in_group);
         }
         (groups, Vec::new())
+    }
+
+    /// Adds the line at `position` as the last of its group ([`add`](Self::add));
+    /// returns the group's last line before it, or itself when it is the first.
+    #[inline]
+    fn add_last(&mut self, position: usize, action_id: &'a str) -> usize {
+        let group = self.add(position, action_id);
+        std::mem::replace(&mut self.list[group].last, position)
     }
 
     /// Adds the line at `position`, with this action id; returns its group's position.
