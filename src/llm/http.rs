@@ -35,6 +35,10 @@ impl Default for ResponseLimits {
     }
 }
 
+/// The most of a body's announced length reserved before any of it arrives: a
+/// decision's answer fits many times over, and a larger body grows as it comes.
+const FIRST_RESERVATION: usize = 64 << 10;
+
 /// How long an HTTP backend lets one request take by default: ten minutes, a backstop
 /// against a connection that hangs. The bridge's deadline governs a request; it
 /// stretches with a slow server's measured speed (a 3B model on two CPU cores reads
@@ -176,8 +180,9 @@ impl Exchange {
         if announced > limit as u64 {
             return Err(too_large());
         }
-        // The announced length is only a hint: the loop below keeps to the limit.
-        let mut body = Vec::with_capacity(announced as usize);
+        // The announced length is only a hint, believed up to a first reservation: a
+        // server may announce more than it sends, and the loop below keeps to the limit.
+        let mut body = Vec::with_capacity((announced as usize).min(FIRST_RESERVATION));
         while let Some(chunk) = response
             .chunk()
             .await

@@ -424,6 +424,52 @@ fn an_answer_larger_than_the_body_limit_fails_with_or_without_a_length() {
     }
 }
 
+/// A server on 127.0.0.1 that reads each request's head and answers every one with
+/// `answer`, as raw bytes, then closes the connection: an answer no well-behaved
+/// server library would send. Dropping the runtime stops it.
+fn raw_server(answer: &'static [u8]) -> (Runtime, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a Tokio runtime for the test server");
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("a free port on 127.0.0.1");
+    let port = listener.local_addr().expect("the server's address").port();
+    runtime.spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            // The request's head and body arrive before the client reads.
+            let mut request = vec![0; 64 << 10];
+            let _ = stream.read(&mut request).await;
+            let _ = stream.write_all(answer).await;
+            let _ = stream.shutdown().await;
+        }
+    });
+    (runtime, format!("http://127.0.0.1:{port}"))
+}
+
+#[test]
+fn an_announced_length_past_any_memory_is_not_reserved() {
+    // With no limit of its own, the game takes the server's word for nothing: the
+    // answer that never came is an error, not an allocation of 8 EiB.
+    let (_server, root) = raw_server(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\
+          Content-Length: 9223372036854775808\r\n\r\n{\"choices\"",
+    );
+    let limits = ResponseLimits {
+        body_bytes: usize::MAX,
+        ..small_limits()
+    };
+    let (_, done) = run(limited_openai(&root, limits), request(false));
+    let result = &done[0].result;
+    assert!(
+        matches!(result, Err(LlmError::InvalidResponse(detail)) if detail.contains("broke off")),
+        "{result:?}"
+    );
+}
+
 #[test]
 fn only_the_start_of_an_error_body_is_read() {
     let (_server, root) = endless_server(
