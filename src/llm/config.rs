@@ -8,7 +8,8 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use super::{
-    BackendChoice, LONGEST_DEADLINE, LlmEnvironment, LlmPlugin, LlmSettings, SamplingOptions,
+    BackendChoice, LONGEST_DEADLINE, LlmEnvironment, LlmPlugin, LlmSettings, MOST_CONCURRENCY,
+    SamplingOptions,
 };
 
 /// The settings file. Every field is optional; what is missing keeps its default.
@@ -64,7 +65,8 @@ pub struct LlmConfig {
     /// How long a request may take, in seconds: more than 0, at most 3600.
     #[serde(default)]
     pub deadline_seconds: Option<f64>,
-    /// Requests one endpoint answers at a time: 1 or more.
+    /// Requests one endpoint answers at a time: 1 or more, at most
+    /// [`MOST_CONCURRENCY`](super::MOST_CONCURRENCY).
     #[serde(default)]
     pub concurrency_per_endpoint: Option<usize>,
     /// Tries after a failure.
@@ -175,11 +177,20 @@ impl LlmConfig {
         if self.urls.iter().any(|url| url.trim().is_empty()) {
             return Err("`urls` has a blank entry: give each server's address".to_owned());
         }
-        if self.concurrency_per_endpoint == Some(0) {
-            return Err(
-                "`concurrencyPerEndpoint` is 0, so no request could ever be sent: use 1 or more"
-                    .to_owned(),
-            );
+        match self.concurrency_per_endpoint {
+            Some(0) => {
+                return Err(
+                    "`concurrencyPerEndpoint` is 0, so no request could ever be sent: use 1 or more"
+                        .to_owned(),
+                );
+            }
+            Some(concurrency) if concurrency > MOST_CONCURRENCY => {
+                return Err(format!(
+                    "`concurrencyPerEndpoint` is {concurrency}, more than any server answers at a \
+                     time: use at most {MOST_CONCURRENCY}"
+                ));
+            }
+            _ => {}
         }
         if self.slots == Some(0) {
             return Err(
@@ -397,6 +408,10 @@ mod tests {
         for (text, field) in [
             (
                 r#"{ "concurrencyPerEndpoint": 0 }"#,
+                "concurrencyPerEndpoint",
+            ),
+            (
+                r#"{ "concurrencyPerEndpoint": 3000000000000000000 }"#,
                 "concurrencyPerEndpoint",
             ),
             (r#"{ "deadlineSeconds": 0 }"#, "deadlineSeconds"),

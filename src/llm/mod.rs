@@ -224,6 +224,11 @@ pub(crate) fn without_credentials(url: &str) -> String {
 /// The longest deadline that settings may give a request.
 pub const LONGEST_DEADLINE: Duration = Duration::from_secs(60 * 60);
 
+/// The most requests one endpoint is sent at a time, far more than a server answers
+/// side by side: settings asking for more are an error, and a server that says it has
+/// more slots ([`LlmBackend::limits`]) gets this many.
+pub const MOST_CONCURRENCY: usize = 4096;
+
 /// Why an [`LlmPlugin`]'s settings cannot work.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -231,6 +236,11 @@ pub enum LlmSettingsError {
     /// No request could ever be sent.
     #[error("`concurrency_per_endpoint` is 0, so no request could ever be sent: use 1 or more")]
     NoConcurrency,
+    /// More requests at a time than any server answers.
+    #[error(
+        "`concurrency_per_endpoint` is {0}, more than any server answers at a time: use at most {MOST_CONCURRENCY}"
+    )]
+    TooMuchConcurrency(usize),
     /// Every request would time out at once, or wait past any sensible time.
     #[error(
         "the deadline {0:?} cannot work: give one longer than 0 and at most {LONGEST_DEADLINE:?}"
@@ -302,7 +312,7 @@ impl Default for LlmSettings {
 ///
 /// Settings that cannot work ([`LlmPlugin::validate`]) are an error in the log at
 /// startup, and the game goes on with the nearest that can: one request at a time
-/// per endpoint for no concurrency, the offline backend for an empty fleet, no
+/// per endpoint for no concurrency, [`MOST_CONCURRENCY`] for more, the offline backend for an empty fleet, no
 /// slot for a server with 0 slots, and a deadline as given (0 times every request
 /// out at once, with an error that says to raise it).
 #[derive(Debug, Clone)]
@@ -332,11 +342,16 @@ impl Default for LlmPlugin {
 }
 
 impl LlmPlugin {
-    /// The first setting that cannot work: no concurrency, a zero deadline or one
-    /// longer than [`LONGEST_DEADLINE`], an empty fleet, a server with no slots.
+    /// The first setting that cannot work: no concurrency or more than
+    /// [`MOST_CONCURRENCY`], a zero deadline or one longer than [`LONGEST_DEADLINE`],
+    /// an empty fleet, a server with no slots.
     pub fn validate(&self) -> Result<(), LlmSettingsError> {
-        if self.concurrency_per_endpoint == 0 {
+        let concurrency = self.concurrency_per_endpoint;
+        if concurrency == 0 {
             return Err(LlmSettingsError::NoConcurrency);
+        }
+        if concurrency > MOST_CONCURRENCY {
+            return Err(LlmSettingsError::TooMuchConcurrency(concurrency));
         }
         self.settings.validate()?;
         self.backend.validate()
@@ -417,6 +432,13 @@ mod tests {
                 ..default()
             }),
             LlmSettingsError::NoConcurrency
+        );
+        assert_eq!(
+            invalid(LlmPlugin {
+                concurrency_per_endpoint: usize::MAX,
+                ..default()
+            }),
+            LlmSettingsError::TooMuchConcurrency(usize::MAX)
         );
         for deadline in [Duration::ZERO, Duration::MAX] {
             assert_eq!(

@@ -531,6 +531,33 @@ fn a_deadline_too_long_to_add_still_gets_an_answer() {
     }
 }
 
+#[test]
+fn concurrency_past_any_server_is_an_error_and_the_bridge_still_answers() {
+    let (_server, url, _) = server(|_, _| completion("Evening."));
+    let plugin = LlmPlugin {
+        backend: endpoint(&url),
+        concurrency_per_endpoint: usize::MAX,
+        ..default()
+    };
+    assert!(
+        (plugin.validate().expect_err("cannot work").to_string())
+            .contains(&format!("use at most {}", bevy_loom::llm::MOST_CONCURRENCY)),
+        "the error says what to use"
+    );
+    let mut app = app(plugin);
+    let ids = [
+        submit(&mut app, request("one")),
+        submit(&mut app, request("two")),
+    ];
+    let done = outcomes(&mut app, &ids);
+    for id in ids {
+        assert_eq!(
+            done[&id].result.as_ref().map(|r| r.text.as_str()),
+            Ok("Evening.")
+        );
+    }
+}
+
 /// Fails every request as unreachable; describing it panics after the first time.
 struct PanicsWhenDescribedAgain(AtomicUsize);
 

@@ -23,7 +23,9 @@ pub use breaker::{BreakerSettings, BreakerState, EndpointHealth};
 use serve::serve_unwinding;
 
 use super::profile::ServerProfiles;
-use super::{LlmBackend, LlmDelta, LlmError, LlmRequest, LlmResponse, Priority, RequestId};
+use super::{
+    LlmBackend, LlmDelta, LlmError, LlmRequest, LlmResponse, MOST_CONCURRENCY, Priority, RequestId,
+};
 
 /// How the bridge retries failed requests.
 #[derive(Debug, Clone, PartialEq, Eq, bevy::reflect::Reflect)]
@@ -125,10 +127,10 @@ impl Endpoint {
         slots.saturating_sub(self.slots.available_permits())
     }
 
-    /// Gives it `slots` slots, as its server has: more at once, or fewer, the busy
-    /// ones going as their requests end.
+    /// Gives it `slots` slots, as its server has (at most [`MOST_CONCURRENCY`]): more at
+    /// once, or fewer, the busy ones going as their requests end.
     fn resize(&self, slots: usize) {
-        let slots = slots.max(1);
+        let slots = slots.clamp(1, MOST_CONCURRENCY);
         let capacity = self.capacity.swap(slots, Ordering::SeqCst);
         if slots > capacity {
             self.slots.add_permits(slots - capacity);
@@ -344,7 +346,7 @@ pub(super) fn run(
             return;
         }
     };
-    let concurrency = schedule.concurrency.max(1);
+    let concurrency = schedule.concurrency.clamp(1, MOST_CONCURRENCY);
     let shared = Arc::new(Shared {
         endpoints: backends
             .into_iter()
@@ -612,5 +614,15 @@ mod tests {
         endpoint.resize(3);
         let all: Vec<Slot> = (0..4).map_while(|_| take()).collect();
         assert_eq!(all.len(), 3);
+    }
+
+    #[test]
+    fn a_server_claiming_countless_slots_gets_the_most_an_endpoint_has() {
+        let endpoint = endpoint(4);
+        endpoint.resize(u32::MAX as usize);
+        assert_eq!(endpoint.capacity.load(Ordering::SeqCst), MOST_CONCURRENCY);
+        assert_eq!(endpoint.slots.available_permits(), MOST_CONCURRENCY);
+        endpoint.resize(usize::MAX);
+        assert_eq!(endpoint.slots.available_permits(), MOST_CONCURRENCY);
     }
 }
