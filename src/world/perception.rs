@@ -81,8 +81,9 @@ const HERE_WITH_YOU: &str = "Here with you";
 const CARRIES: &str = " carries";
 
 /// A perception's lines, each with its label (what comes before its `": "`, or the
-/// whole line for the line saying where the actor is); `None` when a line could be
-/// read two ways: a name in it holds a `": "`, or two lines are about one name.
+/// whole line for the first, saying where the actor is); `None` when a line could be
+/// read two ways: a name in it holds a `": "` or a line break, or two lines are about
+/// one name.
 fn labelled(text: &str) -> Option<SmallVec<[(&str, &str); 16]>> {
     let mut lines: SmallVec<[(&str, &str); 16]> = SmallVec::new();
     // Where `": "` is in a short line, found without setting up a string search.
@@ -90,8 +91,9 @@ fn labelled(text: &str) -> Option<SmallVec<[(&str, &str); 16]>> {
     for line in text.lines() {
         let label = match colon(line) {
             Some(at) if colon(&line[at + 2..]).is_none() => &line[..at],
-            Some(_) => return None,
-            None => line,
+            None if lines.is_empty() => line,
+            // Every line after the first has a label: this one is part of a name.
+            _ => return None,
         };
         if lines.iter().any(|&(other, _)| other == label) {
             return None;
@@ -127,7 +129,8 @@ pub fn write_perception_changes(text: &mut String, before: &str, now: &str) -> b
         text.push_str(line);
     }
     let here = (is.iter().find(|(label, _)| *label == HERE_WITH_YOU))
-        .map_or("", |(_, line)| &line[HERE_WITH_YOU.len() + 2..]);
+        .and_then(|(label, line)| line.get(label.len() + 2..))
+        .unwrap_or_default();
     let here = here.strip_suffix('.').unwrap_or(here);
     for &(gone, _) in was
         .iter()
@@ -253,6 +256,18 @@ Exits: the cellar, Lantern Street.";
                       sword.\nGuard carries: shield.\nExits: the cellar, Lantern Street, the yard.";
         let one_gave = guards.replace("Guard carries: shield.", "You carry: shield.");
         assert_eq!(changes(guards, &one_gave), None, "two lines about one name");
+    }
+
+    #[test]
+    fn a_name_holding_a_line_break_is_said_whole() {
+        // A place named across three lines, one of them what labels who is here.
+        let place = "You are in the cellar\nHere with you\nbelow the inn.";
+        let before = format!("{place}\nYou see: barrel.\nExits: the common room.");
+        let now = format!("{place}\nYou carry: barrel.\nExits: the common room.");
+        assert_eq!(changes(&before, &now), None);
+        let named = BEFORE.replace("Silas,", "Silas\nthe bard,");
+        let left = named.replace("Brom, ", "");
+        assert_eq!(changes(&named, &left), None, "a name of someone here");
     }
 
     #[test]
