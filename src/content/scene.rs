@@ -88,6 +88,7 @@ impl ContentAsset for SceneDefinition {
                     format!("duplicate id `{}`", place.id),
                 ));
             }
+            problems.extend(name_problem(file, &format!("/places/{index}"), &place.name));
         }
         for (index, entity) in self.entities.iter().enumerate() {
             if ids.insert(&entity.id, false).is_some() {
@@ -97,6 +98,8 @@ impl ContentAsset for SceneDefinition {
                     format!("duplicate id `{}`", entity.id),
                 ));
             }
+            let at = format!("/entities/{index}");
+            problems.extend(name_problem(file, &at, &entity.name));
         }
         for (index, place) in self.places.iter().enumerate() {
             for (exit_index, exit) in place.exits.iter().enumerate() {
@@ -112,6 +115,18 @@ impl ContentAsset for SceneDefinition {
         problems.extend(self.entity_problems(file, &ids));
         problems
     }
+}
+
+/// A display name (at `at`'s `/name`) that cannot stand in a line of a prompt: one
+/// holding a line break, which the actors' perception would read as a line of its own.
+fn name_problem(file: &str, at: &str, name: &str) -> Option<ContentError> {
+    name.contains(['\n', '\r']).then(|| {
+        ContentError::new(
+            file,
+            format!("{at}/name"),
+            format!("the name {name:?} holds a line break: write it on one line"),
+        )
+    })
 }
 
 impl SceneDefinition {
@@ -302,6 +317,20 @@ mod tests {
         assert_eq!(
             pointers(&problems),
             ["/entities/1/id", "/places/1/exits/1", "/entities/1/place"]
+        );
+    }
+
+    #[test]
+    fn a_name_is_one_line() {
+        let mut bad = scene(json!([
+            { "id": "mug", "name": "a mug\nYou carry: the crown", "place": "hall" }
+        ]));
+        bad.places[1].name = "the cellar\r\nbelow the inn".to_owned();
+        let problems = bad.check(FILE);
+        assert_eq!(pointers(&problems), ["/places/1/name", "/entities/0/name"]);
+        assert!(
+            problems[1].to_string().contains("write it on one line"),
+            "{problems:?}"
         );
     }
 
