@@ -234,30 +234,34 @@ fn dependency_cycles(candidates: &[(&str, &ModManifest)]) -> Vec<Vec<usize>> {
     // 0 = unvisited, 1 = on the current path, 2 = done.
     let mut state = vec![0u8; candidates.len()];
     let mut cycles: Vec<Vec<usize>> = Vec::new();
-    fn visit(
-        node: usize,
-        edges: &[Vec<usize>],
-        state: &mut [u8],
-        path: &mut Vec<usize>,
-        cycles: &mut Vec<Vec<usize>>,
-    ) {
-        state[node] = 1;
-        path.push(node);
-        for &next in &edges[node] {
-            if state[next] == 1 {
-                if let Some(start) = path.iter().position(|&n| n == next) {
-                    cycles.push(path[start..].to_vec());
-                }
-            } else if state[next] == 0 {
-                visit(next, edges, state, path, cycles);
-            }
+    for root in 0..candidates.len() {
+        if state[root] != 0 {
+            continue;
         }
-        path.pop();
-        state[node] = 2;
-    }
-    for node in 0..candidates.len() {
-        if state[node] == 0 {
-            visit(node, &edges, &mut state, &mut Vec::new(), &mut cycles);
+        // The path down from `root`, each mod with the next of its dependencies to look
+        // at: a stack of its own, so a chain of thousands of mods cannot exhaust the
+        // thread's.
+        state[root] = 1;
+        let mut path: Vec<(usize, usize)> = vec![(root, 0)];
+        while let Some((node, next)) = path.last_mut() {
+            let Some(&dependency) = edges[*node].get(*next) else {
+                state[*node] = 2;
+                path.pop();
+                continue;
+            };
+            *next += 1;
+            match state[dependency] {
+                0 => {
+                    state[dependency] = 1;
+                    path.push((dependency, 0));
+                }
+                1 => {
+                    if let Some(start) = path.iter().position(|&(on, _)| on == dependency) {
+                        cycles.push(path[start..].iter().map(|&(on, _)| on).collect());
+                    }
+                }
+                _ => {}
+            }
         }
     }
     cycles
@@ -337,6 +341,32 @@ mod tests {
             "{}",
             problems[0]
         );
+    }
+
+    #[test]
+    fn a_chain_of_thousands_of_mods_is_walked_without_a_stack_overflow() {
+        const CHAIN: usize = 3000;
+        // Each depends on the next; the last on the first: one cycle through them all.
+        let mods: Vec<ModManifest> = (0..CHAIN)
+            .map(|n| {
+                let next = format!("m{}", (n + 1) % CHAIN);
+                manifest(
+                    &format!("m{n}"),
+                    json!({ "dependencies": [{ "id": next }] }),
+                )
+            })
+            .collect();
+        let cycles = std::thread::Builder::new()
+            .stack_size(128 << 10)
+            .spawn(move || {
+                let candidates: Vec<(&str, &ModManifest)> =
+                    mods.iter().map(|m| ("mod.json", m)).collect();
+                dependency_cycles(&candidates)
+            })
+            .expect("a thread")
+            .join()
+            .expect("no stack overflow");
+        assert_eq!(cycles, [(0..CHAIN).collect::<Vec<usize>>()]);
     }
 
     #[test]

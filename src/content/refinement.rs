@@ -425,8 +425,7 @@ fn cycle_or_too_deep(
     }
     let mut depths: HashMap<&str, usize> = HashMap::default();
     for task in tasks {
-        let mut path = vec![task.id.as_str()];
-        if let Some(found) = walk(&task.id, &runs, &mut path, &mut depths) {
+        if let Some(found) = walk(&task.id, &runs, &mut depths) {
             return Some(found);
         }
     }
@@ -435,46 +434,52 @@ fn cycle_or_too_deep(
 
 type Runs<'a> = HashMap<&'a str, Vec<(&'a str, &'a str, String, &'a RefinementMethod)>>;
 
-/// How deep `task` nests tasks (1 for one that runs none), found depth first along
-/// `path`; or the method whose step closes a cycle or goes too deep, with the problem.
+/// Finds how deep `task` nests tasks (1 for one that runs none) and each task below
+/// it, into `depths`, depth first; or the method whose step closes a cycle or goes too
+/// deep, with the problem. The path down is a stack of its own, not the thread's: a
+/// chain of thousands of tasks is an error to report, not a stack overflow.
 fn walk<'a>(
     task: &'a str,
     runs: &'a Runs<'a>,
-    path: &mut Vec<&'a str>,
     depths: &mut HashMap<&'a str, usize>,
 ) -> Option<(String, ContentError)> {
-    let mut deepest = 0;
-    for (sub, file, pointer, method) in runs.get(task).into_iter().flatten() {
-        let id = method.refinement_method_id.clone();
-        if let Some(start) = path.iter().position(|t| t == sub) {
-            let cycle: Vec<&str> = path[start..].iter().copied().chain([*sub]).collect();
-            let message = format!(
+    // Each task on the path, with the next of its runs to look at and the deepest of
+    // its sub-tasks so far.
+    let mut path: Vec<(&'a str, usize, usize)> = vec![(task, 0, 0)];
+    while let Some(&(task, next, deepest)) = path.last() {
+        let Some((sub, file, pointer, method)) = runs.get(task).and_then(|runs| runs.get(next))
+        else {
+            depths.insert(task, deepest + 1);
+            path.pop();
+            continue;
+        };
+        let problem = |message: String| {
+            let id = method.refinement_method_id.clone();
+            Some((id, ContentError::new(*file, pointer.clone(), message)))
+        };
+        if let Some(start) = path.iter().position(|&(on_path, ..)| on_path == *sub) {
+            let cycle: Vec<&str> = (path[start..].iter().map(|&(task, ..)| task))
+                .chain([*sub])
+                .collect();
+            return problem(format!(
                 "a cycle between tasks: {}; a task may not run itself, even through other tasks: break the cycle",
                 cycle.join(" → ")
-            );
-            return Some((id, ContentError::new(*file, pointer.clone(), message)));
+            ));
         }
-        let depth = match depths.get(sub) {
-            Some(&depth) => depth,
-            None => {
-                path.push(sub);
-                let found = walk(sub, runs, path, depths);
-                path.pop();
-                if found.is_some() {
-                    return found;
-                }
-                depths.get(sub).copied().unwrap_or(1)
-            }
+        let Some(&depth) = depths.get(sub) else {
+            // Found first; this run is looked at again once it is.
+            path.push((sub, 0, 0));
+            continue;
         };
         if depth + 1 > MAX_NESTING {
-            let message = format!(
+            return problem(format!(
                 "tasks nest deeper than {MAX_NESTING} levels through `{sub}`: carry out some of its steps here instead of through another task"
-            );
-            return Some((id, ContentError::new(*file, pointer.clone(), message)));
+            ));
         }
-        deepest = deepest.max(depth);
+        if let Some(top) = path.last_mut() {
+            *top = (task, next + 1, deepest.max(depth));
+        }
     }
-    depths.insert(task, deepest + 1);
     None
 }
 
@@ -802,6 +807,42 @@ mod tests {
             problems[0].message
         );
         assert!(kept.len() < count, "the task too deep is left out");
+    }
+
+    #[test]
+    fn a_chain_of_thousands_of_tasks_is_too_deep_not_a_stack_overflow() {
+        const CHAIN: usize = 5000;
+        let mut tasks = ContentCatalog::default();
+        let mut methods = ContentCatalog::default();
+        for n in 0..CHAIN {
+            let task_id = format!("tavern:t{n}");
+            let file = format!("mods/tavern/tasks/t{n}.task.json");
+            tasks
+                .insert(&file, task(&task_id, json!({})))
+                .expect("unique");
+            let steps = if n + 1 < CHAIN {
+                runs(&format!("tavern:t{}", n + 1))
+            } else {
+                serving()
+            };
+            let file = format!("mods/tavern/methods/m{n}.method.json");
+            let method = method(&format!("tavern:m{n}"), &task_id, steps);
+            methods.insert(&file, method).expect("unique");
+        }
+        // A stack far smaller than a walk down the chain one call a task would take.
+        let found = std::thread::Builder::new()
+            .stack_size(128 << 10)
+            .spawn(move || cycle_or_too_deep(&tasks, &methods))
+            .expect("a thread")
+            .join()
+            .expect("no stack overflow");
+        let (method, problem) = found.expect("too deep");
+        // The link ten tasks above the last: the deepest that nests more than ten.
+        assert_eq!(method, format!("tavern:m{}", CHAIN - 11));
+        assert!(
+            problem.message.contains("nest deeper than 10"),
+            "{problem:?}"
+        );
     }
 
     #[test]
