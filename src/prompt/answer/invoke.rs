@@ -109,14 +109,19 @@ fn input_value(
         }
         InputType::Integer => {
             let number = number_in(value)?;
+            // A whole number past `i64` (`1e20`, `18446744073709551615`) is refused,
+            // not clamped: the game would get a number nobody said.
             let whole = number.as_i64().or_else(|| {
-                number
-                    .as_f64()
-                    .filter(|n| n.fract() == 0.0)
+                (number.as_f64())
+                    .filter(|n| n.fract() == 0.0 && (i64::MIN as f64..i64::MAX as f64).contains(n))
                     .map(|n| n as i64)
             });
             let Some(whole) = whole else {
-                return Err(format!("must be a whole number, not {number}"));
+                return Err(format!(
+                    "must be a whole number from {} to {}, not {number}",
+                    i64::MIN,
+                    i64::MAX
+                ));
             };
             in_range(whole as f64, input)?;
             Ok(InputValue::Integer(whole))
@@ -478,6 +483,28 @@ mod tests {
         assert!(problem(json!({ "nights": 1, "meal": "ale" })).contains("one of: bread, stew"));
         assert!(problem(json!({ "nights": 1, "price": 0 })).contains("`price`"));
         assert!(problem(json!([1])).contains("object"));
+    }
+
+    #[test]
+    fn a_whole_number_past_what_the_game_holds_is_refused_not_clamped() {
+        let mut unbounded = rent_room();
+        let mut definition = (*unbounded.definition).clone();
+        definition.inputs.required[0].max = None;
+        unbounded.definition = Arc::new(definition);
+        let check =
+            |nights: Value| check_invocation(&unbounded, Some(&json!({ "nights": nights })));
+        let huge = [json!(1e20), json!(u64::MAX), json!(9.3e18)];
+        for nights in huge {
+            let reason = check(nights.clone()).expect_err("past i64").to_string();
+            assert!(reason.contains("whole number from"), "{nights}: {reason}");
+        }
+        let most = json!({ "nights": i64::MAX });
+        assert_eq!(
+            check_invocation(&unbounded, Some(&most)),
+            Ok(vec![("nights".to_owned(), InputValue::Integer(i64::MAX))]),
+            "the largest said exactly is taken"
+        );
+        assert!(check(json!(4e18)).is_ok(), "a whole float within i64");
     }
 
     #[test]
