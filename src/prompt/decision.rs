@@ -436,14 +436,5 @@ What do you do? Answer with the JSON object only."
             "{}",
             prompt.user
         );
-        let builtin = PromptTemplate::default();
-        assert_eq!(
-            (
-                builtin.rules.as_str(),
-                builtin.question.as_str(),
-                builtin.reply.as_str()
-            ),
-            (DECISION_RULES, DECISION_QUESTION, DECISION_REPLY)
-        );
     }
 }

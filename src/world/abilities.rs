@@ -252,9 +252,14 @@ mod tests {
             "required": [{ "name": "lute", "type": "entity", "scope": "inventory" }]
         }));
         let free = ability(json!({}));
-        let offered = OfferedAbilities::new([needs_a_lute, free], &view, &scopes, entity(2));
+        let offered =
+            OfferedAbilities::new([needs_a_lute, Arc::clone(&free)], &view, &scopes, entity(2));
         assert_eq!(offered.len(), 1);
-        assert!(offered.get("tavern:rent_room").is_some());
+        let kept = offered.get("tavern:rent_room").expect("one offered");
+        assert!(
+            Arc::ptr_eq(&kept.definition, &free),
+            "the one needing nothing"
+        );
         let unknown = ability(json!({
             "required": [{ "name": "x", "type": "entity", "scope": "the_moon" }]
         }));

@@ -105,6 +105,7 @@ fn any_other_answer_in_combat_is_a_pass_that_hesitates() {
 fn out_of_combat_every_allowed_action_is_offered() {
     let (mut app, _) = tavern_app(BackendChoice::Offline { seed: 1 });
     let log = run_turn(&mut app);
+    assert_eq!(log.prompts.len(), 3, "every smart actor thought");
     assert!(
         log.prompts
             .iter()

@@ -145,15 +145,11 @@ fn pools_below_minimum_are_the_registry_warnings() {
                 .map(|p| (e.file.as_str(), p.pointer.as_str()))
         })
         .collect();
+    assert!(!small.is_empty(), "the fixture has pools below the minimum");
     assert_eq!(small, warned);
-
-    let without_errors = LintReport {
-        errors: vec![],
-        ..report
-    };
     assert!(
-        !without_errors.has_errors(),
-        "small pools are warnings: the example exits with 0"
+        (report.errors.iter()).all(|e| !small.contains(&(e.file.as_str(), e.pointer.as_str()))),
+        "small pools are warnings, not errors: alone they let the example exit with 0"
     );
 }
 

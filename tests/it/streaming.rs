@@ -477,11 +477,17 @@ fn only_the_start_of_an_error_body_is_read() {
         "the model fell over: ",
         "x",
     );
-    let (_, done) = run(limited_openai(&root, small_limits()), request(false));
+    let limits = ResponseLimits {
+        error_body_bytes: 100,
+        ..small_limits()
+    };
+    let (_, done) = run(limited_openai(&root, limits), request(false));
     match &done[0].result {
         Err(LlmError::Status { status, body, .. }) => {
             assert_eq!(*status, 400);
-            assert!(body.starts_with("the model fell over: xxx"), "{body}");
+            let start = "the model fell over: ";
+            let read = format!("{start}{}", "x".repeat(100 - start.len()));
+            assert_eq!(*body, read, "the body's first `error_body_bytes`, no more");
         }
         other => panic!("expected the status, got {other:?}"),
     }

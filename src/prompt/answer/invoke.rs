@@ -504,7 +504,14 @@ mod tests {
             Ok(vec![("nights".to_owned(), InputValue::Integer(i64::MAX))]),
             "the largest said exactly is taken"
         );
-        assert!(check(json!(4e18)).is_ok(), "a whole float within i64");
+        assert_eq!(
+            check(json!(4e18)),
+            Ok(vec![(
+                "nights".to_owned(),
+                InputValue::Integer(4_000_000_000_000_000_000)
+            )]),
+            "a whole float within i64"
+        );
     }
 
     #[test]

@@ -832,7 +832,11 @@ mod tests {
                 max: 1
             })
         );
-        assert!(parse(two_lines).is_ok(), "no line limit by default");
+        assert_eq!(
+            answer(two_lines),
+            Answer::Color("Hm.\nGo away.".into()),
+            "no line limit by default: both lines kept"
+        );
     }
 
     /// One answer of each kind the schema allows, as a server that honours it writes
