@@ -10,7 +10,7 @@ use bevy::prelude::*;
 use super::conversation;
 use super::{
     ActorMind, Conversation, ConversationUpdate, InCombat, PlayerSaid, SmartActor,
-    SmartActorSettings, ThinkQueue, TurnClock, TurnEnded,
+    SmartActorSettings, ThinkQueue, ThinkState, TurnClock, TurnEnded,
 };
 use crate::llm::{LlmBridge, RequestId};
 use crate::world::{DisplayName, FollowingPlan, InPlace, Player, StopPlan};
@@ -19,11 +19,14 @@ use crate::world::{DisplayName, FollowingPlan, InPlace, Player, StopPlan};
 pub(super) const FIGHT_STOPS_PLAN: &str = "a fight broke out";
 
 /// Cancels the requests of actors that were despawned or stopped being smart actors:
-/// nobody is left to act on their answers.
+/// nobody is left to act on their answers. One that is still there (its mind kept)
+/// goes back to `Idle`, with the turn it was asked taken back, so it thinks again on
+/// the next turn once it is a smart actor again.
 pub(super) fn forget_departed_actors(
     mut departed: RemovedComponents<SmartActor>,
     mut queue: ResMut<ThinkQueue>,
     mut bridge: ResMut<LlmBridge>,
+    mut minds: Query<&mut ActorMind>,
 ) {
     for entity in departed.read() {
         queue.waiting.retain(|&waiting| waiting != entity);
@@ -36,6 +39,14 @@ pub(super) fn forget_departed_actors(
         for id in cancelled {
             queue.pending.remove(&id);
             bridge.cancel(id);
+        }
+        if let Ok(mut mind) = minds.get_mut(entity)
+            && mind.is_thinking()
+        {
+            if mind.state.pending().is_some() {
+                mind.transcript.unanswered();
+            }
+            mind.state = ThinkState::Idle;
         }
     }
 }

@@ -187,6 +187,51 @@ fn an_actor_that_leaves_has_its_request_cancelled() {
     assert_eq!(app.world().resource::<LlmBridge>().in_flight(), 2);
 }
 
+#[test]
+fn an_actor_that_stops_being_smart_and_starts_again_thinks_again() {
+    use bevy::prelude::*;
+    use bevy_loom::actors::ThinkState;
+    // One actor a frame: after the turn's first frame one is waiting on the model and
+    // two are still queued.
+    let settings = SmartActorSettings {
+        max_new_thinkers_per_frame: 1,
+        ..SmartActorSettings::default()
+    };
+    let (mut app, scene) =
+        crate::support::tavern_app_with(BackendChoice::Custom(Arc::new(SlowBackend)), settings);
+    app.world_mut().write_message(TurnEnded);
+    app.update();
+    let state = |app: &App, entity: Entity| {
+        app.world()
+            .get::<ActorMind>(entity)
+            .expect("a mind")
+            .state()
+            .clone()
+    };
+    let actors = ["marta", "silas", "brom"].map(|id| scene.entities[id]);
+    let waiting = actors
+        .into_iter()
+        .find(|&a| matches!(state(&app, a), ThinkState::Waiting(_)))
+        .expect("one actor waits on the model");
+    let queued = actors
+        .into_iter()
+        .find(|&a| matches!(state(&app, a), ThinkState::Queued { .. }))
+        .expect("one actor is still queued");
+    for actor in [waiting, queued] {
+        let spec = app.world().get::<SmartActor>(actor).expect("smart").clone();
+        app.world_mut().entity_mut(actor).remove::<SmartActor>();
+        app.update();
+        assert_eq!(state(&app, actor), ThinkState::Idle, "forgotten, not stuck");
+        app.world_mut().entity_mut(actor).insert(spec);
+    }
+    app.world_mut().write_message(TurnEnded);
+    crate::support::update_until(&mut app, "both to ask the model again", |app| {
+        [waiting, queued]
+            .into_iter()
+            .all(|actor| matches!(state(app, actor), ThinkState::Waiting(_)))
+    });
+}
+
 /// A tavern turn in which every actor answers `answer`, with these settings.
 fn turn_with(answer: &str, settings: SmartActorSettings) -> crate::support::TurnLog {
     let (mut app, _) = crate::support::tavern_app_with(FixedBackend::choice(answer), settings);
