@@ -234,7 +234,7 @@ fn stop_plans(
         });
         commands
             .entity(stop.actor)
-            .remove::<(Plan, FollowingPlan)>();
+            .try_remove::<(Plan, FollowingPlan)>();
     }
 }
 
@@ -256,18 +256,24 @@ fn start_plans(
     let (tasks, _) = tasks.of(registry, ActionMenu::of_tasks);
     for start in starts.read() {
         let facts = frame.of(start.actor);
-        let Ok(mut actor) = commands.get_entity(start.actor) else {
-            continue;
-        };
         let name = |entity| frame.name(entity);
-        match begin(start, (registry, tasks, &facts, name), &mut ids) {
+        let begun = match commands.get_spawned_entity(start.actor) {
+            Ok(_) => begin(start, (registry, tasks, &facts, name), &mut ids),
+            Err(_) => Err(PlanFailure {
+                reason: format!("the actor {} is not in the world", start.actor),
+                step: None,
+            }),
+        };
+        match begun {
             Ok(plan) => {
                 out.started.write(PlanStarted {
                     actor: start.actor,
                     task_id: start.task_id.clone(),
                     method_id: plan.method().unwrap_or_default().to_owned(),
                 });
-                actor.insert(plan);
+                // A command of the game's applied first may despawn it: nobody is
+                // left to follow the plan then.
+                commands.entity(start.actor).try_insert(plan);
             }
             Err(failure) => {
                 out.failed.write(PlanFailed {
@@ -372,7 +378,7 @@ fn advance_plans(
                     actions: plan.actions_done(),
                     chosen_by: plan.chosen_by,
                 });
-                commands.entity(actor).remove::<(Plan, FollowingPlan)>();
+                commands.entity(actor).try_remove::<(Plan, FollowingPlan)>();
             }
             PlanStep::Failed(failure) => {
                 out.failed.write(PlanFailed {
@@ -382,7 +388,7 @@ fn advance_plans(
                     step: failure.step,
                     chosen_by: plan.chosen_by,
                 });
-                commands.entity(actor).remove::<(Plan, FollowingPlan)>();
+                commands.entity(actor).try_remove::<(Plan, FollowingPlan)>();
             }
         }
     }

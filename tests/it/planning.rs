@@ -98,6 +98,29 @@ fn tavern_with(backend: BackendChoice) -> (App, SpawnedScene) {
     (app, scene)
 }
 
+#[test]
+fn a_plan_for_an_entity_that_is_not_there_is_no_panic() {
+    let (mut app, scene) = tavern();
+    // An entity the world never spawned, as a game's stale or made-up handle is.
+    let nobody = Entity::from_raw_u32(50_000).expect("a valid index");
+    let start = StartPlan::new(nobody, "tavern:serve_drink")
+        .entity("customer", scene.entities["player"])
+        .entity("drink", scene.entities["ale"])
+        .entity("bar", scene.entities["bar"]);
+    app.world_mut().write_message(start);
+    app.update();
+    app.update();
+    let game = app.world().resource::<Game>();
+    assert!(game.started.is_empty());
+    assert_eq!(game.failed.len(), 1, "the start is answered, as a failure");
+    assert_eq!(game.failed[0].actor, nobody);
+    assert!(
+        game.failed[0].reason.contains("not in the world"),
+        "{}",
+        game.failed[0].reason
+    );
+}
+
 /// Marta serves the Traveler the mug of ale.
 fn serve(app: &mut App, scene: &SpawnedScene) {
     let start = StartPlan::new(scene.entities["marta"], "tavern:serve_drink")
