@@ -217,6 +217,7 @@ impl Plugin for SmartActorPlugin {
                 Update,
                 (
                     turns::forget_departed_actors,
+                    turns::let_plans_decide,
                     remember::seed_memories.run_if(content_loaded),
                     turns::start_turns,
                     turns::hear_the_player,
@@ -284,6 +285,18 @@ struct ThinkQueue {
     /// Hashed with bevy's fixed hasher: one insert an actor a turn, and a departed
     /// actor's requests are cancelled in the same order on every run.
     pending: HashMap<RequestId, Entity>,
+}
+
+impl ThinkQueue {
+    /// Cancels the decision `mind` waits on, if any, and takes that turn back from its
+    /// transcript: its next turn goes on from its last answered one.
+    fn cancel_pending(&mut self, mind: &mut ActorMind, bridge: &mut LlmBridge) {
+        if let Some(pending) = mind.state.pending() {
+            self.pending.remove(&pending.request);
+            bridge.cancel(pending.request);
+            mind.transcript.unanswered();
+        }
+    }
 }
 
 /// Whether an actor may be offered an action: its policy's actions and verbs, and in

@@ -1,7 +1,7 @@
 //! Who thinks when: a turn queues every eligible actor (not one [following a
-//! plan](crate::world::FollowingPlan); a fight stops the plan), the player's words queue
-//! the actor they are for (in place of its own action), and actors that left are
-//! forgotten.
+//! plan](crate::world::FollowingPlan); a fight stops the plan, and a plan that starts
+//! withdraws the decision its actor was about to make), the player's words queue the
+//! actor they are for (in place of its own action), and actors that left are forgotten.
 
 use std::time::Duration;
 
@@ -48,6 +48,32 @@ pub(super) fn forget_departed_actors(
             }
             mind.state = ThinkState::Idle;
         }
+    }
+}
+
+/// Actors a plan was put on since the last frame, out of combat.
+type NewlyPlanned = (Added<FollowingPlan>, Without<InCombat>);
+
+/// A plan put on an actor ([`FollowingPlan`] added) decides for it from then on: the
+/// decision it was queued for or waits on is withdrawn, its request cancelled and the
+/// turn taken back, unless it answers the player or fights.
+pub(super) fn let_plans_decide(
+    mut queue: ResMut<ThinkQueue>,
+    mut bridge: ResMut<LlmBridge>,
+    mut planned: Query<(Entity, &mut ActorMind), NewlyPlanned>,
+) {
+    for (entity, mut mind) in &mut planned {
+        let replying = match &mind.state {
+            ThinkState::Queued { reply_to, .. } => reply_to.is_some(),
+            ThinkState::Waiting(pending) => pending.reply_to.is_some(),
+            ThinkState::Idle | ThinkState::CoolingDown { .. } => continue,
+        };
+        if replying {
+            continue;
+        }
+        queue.waiting.retain(|&waiting| waiting != entity);
+        queue.cancel_pending(&mut mind, &mut bridge);
+        mind.state = ThinkState::Idle;
     }
 }
 
@@ -156,11 +182,7 @@ pub(super) fn hear_the_player(
         };
         // The reply takes the place of whatever the actor was about to do; the
         // conversation goes on from its last answered turn.
-        if let Some(pending) = mind.state.pending() {
-            queue.pending.remove(&pending.request);
-            bridge.cancel(pending.request);
-            mind.transcript.unanswered();
-        }
+        queue.cancel_pending(&mut mind, &mut bridge);
         if mind.queue(Some(said)) {
             queue.waiting.push_front(to);
         }

@@ -30,7 +30,8 @@ pub struct CarriedBy(pub Entity);
 pub struct DisplayName(pub String);
 
 /// An actor carrying out a plan: smart actors are not asked to decide while it is on,
-/// unless they are in combat or the player talks to them. Planning keeps it with the
+/// unless they are in combat or the player talks to them, and a decision one was
+/// queued for or waits on when it comes is withdrawn. Planning keeps it with the
 /// plan's component and takes it off when the plan ends; a game may put it on any actor
 /// to hold its decisions.
 #[derive(Component, Debug, Clone, Copy, Default, Reflect)]

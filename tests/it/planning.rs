@@ -405,6 +405,69 @@ fn the_game_stops_a_plan_with_its_reason() {
     assert!(app.world().get::<Plan>(marta).is_none());
 }
 
+/// A model that answers with the first offered action once its gate opens.
+struct Gated(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl bevy_loom::llm::LlmBackend for Gated {
+    fn describe(&self) -> String {
+        "gated".to_owned()
+    }
+
+    fn complete(
+        &self,
+        _request: &bevy_loom::llm::LlmRequest,
+        _deltas: bevy_loom::llm::DeltaSink,
+    ) -> bevy_loom::llm::LlmFuture {
+        let open = std::sync::Arc::clone(&self.0);
+        Box::pin(async move {
+            while !open.load(std::sync::atomic::Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            Ok(bevy_loom::llm::LlmReply::text(r#"{"action": 1}"#))
+        })
+    }
+}
+
+#[test]
+fn a_plan_the_game_starts_takes_the_place_of_the_decision_the_actor_waits_on() {
+    let gate = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let backend = BackendChoice::Custom(std::sync::Arc::new(Gated(gate.clone())));
+    let (mut app, scene) = tavern_with(backend);
+    app.world_mut().resource_mut::<Game>().silent = true;
+    let marta = scene.entities["marta"];
+    app.world_mut().write_message(TurnEnded);
+    app.update();
+    let thinking = |app: &App| {
+        app.world()
+            .get::<ActorMind>(marta)
+            .is_some_and(ActorMind::is_thinking)
+    };
+    assert!(thinking(&app), "she waits on the model");
+    serve(&mut app, &scene);
+    app.update();
+    assert_eq!(app.world().resource::<Game>().started.len(), 1);
+    gate.store(true, std::sync::atomic::Ordering::SeqCst);
+    crate::support::update_until(&mut app, "the others' answers", |app| {
+        let log = app.world().resource::<crate::support::TurnLog>();
+        log.requests.iter().filter(|r| r.plan.is_none()).count() >= 2
+    });
+    for _ in 0..5 {
+        app.update();
+    }
+    let log = app.world().resource::<crate::support::TurnLog>();
+    let hers: Vec<_> = (log.requests.iter())
+        .filter(|r| r.actor == marta && r.plan.is_none())
+        .collect();
+    assert!(hers.is_empty(), "the plan decides for her: {hers:?}");
+    assert!(!thinking(&app), "and she is not left waiting");
+    assert!(app.world().get::<Plan>(marta).is_some(), "her plan goes on");
+    assert_eq!(
+        app.world().resource::<Game>().requests.len(),
+        1,
+        "its first step"
+    );
+}
+
 /// A model that takes on serving the Traveler whenever it is offered, by the index the
 /// prompt gives the task, and otherwise names a task that was never offered.
 struct ServesTheTraveler;
