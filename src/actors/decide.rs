@@ -63,11 +63,16 @@ pub(super) fn apply_decisions(
         mind.state = ThinkState::CoolingDown {
             until: clock.turn + 1 + u64::from(pending.cooldown),
         };
+        // What the actor may do now: its spec or the content may have changed while it
+        // thought.
         let spec = actor.and_then(|actor| registry.actor(&actor.spec));
         let permitted = |action: &ActionDefinition| {
             spec.is_some_and(|spec| permits(spec, &settings.combat_verbs, pending.fighting, action))
         };
-        let verdict = judge(result, &pending, &registry, permitted, &settings.fallback);
+        let task_permitted =
+            |task_id: &str| spec.is_some_and(|spec| spec.policy.allows_task(task_id));
+        let allowed = (permitted, task_permitted);
+        let verdict = judge(result, &pending, &registry, allowed, &settings.fallback);
         if let Err(reason) = &verdict.decision {
             match reason {
                 RejectionReason::NoAnswer(error) => {
@@ -100,22 +105,41 @@ pub(super) struct Verdict<'a> {
 }
 
 /// Judges the model's `reply` to a pending decision: read against what was offered
-/// and the actions `permitted` now, with `fallback` for a rejected one outside combat.
+/// and the actions and tasks `permitted` now, with `fallback` for a rejected one
+/// outside combat. An offered action or task chosen that is no longer loaded or
+/// permitted (the actor's spec, or the content, changed while it thought) is
+/// rejected, and is no fallback.
 pub(super) fn judge<'a>(
     reply: &Result<LlmReply, LlmError>,
     pending: &'a PendingDecision,
     registry: &ContentRegistry,
-    permitted: impl Fn(&ActionDefinition) -> bool,
+    (permitted, task_permitted): (impl Fn(&ActionDefinition) -> bool, impl Fn(&str) -> bool),
     fallback: &DecisionFallback,
 ) -> Verdict<'a> {
     let (offered, tasks) = (&pending.offered, &pending.tasks);
+    let allowed_now =
+        |action: &AvailableAction| registry.action(action.action_id).is_some_and(&permitted);
     let decision = match reply {
         Ok(reply) => {
             let choices = (offered, tasks, &pending.abilities);
-            read_decision(&reply.text, choices, registry, permitted, &pending.limits)
+            read_decision(&reply.text, choices, registry, &permitted, &pending.limits)
         }
         Err(error) => Err(RejectionReason::NoAnswer(error.clone())),
     };
+    let decision = decision.and_then(|decision| {
+        let no_longer = |id: &str| Err(RejectionReason::NoLongerAllowed(id.to_owned()));
+        if let Some(chosen) = decision.action().and_then(|index| offered.get(index))
+            && !allowed_now(&chosen)
+        {
+            return no_longer(chosen.action_id);
+        }
+        if let Some(task) = decision.task().and_then(|position| tasks.get(position))
+            && !task_permitted(task.action_id)
+        {
+            return no_longer(task.action_id);
+        }
+        Ok(decision)
+    });
     let task = (decision.as_ref().ok())
         .and_then(Decision::task)
         .and_then(|position| tasks.get(position));
@@ -126,9 +150,10 @@ pub(super) fn judge<'a>(
         .and_then(|index| offered.get(index));
     let action = match (&decision, fallback) {
         (Ok(_), _) => chosen,
-        (Err(_), DecisionFallback::Action(id)) if !pending.fighting => {
-            offered.iter().find(|a| a.action_id == id.as_str())
-        }
+        (Err(_), DecisionFallback::Action(id)) if !pending.fighting => offered
+            .iter()
+            .find(|a| a.action_id == id.as_str())
+            .filter(|fallback| allowed_now(fallback)),
         (Err(_), _) => None,
     };
     Verdict {
@@ -294,7 +319,7 @@ mod tests {
             &answer.map(LlmReply::text),
             &pending,
             &ContentRegistry::default(),
-            |_| true,
+            (|_: &ActionDefinition| true, |_: &str| true),
             &DecisionFallback::Action("core:wait".into()),
         );
         (
@@ -302,6 +327,40 @@ mod tests {
             verdict.action.is_some(),
             verdict.hesitates,
         )
+    }
+
+    #[test]
+    fn a_choice_no_longer_loaded_or_permitted_is_rejected_and_no_fallback() {
+        let go = || LlmReply::text(r#"{"type": "ACTION", "action": 1}"#);
+        let everything = (|_: &ActionDefinition| true, |_: &str| true);
+        // `core:go` was offered; the registry holds it no longer.
+        let offered_go = PendingDecision {
+            offered: crate::world::offer_to_go(),
+            ..pending(false)
+        };
+        let fallback = DecisionFallback::Action("core:go".into());
+        let registry = ContentRegistry::default();
+        let verdict = judge(&Ok(go()), &offered_go, &registry, everything, &fallback);
+        let gone = RejectionReason::NoLongerAllowed("core:go".to_owned());
+        assert_eq!(verdict.decision, Err(gone.clone()));
+        assert!(
+            verdict.action.is_none(),
+            "not requested, nor as the fallback"
+        );
+        // The same offer as a task, now outside the actor's policy.
+        let task_go = PendingDecision {
+            tasks: crate::world::offer_to_go(),
+            ..pending(false)
+        };
+        let task = Ok(LlmReply::text(r#"{"type": "TASK", "task": 1}"#));
+        let not_tasks = (|_: &ActionDefinition| true, |_: &str| false);
+        let verdict = judge(&task, &task_go, &registry, not_tasks, &fallback);
+        assert_eq!((verdict.decision, verdict.task), (Err(gone), None));
+        let verdict = judge(&task, &task_go, &registry, everything, &fallback);
+        assert!(
+            verdict.decision.is_ok() && verdict.task.is_some(),
+            "permitted"
+        );
     }
 
     #[test]

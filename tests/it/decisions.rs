@@ -232,6 +232,76 @@ fn an_actor_that_stops_being_smart_and_starts_again_thinks_again() {
     });
 }
 
+/// Answers, once its gate opens, with the Index of the first offered command that
+/// starts with "give ".
+struct GivesWhenOpen(Arc<std::sync::atomic::AtomicBool>);
+
+impl bevy_loom::llm::LlmBackend for GivesWhenOpen {
+    fn describe(&self) -> String {
+        "gives when open".to_owned()
+    }
+
+    fn complete(
+        &self,
+        request: &bevy_loom::llm::LlmRequest,
+        _deltas: bevy_loom::llm::DeltaSink,
+    ) -> bevy_loom::llm::LlmFuture {
+        let user = request.messages.last().map_or("", |m| &*m.content);
+        let index = (user.lines())
+            .find(|line| line.contains("Command: \"give "))
+            .and_then(|line| line.strip_prefix("[Index: "))
+            .and_then(|rest| rest.split(']').next())
+            .map_or(0, |n| n.parse::<usize>().expect("an index"));
+        let open = Arc::clone(&self.0);
+        Box::pin(async move {
+            while !open.load(std::sync::atomic::Ordering::SeqCst) {
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
+            Ok(bevy_loom::llm::LlmReply::text(format!(
+                r#"{{"action": {index}}}"#
+            )))
+        })
+    }
+}
+
+#[test]
+fn an_action_chosen_under_a_spec_replaced_meanwhile_is_rejected() {
+    let gate = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let backend = BackendChoice::Custom(Arc::new(GivesWhenOpen(gate.clone())));
+    let (mut app, scene) = tavern_app(backend);
+    let marta = scene.entities["marta"];
+    app.world_mut().write_message(TurnEnded);
+    app.update();
+    let log = app.world().resource::<crate::support::TurnLog>();
+    let prompt = (log.prompts.iter())
+        .find(|p| p.actor == marta)
+        .expect("she is asked");
+    assert!(
+        (prompt.offered.iter()).any(|a| a.action_id == "items:give"),
+        "she is offered a give"
+    );
+    // She becomes Brom, whose spec allows no action on items, before her answer comes.
+    (app.world_mut().entity_mut(marta)).insert(SmartActor::new("tavern:brom"));
+    gate.store(true, std::sync::atomic::Ordering::SeqCst);
+    crate::support::update_until(&mut app, "her answer", |app| {
+        let log = app.world().resource::<crate::support::TurnLog>();
+        (log.rejected.iter()).any(|r| r.actor == marta)
+    });
+    let log = app.world().resource::<crate::support::TurnLog>();
+    assert!(
+        (log.requests.iter()).all(|r| r.actor != marta),
+        "{:?}",
+        log.requests
+    );
+    let rejected = (log.rejected.iter())
+        .find(|r| r.actor == marta)
+        .expect("rejected");
+    assert_eq!(
+        rejected.reason,
+        RejectionReason::NoLongerAllowed("items:give".to_owned())
+    );
+}
+
 /// A tavern turn in which every actor answers `answer`, with these settings.
 fn turn_with(answer: &str, settings: SmartActorSettings) -> crate::support::TurnLog {
     let (mut app, _) = crate::support::tavern_app_with(FixedBackend::choice(answer), settings);
