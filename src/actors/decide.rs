@@ -48,7 +48,7 @@ pub(super) fn apply_decisions(
         };
         let result = tool_call_as_answer(&response.result, &pending.abilities);
         let result = &*result;
-        mind.transcript.close_turn(result);
+        mind.close_turn(result);
         if let Err(LlmError::ContextExceeded { detail, .. }) = &response.result
             && !pending.asking_again
         {

@@ -4,7 +4,7 @@
 use bevy::prelude::*;
 
 use super::think::ShownOffer;
-use crate::llm::RequestId;
+use crate::llm::{LlmError, LlmReply, RequestId};
 use crate::prompt::{DecisionLimits, Transcript, fit_lines, text_fingerprint};
 use crate::world::{OfferedAbilities, OfferedActions};
 
@@ -102,6 +102,9 @@ pub struct ActorMind {
     pub(super) transcript: Transcript,
     /// What its next prompt tells it.
     pub(super) notes: Notes,
+    /// What the turn out with the model told it: given back to `notes` when that turn
+    /// is taken back, so the next one tells it instead.
+    pub(super) notes_told: Notes,
     /// The estimated tokens its offer may take, set when its transcript starts, so an
     /// unchanged world keeps the same offer from turn to turn.
     pub(super) actions_budget: usize,
@@ -182,6 +185,25 @@ impl ActorMind {
         }
     }
 
+    /// Ends the turn out with the model as `reply` says
+    /// ([`Transcript::close_turn`](crate::prompt::Transcript::close_turn)); one that got
+    /// no answer gives back the notes it told.
+    pub(super) fn close_turn(&mut self, reply: &Result<LlmReply, LlmError>) {
+        self.transcript.close_turn(reply);
+        let told = std::mem::take(&mut self.notes_told);
+        if reply.is_err() {
+            self.notes.give_back(told);
+        }
+    }
+
+    /// Takes back the turn out with the model, which will get no answer: its transcript
+    /// goes on from its last answered turn, and the notes it told are told next time.
+    pub(super) fn take_back_turn(&mut self) {
+        self.transcript.unanswered();
+        let told = std::mem::take(&mut self.notes_told);
+        self.notes.give_back(told);
+    }
+
     /// Queues it to think, replying to `reply_to` when the player spoke to it; an
     /// actor already queued keeps its place and takes the newer words. Returns whether
     /// it joined the queue (it was not in it).
@@ -227,6 +249,22 @@ impl Notes {
         }
     }
 
+    /// What the turn about to be sent tells, taken ([`take`](Self::take)), and kept in
+    /// `told` until that turn ends.
+    pub fn tell(&mut self, told: &mut Notes) -> (Option<String>, Option<String>) {
+        told.clone_from(self);
+        self.take()
+    }
+
+    /// Puts back the notes a turn that got no answer told, before those noted since.
+    fn give_back(&mut self, told: Notes) {
+        self.answer = self.answer.take().or(told.answer);
+        self.plans_ended = match (told.plans_ended, self.plans_ended.take()) {
+            (Some(told), Some(since)) => Some(format!("{told} {since}")),
+            (told, since) => told.or(since),
+        };
+    }
+
     /// What its next prompt tells it, taken: all of it when the prompt goes on from
     /// its last answer, and only how its plans ended when it starts afresh (there is no
     /// last answer to speak of).
@@ -243,6 +281,38 @@ impl Notes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notes_a_turn_told_come_back_before_those_noted_since_when_it_gets_no_answer() {
+        let mut mind = ActorMind::default();
+        mind.notes.answer = Some("Your last answer was not used.".to_owned());
+        mind.notes.note_plan_ending("Your plan \"Serve\" is done.");
+        let told = mind.notes.tell(&mut mind.notes_told);
+        assert!(
+            told.0.is_some() && mind.notes == Notes::default(),
+            "told once"
+        );
+        mind.notes
+            .note_plan_ending("Your plan \"Fetch\" failed: locked.");
+        mind.close_turn(&Err(LlmError::Cancelled));
+        assert_eq!(
+            mind.notes,
+            Notes {
+                answer: Some("Your last answer was not used.".to_owned()),
+                plans_ended: Some(
+                    "Your plan \"Serve\" is done. Your plan \"Fetch\" failed: locked.".to_owned()
+                ),
+            }
+        );
+        mind.notes.tell(&mut mind.notes_told);
+        mind.close_turn(&Ok(LlmReply::text("{}")));
+        assert_eq!(
+            mind.notes,
+            Notes::default(),
+            "an answered turn keeps nothing back"
+        );
+        assert_eq!(mind.notes_told, Notes::default());
+    }
 
     #[test]
     fn a_perception_is_fitted_once_for_its_text_and_budget() {

@@ -294,7 +294,7 @@ impl ThinkQueue {
         if let Some(pending) = mind.state.pending() {
             self.pending.remove(&pending.request);
             bridge.cancel(pending.request);
-            mind.transcript.unanswered();
+            mind.take_back_turn();
         }
     }
 }

@@ -358,7 +358,7 @@ impl<'a> Frame<'a, '_, '_> {
             shown.actions_fingerprint = text_fingerprint(block);
             shown.actions = block;
         }
-        let (note, fresh_note) = mind.notes.take();
+        let (note, fresh_note) = mind.notes.tell(&mut mind.notes_told);
         (whole.actions_block, whole.note) = (shown.actions, note.as_deref());
         let context = bridge.context_per_slot(Some(affinity));
         let budget = transcript_budget(budgets.transcript, context, &limits);

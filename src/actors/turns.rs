@@ -44,7 +44,7 @@ pub(super) fn forget_departed_actors(
             && mind.is_thinking()
         {
             if mind.state.pending().is_some() {
-                mind.transcript.unanswered();
+                mind.take_back_turn();
             }
             mind.state = ThinkState::Idle;
         }

@@ -468,6 +468,58 @@ fn a_plan_the_game_starts_takes_the_place_of_the_decision_the_actor_waits_on() {
     );
 }
 
+/// A model that fails the first prompt telling of a finished plan (and that prompt
+/// each time it is sent), and otherwise lets the moment pass.
+#[derive(Default)]
+struct FailsOnceToldOfAPlan(std::sync::Mutex<Option<String>>);
+
+impl bevy_loom::llm::LlmBackend for FailsOnceToldOfAPlan {
+    fn describe(&self) -> String {
+        "fails once told of a plan".to_owned()
+    }
+
+    fn complete(
+        &self,
+        request: &bevy_loom::llm::LlmRequest,
+        _deltas: bevy_loom::llm::DeltaSink,
+    ) -> bevy_loom::llm::LlmFuture {
+        let user = request.messages.last().map_or("", |m| &*m.content);
+        let mut failing = self.0.lock().expect("the failing prompt");
+        if failing.is_none() && user.contains("Your plan \"Serve a drink\" is done.") {
+            *failing = Some(user.to_owned());
+        }
+        if failing.as_deref() == Some(user) {
+            let broke_off = "the answer broke off".to_owned();
+            return Box::pin(async { Err(bevy_loom::llm::LlmError::InvalidResponse(broke_off)) });
+        }
+        Box::pin(async { Ok(bevy_loom::llm::LlmReply::text(r#"{"do": 0}"#)) })
+    }
+}
+
+#[test]
+fn how_a_plan_ended_is_told_again_when_the_prompt_telling_it_got_no_answer() {
+    let backend = BackendChoice::Custom(std::sync::Arc::new(FailsOnceToldOfAPlan::default()));
+    let (mut app, scene) = tavern_with(backend);
+    let marta = scene.entities["marta"];
+    serve(&mut app, &scene);
+    run(&mut app, 20);
+    assert_eq!(app.world().resource::<Game>().completed.len(), 1);
+    let note = "Your plan \"Serve a drink\" is done.";
+    let first = crate::support::run_turn(&mut app);
+    assert!(prompt_of(&first, marta).1.contains(note), "told");
+    assert!(
+        (first.rejected.iter()).any(|r| r.actor == marta),
+        "and got no answer"
+    );
+    app.world_mut()
+        .get_mut::<ActorMind>(marta)
+        .expect("a mind")
+        .end_cooldown();
+    let second = crate::support::run_turn(&mut app);
+    let (_, user) = prompt_of(&second, marta);
+    assert!(user.contains(note), "told again:\n{user}");
+}
+
 /// A model that takes on serving the Traveler whenever it is offered, by the index the
 /// prompt gives the task, and otherwise names a task that was never offered.
 struct ServesTheTraveler;
