@@ -31,6 +31,7 @@ mod weave;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bevy::ecs::entity::Entities;
 use bevy::ecs::system::SystemParam;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
@@ -184,6 +185,7 @@ impl Plugin for NarrationPlugin {
                     receive_narration,
                     narrate_reports,
                     tell_witnesses,
+                    forget_the_gone,
                 )
                     .chain()
                     .in_set(LoomSystems::Narrate),
@@ -209,6 +211,14 @@ impl Narrator {
 struct PendingNarration {
     report: Arc<ActionReport>,
     offline: String,
+}
+
+/// Forgets the recent picks of entities despawned, once enough of them piled up.
+fn forget_the_gone(entities: &Entities, mut narrator: ResMut<Narrator>) {
+    // Looked at without marking the narrator changed, as most frames do nothing.
+    if narrator.resolver.should_forget_gone() {
+        (narrator.resolver).forget_gone(|entity| entities.contains_spawned(entity));
+    }
 }
 
 fn follow_settings(settings: Res<NarrationSettings>, mut narrator: ResMut<Narrator>) {

@@ -143,9 +143,14 @@ impl RepetitionBuffer {
 pub struct FragmentResolver {
     rng: ChaCha8Rng,
     recent: EntityHashMap<RepetitionBuffer>,
+    /// How many entities' buffers make it look for those gone ([`forget_gone`](Self::forget_gone)).
+    look_at: usize,
     window: usize,
     verbosity: Verbosity,
 }
+
+/// The fewest entities' buffers that make a resolver look for those gone.
+const FIRST_LOOK: usize = 64;
 
 impl FragmentResolver {
     /// A resolver whose picks follow from `seed`, remembering each entity's last
@@ -154,6 +159,7 @@ impl FragmentResolver {
         Self {
             rng: ChaCha8Rng::seed_from_u64(seed),
             recent: EntityHashMap::default(),
+            look_at: FIRST_LOOK,
             window,
             verbosity,
         }
@@ -167,6 +173,23 @@ impl FragmentResolver {
     /// Forgets an entity's recent picks (when it is despawned).
     pub fn forget(&mut self, entity: Entity) {
         self.recent.remove(&entity);
+    }
+
+    /// Whether it holds so many entities' recent picks that it should look for those
+    /// gone: twice as many as the last look kept (at least 64).
+    pub fn should_forget_gone(&self) -> bool {
+        self.recent.len() >= self.look_at
+    }
+
+    /// Forgets the recent picks of the entities `exists` says are gone, when it
+    /// [should](Self::should_forget_gone): a game that narrates a new entity every turn
+    /// keeps them from piling up, and looking costs little however many come and go.
+    pub fn forget_gone(&mut self, exists: impl Fn(Entity) -> bool) {
+        if !self.should_forget_gone() {
+            return;
+        }
+        self.recent.retain(|&entity, _| exists(entity));
+        self.look_at = (2 * self.recent.len()).max(FIRST_LOOK);
     }
 
     /// The fragments for the report's action: core, colors, state variant, traits.
@@ -752,6 +775,36 @@ mod tests {
                 "the player's core names its subject"
             );
         }
+    }
+
+    #[test]
+    fn the_picks_of_entities_gone_are_forgotten_once_they_pile_up() {
+        let mut resolver = FragmentResolver::new(7, 10, Verbosity::Full);
+        let entity = |n: u32| Entity::from_raw_u32(n).expect("a valid index");
+        let remember = |resolver: &mut FragmentResolver, n: u32| {
+            resolver
+                .recent
+                .entry(entity(n))
+                .or_default()
+                .push(u64::from(n), 10);
+        };
+        // Ten stay; the rest come and go.
+        let stays = |e: Entity| e.index_u32() < 10;
+        for n in 0..(FIRST_LOOK as u32 - 1) {
+            remember(&mut resolver, n);
+        }
+        resolver.forget_gone(stays);
+        assert_eq!(resolver.recent.len(), FIRST_LOOK - 1, "not yet looked for");
+        remember(&mut resolver, 1000);
+        resolver.forget_gone(stays);
+        assert_eq!(resolver.recent.len(), 10, "only those still there");
+        assert!(resolver.recent[&entity(3)].contains(3), "their picks kept");
+        for n in 1000..1000 + FIRST_LOOK as u32 {
+            remember(&mut resolver, n);
+        }
+        assert!(resolver.should_forget_gone());
+        resolver.forget_gone(stays);
+        assert_eq!(resolver.recent.len(), 10);
     }
 
     #[test]
