@@ -22,7 +22,10 @@ use crate::world::{OfferedAbilities, OfferedActions};
 ///
 /// The player's words queue the actor they are for at the front, in place of
 /// whatever it was waiting on. An actor whose spec is not loaded goes from `Queued`
-/// back to `Idle` with a [`DecisionRejected`](super::DecisionRejected).
+/// back to `Idle` with a [`DecisionRejected`](super::DecisionRejected). A `Queued` or
+/// `Waiting` actor goes back to `Idle`, its request cancelled, when it stops being a
+/// [`SmartActor`](super::SmartActor) and when a plan is put on it
+/// ([`FollowingPlan`](crate::world::FollowingPlan)) while it decides for itself.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum ThinkState {
     /// Nothing to do until a turn begins.

@@ -288,14 +288,23 @@ struct ThinkQueue {
 }
 
 impl ThinkQueue {
-    /// Cancels the decision `mind` waits on, if any, and takes that turn back from its
-    /// transcript: its next turn goes on from its last answered one.
+    /// Cancels the decision `mind` waits on, if any, and takes that turn back
+    /// ([`ActorMind::take_back_turn`]): its next turn goes on from its last answered
+    /// one and tells again the notes this one told.
     fn cancel_pending(&mut self, mind: &mut ActorMind, bridge: &mut LlmBridge) {
         if let Some(pending) = mind.state.pending() {
             self.pending.remove(&pending.request);
             bridge.cancel(pending.request);
             mind.take_back_turn();
         }
+    }
+
+    /// Withdraws the decision `entity` (with `mind`) was queued for or waits on
+    /// ([`cancel_pending`](Self::cancel_pending)): it is `Idle` again.
+    fn withdraw(&mut self, entity: Entity, mind: &mut ActorMind, bridge: &mut LlmBridge) {
+        self.waiting.retain(|&waiting| waiting != entity);
+        self.cancel_pending(mind, bridge);
+        mind.state = ThinkState::Idle;
     }
 }
 

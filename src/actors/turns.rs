@@ -29,6 +29,13 @@ pub(super) fn forget_departed_actors(
     mut minds: Query<&mut ActorMind>,
 ) {
     for entity in departed.read() {
+        if let Ok(mut mind) = minds.get_mut(entity) {
+            if mind.is_thinking() {
+                queue.withdraw(entity, &mut mind, &mut bridge);
+            }
+            continue;
+        }
+        // Despawned: its requests as the queue knows them.
         queue.waiting.retain(|&waiting| waiting != entity);
         let cancelled: Vec<RequestId> = queue
             .pending
@@ -40,14 +47,6 @@ pub(super) fn forget_departed_actors(
             queue.pending.remove(&id);
             bridge.cancel(id);
         }
-        if let Ok(mut mind) = minds.get_mut(entity)
-            && mind.is_thinking()
-        {
-            if mind.state.pending().is_some() {
-                mind.take_back_turn();
-            }
-            mind.state = ThinkState::Idle;
-        }
     }
 }
 
@@ -56,7 +55,9 @@ type NewlyPlanned = (Added<FollowingPlan>, Without<InCombat>);
 
 /// A plan put on an actor ([`FollowingPlan`] added) decides for it from then on: the
 /// decision it was queued for or waits on is withdrawn, its request cancelled and the
-/// turn taken back, unless it answers the player or fights.
+/// turn taken back, unless it answers the player or fights. Seen the frame after the
+/// plan lands: an answer read in the very frame a plan starts is applied, as one
+/// that came just before it.
 pub(super) fn let_plans_decide(
     mut queue: ResMut<ThinkQueue>,
     mut bridge: ResMut<LlmBridge>,
@@ -68,12 +69,9 @@ pub(super) fn let_plans_decide(
             ThinkState::Waiting(pending) => pending.reply_to.is_some(),
             ThinkState::Idle | ThinkState::CoolingDown { .. } => continue,
         };
-        if replying {
-            continue;
+        if !replying {
+            queue.withdraw(entity, &mut mind, &mut bridge);
         }
-        queue.waiting.retain(|&waiting| waiting != entity);
-        queue.cancel_pending(&mut mind, &mut bridge);
-        mind.state = ThinkState::Idle;
     }
 }
 

@@ -217,10 +217,15 @@ fn an_actor_that_stops_being_smart_and_starts_again_thinks_again() {
         .into_iter()
         .find(|&a| matches!(state(&app, a), ThinkState::Queued { .. }))
         .expect("one actor is still queued");
-    for actor in [waiting, queued] {
+    // Both stop being smart actors before the next frame, in which the queued one
+    // would otherwise be sent.
+    let specs = [waiting, queued].map(|actor| {
         let spec = app.world().get::<SmartActor>(actor).expect("smart").clone();
         app.world_mut().entity_mut(actor).remove::<SmartActor>();
-        app.update();
+        spec
+    });
+    app.update();
+    for (actor, spec) in [waiting, queued].into_iter().zip(specs) {
         assert_eq!(state(&app, actor), ThinkState::Idle, "forgotten, not stuck");
         app.world_mut().entity_mut(actor).insert(spec);
     }
@@ -232,42 +237,19 @@ fn an_actor_that_stops_being_smart_and_starts_again_thinks_again() {
     });
 }
 
-/// Answers, once its gate opens, with the Index of the first offered command that
-/// starts with "give ".
-struct GivesWhenOpen(Arc<std::sync::atomic::AtomicBool>);
-
-impl bevy_loom::llm::LlmBackend for GivesWhenOpen {
-    fn describe(&self) -> String {
-        "gives when open".to_owned()
-    }
-
-    fn complete(
-        &self,
-        request: &bevy_loom::llm::LlmRequest,
-        _deltas: bevy_loom::llm::DeltaSink,
-    ) -> bevy_loom::llm::LlmFuture {
-        let user = request.messages.last().map_or("", |m| &*m.content);
-        let index = (user.lines())
-            .find(|line| line.contains("Command: \"give "))
-            .and_then(|line| line.strip_prefix("[Index: "))
-            .and_then(|rest| rest.split(']').next())
-            .map_or(0, |n| n.parse::<usize>().expect("an index"));
-        let open = Arc::clone(&self.0);
-        Box::pin(async move {
-            while !open.load(std::sync::atomic::Ordering::SeqCst) {
-                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-            }
-            Ok(bevy_loom::llm::LlmReply::text(format!(
-                r#"{{"action": {index}}}"#
-            )))
-        })
-    }
+/// The answer choosing the first offered command that starts with "give ".
+fn give(user: &str) -> String {
+    let index = (user.lines())
+        .find(|line| line.contains("Command: \"give "))
+        .and_then(|line| line.strip_prefix("[Index: "))
+        .and_then(|rest| rest.split(']').next())
+        .map_or(0, |n| n.parse::<usize>().expect("an index"));
+    format!(r#"{{"action": {index}}}"#)
 }
 
 #[test]
 fn an_action_chosen_under_a_spec_replaced_meanwhile_is_rejected() {
-    let gate = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let backend = BackendChoice::Custom(Arc::new(GivesWhenOpen(gate.clone())));
+    let (backend, gate) = crate::support::GatedBackend::choice(give);
     let (mut app, scene) = tavern_app(backend);
     let marta = scene.entities["marta"];
     app.world_mut().write_message(TurnEnded);

@@ -405,33 +405,43 @@ fn the_game_stops_a_plan_with_its_reason() {
     assert!(app.world().get::<Plan>(marta).is_none());
 }
 
-/// A model that answers with the first offered action once its gate opens.
-struct Gated(std::sync::Arc<std::sync::atomic::AtomicBool>);
-
-impl bevy_loom::llm::LlmBackend for Gated {
-    fn describe(&self) -> String {
-        "gated".to_owned()
+#[test]
+fn a_plan_the_game_starts_takes_the_place_of_the_decision_the_actor_is_queued_for() {
+    let (mut app, scene) = tavern();
+    app.world_mut().resource_mut::<Game>().silent = true;
+    let marta = scene.entities["marta"];
+    let thinkers = |app: &mut App, n: usize| {
+        app.world_mut()
+            .resource_mut::<SmartActorSettings>()
+            .max_new_thinkers_per_frame = n;
+    };
+    // Nobody is sent yet: the turn leaves every actor queued.
+    thinkers(&mut app, 0);
+    app.world_mut().write_message(TurnEnded);
+    app.update();
+    let queued = |app: &App| {
+        let mind = app.world().get::<ActorMind>(marta).expect("a mind");
+        matches!(mind.state(), bevy_loom::actors::ThinkState::Queued { .. })
+    };
+    assert!(queued(&app));
+    serve(&mut app, &scene);
+    app.update();
+    app.update();
+    assert!(!queued(&app), "withdrawn");
+    thinkers(&mut app, 8);
+    for _ in 0..5 {
+        app.update();
     }
-
-    fn complete(
-        &self,
-        _request: &bevy_loom::llm::LlmRequest,
-        _deltas: bevy_loom::llm::DeltaSink,
-    ) -> bevy_loom::llm::LlmFuture {
-        let open = std::sync::Arc::clone(&self.0);
-        Box::pin(async move {
-            while !open.load(std::sync::atomic::Ordering::SeqCst) {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
-            Ok(bevy_loom::llm::LlmReply::text(r#"{"action": 1}"#))
-        })
-    }
+    let log = app.world().resource::<crate::support::TurnLog>();
+    let asked: Vec<Entity> = log.prompts.iter().map(|p| p.actor).collect();
+    assert_eq!(asked.len(), 2, "Silas and Brom are asked");
+    assert!(!asked.contains(&marta), "the plan decides for Marta");
 }
 
 #[test]
 fn a_plan_the_game_starts_takes_the_place_of_the_decision_the_actor_waits_on() {
-    let gate = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let backend = BackendChoice::Custom(std::sync::Arc::new(Gated(gate.clone())));
+    let first_action = |_: &str| r#"{"action": 1}"#.to_owned();
+    let (backend, gate) = crate::support::GatedBackend::choice(first_action);
     let (mut app, scene) = tavern_with(backend);
     app.world_mut().resource_mut::<Game>().silent = true;
     let marta = scene.entities["marta"];

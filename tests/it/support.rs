@@ -141,6 +141,49 @@ impl FixedBackend {
     }
 }
 
+/// Answers each request, once its gate opens, with what `answer` makes of the
+/// request's last message: for a test that acts while a request is out.
+pub struct GatedBackend {
+    gate: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    answer: fn(&str) -> String,
+}
+
+impl GatedBackend {
+    /// The backend choice of one answering with `answer`, and its gate, closed.
+    pub fn choice(
+        answer: fn(&str) -> String,
+    ) -> (BackendChoice, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+        let gate = std::sync::Arc::default();
+        let backend = Self {
+            gate: std::sync::Arc::clone(&gate),
+            answer,
+        };
+        (BackendChoice::Custom(std::sync::Arc::new(backend)), gate)
+    }
+}
+
+impl bevy_loom::llm::LlmBackend for GatedBackend {
+    fn describe(&self) -> String {
+        "answers once its gate opens".to_owned()
+    }
+
+    fn complete(
+        &self,
+        request: &LlmRequest,
+        _deltas: bevy_loom::llm::DeltaSink,
+    ) -> bevy_loom::llm::LlmFuture {
+        let user = request.messages.last().map_or("", |m| &*m.content);
+        let text = (self.answer)(user);
+        let gate = std::sync::Arc::clone(&self.gate);
+        Box::pin(async move {
+            while !gate.load(std::sync::atomic::Ordering::SeqCst) {
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
+            Ok(bevy_loom::llm::LlmReply::text(text))
+        })
+    }
+}
+
 /// A headless app on the content in `root` (not watched) whose model answers every
 /// request with `answer`, with the default smart-actor settings.
 pub fn answering_app(root: &Path, answer: &str) -> App {
