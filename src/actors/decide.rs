@@ -106,9 +106,10 @@ pub(super) struct Verdict<'a> {
 
 /// Judges the model's `reply` to a pending decision: read against what was offered
 /// and the actions and tasks `permitted` now, with `fallback` for a rejected one
-/// outside combat. An offered action or task chosen that is no longer loaded or
-/// permitted (the actor's spec, or the content, changed while it thought) is
-/// rejected, and is no fallback.
+/// outside combat. A chosen action no longer loaded or permitted, or a chosen task no
+/// longer permitted (the actor's spec, or the content, changed while it thought),
+/// rejects the answer; the fallback is taken only while it is loaded and permitted. (A
+/// chosen task no longer loaded fails to start as a plan, saying so.)
 pub(super) fn judge<'a>(
     reply: &Result<LlmReply, LlmError>,
     pending: &'a PendingDecision,
@@ -126,28 +127,24 @@ pub(super) fn judge<'a>(
         }
         Err(error) => Err(RejectionReason::NoAnswer(error.clone())),
     };
-    let decision = decision.and_then(|decision| {
-        let no_longer = |id: &str| Err(RejectionReason::NoLongerAllowed(id.to_owned()));
-        if let Some(chosen) = decision.action().and_then(|index| offered.get(index))
-            && !allowed_now(&chosen)
-        {
-            return no_longer(chosen.action_id);
+    // The offered action and task it chose; one no longer allowed rejects it.
+    let picked = |decision: &Decision| {
+        let chosen = decision.action().and_then(|index| offered.get(index));
+        (
+            chosen,
+            decision.task().and_then(|position| tasks.get(position)),
+        )
+    };
+    let (chosen, task) = decision.as_ref().map_or((None, None), picked);
+    let stale = (chosen.filter(|chosen| !allowed_now(chosen)))
+        .or_else(|| task.filter(|task| !task_permitted(task.action_id)));
+    let (decision, chosen, task) = match stale {
+        Some(stale) => {
+            let reason = RejectionReason::NoLongerAllowed(stale.action_id.to_owned());
+            (Err(reason), None, None)
         }
-        if let Some(task) = decision.task().and_then(|position| tasks.get(position))
-            && !task_permitted(task.action_id)
-        {
-            return no_longer(task.action_id);
-        }
-        Ok(decision)
-    });
-    let task = (decision.as_ref().ok())
-        .and_then(Decision::task)
-        .and_then(|position| tasks.get(position));
-    let chosen = decision
-        .as_ref()
-        .ok()
-        .and_then(Decision::action)
-        .and_then(|index| offered.get(index));
+        None => (decision, chosen, task),
+    };
     let action = match (&decision, fallback) {
         (Ok(_), _) => chosen,
         (Err(_), DecisionFallback::Action(id)) if !pending.fighting => offered

@@ -312,9 +312,9 @@ impl Default for LlmSettings {
 ///
 /// Settings that cannot work ([`LlmPlugin::validate`]) are an error in the log at
 /// startup, and the game goes on with the nearest that can: one request at a time
-/// per endpoint for no concurrency, [`MOST_CONCURRENCY`] for more, the offline backend for an empty fleet, no
-/// slot for a server with 0 slots, and a deadline as given (0 times every request
-/// out at once, with an error that says to raise it).
+/// per endpoint for no concurrency, [`MOST_CONCURRENCY`] for more, the offline backend
+/// for an empty fleet, no slot for a server with 0 slots, and a deadline as given (0
+/// times every request out at once, with an error that says to raise it).
 #[derive(Debug, Clone)]
 pub struct LlmPlugin {
     /// Which backend answers; chosen once, at startup.

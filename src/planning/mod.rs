@@ -260,7 +260,10 @@ fn start_plans(
         let begun = match commands.get_spawned_entity(start.actor) {
             Ok(_) => begin(start, (registry, tasks, &facts, name), &mut ids),
             Err(_) => Err(PlanFailure {
-                reason: format!("the actor {} is not in the world", start.actor),
+                reason: format!(
+                    "the actor {} is not in the world (despawned, or its spawn not applied yet)",
+                    start.actor
+                ),
                 step: None,
             }),
         };

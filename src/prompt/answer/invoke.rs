@@ -111,12 +111,15 @@ fn input_value(
             let number = number_in(value)?;
             // A whole number past `i64` (`1e20`, `18446744073709551615`) is refused,
             // not clamped: the game would get a number nobody said.
+            let float = number.as_f64().unwrap_or(f64::NAN);
             let whole = number.as_i64().or_else(|| {
-                (number.as_f64())
-                    .filter(|n| n.fract() == 0.0 && (i64::MIN as f64..i64::MAX as f64).contains(n))
-                    .map(|n| n as i64)
+                let fits = (i64::MIN as f64..i64::MAX as f64).contains(&float);
+                (float.fract() == 0.0 && fits).then_some(float as i64)
             });
             let Some(whole) = whole else {
+                if float.fract() != 0.0 {
+                    return Err(format!("must be a whole number, not {number}"));
+                }
                 return Err(format!(
                     "must be a whole number from {} to {}, not {number}",
                     i64::MIN,
@@ -511,6 +514,11 @@ mod tests {
                 InputValue::Integer(4_000_000_000_000_000_000)
             )]),
             "a whole float within i64"
+        );
+        let fraction = check(json!(2.5)).expect_err("a fraction").to_string();
+        assert!(
+            fraction.ends_with("must be a whole number, not 2.5"),
+            "{fraction}"
         );
     }
 
