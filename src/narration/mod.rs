@@ -206,6 +206,12 @@ impl Narrator {
     pub fn waiting(&self) -> usize {
         self.pending.len()
     }
+
+    /// How many entities' recent picks it keeps, to vary what it says of them: those
+    /// despawned are forgotten once they pile up.
+    pub fn remembered(&self) -> usize {
+        self.resolver.remembered()
+    }
 }
 
 struct PendingNarration {

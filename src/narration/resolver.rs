@@ -175,6 +175,11 @@ impl FragmentResolver {
         self.recent.remove(&entity);
     }
 
+    /// How many entities' recent picks it keeps.
+    pub fn remembered(&self) -> usize {
+        self.recent.len()
+    }
+
     /// Whether it holds so many entities' recent picks that it should look for those
     /// gone: twice as many as the last look kept (at least 64).
     pub fn should_forget_gone(&self) -> bool {

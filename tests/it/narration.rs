@@ -178,6 +178,31 @@ impl Scene {
     }
 }
 
+#[test]
+fn what_was_said_of_entities_gone_is_forgotten() {
+    let mut scene = scene(None, NarrationSettings::default());
+    // A new mug each turn, taken, narrated, and gone.
+    for turn in 0..200 {
+        let world = scene.app.world_mut();
+        let mug = world
+            .spawn((
+                DisplayName(format!("mug {turn}")),
+                NarrativeKey("test:mug".into()),
+            ))
+            .id();
+        world.write_message(ActionReport::new(scene.marta, "take").object(mug));
+        scene.app.update();
+        scene.app.world_mut().despawn(mug);
+    }
+    scene.app.update();
+    let narrated = scene.app.world().resource::<Narrated>().finals().len();
+    assert_eq!(narrated, 200, "every take was narrated");
+    let remembered = (scene.app.world())
+        .resource::<bevy_loom::narration::Narrator>()
+        .remembered();
+    assert!(remembered < 100, "{remembered} entities' picks kept");
+}
+
 fn finals(texts: &[NarrationText]) -> Vec<&NarrationText> {
     texts.iter().filter(|t| t.is_final).collect()
 }
