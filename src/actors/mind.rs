@@ -252,11 +252,17 @@ impl Notes {
         }
     }
 
-    /// What the turn about to be sent tells, taken ([`take`](Self::take)), and kept in
-    /// `told` until that turn ends.
+    /// What the turn about to be sent tells, taken and kept in `told` until that turn
+    /// ends: all of it when the prompt goes on from its last answer, and only how its
+    /// plans ended when it starts afresh (there is no last answer to speak of).
     pub fn tell(&mut self, told: &mut Notes) -> (Option<String>, Option<String>) {
-        told.clone_from(self);
-        self.take()
+        *told = std::mem::take(self);
+        let ended = told.plans_ended.clone();
+        let all = match (&told.answer, &ended) {
+            (Some(note), Some(ended)) => Some(format!("{note} {ended}")),
+            (note, ended) => note.clone().or_else(|| ended.clone()),
+        };
+        (all, ended)
     }
 
     /// Puts back the notes a turn that got no answer told, before those noted since.
@@ -266,18 +272,6 @@ impl Notes {
             (Some(told), Some(since)) => Some(format!("{told} {since}")),
             (told, since) => told.or(since),
         };
-    }
-
-    /// What its next prompt tells it, taken: all of it when the prompt goes on from
-    /// its last answer, and only how its plans ended when it starts afresh (there is no
-    /// last answer to speak of).
-    pub fn take(&mut self) -> (Option<String>, Option<String>) {
-        let ended = self.plans_ended.take();
-        let all = match (self.answer.take(), &ended) {
-            (Some(note), Some(ended)) => Some(format!("{note} {ended}")),
-            (note, ended) => note.or_else(|| ended.clone()),
-        };
-        (all, ended)
     }
 }
 

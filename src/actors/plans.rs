@@ -51,6 +51,7 @@ fn failed_note(task: &str, reason: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::actors::mind::Notes;
 
     #[test]
     fn an_ended_plan_is_told_by_its_name_and_how_it_ended() {
@@ -67,7 +68,8 @@ mod tests {
         notes.answer = Some("Your last answer was not used: no such action.".to_owned());
         notes.note_plan_ending(&completed_note("Serve a drink"));
         notes.note_plan_ending(&failed_note("Fetch", "locked"));
-        let (all, fresh) = notes.take();
+        let mut told = Notes::default();
+        let (all, fresh) = notes.tell(&mut told);
         let ended = "Your plan \"Serve a drink\" is done. Your plan \"Fetch\" failed: locked.";
         assert_eq!(
             all.as_deref(),
@@ -79,6 +81,6 @@ mod tests {
             Some(ended),
             "a fresh one, how the plans ended"
         );
-        assert_eq!(notes.take(), (None, None), "told once");
+        assert_eq!(notes.tell(&mut told), (None, None), "told once");
     }
 }
