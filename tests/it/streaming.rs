@@ -429,15 +429,7 @@ fn an_answer_larger_than_the_body_limit_fails_with_or_without_a_length() {
 /// server library would send. Dropping the runtime stops it.
 fn raw_server(answer: &'static [u8]) -> (Runtime, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .expect("a Tokio runtime for the test server");
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .expect("a free port on 127.0.0.1");
-    let port = listener.local_addr().expect("the server's address").port();
+    let (runtime, listener, root) = crate::support::local_listener();
     runtime.spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
             // The request's head and body arrive before the client reads.
@@ -447,7 +439,7 @@ fn raw_server(answer: &'static [u8]) -> (Runtime, String) {
             let _ = stream.shutdown().await;
         }
     });
-    (runtime, format!("http://127.0.0.1:{port}"))
+    (runtime, root)
 }
 
 #[test]

@@ -298,9 +298,9 @@ pub fn run_turn(app: &mut App) -> TurnLog {
     std::mem::take(&mut *app.world_mut().resource_mut::<TurnLog>())
 }
 
-/// Serves `router` on a free port of 127.0.0.1 from a runtime the caller owns, and
-/// returns that runtime (dropping it stops the server) and `http://127.0.0.1:PORT`.
-pub fn serve(router: axum::Router) -> (tokio::runtime::Runtime, String) {
+/// A runtime for a test server, which the caller owns (dropping it stops the server),
+/// a listener on a free port of 127.0.0.1, and its address, `http://127.0.0.1:PORT`.
+pub fn local_listener() -> (tokio::runtime::Runtime, tokio::net::TcpListener, String) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -310,12 +310,19 @@ pub fn serve(router: axum::Router) -> (tokio::runtime::Runtime, String) {
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .expect("a free port on 127.0.0.1");
     let port = listener.local_addr().expect("the server's address").port();
+    (runtime, listener, format!("http://127.0.0.1:{port}"))
+}
+
+/// Serves `router` on a free port of 127.0.0.1 from a runtime the caller owns, and
+/// returns that runtime (dropping it stops the server) and `http://127.0.0.1:PORT`.
+pub fn serve(router: axum::Router) -> (tokio::runtime::Runtime, String) {
+    let (runtime, listener, root) = local_listener();
     runtime.spawn(async move {
         axum::serve(listener, router)
             .await
             .expect("the test server runs")
     });
-    (runtime, format!("http://127.0.0.1:{port}"))
+    (runtime, root)
 }
 
 /// A port on 127.0.0.1 that refuses every connection for as long as this lives: a
