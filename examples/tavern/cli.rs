@@ -1,7 +1,9 @@
 //! The tavern's command line: which content and scene to play, for how many turns,
 //! and where the player's lines come from.
 
+use std::num::{IntErrorKind, ParseIntError};
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
 pub const USAGE: &str = "usage: tavern [--turns N] [--seed S] [--show-prompt] [--no-tasks] [--warm-up] [--content DIR] [--scene FILE] [--interactive | --script FILE]";
 
@@ -33,6 +35,18 @@ pub fn parse_args() -> Result<Options, String> {
     parse(std::env::args().skip(1))
 }
 
+/// `text` as the whole number `option` takes, or the message that says what is wrong.
+fn whole_number<N: FromStr<Err = ParseIntError>>(option: &str, text: &str) -> Result<N, String> {
+    text.trim().parse().map_err(|error: ParseIntError| {
+        let problem = match error.kind() {
+            IntErrorKind::Empty => return format!("{option} needs a whole number\n{USAGE}"),
+            IntErrorKind::PosOverflow => "is too large",
+            _ => "is not a whole number (0 or more)",
+        };
+        format!("{option}: `{text}` {problem}\n{USAGE}")
+    })
+}
+
 /// Reads the options from `args` (without the program's name).
 pub fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut options = Options {
@@ -50,16 +64,8 @@ pub fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> 
         match arg.as_str() {
             "--content" => options.content = PathBuf::from(value("--content")?),
             "--scene" => options.scene = PathBuf::from(value("--scene")?),
-            "--turns" => {
-                options.turns = value("--turns")?
-                    .parse()
-                    .map_err(|e| format!("--turns: {e}"))?
-            }
-            "--seed" => {
-                options.seed = value("--seed")?
-                    .parse()
-                    .map_err(|e| format!("--seed: {e}"))?
-            }
+            "--turns" => options.turns = whole_number("--turns", &value("--turns")?)?,
+            "--seed" => options.seed = whole_number("--seed", &value("--seed")?)?,
             "--show-prompt" => options.show_prompt = true,
             "--no-tasks" => options.tasks = false,
             "--warm-up" => options.warm_up = true,

@@ -57,6 +57,9 @@ pub fn decisions_asked(world: &World) -> String {
         .map(|(actor, count)| format!("{} {count}", name(world, **actor)))
         .collect();
     let all: usize = asked.iter().map(|(_, count)| **count).sum();
+    if all == 0 {
+        return "\nDecisions asked of the model: none".to_owned();
+    }
     format!(
         "\nDecisions asked of the model: {} ({all} in all)",
         each.join(", ")

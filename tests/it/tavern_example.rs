@@ -17,6 +17,9 @@ use crate::support::{
 };
 
 #[allow(dead_code)]
+#[path = "../../examples/tavern/cli.rs"]
+mod cli;
+#[allow(dead_code)]
 #[path = "../../examples/tavern/print.rs"]
 mod print;
 #[allow(dead_code)]
@@ -375,4 +378,36 @@ fn asked_for_a_room_marta_asks_how_long_and_the_game_takes_the_coin_and_hands_ov
         .map(|(name, _)| name.0.as_str())
         .collect();
     assert_eq!(keys, ["key to the room upstairs"]);
+}
+
+#[test]
+fn a_count_the_command_line_cannot_take_says_what_is_wrong() {
+    let parse = |args: &[&str]| cli::parse(args.iter().map(|arg| (*arg).to_owned()));
+    let error = |args: &[&str]| parse(args).err().expect("refused");
+    assert!(error(&["--turns", "abc"]).starts_with("--turns: `abc` is not a whole number"));
+    assert!(error(&["--turns", "-1"]).starts_with("--turns: `-1` is not a whole number"));
+    let huge = error(&["--seed", "99999999999999999999"]);
+    assert!(
+        huge.starts_with("--seed: `99999999999999999999` is too large"),
+        "{huge}"
+    );
+    assert!(error(&["--turns", ""]).starts_with("--turns needs a whole number"));
+    assert!(error(&["--turns"]).starts_with("--turns needs a value"));
+    let Ok(options) = parse(&["--turns", " 3 ", "--seed", "7"]) else {
+        panic!("valid options refused");
+    };
+    assert_eq!((options.turns, options.seed), (3, 7));
+}
+
+#[test]
+fn a_game_of_no_turns_says_no_decision_was_asked() {
+    let (app, _) = tavern(
+        BackendChoice::Offline { seed: 0 },
+        true,
+        Box::new(Transcript::default()),
+    );
+    assert_eq!(
+        print::decisions_asked(app.world()),
+        "\nDecisions asked of the model: none"
+    );
 }
