@@ -69,9 +69,13 @@ pub(super) fn apply_decisions(
         let permitted = |action: &ActionDefinition| {
             spec.is_some_and(|spec| permits(spec, &settings.combat_verbs, pending.fighting, action))
         };
-        let task_permitted =
-            |task_id: &str| spec.is_some_and(|spec| spec.policy.allows_task(task_id));
-        let allowed = (permitted, task_permitted);
+        let policy_allows = |named: Named| {
+            spec.is_some_and(|spec| match named {
+                Named::Task(id) => spec.policy.allows_task(id),
+                Named::Ability(id) => spec.policy.allows_ability(id),
+            })
+        };
+        let allowed = (permitted, policy_allows);
         let verdict = judge(result, &pending, &registry, allowed, &settings.fallback);
         if let Err(reason) = &verdict.decision {
             match reason {
@@ -104,17 +108,25 @@ pub(super) struct Verdict<'a> {
     pub(super) hesitates: bool,
 }
 
+/// A task or an ability an answer names, for the actor's policy of the moment to allow.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Named<'a> {
+    Task(&'a str),
+    Ability(&'a str),
+}
+
 /// Judges the model's `reply` to a pending decision: read against what was offered
-/// and the actions and tasks `permitted` now, with `fallback` for a rejected one
-/// outside combat. A chosen action no longer loaded or permitted, or a chosen task no
-/// longer permitted (the actor's spec, or the content, changed while it thought),
-/// rejects the answer; the fallback is taken only while it is loaded and permitted. (A
-/// chosen task no longer loaded fails to start as a plan, saying so.)
+/// and the actions `permitted` now and the tasks and abilities the policy of the
+/// moment allows, with `fallback` for a rejected one outside combat. A chosen action
+/// no longer loaded or permitted, or a chosen task or invoked ability no longer
+/// allowed (the actor's spec, or the content, changed while it thought), rejects the
+/// answer; the fallback is taken only while it is loaded and permitted. (A chosen
+/// task no longer loaded fails to start as a plan, saying so.)
 pub(super) fn judge<'a>(
     reply: &Result<LlmReply, LlmError>,
     pending: &'a PendingDecision,
     registry: &ContentRegistry,
-    (permitted, task_permitted): (impl Fn(&ActionDefinition) -> bool, impl Fn(&str) -> bool),
+    (permitted, policy_allows): (impl Fn(&ActionDefinition) -> bool, impl Fn(Named) -> bool),
     fallback: &DecisionFallback,
 ) -> Verdict<'a> {
     let (offered, tasks) = (&pending.offered, &pending.tasks);
@@ -136,11 +148,20 @@ pub(super) fn judge<'a>(
         )
     };
     let (chosen, task) = decision.as_ref().map_or((None, None), picked);
+    let invoked = match decision.as_ref().map(|decision| &decision.answer) {
+        Ok(Answer::Invoke { ability, .. }) => Some(ability.as_str()),
+        _ => None,
+    };
     let stale = (chosen.filter(|chosen| !allowed_now(chosen)))
-        .or_else(|| task.filter(|task| !task_permitted(task.action_id)));
+        .map(|chosen| chosen.action_id)
+        .or_else(|| {
+            let task = task.filter(|task| !policy_allows(Named::Task(task.action_id)));
+            task.map(|task| task.action_id)
+        })
+        .or_else(|| invoked.filter(|&ability| !policy_allows(Named::Ability(ability))));
     let (decision, chosen, task) = match stale {
         Some(stale) => {
-            let reason = RejectionReason::NoLongerAllowed(stale.action_id.to_owned());
+            let reason = RejectionReason::NoLongerAllowed(stale.to_owned());
             (Err(reason), None, None)
         }
         None => (decision, chosen, task),
@@ -316,7 +337,7 @@ mod tests {
             &answer.map(LlmReply::text),
             &pending,
             &ContentRegistry::default(),
-            (|_: &ActionDefinition| true, |_: &str| true),
+            (|_: &ActionDefinition| true, |_: Named| true),
             &DecisionFallback::Action("core:wait".into()),
         );
         (
@@ -329,7 +350,7 @@ mod tests {
     #[test]
     fn a_choice_no_longer_loaded_or_permitted_is_rejected_and_no_fallback() {
         let go = || LlmReply::text(r#"{"type": "ACTION", "action": 1}"#);
-        let everything = (|_: &ActionDefinition| true, |_: &str| true);
+        let everything = (|_: &ActionDefinition| true, |_: Named| true);
         // `core:go` was offered; the registry holds it no longer.
         let offered_go = PendingDecision {
             offered: crate::world::offer_to_go(),
@@ -350,7 +371,10 @@ mod tests {
             ..pending(false)
         };
         let task = Ok(LlmReply::text(r#"{"type": "TASK", "task": 1}"#));
-        let not_tasks = (|_: &ActionDefinition| true, |_: &str| false);
+        let not_tasks = (
+            |_: &ActionDefinition| true,
+            |named: Named<'_>| !matches!(named, Named::Task(_)),
+        );
         let verdict = judge(&task, &task_go, &registry, not_tasks, &fallback);
         assert_eq!((verdict.decision, verdict.task), (Err(gone), None));
         let verdict = judge(&task, &task_go, &registry, everything, &fallback);

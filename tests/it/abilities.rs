@@ -494,3 +494,47 @@ fn abilities_go_out_as_tools_and_a_tool_call_comes_back_as_an_invocation() {
     assert!(answered, "{:#?}", prompt.messages);
     let _ = inn.traveler;
 }
+
+#[test]
+fn an_ability_invoked_under_a_spec_replaced_meanwhile_is_rejected() {
+    use bevy::prelude::*;
+    use bevy_loom::prelude::*;
+    let rent = |_: &str| {
+        json!({ "type": "INVOKE", "ability": "tavern:rent_room",
+                "inputs": { "nights": 2, "guest": "Traveler" } })
+        .to_string()
+    };
+    let (backend, gate) = support::GatedBackend::choice(rent);
+    let (mut app, scene) = support::tavern_app(backend);
+    app.init_resource::<Invoked>()
+        .add_systems(Update, record_invoked.after(LoomSystems::Decide));
+    let marta = scene.entities["marta"];
+    app.world_mut().write_message(PlayerSaid {
+        text: "@Marta, two nights, please".to_owned(),
+    });
+    app.update();
+    let log = app.world().resource::<support::TurnLog>();
+    let prompt = (log.prompts.iter())
+        .find(|p| p.actor == marta)
+        .expect("asked");
+    assert!(
+        prompt.abilities.get("tavern:rent_room").is_some(),
+        "offered"
+    );
+    // Her spec becomes Brom's, which allows no ability, before her answer comes.
+    (app.world_mut().entity_mut(marta)).insert(SmartActor::new("tavern:brom"));
+    gate.store(true, std::sync::atomic::Ordering::SeqCst);
+    support::update_until(&mut app, "her answer", |app| {
+        let log = app.world().resource::<support::TurnLog>();
+        (log.rejected.iter()).any(|r| r.actor == marta)
+    });
+    assert!(app.world().resource::<Invoked>().0.is_empty());
+    let log = app.world().resource::<support::TurnLog>();
+    let rejected = (log.rejected.iter())
+        .find(|r| r.actor == marta)
+        .expect("rejected");
+    assert_eq!(
+        rejected.reason,
+        RejectionReason::NoLongerAllowed("tavern:rent_room".to_owned())
+    );
+}
