@@ -139,26 +139,23 @@ pub(super) fn judge<'a>(
         }
         Err(error) => Err(RejectionReason::NoAnswer(error.clone())),
     };
-    // The offered action and task it chose; one no longer allowed rejects it.
-    let picked = |decision: &Decision| {
-        let chosen = decision.action().and_then(|index| offered.get(index));
-        (
-            chosen,
-            decision.task().and_then(|position| tasks.get(position)),
-        )
-    };
-    let (chosen, task) = decision.as_ref().map_or((None, None), picked);
-    let invoked = match decision.as_ref().map(|decision| &decision.answer) {
-        Ok(Answer::Invoke { ability, .. }) => Some(ability.as_str()),
+    // What it chose; one no longer allowed rejects it.
+    let made = decision.as_ref().ok();
+    let chosen = made
+        .and_then(Decision::action)
+        .and_then(|index| offered.get(index));
+    let task = made
+        .and_then(Decision::task)
+        .and_then(|position| tasks.get(position));
+    let invoked = match made.map(|decision| &decision.answer) {
+        Some(Answer::Invoke { ability, .. }) => Some(ability.as_str()),
         _ => None,
     };
-    let stale = (chosen.filter(|chosen| !allowed_now(chosen)))
-        .map(|chosen| chosen.action_id)
-        .or_else(|| {
-            let task = task.filter(|task| !policy_allows(Named::Task(task.action_id)));
-            task.map(|task| task.action_id)
-        })
-        .or_else(|| invoked.filter(|&ability| !policy_allows(Named::Ability(ability))));
+    let action_gone = chosen.filter(|chosen| !allowed_now(chosen));
+    let task_id = task.map(|task| task.action_id);
+    let stale = (action_gone.map(|action| action.action_id))
+        .or(task_id.filter(|&id| !policy_allows(Named::Task(id))))
+        .or(invoked.filter(|&id| !policy_allows(Named::Ability(id))));
     let (decision, chosen, task) = match stale {
         Some(stale) => {
             let reason = RejectionReason::NoLongerAllowed(stale.to_owned());

@@ -250,8 +250,8 @@ pub enum RejectionReason {
     /// The model gave no answer.
     #[error("no answer from the model: {0}")]
     NoAnswer(LlmError),
-    /// The offered action or task chosen may no longer be taken: the actor's spec, or
-    /// the content, changed while it decided.
+    /// The offered action, task or ability chosen may no longer be taken: the actor's
+    /// spec, or the content, changed while it decided.
     #[error("`{0}` may no longer be taken: what this actor may do changed while it decided")]
     NoLongerAllowed(String),
     /// The actor's spec is not loaded, so it could not think.
