@@ -524,17 +524,10 @@ fn an_ability_invoked_under_a_spec_replaced_meanwhile_is_rejected() {
     // Her spec becomes Brom's, which allows no ability, before her answer comes.
     (app.world_mut().entity_mut(marta)).insert(SmartActor::new("tavern:brom"));
     gate.store(true, std::sync::atomic::Ordering::SeqCst);
-    support::update_until(&mut app, "her answer", |app| {
-        let log = app.world().resource::<support::TurnLog>();
-        (log.rejected.iter()).any(|r| r.actor == marta)
-    });
+    let reason = support::rejection_of(&mut app, marta);
     assert!(app.world().resource::<Invoked>().0.is_empty());
-    let log = app.world().resource::<support::TurnLog>();
-    let rejected = (log.rejected.iter())
-        .find(|r| r.actor == marta)
-        .expect("rejected");
     assert_eq!(
-        rejected.reason,
+        reason,
         RejectionReason::NoLongerAllowed("tavern:rent_room".to_owned())
     );
 }

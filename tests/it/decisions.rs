@@ -265,21 +265,15 @@ fn an_action_chosen_under_a_spec_replaced_meanwhile_is_rejected() {
     // She becomes Brom, whose spec allows no action on items, before her answer comes.
     (app.world_mut().entity_mut(marta)).insert(SmartActor::new("tavern:brom"));
     gate.store(true, std::sync::atomic::Ordering::SeqCst);
-    crate::support::update_until(&mut app, "her answer", |app| {
-        let log = app.world().resource::<crate::support::TurnLog>();
-        (log.rejected.iter()).any(|r| r.actor == marta)
-    });
+    let reason = crate::support::rejection_of(&mut app, marta);
     let log = app.world().resource::<crate::support::TurnLog>();
     assert!(
         (log.requests.iter()).all(|r| r.actor != marta),
         "{:?}",
         log.requests
     );
-    let rejected = (log.rejected.iter())
-        .find(|r| r.actor == marta)
-        .expect("rejected");
     assert_eq!(
-        rejected.reason,
+        reason,
         RejectionReason::NoLongerAllowed("items:give".to_owned())
     );
 }

@@ -99,6 +99,17 @@ pub fn update_until(app: &mut App, what: &str, mut done: impl FnMut(&mut App) ->
     }
 }
 
+/// Updates until a decision of `actor`'s is rejected (as [`TurnLog`] records it);
+/// the reason.
+pub fn rejection_of(app: &mut App, actor: Entity) -> RejectionReason {
+    let rejected = |app: &App| {
+        let log = app.world().resource::<TurnLog>();
+        (log.rejected.iter().find(|r| r.actor == actor)).map(|r| r.reason.clone())
+    };
+    update_until(app, "a rejection", |app| rejected(app).is_some());
+    rejected(app).expect("rejected")
+}
+
 /// Updates until the content has loaded, failing the test on a timeout.
 pub fn wait_for_content(app: &mut App) {
     if let Err(error) = testing::wait_for_content(app, testing::CONTENT_TIMEOUT) {
