@@ -177,7 +177,14 @@ pub struct PlaceRevisions {
     changed: EntityHashSet,
     /// Whether everything changed since then.
     everything_changed: bool,
+    /// How many entries `places` and `next_door` may hold before those of entities
+    /// gone are looked for: twice as many as the last look kept (at least
+    /// [`FIRST_LOOK`]).
+    look_at: usize,
 }
+
+/// How many entries the first look for entities gone waits for.
+const FIRST_LOOK: usize = 64;
 
 /// An entity of the view as a revision saw it: where it was, and enough of the rest
 /// that a removed component shows (a name, tags or exits gone is one left empty).
@@ -300,6 +307,26 @@ impl PlaceRevisions {
             self.places.insert(entity, revision);
         }
         self.changed.clear();
+        if self.places.len() + self.next_door.len() >= self.look_at.max(FIRST_LOOK) {
+            self.forget_gone();
+        }
+    }
+
+    /// Forgets when what is around an entity gone from the view last changed, unless
+    /// something is still in it (an actor whose place was despawned asks for it): a
+    /// game that spawns and despawns things every turn keeps these from piling up,
+    /// and looking costs little however many come and go.
+    fn forget_gone(&mut self) {
+        let seen = &self.seen;
+        let still_in: EntityHashSet = (seen.values())
+            .filter_map(|now| now.place)
+            .filter(|place| !seen.contains_key(place))
+            .collect();
+        let kept =
+            |entity: &Entity, _: &mut u64| seen.contains_key(entity) || still_in.contains(entity);
+        self.places.retain(kept);
+        self.next_door.retain(kept);
+        self.look_at = 2 * (self.places.len() + self.next_door.len());
     }
 }
 
@@ -646,6 +673,53 @@ mod tests {
             update(&mut app, [room, door]),
             (3, [3, 3]),
             "where its exits lead"
+        );
+    }
+
+    #[test]
+    fn what_is_gone_is_forgotten_unless_someone_is_still_in_it() {
+        let entity = |n: u32| Entity::from_raw_u32(n).expect("a valid index");
+        let (hall, cellar, ann) = (entity(1), entity(2), entity(3));
+        let place = |exits: Vec<Entity>| EntityView {
+            is_place: true,
+            exits: Cow::Owned(exits),
+            ..default()
+        };
+        let in_place = |place: Entity| EntityView {
+            place: Some(place),
+            ..default()
+        };
+        let mut revisions = PlaceRevisions::default();
+        revisions.revise(&WorldView::new([
+            (hall, place(vec![cellar])),
+            (cellar, place(vec![hall])),
+            (ann, in_place(cellar)),
+        ]));
+        // The cellar goes; Ann, still in it, must see that it did.
+        revisions.revise(&WorldView::new([
+            (hall, place(vec![cellar])),
+            (ann, in_place(cellar)),
+        ]));
+        let cellar_went = revisions.revision();
+        assert_eq!(revisions.changed_at(Some(cellar)), cellar_went);
+        // A thousand things come into the hall and go, one a revision.
+        for n in 100..1100 {
+            revisions.revise(&WorldView::new([
+                (hall, place(vec![cellar])),
+                (ann, in_place(cellar)),
+                (entity(n), in_place(hall)),
+            ]));
+        }
+        let remembered = revisions.places.len() + revisions.next_door.len();
+        assert!(
+            remembered < 200,
+            "{remembered} entities remembered, most of them long gone"
+        );
+        assert_eq!(revisions.changed_at(Some(hall)), revisions.revision());
+        assert_eq!(
+            revisions.changed_at(Some(cellar)),
+            cellar_went,
+            "where Ann is, gone or not, is remembered"
         );
     }
 
