@@ -14,6 +14,7 @@ use super::plan::{
 };
 use super::{ActionReport, EffectReport, Outcome, Verbosity};
 use crate::content::{Fragment, FragmentPool, NarrativeContext};
+use crate::world::ForgetGone;
 
 /// One entity as narration sees it: its name and its narrative context.
 #[derive(Debug, Clone)]
@@ -143,14 +144,11 @@ impl RepetitionBuffer {
 pub struct FragmentResolver {
     rng: ChaCha8Rng,
     recent: EntityHashMap<RepetitionBuffer>,
-    /// How many entities' buffers make it look for those gone ([`forget_gone`](Self::forget_gone)).
-    look_at: usize,
+    /// When it looks for entities gone ([`forget_gone`](Self::forget_gone)).
+    forget_gone: ForgetGone,
     window: usize,
     verbosity: Verbosity,
 }
-
-/// The fewest entities' buffers that make a resolver look for those gone.
-const FIRST_LOOK: usize = 64;
 
 impl FragmentResolver {
     /// A resolver whose picks follow from `seed`, remembering each entity's last
@@ -159,7 +157,7 @@ impl FragmentResolver {
         Self {
             rng: ChaCha8Rng::seed_from_u64(seed),
             recent: EntityHashMap::default(),
-            look_at: FIRST_LOOK,
+            forget_gone: ForgetGone::default(),
             window,
             verbosity,
         }
@@ -183,7 +181,7 @@ impl FragmentResolver {
     /// Whether it holds so many entities' recent picks that it should look for those
     /// gone: twice as many as the last look kept (at least 64).
     pub fn should_forget_gone(&self) -> bool {
-        self.recent.len() >= self.look_at
+        self.forget_gone.is_due(self.recent.len())
     }
 
     /// Forgets the recent picks of the entities `exists` says are gone, when it
@@ -194,7 +192,7 @@ impl FragmentResolver {
             return;
         }
         self.recent.retain(|&entity, _| exists(entity));
-        self.look_at = (2 * self.recent.len()).max(FIRST_LOOK);
+        self.forget_gone.looked(self.recent.len());
     }
 
     /// The fragments for the report's action: core, colors, state variant, traits.
@@ -795,16 +793,17 @@ mod tests {
         };
         // Ten stay; the rest come and go.
         let stays = |e: Entity| e.index_u32() < 10;
-        for n in 0..(FIRST_LOOK as u32 - 1) {
+        let first_look = ForgetGone::FIRST_LOOK;
+        for n in 0..(first_look as u32 - 1) {
             remember(&mut resolver, n);
         }
         resolver.forget_gone(stays);
-        assert_eq!(resolver.recent.len(), FIRST_LOOK - 1, "not yet looked for");
+        assert_eq!(resolver.recent.len(), first_look - 1, "not yet looked for");
         remember(&mut resolver, 1000);
         resolver.forget_gone(stays);
         assert_eq!(resolver.recent.len(), 10, "only those still there");
         assert!(resolver.recent[&entity(3)].contains(3), "their picks kept");
-        for n in 1000..1000 + FIRST_LOOK as u32 {
+        for n in 1000..1000 + first_look as u32 {
             remember(&mut resolver, n);
         }
         assert!(resolver.should_forget_gone());

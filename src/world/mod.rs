@@ -15,6 +15,7 @@ mod abilities;
 mod acting;
 mod available;
 mod components;
+mod gone;
 mod offered;
 mod perception;
 mod schedule;
@@ -36,6 +37,7 @@ pub use components::{
     CarriedBy, Character, DisplayName, Exits, FollowingPlan, InPlace, NarrativeKey, Place, Player,
     Tags,
 };
+pub(crate) use gone::ForgetGone;
 pub use offered::{AvailableAction, OfferedActions, OfferedIter};
 pub use perception::{
     PERCEPTION_CHANGES, describe_surroundings, write_perception_changes, write_surroundings,

@@ -10,7 +10,8 @@ use bevy::prelude::*;
 use smallvec::SmallVec;
 
 use super::{
-    CarriedBy, Character, DisplayName, Exits, InPlace, Place, ScopeReach, Tags, TargetScopes,
+    CarriedBy, Character, DisplayName, Exits, ForgetGone, InPlace, Place, ScopeReach, Tags,
+    TargetScopes,
 };
 
 /// One entity as the world view sees it: its name, tags and exits borrowed from the
@@ -177,14 +178,9 @@ pub struct PlaceRevisions {
     changed: EntityHashSet,
     /// Whether everything changed since then.
     everything_changed: bool,
-    /// How many entries `places` and `next_door` may hold before those of entities
-    /// gone are looked for: twice as many as the last look kept (at least
-    /// [`FIRST_LOOK`]).
-    look_at: usize,
+    /// When `places` and `next_door` look for entities gone.
+    forget_gone: ForgetGone,
 }
-
-/// How many entries the first look for entities gone waits for.
-const FIRST_LOOK: usize = 64;
 
 /// An entity of the view as a revision saw it: where it was, and enough of the rest
 /// that a removed component shows (a name, tags or exits gone is one left empty).
@@ -307,7 +303,7 @@ impl PlaceRevisions {
             self.places.insert(entity, revision);
         }
         self.changed.clear();
-        if self.places.len() + self.next_door.len() >= self.look_at.max(FIRST_LOOK) {
+        if (self.forget_gone).is_due(self.places.len() + self.next_door.len()) {
             self.forget_gone();
         }
     }
@@ -326,7 +322,7 @@ impl PlaceRevisions {
             |entity: &Entity, _: &mut u64| seen.contains_key(entity) || still_in.contains(entity);
         self.places.retain(kept);
         self.next_door.retain(kept);
-        self.look_at = 2 * (self.places.len() + self.next_door.len());
+        (self.forget_gone).looked(self.places.len() + self.next_door.len());
     }
 }
 
