@@ -13,6 +13,7 @@
 
 use std::time::Duration;
 
+use bevy::ecs::entity::Entities;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use smallvec::SmallVec;
@@ -21,7 +22,7 @@ use crate::actors::{ActorPassed, ActorSpoke, DecisionRejected, DecisionRequested
 use crate::content::ContentError;
 use crate::llm::{LlmDelta, LlmResponse, RequestId};
 use crate::prompt::PromptSection;
-use crate::world::{AbilityInvoked, ActionRequest, InputValue, LoomSystems};
+use crate::world::{AbilityInvoked, ActionRequest, ForgetGone, InputValue, LoomSystems};
 
 #[cfg(feature = "overlay")]
 mod ui;
@@ -79,6 +80,8 @@ pub struct DebugLog {
     requests: HashMap<RequestId, Entity>,
     /// The latest content errors, oldest first.
     pub errors: Vec<ContentError>,
+    /// When the records and requests look for actors gone.
+    forget_gone: ForgetGone,
 }
 
 /// An actor's latest decision, as far as it has gone.
@@ -129,8 +132,9 @@ struct Heard<'w, 's> {
     errors: MessageReader<'w, 's, ContentError>,
 }
 
-/// Notes this frame's messages in the log.
-fn record(mut log: ResMut<DebugLog>, mut heard: Heard) {
+/// Notes this frame's messages in the log, and forgets the actors gone once they
+/// pile up.
+fn record(mut log: ResMut<DebugLog>, mut heard: Heard, entities: &Entities) {
     let log = &mut *log;
     for asked in heard.requested.read() {
         log.requests.insert(asked.request, asked.actor);
@@ -189,6 +193,7 @@ fn record(mut log: ResMut<DebugLog>, mut heard: Heard) {
     log.errors.extend(heard.errors.read().cloned());
     let over = log.errors.len().saturating_sub(MAX_ERRORS);
     log.errors.drain(..over);
+    log.forget_gone(|actor| entities.contains_spawned(actor));
 }
 
 impl DebugLog {
@@ -196,6 +201,17 @@ impl DebugLog {
     fn record_of(&mut self, request: RequestId) -> Option<&mut ActorRecord> {
         let actor = self.requests.get(&request)?;
         self.actors.get_mut(actor)
+    }
+
+    /// Forgets the records and requests of the actors `exists` says are gone, once
+    /// they have piled up: a game whose actors come and go does not grow the log.
+    fn forget_gone(&mut self, exists: impl Fn(Entity) -> bool) {
+        if !(self.forget_gone).is_due(self.actors.len() + self.requests.len()) {
+            return;
+        }
+        self.actors.retain(|&actor, _| exists(actor));
+        self.requests.retain(|_, &mut actor| exists(actor));
+        (self.forget_gone).looked(self.actors.len() + self.requests.len());
     }
 
     /// Notes what came of `actor`'s decision.

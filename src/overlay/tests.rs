@@ -389,3 +389,36 @@ fn typographic_punctuation_is_drawn_in_ascii() {
     );
     assert_eq!(drawable("plain".to_owned()), "plain");
 }
+
+#[test]
+fn the_records_of_actors_gone_are_forgotten_once_they_pile_up() {
+    let mut app = app();
+    let stays: Vec<Entity> = (0..3).map(|_| app.world_mut().spawn_empty().id()).collect();
+    for (n, &actor) in stays.iter().enumerate() {
+        app.world_mut().write_message(asked(actor, n as u64));
+    }
+    app.update();
+    // Actors come, are asked, and are despawned before their answer, one a frame.
+    for n in 100..400 {
+        let actor = app.world_mut().spawn_empty().id();
+        app.world_mut().write_message(asked(actor, n));
+        app.update();
+        app.world_mut().despawn(actor);
+    }
+    let log = app.world().resource::<DebugLog>();
+    let held = log.actors.len() + log.requests.len();
+    assert!(
+        held < 200,
+        "{held} records and requests kept, most of them of actors gone"
+    );
+    for actor in stays {
+        assert!(
+            log.actors.contains_key(&actor),
+            "the records of those still here"
+        );
+        assert!(
+            log.requests.values().any(|&a| a == actor),
+            "and their requests"
+        );
+    }
+}
