@@ -76,7 +76,13 @@ pub(super) fn apply_decisions(
             })
         };
         let allowed = (permitted, policy_allows);
-        let verdict = judge(result, &pending, &registry, allowed, &settings.fallback);
+        let mut verdict = judge(result, &pending, &registry, allowed, &settings.fallback);
+        // Nothing is allowed an actor whose spec is not loaded: say that, as thinking does.
+        if let (Some(actor), None, Err(RejectionReason::NoLongerAllowed(_))) =
+            (actor, spec, &verdict.decision)
+        {
+            verdict.decision = Err(RejectionReason::UnknownSpec(actor.spec.clone()));
+        }
         if let Err(reason) = &verdict.decision {
             match reason {
                 RejectionReason::NoAnswer(error) => {

@@ -278,6 +278,24 @@ fn an_action_chosen_under_a_spec_replaced_meanwhile_is_rejected() {
     );
 }
 
+#[test]
+fn an_action_chosen_under_a_spec_no_longer_loaded_says_the_spec_is_missing() {
+    let (backend, gate) = crate::support::GatedBackend::choice(give);
+    let (mut app, scene) = tavern_app(backend);
+    let marta = scene.entities["marta"];
+    app.world_mut().write_message(TurnEnded);
+    app.update();
+    // Her spec id is changed to one never loaded before her answer comes.
+    (app.world_mut().entity_mut(marta)).insert(SmartActor::new("tavern:marta_typo"));
+    gate.store(true, std::sync::atomic::Ordering::SeqCst);
+    let reason = crate::support::rejection_of(&mut app, marta);
+    assert_eq!(
+        reason,
+        RejectionReason::UnknownSpec("tavern:marta_typo".to_owned()),
+        "{reason}"
+    );
+}
+
 /// A tavern turn in which every actor answers `answer`, with these settings.
 fn turn_with(answer: &str, settings: SmartActorSettings) -> crate::support::TurnLog {
     let (mut app, _) = crate::support::tavern_app_with(FixedBackend::choice(answer), settings);
