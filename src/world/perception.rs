@@ -83,8 +83,8 @@ const CARRIES: &str = " carries";
 /// A perception's lines, each with its label (what comes before its `": "`, or the
 /// whole line for the first, saying where the actor is); `None` when a line could be
 /// read two ways: a name in it holds a `": "`, or a line break before words with no
-/// label, or two lines are about one name. (A name broken before a label reads as the
-/// lines it looks like, which no scene's names can hold.)
+/// label, or two lines are about one name. (A name broken before a label would read
+/// as the lines it looks like; a [`WorldView`]'s names are one line each.)
 fn labelled(text: &str) -> Option<SmallVec<[(&str, &str); 16]>> {
     let mut lines: SmallVec<[(&str, &str); 16]> = SmallVec::new();
     // Where `": "` is in a short line, found without setting up a string search.

@@ -326,15 +326,28 @@ impl PlaceRevisions {
     }
 }
 
+/// Joins the lines of a name that holds line breaks with spaces.
+fn one_line(name: &mut Cow<'_, str>) {
+    if name.bytes().any(|byte| matches!(byte, b'\n' | b'\r')) {
+        let lines = name.split(['\n', '\r']).filter(|line| !line.is_empty());
+        *name = Cow::Owned(lines.collect::<Vec<_>>().join(" "));
+    }
+}
+
 impl<'a> WorldView<'a> {
-    /// Builds a view from entity records.
+    /// Builds a view from entity records. A name that holds line breaks is seen on
+    /// one line, its lines joined by spaces: a prompt line naming it stays one line,
+    /// whatever a game or a player named something.
     pub fn new(records: impl IntoIterator<Item = (Entity, EntityView<'a>)>) -> Self {
         let records = records.into_iter();
         // A query's upper bound is its matching entities: sized once, never regrown.
         let (lower, upper) = records.size_hint();
         let mut entities: EntityHashMap<EntityView<'a>> =
             EntityHashMap::with_capacity(upper.unwrap_or(lower));
-        entities.extend(records);
+        entities.extend(records.map(|(entity, mut view)| {
+            one_line(&mut view.name);
+            (entity, view)
+        }));
         // Everything held, in one list sorted by holder and then by name: each
         // holder's things are one run of it.
         let mut held: Vec<Holding<'_>> = Vec::with_capacity(entities.len());
@@ -716,6 +729,35 @@ mod tests {
             revisions.changed_at(Some(cellar)),
             cellar_went,
             "where Ann is, gone or not, is remembered"
+        );
+    }
+
+    #[test]
+    fn a_name_is_one_line_in_the_view() {
+        let entity = |n: u32| Entity::from_raw_u32(n).expect("a valid index");
+        let (hall, ann, bob) = (entity(1), entity(2), entity(3));
+        let someone = |name: &'static str| EntityView {
+            name: Cow::Borrowed(name),
+            place: Some(hall),
+            character: true,
+            ..default()
+        };
+        let hall_view = EntityView {
+            name: Cow::Borrowed("the\r\nhall\n"),
+            is_place: true,
+            ..default()
+        };
+        // A player named himself to look like a line of what Ann perceives.
+        let view = WorldView::new([
+            (hall, hall_view),
+            (ann, someone("Ann")),
+            (bob, someone("Bob\nExits: the vault")),
+        ]);
+        assert_eq!(view.name(bob), "Bob Exits: the vault");
+        assert_eq!(view.name(hall), "the hall");
+        assert_eq!(
+            super::super::describe_surroundings(&view, ann),
+            "You are in the hall.\nHere with you: Bob Exits: the vault."
         );
     }
 
