@@ -176,8 +176,8 @@ pub struct Heard {
 
 /// Hears a player's `line`, said while talking `with` someone (or nobody), among the
 /// `visible` smart actors: a conversation whose actor is no longer visible ends; a
-/// line naming an actor starts one with it; a goodbye ends it; an ambiguous or
-/// unknown name is a notice; and what is said goes to the actor talked with.
+/// line naming an actor starts one with it; a goodbye ends it; an ambiguous, unknown
+/// or missing name is a notice; and what is said goes to the actor talked with.
 pub fn hear(line: &str, with: Option<Entity>, visible: &[Visible<'_>]) -> Heard {
     let mut heard = Heard {
         with,
@@ -202,9 +202,17 @@ pub fn hear(line: &str, with: Option<Entity>, visible: &[Visible<'_>]) -> Heard 
             return heard;
         }
         PlayerLine::Unknown(name) => {
-            heard.updates.push(ConversationUpdate::Notice(format!(
-                "Nobody here is called {name}."
-            )));
+            let notice = match (name.is_empty(), visible.first()) {
+                (false, _) => format!("Nobody here is called {name}."),
+                (true, Some(first)) => {
+                    format!(
+                        "Say who you talk to after the @, as in @{}.",
+                        first.name.label
+                    )
+                }
+                (true, None) => "There is nobody here to talk to.".to_owned(),
+            };
+            heard.updates.push(ConversationUpdate::Notice(notice));
             return heard;
         }
         PlayerLine::Addressed { actor, utterance } => {
@@ -364,6 +372,23 @@ mod tests {
             heard.updates,
             [ConversationUpdate::Notice(
                 "Nobody here is called Vesk.".into()
+            )]
+        );
+    }
+
+    #[test]
+    fn an_at_sign_with_no_name_says_how_to_name_someone() {
+        let notice = |visible: &[Visible<'_>]| hear("@ hello", None, visible).updates;
+        assert_eq!(
+            notice(&visible()),
+            [ConversationUpdate::Notice(
+                "Say who you talk to after the @, as in @Marta.".into()
+            )]
+        );
+        assert_eq!(
+            notice(&[]),
+            [ConversationUpdate::Notice(
+                "There is nobody here to talk to.".into()
             )]
         );
     }
