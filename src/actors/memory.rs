@@ -447,8 +447,8 @@ fn best_scored(lists: &[&[u32]], tags: usize, k: usize) -> Ranked {
         return Ranked::new();
     }
     let mut cursors: SmallVec<[usize; 16]> = lists.iter().map(|l| l.len()).collect();
-    // (score, index), best first.
-    let mut best: SmallVec<[(i64, u32); 8]> = SmallVec::with_capacity(k + 1);
+    // (score, index), best first; grown as entries come, however large `k` is.
+    let mut best: SmallVec<[(i64, u32); 8]> = SmallVec::new();
     let best_possible = 10 * tags as i64;
     let mut newer = 0i64;
     while let Some(index) = cursors
@@ -544,6 +544,25 @@ mod tests {
             .chain(scored.into_iter().take(query.k).map(|(_, _, e)| e))
             .map(|e| e.text.as_str())
             .collect()
+    }
+
+    #[test]
+    fn recalling_as_many_as_there_are_takes_every_match() {
+        let mut store = HistoryStore::new();
+        store.append(memory("Silas owes me.", &["tavern:silas"], marta()));
+        store.append(memory("Brom drank.", &["tavern:brom"], marta()));
+        store.append(memory("Silas sang.", &["tavern:silas"], marta()));
+        for tags in [&["tavern:silas"][..], &[]] {
+            let all = MemoryQuery {
+                k: usize::MAX,
+                ..query(tags, &[])
+            };
+            assert_eq!(
+                texts(&store.retrieve(&all)),
+                by_the_book(&store, &all),
+                "{tags:?}"
+            );
+        }
     }
 
     #[test]
