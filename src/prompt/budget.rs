@@ -82,7 +82,8 @@ pub fn fit_lines(text: &str, budget: usize) -> &str {
 }
 
 /// The leading whole words of `text` that fit in `budget` estimated tokens, with "…"
-/// after them when any were left out.
+/// after them when any were left out; when not even the first word fits (a sentence
+/// written without spaces, a pasted address), as much of it as does.
 pub fn fit_words(text: &str, budget: usize) -> String {
     if estimate_tokens(text) <= budget {
         return text.to_owned();
@@ -99,6 +100,11 @@ pub fn fit_words(text: &str, budget: usize) -> String {
             kept.truncate(before);
             break;
         }
+    }
+    if kept.is_empty() {
+        let first = text.split_whitespace().next().unwrap_or_default();
+        let fits = (1..).take_while(|&chars| tokens_of_chars(chars) < budget);
+        kept.extend(first.chars().zip(fits).map(|(c, _)| c));
     }
     kept.push('…');
     kept
@@ -559,5 +565,24 @@ mod tests {
             "any rooms free tonight"
         );
         assert_eq!(fit_words("any rooms free tonight", 5), "any rooms free…");
+    }
+
+    #[test]
+    fn a_first_word_too_long_for_the_budget_is_cut() {
+        // A sentence written without spaces, and a pasted address.
+        let sentence = "字".repeat(500);
+        let fitted = fit_words(&sentence, 100);
+        assert!(fitted.starts_with("字字字"), "{fitted}");
+        assert!(fitted.ends_with('…'));
+        assert!(
+            estimate_tokens(&fitted) <= 100,
+            "{}",
+            estimate_tokens(&fitted)
+        );
+        assert_eq!(
+            fit_words("  https://example.com/a/very/long/path then more", 3),
+            "https://…"
+        );
+        assert_eq!(fit_words("anything", 0), "…");
     }
 }
