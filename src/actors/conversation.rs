@@ -2,7 +2,9 @@
 //! when a conversation ends. Deterministic token matching, no fuzzy guessing.
 //!
 //! - `@Name` anywhere in a line, or a line starting `talk <name>` / `talk to <name>`,
-//!   addresses a visible actor; the rest of the line is what the player says to it.
+//!   addresses a visible actor; the rest of the line, as typed less the name and the
+//!   commas that set it apart, is what the player says to it. While talking with
+//!   someone, a line starting `talk` that names nobody here is said to them.
 //! - A name is an actor's exact label ("Old Tom"), its exact key (`tavern:tom`, or
 //!   `tom`), or the first word of its label ("Old") when no other visible actor's
 //!   label starts with it. The longest match wins; a tie answers "Be specific."
@@ -44,19 +46,42 @@ pub enum PlayerLine {
 /// What the answer to an ambiguous name is.
 pub const BE_SPECIFIC: &str = "Be specific.";
 
+/// A word with the punctuation at either end removed (an `@` kept), as names are
+/// matched.
+fn bare(word: &str) -> &str {
+    word.trim_matches(is_punctuation)
+}
+
+fn is_punctuation(c: char) -> bool {
+    c.is_ascii_punctuation() && c != '@'
+}
+
 /// Words of a line: split on whitespace, with punctuation at either end removed.
 fn words(line: &str) -> Vec<&str> {
     line.split_whitespace()
-        .map(|word| word.trim_matches(|c: char| c.is_ascii_punctuation() && c != '@'))
+        .map(bare)
         .filter(|word| !word.is_empty())
         .collect()
 }
 
-/// Reads a player's line against the actors the player can see.
+/// A line's words as typed, one space apart.
+fn as_typed(line: &str) -> String {
+    line.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether a word of the line is an `@` mention.
+fn mentions_someone(line: &str) -> bool {
+    line.split_whitespace()
+        .any(|word| bare(word).starts_with('@'))
+}
+
+/// Reads a player's line against the actors the player can see. What is said keeps
+/// its punctuation; the name and the commas that set it apart are left out.
 pub fn read_player_line(line: &str, visible: &[Addressable<'_>]) -> PlayerLine {
-    let tokens = words(line);
-    let lowered: Vec<String> = tokens.iter().map(|t| t.to_lowercase()).collect();
-    if lowered == ["okay", "bye"] {
+    let typed: Vec<&str> = line.split_whitespace().collect();
+    // Each word as names are matched: bare and lower case (empty for punctuation).
+    let lowered: Vec<String> = typed.iter().map(|t| bare(t).to_lowercase()).collect();
+    if lowered.iter().filter(|t| !t.is_empty()).eq(["okay", "bye"]) {
         return PlayerLine::Goodbye;
     }
     // `@Name` anywhere; else `talk <name>` / `talk to <name>` at the start.
@@ -70,7 +95,7 @@ pub fn read_player_line(line: &str, visible: &[Addressable<'_>]) -> PlayerLine {
         };
         (0, name_at)
     } else {
-        return PlayerLine::Plain(tokens.join(" "));
+        return PlayerLine::Plain(typed.join(" "));
     };
     let mut name: Vec<String> = lowered[name_at..].to_vec();
     name[0] = name[0].trim_start_matches('@').to_owned();
@@ -78,20 +103,33 @@ pub fn read_player_line(line: &str, visible: &[Addressable<'_>]) -> PlayerLine {
         return PlayerLine::Unknown(String::new());
     }
     match find_name(&name, visible) {
-        Found::One { actor, length } => {
-            let rest: Vec<&str> = tokens[..start]
-                .iter()
-                .chain(&tokens[name_at + length..])
-                .copied()
-                .collect();
-            PlayerLine::Addressed {
-                actor,
-                utterance: rest.join(" "),
-            }
-        }
+        Found::One { actor, length } => PlayerLine::Addressed {
+            actor,
+            utterance: said_around(&typed, start, name_at + length),
+        },
         Found::Ambiguous => PlayerLine::Ambiguous,
-        Found::Nobody => PlayerLine::Unknown(tokens[name_at].trim_start_matches('@').to_owned()),
+        Found::Nobody => {
+            PlayerLine::Unknown(bare(typed[name_at]).trim_start_matches('@').to_owned())
+        }
     }
+}
+
+/// What is said around a name that takes the words `start..end`: the words before and
+/// after it as typed, less the comma before the name; a question mark (or other
+/// end of a sentence) typed right after a name that ends the line ends what is said.
+fn said_around(typed: &[&str], start: usize, end: usize) -> String {
+    let mut said: Vec<&str> = typed[..start].to_vec();
+    if let Some(last) = said.last_mut() {
+        *last = last.strip_suffix(',').unwrap_or(last);
+    }
+    said.extend(&typed[end..]);
+    let mut said = said.join(" ");
+    let name_end = typed[end - 1];
+    let after_name = &name_end[name_end.trim_end_matches(is_punctuation).len()..];
+    if end == typed.len() && !said.is_empty() && !after_name.starts_with([',', ';', ':']) {
+        said.push_str(after_name);
+    }
+    said
 }
 
 enum Found {
@@ -188,7 +226,15 @@ pub fn hear(line: &str, with: Option<Entity>, visible: &[Visible<'_>]) -> Heard 
         heard.updates.push(ConversationUpdate::Ended(gone));
     }
     let names: Vec<Addressable<'_>> = visible.iter().map(|v| v.name).collect();
-    let (to, said) = match read_player_line(line, &names) {
+    let read = match read_player_line(line, &names) {
+        // While talking with someone, a line starting "talk" that names nobody here
+        // ("Talk to me!") is said to them.
+        PlayerLine::Unknown(_) if heard.with.is_some() && !mentions_someone(line) => {
+            PlayerLine::Plain(as_typed(line))
+        }
+        read => read,
+    };
+    let (to, said) = match read {
         PlayerLine::Goodbye => {
             if let Some(with) = heard.with.take() {
                 heard.updates.push(ConversationUpdate::Ended(with));
@@ -269,11 +315,11 @@ mod tests {
     fn a_mention_anywhere_addresses_the_actor_and_the_rest_is_said_to_it() {
         assert_eq!(
             read_player_line("@Marta, what's for supper?", TAVERN),
-            addressed(0, "what's for supper")
+            addressed(0, "what's for supper?")
         );
         assert_eq!(
             read_player_line("Tell me, @marta, about the cellar.", TAVERN),
-            addressed(0, "Tell me about the cellar")
+            addressed(0, "Tell me about the cellar.")
         );
         assert_eq!(read_player_line("talk to Brom", TAVERN), addressed(3, ""));
         assert_eq!(read_player_line("talk brom", TAVERN), addressed(3, ""));
@@ -281,6 +327,42 @@ mod tests {
             read_player_line("@tavern:brom stand down", TAVERN),
             addressed(3, "stand down")
         );
+        // What is said keeps its punctuation, a sign and a question mark after the name.
+        assert_eq!(
+            read_player_line("Is it poisoned, @Marta?", TAVERN),
+            addressed(0, "Is it poisoned?")
+        );
+        assert_eq!(
+            read_player_line("@Brom: -3 for you, $5 for me!", TAVERN),
+            addressed(3, "-3 for you, $5 for me!")
+        );
+        assert_eq!(
+            read_player_line("thanks @Brom,", TAVERN),
+            addressed(3, "thanks")
+        );
+    }
+
+    #[test]
+    fn a_line_starting_talk_that_names_nobody_here_is_said_to_the_actor_talked_with() {
+        let heard = hear("Talk to me, please?", Some(entity(1)), &visible());
+        assert!(heard.updates.is_empty(), "{:?}", heard.updates);
+        assert_eq!(
+            heard.reply,
+            Some((entity(1), "Talk to me, please?".to_owned()))
+        );
+        // Out of a conversation it is a name not found; an @ always names.
+        let notice = |heard: Heard| heard.updates;
+        let unknown = [ConversationUpdate::Notice(
+            "Nobody here is called me.".into(),
+        )];
+        assert_eq!(
+            notice(hear("Talk to me, please?", None, &visible())),
+            unknown
+        );
+        let unknown = [ConversationUpdate::Notice(
+            "Nobody here is called Vesk.".into(),
+        )];
+        assert_eq!(notice(hear("@Vesk?", Some(entity(1)), &visible())), unknown);
     }
 
     #[test]
@@ -313,7 +395,7 @@ mod tests {
         assert_eq!(read_player_line("okay bye", TAVERN), PlayerLine::Goodbye);
         assert_eq!(
             read_player_line("okay, bye then", TAVERN),
-            PlayerLine::Plain("okay bye then".to_owned())
+            PlayerLine::Plain("okay, bye then".to_owned())
         );
     }
 
@@ -336,7 +418,7 @@ mod tests {
         let heard = hear("@Marta a room, please", None, &visible());
         assert_eq!(heard.updates, [ConversationUpdate::Started(entity(1))]);
         assert_eq!(heard.with, Some(entity(1)));
-        assert_eq!(heard.reply, Some((entity(1), "a room please".to_owned())));
+        assert_eq!(heard.reply, Some((entity(1), "a room, please".to_owned())));
         let heard = hear("talk to Brom", Some(entity(1)), &visible());
         assert_eq!(
             heard.updates,
@@ -351,7 +433,7 @@ mod tests {
     fn a_plain_line_goes_to_the_actor_talked_with_or_to_nobody() {
         let heard = hear("how much?", Some(entity(2)), &visible());
         assert!(heard.updates.is_empty());
-        assert_eq!(heard.reply, Some((entity(2), "how much".to_owned())));
+        assert_eq!(heard.reply, Some((entity(2), "how much?".to_owned())));
         assert_eq!(hear("how much?", None, &visible()), Heard::default());
     }
 

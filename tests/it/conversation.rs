@@ -116,7 +116,7 @@ fn the_addressed_actor_replies_instead_of_acting_while_others_act() {
     assert!(
         marta_prompt.messages[1]
             .content
-            .contains("<player_says>\nany rooms free\n</player_says>"),
+            .contains("<player_says>\nany rooms free?\n</player_says>"),
         "{}",
         marta_prompt.messages[1].content
     );
