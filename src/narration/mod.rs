@@ -169,6 +169,11 @@ impl Plugin for NarrationPlugin {
                     self.repetition_window,
                     settings.verbosity,
                 ),
+                witnessing: FragmentResolver::new(
+                    self.seed.wrapping_add(1),
+                    self.repetition_window,
+                    settings.verbosity,
+                ),
                 pending: HashMap::default(),
             })
             .register_type::<NarrationSettings>()
@@ -198,6 +203,9 @@ impl Plugin for NarrationPlugin {
 #[derive(Resource)]
 pub struct Narrator {
     resolver: FragmentResolver,
+    /// Picks for what those who saw the player act remember, in the third person: its
+    /// own, so that the player's narration picks as it would without it.
+    witnessing: FragmentResolver,
     pending: HashMap<RequestId, PendingNarration>,
 }
 
@@ -222,14 +230,19 @@ struct PendingNarration {
 /// Forgets the recent picks of entities despawned, once enough of them piled up.
 fn forget_the_gone(entities: &Entities, mut narrator: ResMut<Narrator>) {
     // Looked at without marking the narrator changed, as most frames do nothing.
+    let exists = |entity| entities.contains_spawned(entity);
     if narrator.resolver.should_forget_gone() {
-        (narrator.resolver).forget_gone(|entity| entities.contains_spawned(entity));
+        narrator.resolver.forget_gone(exists);
+    }
+    if narrator.witnessing.should_forget_gone() {
+        narrator.witnessing.forget_gone(exists);
     }
 }
 
 fn follow_settings(settings: Res<NarrationSettings>, mut narrator: ResMut<Narrator>) {
     if settings.is_changed() {
         narrator.resolver.set_verbosity(settings.verbosity);
+        narrator.witnessing.set_verbosity(settings.verbosity);
     }
 }
 
@@ -317,11 +330,17 @@ fn narrate_reports(
     mut writers: (
         MessageWriter<NarrationText>,
         MessageWriter<NarrationRequested>,
+        MessageWriter<Witnessed>,
     ),
 ) {
-    let (texts, requested) = &mut writers;
+    let (texts, requested, witnessed) = &mut writers;
+    let narrator = &mut *narrator;
     for report in reports.read() {
         let entities = world.entities_of(report);
+        if entities.actor.is_player {
+            let text = as_witnessed(report, &entities, &mut narrator.witnessing, &settings);
+            witnessed.write(text);
+        }
         let plan = narrator.resolver.plan(report, &entities);
         let offline = weave_offline(&plan, settings.verbosity);
         let shared = Arc::new(report.clone());
@@ -385,21 +404,44 @@ fn narration_request(
     })
 }
 
-/// Each report's final text is what those in its actor's place witnessed.
+/// Each report's final text is what those in its actor's place witnessed, unless the
+/// player acted: told to the player ("You greet Marta"), it is not what others saw
+/// ([`as_witnessed`] is).
 fn tell_witnesses(
     mut texts: MessageReader<NarrationText>,
+    players: Query<(), With<Player>>,
     mut witnessed: MessageWriter<Witnessed>,
 ) {
     for text in texts.read().filter(|text| text.is_final) {
-        let report = &text.report;
-        witnessed.write(Witnessed {
-            actor: report.actor,
-            involved: [report.object, report.indirect_object, report.instrument]
-                .into_iter()
-                .flatten()
-                .collect(),
-            text: text.text.clone(),
-        });
+        if !players.contains(text.report.actor) {
+            witnessed.write(witnessed_as(&text.report, text.text.clone()));
+        }
+    }
+}
+
+/// What those who saw the player act witnessed: the report woven offline in the third
+/// person ("Traveler greets Marta"), as they would tell it.
+fn as_witnessed(
+    report: &ActionReport,
+    entities: &ReportEntities<'_>,
+    resolver: &mut FragmentResolver,
+    settings: &NarrationSettings,
+) -> Witnessed {
+    let mut seen = entities.clone();
+    seen.actor.is_player = false;
+    let plan = resolver.plan(report, &seen);
+    witnessed_as(report, weave_offline(&plan, settings.verbosity))
+}
+
+/// `text`, witnessed of `report`.
+fn witnessed_as(report: &ActionReport, text: String) -> Witnessed {
+    Witnessed {
+        actor: report.actor,
+        involved: [report.object, report.indirect_object, report.instrument]
+            .into_iter()
+            .flatten()
+            .collect(),
+        text,
     }
 }
 

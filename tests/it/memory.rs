@@ -93,6 +93,45 @@ fn everyone_in_the_room_remembers_a_narrated_action() {
 }
 
 #[test]
+fn what_the_player_did_is_remembered_as_what_the_player_did() {
+    let (mut app, scene) = speaking_tavern();
+    let (player, marta) = (scene.entities["player"], scene.entities["marta"]);
+    app.world_mut()
+        .write_message(ActionReport::new(player, "greet").object(marta));
+    let mut narrated = Vec::new();
+    update_until(&mut app, "the greeting told and remembered", |app| {
+        let texts = app.world().resource::<Messages<NarrationText>>();
+        let finals = texts.iter_current_update_messages().filter(|t| t.is_final);
+        narrated.extend(finals.map(|t| t.text.clone()));
+        !narrated.is_empty()
+            && (app.world().resource::<HistoryStore>().entries().iter())
+                .any(|e| e.source == "witnessed")
+    });
+    assert!(
+        narrated.iter().any(|text| text.starts_with("You ")),
+        "the player is told in the second person: {narrated:?}"
+    );
+    let store = app.world().resource::<HistoryStore>();
+    for actor in ["tavern:marta", "tavern:silas", "tavern:brom"] {
+        let seen: Vec<_> = store
+            .entries()
+            .iter()
+            .filter(|e| e.scope == MemoryScope::Actor(actor.to_owned()) && !e.pinned)
+            .collect();
+        assert_eq!(seen.len(), 1, "{actor}: {seen:#?}");
+        assert!(
+            seen[0].text.starts_with("Traveler "),
+            "{actor} remembers what Traveler did, not what it did itself: {}",
+            seen[0].text
+        );
+        assert_eq!(
+            seen[0].tags,
+            ["tavern:common_room", "tavern:marta", "tavern:player"]
+        );
+    }
+}
+
+#[test]
 fn a_spec_s_backstory_and_memory_seeds_are_in_its_first_prompt() {
     let (mut app, scene) = tavern_app(BackendChoice::Offline { seed: 1 });
     let log = run_turn(&mut app);
