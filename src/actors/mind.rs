@@ -207,6 +207,27 @@ impl ActorMind {
         self.notes.give_back(told);
     }
 
+    /// What the player said that it is queued to reply to, or waits on the model to.
+    fn words_unanswered(&self) -> Option<&str> {
+        match &self.state {
+            ThinkState::Queued { reply_to, .. } => reply_to.as_deref(),
+            ThinkState::Waiting(pending) => pending.reply_to.as_deref(),
+            ThinkState::Idle | ThinkState::CoolingDown { .. } => None,
+        }
+    }
+
+    /// `said` after the words it has not answered yet, a line each, the oldest left
+    /// out past [`MAX_LINES_UNANSWERED`]: what its reply answers.
+    pub(super) fn to_answer(&self, said: String) -> String {
+        let Some(earlier) = self.words_unanswered() else {
+            return said;
+        };
+        let lines: Vec<&str> = (earlier.lines().chain([said.as_str()]))
+            .filter(|line| !line.trim().is_empty())
+            .collect();
+        lines[lines.len().saturating_sub(MAX_LINES_UNANSWERED)..].join("\n")
+    }
+
     /// Queues it to think, replying to `reply_to` when the player spoke to it; an
     /// actor already queued keeps its place and takes the newer words. Returns whether
     /// it joined the queue (it was not in it).
@@ -230,6 +251,9 @@ impl ActorMind {
         }
     }
 }
+
+/// The most lines the player said that one reply answers: the newest.
+const MAX_LINES_UNANSWERED: usize = 8;
 
 /// What a smart actor's next prompt tells it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -278,6 +302,24 @@ impl Notes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reply_answers_the_newest_lines_said_since_the_last() {
+        let mut mind = ActorMind::default();
+        assert_eq!(
+            mind.to_answer("hello".to_owned()),
+            "hello",
+            "nothing before"
+        );
+        for n in 0..12 {
+            let said = mind.to_answer(format!("line {n}"));
+            mind.queue(Some(said));
+        }
+        let said = mind.to_answer("   ".to_owned());
+        let lines: Vec<&str> = said.lines().collect();
+        assert_eq!(lines.len(), MAX_LINES_UNANSWERED, "{said}");
+        assert_eq!((lines[0], lines[7]), ("line 4", "line 11"), "the newest");
+    }
 
     #[test]
     fn notes_a_turn_told_come_back_before_those_noted_since_when_it_gets_no_answer() {

@@ -178,8 +178,10 @@ pub(super) fn hear_the_player(
         let Ok((.., mut mind, _)) = actors.get_mut(to) else {
             continue;
         };
-        // The reply takes the place of whatever the actor was about to do; the
-        // conversation goes on from its last answered turn.
+        // The reply takes the place of whatever the actor was about to do, and answers
+        // what the player said to it since its last reply too; the conversation goes
+        // on from its last answered turn.
+        let said = mind.to_answer(said);
         queue.cancel_pending(&mut mind, &mut bridge);
         if mind.queue(Some(said)) {
             queue.waiting.push_front(to);

@@ -266,3 +266,37 @@ fn a_reply_in_words_from_a_server_without_a_schema_is_spoken() {
         "a bare null is no answer"
     );
 }
+
+#[test]
+fn every_line_said_before_the_actor_answers_is_answered() {
+    let (backend, gate) = crate::support::GatedBackend::choice(|_| WELCOME.to_owned());
+    let mut tavern = open_tavern_on(backend);
+    let say = |app: &mut App, line: &str| {
+        app.world_mut().write_message(PlayerSaid {
+            text: line.to_owned(),
+        });
+    };
+    // Two lines in one frame: she is queued for the first when the second comes.
+    say(&mut tavern.app, "@Marta, my name is Ann.");
+    say(&mut tavern.app, "Any rooms free?");
+    tavern.app.update();
+    // A third while she waits on the model.
+    say(&mut tavern.app, "And supper?");
+    tavern.app.update();
+    gate.store(true, std::sync::atomic::Ordering::SeqCst);
+    update_until(&mut tavern.app, "Marta to answer", |app| {
+        let mut minds = app.world_mut().query::<&ActorMind>();
+        !minds.iter(app.world()).any(ActorMind::is_thinking)
+    });
+    let log = tavern.app.world().resource::<TurnLog>();
+    let asked = (log.prompts.iter().rev())
+        .find(|p| p.actor == tavern.marta)
+        .expect("Marta is asked");
+    let user = &asked.messages[asked.messages.len() - 1].content;
+    assert!(
+        user.contains(
+            "<player_says>\nmy name is Ann.\nAny rooms free?\nAnd supper?\n</player_says>"
+        ),
+        "{user}"
+    );
+}
