@@ -31,6 +31,7 @@ mod refine;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
 use facts::FrameWorld;
@@ -148,6 +149,20 @@ impl Plan {
         self.chosen_by
     }
 
+    /// The plan of `actor`, ended early for `reason`: with the step handed to the
+    /// game, if one was.
+    fn ended(&self, actor: Entity, reason: String) -> PlanFailed {
+        let step =
+            (self.awaiting()).map(|step| (step.method_id.to_string(), step.step.to_string()));
+        PlanFailed {
+            actor,
+            task_id: task_id(self),
+            reason,
+            step,
+            chosen_by: self.chosen_by,
+        }
+    }
+
     /// The task's command as it started, its entity parameters named: "serve
     /// Traveler mug of ale from long bar".
     pub fn command(&self) -> &str {
@@ -223,15 +238,7 @@ fn stop_plans(
         let Ok(plan) = plans.get(stop.actor) else {
             continue;
         };
-        let step =
-            (plan.awaiting()).map(|step| (step.method_id.to_string(), step.step.to_string()));
-        failed.write(PlanFailed {
-            actor: stop.actor,
-            task_id: task_id(plan),
-            reason: stop.reason.clone(),
-            step,
-            chosen_by: plan.chosen_by,
-        });
+        failed.write(plan.ended(stop.actor, stop.reason.clone()));
         commands
             .entity(stop.actor)
             .try_remove::<(Plan, FollowingPlan)>();
@@ -239,10 +246,12 @@ fn stop_plans(
 }
 
 /// Puts a [`Plan`] on each actor a [`StartPlan`] names, with its task's first
-/// applicable method; a task that cannot start is a [`PlanFailed`] at once.
+/// applicable method; a task that cannot start is a [`PlanFailed`] at once. A plan
+/// started over one running ends that one first, as failed.
 fn start_plans(
     context: PlanContext,
     mut starts: MessageReader<StartPlan>,
+    running: Query<&Plan>,
     mut commands: Commands,
     mut out: PlanWriters,
     mut ids: ResMut<PlanIds>,
@@ -254,6 +263,8 @@ fn start_plans(
     let registry = &context.registry;
     let frame = context.frame();
     let (tasks, _) = tasks.of(registry, ActionMenu::of_tasks);
+    // The plans put on this frame, not yet in the world: a later start replaces them.
+    let mut put_on: EntityHashMap<Plan> = EntityHashMap::default();
     for start in starts.read() {
         let facts = frame.of(start.actor);
         let name = |entity| frame.name(entity);
@@ -269,14 +280,17 @@ fn start_plans(
         };
         match begun {
             Ok(plan) => {
+                let replaced = (put_on.get(&start.actor)).or(running.get(start.actor).ok());
+                if let Some(replaced) = replaced {
+                    let reason = format!("replaced by a new plan: `{}`", start.task_id);
+                    out.failed.write(replaced.ended(start.actor, reason));
+                }
                 out.started.write(PlanStarted {
                     actor: start.actor,
                     task_id: start.task_id.clone(),
                     method_id: plan.method().unwrap_or_default().to_owned(),
                 });
-                // A command of the game's applied first may despawn it: nobody is
-                // left to follow the plan then.
-                commands.entity(start.actor).try_insert(plan);
+                put_on.insert(start.actor, plan);
             }
             Err(failure) => {
                 out.failed.write(PlanFailed {
@@ -288,6 +302,11 @@ fn start_plans(
                 });
             }
         }
+    }
+    for (actor, plan) in put_on {
+        // A command of the game's applied first may despawn it: nobody is left to
+        // follow the plan then.
+        commands.entity(actor).try_insert(plan);
     }
 }
 

@@ -141,6 +141,37 @@ fn serving_unanswered() -> (App, Entity) {
     (app, marta)
 }
 
+#[test]
+fn a_plan_started_over_a_running_one_ends_it_first() {
+    let (mut app, scene) = tavern();
+    let marta = scene.entities["marta"];
+    app.world_mut().resource_mut::<Game>().silent = true;
+    serve(&mut app, &scene);
+    app.update();
+    // Started again while her first step is out, and twice in one frame.
+    serve(&mut app, &scene);
+    serve(&mut app, &scene);
+    app.update();
+    let game = app.world().resource::<Game>();
+    let failed = &game.failed;
+    assert_eq!(game.started.len(), 3);
+    assert_eq!(
+        failed.len(),
+        2,
+        "each plan replaced ends, as failed: {failed:#?}"
+    );
+    assert!(failed.iter().all(|f| f.actor == marta), "{failed:#?}");
+    assert!(
+        failed.iter().all(|f| f.reason.contains("replaced")),
+        "{failed:#?}"
+    );
+    let step = |f: &PlanFailed| f.step.as_ref().map(|(_, step)| step.clone());
+    let out = game.issued[0].step.step.to_string();
+    assert_eq!(step(&failed[0]), Some(out), "the step out");
+    assert_eq!(step(&failed[1]), None, "none was out yet");
+    assert!(app.world().get::<Plan>(marta).is_some(), "the newest runs");
+}
+
 /// Updates until a plan ended, at most `frames` times.
 fn run(app: &mut App, frames: usize) {
     for _ in 0..frames {
