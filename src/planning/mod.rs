@@ -9,7 +9,8 @@
 //! when a step fails. The systems here only relay:
 //!
 //! 1. [`StartPlan`] (from the game, or a smart actor's answer) puts a [`Plan`] on the
-//!    actor and writes [`PlanStarted`];
+//!    actor and writes [`PlanStarted`] (one written before content has loaded waits
+//!    for it);
 //! 2. each frame (or each [`TurnEnded`], by [`PlanningSettings::cadence`]), in
 //!    [`LoomSystems::Decide`], a plan with no step out hands the game its next step as
 //!    an [`ActionRequest`] whose `plan` names the step, and writes [`PlanStepIssued`];
@@ -189,10 +190,13 @@ impl Plugin for PlanningPlugin {
             .add_systems(
                 Update,
                 (
-                    (stop_plans, start_plans, advance_plans)
+                    (
+                        stop_plans.run_if(content_loaded),
+                        start_plans,
+                        advance_plans.run_if(content_loaded),
+                    )
                         .chain()
-                        .in_set(LoomSystems::Decide)
-                        .run_if(content_loaded),
+                        .in_set(LoomSystems::Decide),
                     hear_reports.in_set(LoomSystems::Narrate),
                 ),
             );
@@ -247,25 +251,27 @@ fn stop_plans(
 
 /// Puts a [`Plan`] on each actor a [`StartPlan`] names, with its task's first
 /// applicable method; a task that cannot start is a [`PlanFailed`] at once. A plan
-/// started over one running ends that one first, as failed.
+/// started over one running ends that one first, as failed. Starts that come before
+/// content has loaded (a game's `Startup` systems) wait for it.
 fn start_plans(
     context: PlanContext,
-    mut starts: MessageReader<StartPlan>,
+    mut starts: Starts,
     running: Query<&Plan>,
     mut commands: Commands,
     mut out: PlanWriters,
     mut ids: ResMut<PlanIds>,
     mut tasks: Local<MenuCache>,
 ) {
+    let registry = &context.registry;
+    let starts = starts.take(registry.generation() > 0);
     if starts.is_empty() {
         return;
     }
-    let registry = &context.registry;
     let frame = context.frame();
     let (tasks, _) = tasks.of(registry, ActionMenu::of_tasks);
     // The plans put on this frame, not yet in the world: a later start replaces them.
     let mut put_on: EntityHashMap<Plan> = EntityHashMap::default();
-    for start in starts.read() {
+    for start in &starts {
         let facts = frame.of(start.actor);
         let name = |entity| frame.name(entity);
         let begun = match commands.get_spawned_entity(start.actor) {
@@ -307,6 +313,28 @@ fn start_plans(
         // A command of the game's applied first may despawn it: nobody is left to
         // follow the plan then.
         commands.entity(actor).try_insert(plan);
+    }
+}
+
+/// The plans to start: those written before content had loaded, then those written
+/// since the last frame.
+#[derive(bevy::ecs::system::SystemParam)]
+struct Starts<'w, 's> {
+    written: MessageReader<'w, 's, StartPlan>,
+    early: Local<'s, Vec<StartPlan>>,
+}
+
+impl Starts<'_, '_> {
+    /// Those to start now; none until content has `loaded`, when they are kept.
+    fn take(&mut self, loaded: bool) -> Vec<StartPlan> {
+        let written = self.written.read().cloned();
+        if !loaded {
+            self.early.extend(written);
+            return Vec::new();
+        }
+        let mut starts = std::mem::take(&mut *self.early);
+        starts.extend(written);
+        starts
     }
 }
 

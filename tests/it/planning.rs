@@ -121,6 +121,38 @@ fn a_plan_for_an_entity_that_is_not_there_is_no_panic() {
     );
 }
 
+#[test]
+fn a_plan_started_before_content_loaded_starts_once_it_has() {
+    let mut app = bevy_loom::testing::HeadlessApp::new(crate::support::repo_assets())
+        .llm(LlmPlugin {
+            backend: BackendChoice::Offline { seed: 1 },
+            ..default()
+        })
+        .build();
+    app.init_resource::<Game>()
+        .add_systems(Update, record.after(LoomSystems::Remember));
+    // A game's Startup system gives its guard a patrol, before anything loaded.
+    let guard = app.world_mut().spawn(DisplayName("guard".into())).id();
+    app.world_mut()
+        .write_message(StartPlan::new(guard, "tavern:serve_drink"));
+    crate::support::wait_for_content(&mut app);
+    for _ in 0..3 {
+        app.update();
+    }
+    let game = app.world().resource::<Game>();
+    assert_eq!(
+        game.failed.len(),
+        1,
+        "the start is answered: {:#?}",
+        game.failed
+    );
+    assert!(
+        game.failed[0].reason.contains("customer"),
+        "read against the content loaded: {}",
+        game.failed[0].reason
+    );
+}
+
 /// Marta serves the Traveler the mug of ale.
 fn serve(app: &mut App, scene: &SpawnedScene) {
     let start = StartPlan::new(scene.entities["marta"], "tavern:serve_drink")
