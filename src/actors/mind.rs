@@ -255,25 +255,30 @@ impl ActorMind {
 /// The most lines the player said that one reply answers: the newest.
 const MAX_LINES_UNANSWERED: usize = 8;
 
+/// The most plan endings a prompt tells: the newest. A game that starts plans which
+/// end at once, or a server down for many turns, would grow them past any context.
+const MAX_PLAN_ENDINGS: usize = 4;
+
 /// What a smart actor's next prompt tells it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Notes {
     /// Why its last answer was not used: only for a prompt that goes on from it.
     pub answer: Option<String>,
-    /// How the plans it followed since its last prompt ended.
-    pub plans_ended: Option<String>,
+    /// How the plans it followed since its last prompt ended, oldest first: the newest
+    /// [`MAX_PLAN_ENDINGS`].
+    pub plans_ended: Vec<String>,
 }
 
 impl Notes {
     /// Adds how a plan it followed ended to what its next prompt tells it.
     pub fn note_plan_ending(&mut self, ending: &str) {
-        match &mut self.plans_ended {
-            Some(endings) => {
-                endings.push(' ');
-                endings.push_str(ending);
-            }
-            None => self.plans_ended = Some(ending.to_owned()),
-        }
+        self.plans_ended.push(ending.to_owned());
+        self.keep_newest_endings();
+    }
+
+    fn keep_newest_endings(&mut self) {
+        let over = self.plans_ended.len().saturating_sub(MAX_PLAN_ENDINGS);
+        self.plans_ended.drain(..over);
     }
 
     /// What the turn about to be sent tells, taken and kept in `told` until that turn
@@ -281,7 +286,7 @@ impl Notes {
     /// plans ended when it starts afresh (there is no last answer to speak of).
     pub fn tell(&mut self, told: &mut Notes) -> (Option<String>, Option<String>) {
         *told = std::mem::take(self);
-        let ended = told.plans_ended.clone();
+        let ended = (!told.plans_ended.is_empty()).then(|| told.plans_ended.join(" "));
         let all = match (&told.answer, &ended) {
             (Some(note), Some(ended)) => Some(format!("{note} {ended}")),
             (note, ended) => note.clone().or_else(|| ended.clone()),
@@ -290,12 +295,11 @@ impl Notes {
     }
 
     /// Puts back the notes a turn that got no answer told, before those noted since.
-    fn give_back(&mut self, told: Notes) {
+    fn give_back(&mut self, mut told: Notes) {
         self.answer = self.answer.take().or(told.answer);
-        self.plans_ended = match (told.plans_ended, self.plans_ended.take()) {
-            (Some(told), Some(since)) => Some(format!("{told} {since}")),
-            (told, since) => told.or(since),
-        };
+        told.plans_ended.append(&mut self.plans_ended);
+        self.plans_ended = told.plans_ended;
+        self.keep_newest_endings();
     }
 }
 
@@ -338,9 +342,10 @@ mod tests {
             mind.notes,
             Notes {
                 answer: Some("Your last answer was not used.".to_owned()),
-                plans_ended: Some(
-                    "Your plan \"Serve\" is done. Your plan \"Fetch\" failed: locked.".to_owned()
-                ),
+                plans_ended: vec![
+                    "Your plan \"Serve\" is done.".to_owned(),
+                    "Your plan \"Fetch\" failed: locked.".to_owned()
+                ],
             }
         );
         mind.notes.tell(&mut mind.notes_told);
@@ -351,6 +356,28 @@ mod tests {
             "an answered turn keeps nothing back"
         );
         assert_eq!(mind.notes_told, Notes::default());
+    }
+
+    #[test]
+    fn only_the_newest_plan_endings_are_kept_however_many_come() {
+        let mut mind = ActorMind::default();
+        for n in 0..10_000 {
+            mind.notes.note_plan_ending(&format!("Plan {n} failed."));
+        }
+        // A server down: each turn gives back what it told.
+        for _ in 0..3 {
+            mind.notes.tell(&mut mind.notes_told);
+            mind.notes.note_plan_ending("Plan 10000 failed.");
+            mind.close_turn(&Err(LlmError::Cancelled));
+        }
+        let (_, ended) = mind.notes.tell(&mut mind.notes_told);
+        let ended = ended.expect("endings to tell");
+        assert_eq!(
+            ended.matches("failed.").count(),
+            MAX_PLAN_ENDINGS,
+            "{ended}"
+        );
+        assert!(ended.ends_with("Plan 10000 failed."), "{ended}");
     }
 
     #[test]
