@@ -200,7 +200,7 @@ impl Refinement {
         registry: &ContentRegistry,
         facts: &impl PlanFacts,
     ) -> Result<Self, PlanFailure> {
-        let frame = choose_method(task, Vec::new(), registry, facts)
+        let frame = choose_method(task, Vec::new(), 0, registry, facts)
             .map_err(|reason| PlanFailure { reason, step: None })?;
         Ok(Self {
             frames: vec![frame],
@@ -295,7 +295,9 @@ impl Refinement {
                 RefinementStep::Task(step) => {
                     let bound = bind_task(step, &frame.task, registry);
                     let tried = Vec::new();
-                    match bound.and_then(|task| choose_method(task, tried, registry, facts)) {
+                    match bound
+                        .and_then(|task| choose_method(task, tried, self.done, registry, facts))
+                    {
                         Ok(sub) => self.frames.push(sub),
                         Err(reason) => self.step_failed(reason, registry, facts),
                     }
@@ -412,7 +414,7 @@ impl Refinement {
         };
         let at = (frame.method.clone(), pointer(&frame.cursor));
         frame.tried.push(std::mem::take(&mut frame.method));
-        match choose_method(frame.task, frame.tried, registry, facts) {
+        match choose_method(frame.task, frame.tried, self.done, registry, facts) {
             Ok(again) => self.frames.push(again),
             Err(none_left) if self.frames.is_empty() => {
                 self.failed = Some(PlanFailure {
@@ -468,10 +470,13 @@ fn enclosing_conditional(
     }
 }
 
-/// `task` with the first of its methods not `tried` whose applicability holds now.
+/// `task` with the first of its methods not `tried` whose applicability holds now,
+/// `done` actions into the plan. A method whose applicability cannot be decided does
+/// not apply; when none is left, the error names it and why.
 fn choose_method(
     task: BoundTask,
     tried: Vec<String>,
+    done: usize,
     registry: &ContentRegistry,
     facts: &impl PlanFacts,
 ) -> Result<Frame, String> {
@@ -481,6 +486,7 @@ fn choose_method(
     // The world is read once, when the first method with an applicability is weighed.
     let arena = ConditionArena::default();
     let mut read = None;
+    let mut undecided = Vec::new();
     let chosen = registry.methods_of(definition).find(|method| {
         if tried.contains(&method.refinement_method_id) {
             return false;
@@ -489,8 +495,14 @@ fn choose_method(
             return true;
         };
         let facts =
-            read.get_or_insert_with(|| arena.facts(&condition_data(&task, &tried, 0, facts)));
-        applicability.holds_for(facts).unwrap_or(false)
+            read.get_or_insert_with(|| arena.facts(&condition_data(&task, &tried, done, facts)));
+        applicability.holds_for(facts).unwrap_or_else(|error| {
+            let id = &method.refinement_method_id;
+            undecided.push(format!(
+                "the applicability of `{id}` cannot be decided: {error}"
+            ));
+            false
+        })
     });
     match chosen {
         Some(method) => Ok(Frame {
@@ -502,9 +514,14 @@ fn choose_method(
                 branch: None,
             }],
         }),
-        None => Err(format!(
+        None if undecided.is_empty() => Err(format!(
             "no method of `{}` is left that applies now",
             task.task_id
+        )),
+        None => Err(format!(
+            "no method of `{}` is left that applies now ({})",
+            task.task_id,
+            undecided.join("; ")
         )),
     }
 }
@@ -977,6 +994,52 @@ mod tests {
                 .starts_with("still locked; no method of `tavern:serve` is left"),
             "{}",
             failure.reason
+        );
+    }
+
+    #[test]
+    fn a_method_whose_applicability_cannot_be_decided_is_named() {
+        let registry = registry(
+            "fail",
+            &[(
+                "tavern:sums",
+                "tavern:serve",
+                json!({ "applicability": { "+": ["many", 1] }, "steps": [wait()] }),
+            )],
+        );
+        let world = World::new();
+        let failure = Refinement::start(serve(), &registry, &world).expect_err("none applies");
+        assert!(
+            failure.reason.contains("`tavern:sums`")
+                && failure.reason.contains("cannot be decided"),
+            "{}",
+            failure.reason
+        );
+    }
+
+    #[test]
+    fn a_method_chosen_on_a_replan_reads_the_actions_done() {
+        let registry = registry(
+            "replan",
+            &[
+                method("tavern:a_first", "tavern:serve", json!([pick_up(), give()])),
+                (
+                    "tavern:b_after_one",
+                    "tavern:serve",
+                    json!({ "applicability": { ">": [{ "var": "task.state.actionsDone" }, 0] },
+                            "steps": [wait()] }),
+                ),
+            ],
+        );
+        let (mut plan, world) = start(&registry);
+        act(plan.next_step(&registry, &world));
+        plan.report(Ok(()), &registry, &world);
+        act(plan.next_step(&registry, &world));
+        plan.report(Err("the customer left".to_owned()), &registry, &world);
+        assert_eq!(
+            plan.method(),
+            Some("tavern:b_after_one"),
+            "one action was done"
         );
     }
 
