@@ -122,6 +122,9 @@ pub struct Plan {
     command: String,
     /// The step handed to the game, and when (in [`Time`]'s elapsed time).
     awaiting: Option<(PlanStepRef, Duration)>,
+    /// Whether it put [`FollowingPlan`] on its actor, which had none: it takes it off
+    /// when it ends. A game's own hold on an actor outlives the plan.
+    brought_hold: bool,
 }
 
 impl Plan {
@@ -148,6 +151,16 @@ impl Plan {
     /// Who chose the task.
     pub fn chosen_by(&self) -> PlanOrigin {
         self.chosen_by
+    }
+
+    /// Takes the plan off `actor`, and the [`FollowingPlan`] it brought.
+    fn take_off(&self, actor: Entity, commands: &mut Commands) {
+        let mut actor = commands.entity(actor);
+        if self.brought_hold {
+            actor.try_remove::<(Plan, FollowingPlan)>();
+        } else {
+            actor.try_remove::<Plan>();
+        }
     }
 
     /// The plan of `actor`, ended early for `reason`: with the step handed to the
@@ -243,9 +256,7 @@ fn stop_plans(
             continue;
         };
         failed.write(plan.ended(stop.actor, stop.reason.clone()));
-        commands
-            .entity(stop.actor)
-            .try_remove::<(Plan, FollowingPlan)>();
+        plan.take_off(stop.actor, &mut commands);
     }
 }
 
@@ -256,7 +267,7 @@ fn stop_plans(
 fn start_plans(
     context: PlanContext,
     mut starts: Starts,
-    running: Query<&Plan>,
+    actors: Query<(Option<&Plan>, Has<FollowingPlan>)>,
     mut commands: Commands,
     mut out: PlanWriters,
     mut ids: ResMut<PlanIds>,
@@ -285,12 +296,18 @@ fn start_plans(
             }),
         };
         match begun {
-            Ok(plan) => {
-                let replaced = (put_on.get(&start.actor)).or(running.get(start.actor).ok());
-                if let Some(replaced) = replaced {
-                    let reason = format!("replaced by a new plan: `{}`", start.task_id);
-                    out.failed.write(replaced.ended(start.actor, reason));
-                }
+            Ok(mut plan) => {
+                let now = actors.get(start.actor).ok();
+                let running = now.and_then(|(plan, _)| plan);
+                let replaced = put_on.get(&start.actor).or(running);
+                plan.brought_hold = match replaced {
+                    Some(replaced) => {
+                        let reason = format!("replaced by a new plan: `{}`", start.task_id);
+                        out.failed.write(replaced.ended(start.actor, reason));
+                        replaced.brought_hold
+                    }
+                    None => !now.is_some_and(|(_, held)| held),
+                };
                 out.started.write(PlanStarted {
                     actor: start.actor,
                     task_id: start.task_id.clone(),
@@ -371,6 +388,7 @@ fn begin<'n>(
         method_steps,
         command,
         awaiting: None,
+        brought_hold: true,
     })
 }
 
@@ -428,7 +446,7 @@ fn advance_plans(
                     actions: plan.actions_done(),
                     chosen_by: plan.chosen_by,
                 });
-                commands.entity(actor).try_remove::<(Plan, FollowingPlan)>();
+                plan.take_off(actor, &mut commands);
             }
             PlanStep::Failed(failure) => {
                 out.failed.write(PlanFailed {
@@ -438,7 +456,7 @@ fn advance_plans(
                     step: failure.step,
                     chosen_by: plan.chosen_by,
                 });
-                commands.entity(actor).try_remove::<(Plan, FollowingPlan)>();
+                plan.take_off(actor, &mut commands);
             }
         }
     }

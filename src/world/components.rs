@@ -33,7 +33,7 @@ pub struct DisplayName(pub String);
 /// unless they are in combat or the player talks to them, and a decision one was
 /// queued for or waits on when it comes is withdrawn. Planning keeps it with the
 /// plan's component and takes it off when the plan ends; a game may put it on any actor
-/// to hold its decisions.
+/// to hold its decisions, and a plan that ends leaves the game's hold on.
 #[derive(Component, Debug, Clone, Copy, Default, Reflect)]
 #[reflect(Component)]
 pub struct FollowingPlan;

@@ -431,6 +431,22 @@ fn an_actor_following_a_plan_is_not_asked_to_decide_until_the_plan_ends() {
 }
 
 #[test]
+fn a_plan_ending_leaves_the_game_s_own_hold_on_an_actor() {
+    let (mut app, scene) = tavern();
+    let marta = scene.entities["marta"];
+    // The game holds Marta's decisions itself (a cutscene), and gives her a plan.
+    app.world_mut().entity_mut(marta).insert(FollowingPlan);
+    serve(&mut app, &scene);
+    run(&mut app, 20);
+    assert_eq!(app.world().resource::<Game>().completed.len(), 1);
+    assert!(app.world().get::<Plan>(marta).is_none());
+    assert!(
+        app.world().get::<FollowingPlan>(marta).is_some(),
+        "the game's hold outlives the plan"
+    );
+}
+
+#[test]
 fn a_fight_interrupts_a_plan_for_the_decision() {
     let (mut app, marta) = serving_unanswered();
     app.world_mut().entity_mut(marta).insert(InCombat);
