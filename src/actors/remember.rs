@@ -64,7 +64,8 @@ pub(super) fn seed_memories(
 }
 
 /// Writes what each smart actor witnessed into its memory (under its spec's store
-/// key): the narration of every action in its place, and what others there said.
+/// key): the narration of every action in the place it happened (and of its own,
+/// wherever it is now), and what others in its place said.
 pub(super) fn remember_what_was_witnessed(
     registry: Res<ContentRegistry>,
     clock: Res<TurnClock>,
@@ -93,7 +94,7 @@ pub(super) fn remember_what_was_witnessed(
             .filter(move |(_, _, in_place)| place.is_some() && in_place.map(|p| p.0) == place)
     };
     for seen in witnessed.read() {
-        let place = place_of(seen.actor);
+        let place = seen.place.or_else(|| place_of(seen.actor));
         let mut tags: Vec<String> = [seen.actor]
             .into_iter()
             .chain(seen.involved.iter().copied())
@@ -102,7 +103,10 @@ pub(super) fn remember_what_was_witnessed(
             .collect();
         tags.sort_unstable();
         tags.dedup();
-        for (_, actor, _) in witnesses(place) {
+        // Those where it happened, and whoever did it, wherever it went since.
+        let did_it = (actors.get(seen.actor).ok())
+            .filter(|(_, _, in_place)| place.is_none() || in_place.map(|p| p.0) != place);
+        for (_, actor, _) in witnesses(place).chain(did_it) {
             history.append(NewMemory {
                 text: seen.text.clone(),
                 tags: tags.clone(),

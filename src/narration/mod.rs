@@ -116,6 +116,9 @@ pub enum NarrationSource {
 pub struct NarrationText {
     /// The report narrated.
     pub report: Arc<ActionReport>,
+    /// Where it happened: the place its actor was in when it was reported (it may
+    /// have moved by the time a model's text comes back).
+    pub place: Option<Entity>,
     /// The text: while streaming, the piece written since the previous message; then
     /// the whole final text (which may differ from the pieces: trimmed, or the offline
     /// weave when the model's answer could not be used).
@@ -224,6 +227,7 @@ impl Narrator {
 
 struct PendingNarration {
     report: Arc<ActionReport>,
+    place: Option<Entity>,
     offline: String,
 }
 
@@ -337,6 +341,7 @@ fn narrate_reports(
     let narrator = &mut *narrator;
     for report in reports.read() {
         let entities = world.entities_of(report);
+        let place = entities.place.as_ref().map(|place| place.entity);
         if entities.actor.is_player {
             let text = as_witnessed(report, &entities, &mut narrator.witnessing, &settings);
             witnessed.write(text);
@@ -347,6 +352,7 @@ fn narrate_reports(
         let Some(bridge) = bridge.as_mut().filter(|_| settings.use_model) else {
             texts.write(NarrationText {
                 report: shared,
+                place,
                 text: offline,
                 is_final: true,
                 source: NarrationSource::Offline,
@@ -362,6 +368,7 @@ fn narrate_reports(
                 });
                 let pending = PendingNarration {
                     report: shared,
+                    place,
                     offline,
                 };
                 narrator.pending.insert(id, pending);
@@ -369,6 +376,7 @@ fn narrate_reports(
             Err(reason) => {
                 texts.write(NarrationText {
                     report: shared,
+                    place,
                     text: offline,
                     is_final: true,
                     source: NarrationSource::Fallback { reason },
@@ -414,7 +422,7 @@ fn tell_witnesses(
 ) {
     for text in texts.read().filter(|text| text.is_final) {
         if !players.contains(text.report.actor) {
-            witnessed.write(witnessed_as(&text.report, text.text.clone()));
+            witnessed.write(witnessed_as(&text.report, text.place, text.text.clone()));
         }
     }
 }
@@ -430,13 +438,15 @@ fn as_witnessed(
     let mut seen = entities.clone();
     seen.actor.is_player = false;
     let plan = resolver.plan(report, &seen);
-    witnessed_as(report, weave_offline(&plan, settings.verbosity))
+    let place = entities.place.as_ref().map(|place| place.entity);
+    witnessed_as(report, place, weave_offline(&plan, settings.verbosity))
 }
 
-/// `text`, witnessed of `report`.
-fn witnessed_as(report: &ActionReport, text: String) -> Witnessed {
+/// `text`, witnessed of `report`, which happened in `place`.
+fn witnessed_as(report: &ActionReport, place: Option<Entity>, text: String) -> Witnessed {
     Witnessed {
         actor: report.actor,
+        place,
         involved: [report.object, report.indirect_object, report.instrument]
             .into_iter()
             .flatten()
@@ -463,6 +473,7 @@ fn receive_narration(
         if let Some(pending) = narrator.pending.get(&delta.id) {
             texts.write(NarrationText {
                 report: Arc::clone(&pending.report),
+                place: pending.place,
                 text: delta.text.clone(),
                 is_final: false,
                 source: NarrationSource::Model,
@@ -492,6 +503,7 @@ fn receive_narration(
         };
         texts.write(NarrationText {
             report: pending.report,
+            place: pending.place,
             text,
             is_final: true,
             source,

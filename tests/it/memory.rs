@@ -93,6 +93,31 @@ fn everyone_in_the_room_remembers_a_narrated_action() {
 }
 
 #[test]
+fn an_action_narrated_late_is_remembered_by_those_where_it_happened() {
+    let (backend, gate) = crate::support::GatedBackend::choice(|_| "The end.".to_owned());
+    let (mut app, scene) = tavern_app(backend);
+    let (brom, marta) = (scene.entities["brom"], scene.entities["marta"]);
+    app.world_mut()
+        .write_message(ActionReport::new(brom, "greet").object(marta));
+    app.update();
+    // Brom walks out into the street before the model's narration comes back.
+    let street = scene.entities["street"];
+    app.world_mut().entity_mut(brom).insert(InPlace(street));
+    gate.store(true, std::sync::atomic::Ordering::SeqCst);
+    update_until(&mut app, "the greeting to be remembered", |app| {
+        (app.world().resource::<HistoryStore>().entries().iter()).any(|e| e.source == "witnessed")
+    });
+    let store = app.world().resource::<HistoryStore>();
+    for actor in ["tavern:marta", "tavern:silas", "tavern:brom"] {
+        let seen = memories_of(store, actor);
+        assert!(
+            seen.iter().any(|(_, source)| *source == "witnessed"),
+            "{actor} saw it, or did it: {seen:?}"
+        );
+    }
+}
+
+#[test]
 fn what_the_player_did_is_remembered_as_what_the_player_did() {
     let (mut app, scene) = speaking_tavern();
     let (player, marta) = (scene.entities["player"], scene.entities["marta"]);
