@@ -180,7 +180,7 @@ pub fn judge(world: &mut World, request: ActionRequest) -> Verdict {
                 .unwrap_or("act")
                 .to_owned()
         });
-    let mut report = ActionReport::new(request.actor, verb);
+    let mut report = ActionReport::new(request.actor, verb).for_step(request.plan.clone());
     report.object = request.targets.first().copied();
     report.indirect_object = request.targets.get(1).copied();
     let refusal = match carry_out(world, &request) {

@@ -14,8 +14,10 @@
 //! 2. each frame (or each [`TurnEnded`], by [`PlanningSettings::cadence`]), in
 //!    [`LoomSystems::Decide`], a plan with no step out hands the game its next step as
 //!    an [`ActionRequest`] whose `plan` names the step, and writes [`PlanStepIssued`];
-//! 3. the game carries it out as any request and writes its [`ActionReport`]; the next
-//!    report for that actor is the step's outcome, or the step fails after
+//! 3. the game carries it out as any request and writes its [`ActionReport`], naming
+//!    the step ([`ActionReport::for_step`]) or with the verb the step's action
+//!    declares: the next such report for that actor is the step's outcome (another of
+//!    its doings meanwhile is not), or the step fails after
 //!    [`PlanningSettings::step_timeout`];
 //! 4. the plan ends with [`PlanCompleted`] or [`PlanFailed`] (with the reason and the
 //!    step), and its component is removed; [`StopPlan`] ends it early, as failed.
@@ -106,6 +108,29 @@ pub struct PlanStepIssued {
     pub step: PlanStepRef,
 }
 
+/// A step handed to the game: what reports on it, and since when.
+#[derive(Debug, Clone)]
+struct Awaiting {
+    step: PlanStepRef,
+    /// The canonical verb its action declares: a report that names no step is the
+    /// step's only with it (any, when the action declares none).
+    verb: Option<String>,
+    /// When it was handed out, in [`Time`]'s elapsed time.
+    since: Duration,
+}
+
+impl Awaiting {
+    /// Whether `report` is this step's outcome: it names this step, or it names none
+    /// and has the step's verb. Another of the actor's doings meanwhile (an ability it
+    /// used in a conversation, say) is not.
+    fn is_reported_by(&self, report: &ActionReport) -> bool {
+        match &report.plan {
+            Some(step) => *step == self.step,
+            None => (self.verb.as_deref()).is_none_or(|verb| verb == report.verb),
+        }
+    }
+}
+
 /// The plan an actor is carrying out: readable by the game and debug views; removed when
 /// it completes or fails. It brings [`FollowingPlan`] with it, so smart actors are not
 /// asked to decide while it runs.
@@ -120,8 +145,8 @@ pub struct Plan {
     method_steps: usize,
     /// The task's command, with its parameters named: "serve Traveler mug of ale".
     command: String,
-    /// The step handed to the game, and when (in [`Time`]'s elapsed time).
-    awaiting: Option<(PlanStepRef, Duration)>,
+    /// The step handed to the game and not reported on yet.
+    awaiting: Option<Awaiting>,
     /// Whether it put [`FollowingPlan`] on its actor, which had none: it takes it off
     /// when it ends. A game's own hold on an actor outlives the plan.
     brought_hold: bool,
@@ -145,7 +170,7 @@ impl Plan {
 
     /// The step handed to the game and not reported on yet.
     pub fn awaiting(&self) -> Option<&PlanStepRef> {
-        self.awaiting.as_ref().map(|(step, _)| step)
+        self.awaiting.as_ref().map(|awaiting| &awaiting.step)
     }
 
     /// Who chose the task.
@@ -431,13 +456,20 @@ fn advance_plans(
         match plan.refinement.next_step(registry, &facts) {
             PlanStep::Act(action) => {
                 let step = step_ref(plan, &action, registry, &mut ids);
+                let verb = registry
+                    .action(&action.action_id)
+                    .and_then(|a| a.verb.clone());
                 let request = request_for(actor, action, step.clone(), (registry, menu), &frame);
                 out.issued.write(PlanStepIssued {
                     actor,
                     step: step.clone(),
                 });
                 out.requests.write(request);
-                plan.awaiting = Some((step, time.elapsed()));
+                plan.awaiting = Some(Awaiting {
+                    step,
+                    verb,
+                    since: time.elapsed(),
+                });
             }
             PlanStep::Done => {
                 out.completed.write(PlanCompleted {
@@ -575,8 +607,9 @@ fn request_for(
     }
 }
 
-/// The outcome of each plan's step out: the next [`ActionReport`] for its actor, or a
-/// failure once the game took longer than [`PlanningSettings::step_timeout`].
+/// The outcome of each plan's step out: the next [`ActionReport`] for its actor that
+/// reports on it ([`Awaiting::is_reported_by`]), or a failure once the game took
+/// longer than [`PlanningSettings::step_timeout`].
 fn hear_reports(
     context: PlanContext,
     mut reports: MessageReader<ActionReport>,
@@ -598,8 +631,9 @@ fn hear_reports(
         let Ok((actor, mut plan)) = plans.get_mut(report.actor) else {
             continue;
         };
-        // A second report in one frame finds the step already heard.
-        if plan.awaiting.is_none() {
+        // Not the step's: another of the actor's doings, or a second report in one
+        // frame (the step already heard).
+        if !(plan.awaiting.as_ref()).is_some_and(|awaiting| awaiting.is_reported_by(report)) {
             continue;
         }
         match outcome_of(report) {
@@ -613,10 +647,13 @@ fn hear_reports(
     let now = time.elapsed();
     for (actor, mut plan) in &mut plans {
         let late = (plan.awaiting.as_ref())
-            .is_some_and(|(_, since)| now.saturating_sub(*since) > settings.step_timeout);
-        if late {
+            .filter(|awaiting| now.saturating_sub(awaiting.since) > settings.step_timeout);
+        if let Some(late) = late {
+            let verb = late.verb.as_deref().map_or_else(String::new, |verb| {
+                format!(" (an `ActionReport` with the verb `{verb}`, or naming the step with `for_step`)")
+            });
             let reason = format!(
-                "the game did not report on the step within {:?} (`PlanningSettings::step_timeout`)",
+                "the game did not report on the step within {:?} (`PlanningSettings::step_timeout`){verb}",
                 settings.step_timeout
             );
             fail(actor, &mut plan, reason);

@@ -98,6 +98,11 @@ pub struct ActionReport {
     pub effects: Vec<EffectReport>,
     /// Free text to pass along as it is: words read aloud, a note's content.
     pub text: Option<String>,
+    /// The plan step it reports on: the request's [`plan`](ActionRequest::plan), so
+    /// that no other report of the actor's is taken for the step's outcome
+    /// ([`for_step`](Self::for_step)). A report naming no step is a step's outcome
+    /// when it has the verb the step's action declares.
+    pub plan: Option<PlanStepRef>,
 }
 
 impl ActionReport {
@@ -114,7 +119,15 @@ impl ActionReport {
             new_state: None,
             effects: Vec::new(),
             text: None,
+            plan: None,
         }
+    }
+
+    /// The plan step it reports on: the request's `plan`.
+    #[must_use]
+    pub fn for_step(mut self, step: Option<PlanStepRef>) -> Self {
+        self.plan = step;
+        self
     }
 
     /// What it was done to.
@@ -190,8 +203,9 @@ pub struct ActionRequest {
     /// The action's parameters whose value here is not their default: a plan step's
     /// overrides. Empty when every default applies (always, for a smart actor's decision).
     pub parameters: std::collections::BTreeMap<String, serde_json::Value>,
-    /// The plan step it carries out, when a plan asked for it; its
-    /// [`ActionReport`] (the next the game writes for this actor) advances the plan.
+    /// The plan step it carries out, when a plan asked for it; its [`ActionReport`]
+    /// advances the plan (name the step in it with
+    /// [`ActionReport::for_step`]).
     pub plan: Option<PlanStepRef>,
 }
 

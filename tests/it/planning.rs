@@ -39,7 +39,7 @@ fn carry_out(
             continue;
         }
         let verb = request.action_id.rsplit(':').next().unwrap_or_default();
-        let mut report = ActionReport::new(request.actor, verb);
+        let mut report = ActionReport::new(request.actor, verb).for_step(request.plan.clone());
         if let Some((refused, reason)) = game.refuse
             && refused == &*request.action_id
         {
@@ -171,6 +171,38 @@ fn serving_unanswered() -> (App, Entity) {
     serve(&mut app, &scene);
     app.update();
     (app, marta)
+}
+
+#[test]
+fn only_a_report_of_the_step_out_is_its_outcome() {
+    let (mut app, marta) = serving_unanswered();
+    let step = |app: &App| {
+        app.world()
+            .get::<Plan>(marta)
+            .and_then(|p| p.awaiting().cloned())
+    };
+    let out = step(&app).expect("her first step is out");
+    // She rents the player a room in a conversation meanwhile, and the game reports it;
+    // then a report naming a step of another plan.
+    let mut other = out.clone();
+    other.number += 1;
+    for report in [
+        ActionReport::new(marta, "rent_room").failed("no_rooms"),
+        ActionReport::new(marta, "take").for_step(Some(other)),
+    ] {
+        app.world_mut().write_message(report);
+        app.update();
+        app.update();
+    }
+    assert_eq!(app.world().resource::<Game>().failed, []);
+    assert_eq!(step(&app).as_ref(), Some(&out), "still out");
+    // The step's own report, by its verb or naming it, is its outcome.
+    app.world_mut()
+        .write_message(ActionReport::new(marta, "take").failed("not_here"));
+    run(&mut app, 3);
+    let game = app.world().resource::<Game>();
+    assert_eq!(game.failed.len(), 1, "{:#?}", game.failed);
+    assert_eq!(game.failed[0].reason, "not_here");
 }
 
 #[test]
