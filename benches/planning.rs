@@ -287,7 +287,7 @@ fn report_done(
     mut reports: MessageWriter<ActionReport>,
 ) {
     for request in requests.read() {
-        reports.write(ActionReport::new(request.actor, "act"));
+        reports.write(ActionReport::new(request.actor, "act").for_step(request.plan.clone()));
     }
 }
 
