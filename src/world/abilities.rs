@@ -62,6 +62,34 @@ pub struct OfferedAbility {
     pub candidates: Vec<(String, Vec<(Entity, String)>)>,
 }
 
+/// Numbers the candidates that share a name, sorted by name ("mug (1)", "mug (2)"),
+/// past any number another candidate's own name has: a model names each one apart.
+fn tell_apart(found: &mut [(Entity, String)]) {
+    let mut start = 0;
+    while start < found.len() {
+        let name = found[start].1.clone();
+        let end = start
+            + found[start..]
+                .iter()
+                .take_while(|(_, n)| *n == name)
+                .count();
+        if end - start > 1 {
+            let mut number = 0;
+            for i in start..end {
+                let label = loop {
+                    number += 1;
+                    let label = format!("{name} ({number})");
+                    if !found.iter().any(|(_, n)| *n == label) {
+                        break label;
+                    }
+                };
+                found[i].1 = label;
+            }
+        }
+        start = end;
+    }
+}
+
 impl OfferedAbility {
     /// `definition` as offered to `actor` in `view`: each entity input's candidates
     /// from its scope in `scopes`, those its tag rules accept. `None` when a required
@@ -89,6 +117,7 @@ impl OfferedAbility {
                 return None;
             }
             found.sort_by(|(a, one), (b, other)| one.cmp(other).then(a.cmp(b)));
+            tell_apart(&mut found);
             candidates.push((input.name.clone(), found));
         }
         Some(Self {
@@ -242,6 +271,42 @@ mod tests {
             .collect();
         assert_eq!(guests, ["Brom", "Traveler"], "others here, by name");
         assert!(offered.candidates("nights").is_empty(), "not an entity");
+    }
+
+    #[test]
+    fn candidates_of_one_name_are_told_apart() {
+        let mut records: Vec<(Entity, EntityView<'static>)> = inn()
+            .iter()
+            .map(|(entity, view)| (entity, view.clone()))
+            .collect();
+        // Two more mugs, the same name as the first; a guest named as one would be.
+        for (n, name) in [(6, "mug"), (7, "mug"), (8, "mug (2)")] {
+            records.push((
+                entity(n),
+                EntityView {
+                    name: name.into(),
+                    place: Some(entity(1)),
+                    ..Default::default()
+                },
+            ));
+        }
+        let view = WorldView::new(records);
+        let wash = ability(json!({
+            "required": [{ "name": "what", "type": "entity", "scope": "things_here" }]
+        }));
+        let offered =
+            OfferedAbility::new(wash, &view, &TargetScopes::default(), entity(2)).expect("offered");
+        let mut names: Vec<(u32, &str)> = (offered.candidates("what").iter())
+            .map(|(entity, name)| (entity.index_u32(), name.as_str()))
+            .collect();
+        names.sort_unstable();
+        let mugs: std::collections::BTreeSet<&str> = names[..3].iter().map(|n| n.1).collect();
+        assert_eq!(
+            mugs,
+            ["mug (1)", "mug (3)", "mug (4)"].into(),
+            "each mug numbered, past the name another has: {names:?}"
+        );
+        assert_eq!(names[3], (8, "mug (2)"), "a name of its own is kept");
     }
 
     #[test]
