@@ -40,7 +40,7 @@ pub struct BoundTask {
 impl BoundTask {
     /// `task` with the values `given`, and each value parameter not given at its default;
     /// an entity parameter not given, a parameter the task does not have, or a value of
-    /// the wrong kind or type is an error that names it.
+    /// the wrong kind or type is an error that names it and what it takes.
     pub fn new(
         task: &TaskDefinition,
         given: impl IntoIterator<Item = (String, ParamValue)>,
@@ -60,9 +60,25 @@ impl BoundTask {
                         task.id, parameter.name
                     ));
                 }
-                (Some(_), _) => {
+                (Some(ParamValue::Entity(_)), Some(kind)) => {
                     return Err(format!(
-                        "parameter `{}` of `{}` is given a value of the wrong kind or type",
+                        "parameter `{}` of `{}` takes {}, not an entity",
+                        parameter.name,
+                        task.id,
+                        kind.kind.a()
+                    ));
+                }
+                (Some(ParamValue::Value(value)), Some(kind)) => {
+                    return Err(format!(
+                        "parameter `{}` of `{}` takes {}, not {value}",
+                        parameter.name,
+                        task.id,
+                        kind.kind.a()
+                    ));
+                }
+                (Some(ParamValue::Value(value)), None) => {
+                    return Err(format!(
+                        "parameter `{}` of `{}` takes an entity, not {value}",
                         parameter.name, task.id
                     ));
                 }
@@ -1180,7 +1196,18 @@ mod tests {
             ("guest".to_owned(), ParamValue::Entity(entity(1))),
             ("nights".to_owned(), ParamValue::Value(json!("two"))),
         ];
-        assert!(BoundTask::new(&task, wrong).is_err());
+        assert_eq!(
+            BoundTask::new(&task, wrong).expect_err("a word for a number"),
+            "parameter `nights` of `tavern:rent` takes an integer, not \"two\""
+        );
+        let swapped = [
+            ("guest".to_owned(), ParamValue::Value(json!("Ann"))),
+            ("nights".to_owned(), ParamValue::Entity(entity(2))),
+        ];
+        assert_eq!(
+            BoundTask::new(&task, swapped).expect_err("a name for an entity"),
+            "parameter `guest` of `tavern:rent` takes an entity, not \"Ann\""
+        );
         let unknown = [
             ("guest".to_owned(), ParamValue::Entity(entity(1))),
             ("meals".to_owned(), ParamValue::Value(json!(2))),
