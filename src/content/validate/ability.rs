@@ -205,6 +205,10 @@ fn type_problems(file: &str, pointer: &str, input: &AbilityInput) -> Vec<Content
                     Some(value) if kind == InputType::Integer && value.fract() != 0.0 => {
                         problem(field, format!("{value} is not a whole number, and the input is an `integer`: write a whole number"));
                     }
+                    // Answers are read as 64-bit whole numbers: none could be past it.
+                    Some(value) if kind == InputType::Integer && value.abs() >= 2f64.powi(63) => {
+                        problem(field, format!("{value} is past the largest whole number an answer can give (about ±9.2e18): write a smaller bound, or leave it out"));
+                    }
                     _ => {}
                 }
             }
@@ -346,6 +350,17 @@ mod tests {
             )),
             ["/inputs/required/0/min"],
             "an integer's bounds are whole"
+        );
+        assert_eq!(
+            problems(inputs(
+                json!([{ "name": "n", "type": "integer", "min": 1e20, "max": -1e19 }])
+            )),
+            [
+                "/inputs/required/0/min",
+                "/inputs/required/0/max",
+                "/inputs/required/0/min"
+            ],
+            "an integer's bounds are within what an answer can give"
         );
         assert!(
             problems(inputs(
