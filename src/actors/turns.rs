@@ -21,14 +21,19 @@ pub(super) const FIGHT_STOPS_PLAN: &str = "a fight broke out";
 /// Cancels the requests of actors that were despawned or stopped being smart actors:
 /// nobody is left to act on their answers. One that is still there (its mind kept)
 /// goes back to `Idle`, with the turn it was asked taken back, so it thinks again on
-/// the next turn once it is a smart actor again.
+/// the next turn once it is a smart actor again. A conversation with one ends.
 pub(super) fn forget_departed_actors(
     mut departed: RemovedComponents<SmartActor>,
     mut queue: ResMut<ThinkQueue>,
     mut bridge: ResMut<LlmBridge>,
     mut minds: Query<&mut ActorMind>,
+    (mut conversation, mut updates): (ResMut<Conversation>, MessageWriter<ConversationUpdate>),
 ) {
     for entity in departed.read() {
+        if conversation.with == Some(entity) {
+            conversation.with = None;
+            updates.write(ConversationUpdate::Ended(entity));
+        }
         if let Ok(mut mind) = minds.get_mut(entity) {
             if mind.is_thinking() {
                 queue.withdraw(entity, &mut mind, &mut bridge);

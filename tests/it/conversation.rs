@@ -300,3 +300,21 @@ fn every_line_said_before_the_actor_answers_is_answered() {
         "{user}"
     );
 }
+
+#[test]
+fn a_conversation_ends_when_its_actor_goes() {
+    let mut tavern = open_tavern(WELCOME);
+    tavern.say("@Marta, a word.", false);
+    assert_eq!(tavern.heard(), [ConversationUpdate::Started(tavern.marta)]);
+    tavern.app.world_mut().despawn(tavern.marta);
+    tavern.app.update();
+    assert_eq!(
+        tavern.heard(),
+        [
+            ConversationUpdate::Started(tavern.marta),
+            ConversationUpdate::Ended(tavern.marta)
+        ],
+        "the game hears it at once, not at the player's next line"
+    );
+    assert_eq!(tavern.app.world().resource::<Conversation>().with, None);
+}
