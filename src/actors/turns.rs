@@ -13,7 +13,7 @@ use super::{
     SmartActorSettings, ThinkQueue, ThinkState, TurnClock, TurnEnded,
 };
 use crate::llm::{LlmBridge, RequestId};
-use crate::world::{DisplayName, FollowingPlan, InPlace, Player, StopPlan};
+use crate::world::{DisplayName, FollowingPlan, InPlace, Player, StopPlan, Witnessed};
 
 /// Why a fight stops a plan, as the actor's next prompt tells it.
 pub(super) const FIGHT_STOPS_PLAN: &str = "a fight broke out";
@@ -148,11 +148,11 @@ pub(super) fn start_turns(
 /// with reply to each line, in place of its own action this turn.
 pub(super) fn hear_the_player(
     mut lines: MessageReader<PlayerSaid>,
-    mut conversation: ResMut<Conversation>,
-    mut updates: MessageWriter<ConversationUpdate>,
+    (mut conversation, mut updates): (ResMut<Conversation>, MessageWriter<ConversationUpdate>),
     mut queue: ResMut<ThinkQueue>,
     mut bridge: ResMut<LlmBridge>,
-    player: Query<&InPlace, With<Player>>,
+    player: Query<(Entity, &InPlace, Option<&DisplayName>), With<Player>>,
+    mut witnessed: MessageWriter<Witnessed>,
     mut actors: Query<(
         Entity,
         &SmartActor,
@@ -162,7 +162,8 @@ pub(super) fn hear_the_player(
     )>,
 ) {
     for line in lines.read() {
-        let here = player.iter().next().map(|p| p.0);
+        let speaker = player.iter().next();
+        let here = speaker.map(|(_, place, _)| place.0);
         let visible: Vec<conversation::Visible<'_>> = actors
             .iter()
             .filter(|(.., place)| here.is_some() && place.map(|p| p.0) == here)
@@ -180,9 +181,20 @@ pub(super) fn hear_the_player(
         let Some((to, said)) = heard.reply else {
             continue;
         };
-        let Ok((.., mut mind, _)) = actors.get_mut(to) else {
+        let Ok((.., name, mut mind, _)) = actors.get_mut(to) else {
             continue;
         };
+        // Everyone there hears it, and remembers it (the one spoken to beyond its
+        // conversation with the model, which restarts when it grows too long).
+        if let Some((player, _, player_name)) = speaker {
+            let player_name = player_name.map_or("Someone", |n| n.0.as_str());
+            witnessed.write(Witnessed {
+                actor: player,
+                place: here,
+                involved: vec![to],
+                text: format!("{player_name} said to {}: \"{said}\"", name.0),
+            });
+        }
         // The reply takes the place of whatever the actor was about to do, and answers
         // what the player said to it since its last reply too; the conversation goes
         // on from its last answered turn.

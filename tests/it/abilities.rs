@@ -182,8 +182,12 @@ impl bevy_loom::llm::LlmBackend for Innkeeper {
         if let (Some(schema), Ok(mut schemas)) = (&request.schema, self.schemas.lock()) {
             schemas.push((**schema).clone());
         }
+        // What the player says this turn, not what the actor remembers of before.
         let last = request.messages.last().map(|m| m.content.to_string());
-        let said = |words: &str| last.as_deref().is_some_and(|text| text.contains(words));
+        let says = (last.as_deref())
+            .and_then(|text| text.split("<player_says>\n").nth(1))
+            .and_then(|rest| rest.split("\n</player_says>").next());
+        let said = |words: &str| says.is_some_and(|text| text.contains(words));
         let answer = if said("I'd like a room") {
             json!({ "type": "ASK", "question": "For how many nights?" })
         } else if said("two nights") {

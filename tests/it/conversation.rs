@@ -318,3 +318,23 @@ fn a_conversation_ends_when_its_actor_goes() {
     );
     assert_eq!(tavern.app.world().resource::<Conversation>().with, None);
 }
+
+#[test]
+fn what_the_player_says_is_remembered_by_those_who_heard_it() {
+    let mut tavern = open_tavern(WELCOME);
+    tavern.say("@Marta, my name is Ann.", false);
+    let store = tavern
+        .app
+        .world()
+        .resource::<bevy_loom::actors::HistoryStore>();
+    for actor in ["tavern:marta", "tavern:silas", "tavern:brom"] {
+        let heard: Vec<&str> = (store.entries().iter())
+            .filter(|e| e.scope == bevy_loom::actors::MemoryScope::Actor(actor.to_owned()))
+            .map(|e| e.text.as_str())
+            .collect();
+        assert!(
+            heard.contains(&"Traveler said to Marta: \"my name is Ann.\""),
+            "{actor}: {heard:?}"
+        );
+    }
+}
