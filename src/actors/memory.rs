@@ -201,6 +201,20 @@ impl HistoryStore {
         self.entries.iter().any(|entry| entry.source == source)
     }
 
+    /// Stops recalling the pinned seeds `stale` picks (the old words of a seed since
+    /// edited or removed): they stay in the history and its saves, no longer recalled.
+    pub fn unpin_where(&mut self, stale: impl Fn(&MemoryEntry) -> bool) {
+        let entries = &self.entries;
+        for pinned in &mut self.pinned {
+            pinned.retain(|&index| !stale(&entries[index as usize]));
+        }
+    }
+
+    /// Whether a seed `matches` picks is pinned: recalled first.
+    pub fn pins(&self, matches: impl Fn(&MemoryEntry) -> bool) -> bool {
+        (self.pinned.iter().flatten()).any(|&index| matches(&self.entries[index as usize]))
+    }
+
     /// Appends a memory and returns its id.
     pub fn append(&mut self, memory: NewMemory) -> u64 {
         let id = self.entries.len() as u64 + 1;

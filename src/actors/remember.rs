@@ -3,15 +3,16 @@
 
 use bevy::prelude::*;
 
-use super::memory::{self, MemoryScope, NewMemory};
+use super::memory::{self, MemoryEntry, MemoryScope, NewMemory};
 use super::{ActorSpoke, HistoryStore, SmartActor, TurnClock};
-use crate::content::ContentRegistry;
+use crate::content::{ActorSpec, ContentRegistry};
 use crate::world::{DisplayName, InPlace, NarrativeKey, Witnessed};
 
 /// Pins each spec's `memorySeeds` and `history.seeds` into the history, under its store
 /// key, when one of its actors is first seen, when content is loaded again (a spec
 /// edited on disk), and when the game puts in another [`HistoryStore`] (a save
-/// loaded): a seed the store already holds, same source and text, is not added again.
+/// loaded): a seed the store already pins, same source, text and scope, is not added
+/// again, and the old words of one edited or removed are no longer recalled.
 pub(super) fn seed_memories(
     registry: Res<ContentRegistry>,
     clock: Res<TurnClock>,
@@ -38,28 +39,44 @@ pub(super) fn seed_memories(
         let Some(spec) = registry.actor(&actor.spec) else {
             continue;
         };
-        for seed in spec.seeds() {
-            let source = format!("seed {}/{}", spec.id, seed.id);
-            let held = history
-                .entries()
-                .iter()
-                .any(|entry| entry.source == source && entry.text == seed.text);
-            if held {
-                continue;
-            }
-            history.append(NewMemory {
-                text: seed.text.clone(),
-                tags: seed.tags.clone(),
-                scope: Some(match &seed.plot {
-                    Some(plot) => MemoryScope::Plot(plot.clone()),
-                    None => MemoryScope::Actor(spec.store_key().to_owned()),
-                }),
-                turn: clock.turn,
-                source,
-                pinned: true,
-            });
-        }
+        seed(&mut history, spec, clock.turn);
         seeded.insert(actor.spec.clone());
+    }
+}
+
+/// Pins `spec`'s seeds as it has them now, at `turn`: each one the history does not
+/// pin already (same source, text and scope), and no longer those of its seeds
+/// edited or removed since.
+fn seed(history: &mut HistoryStore, spec: &ActorSpec, turn: u64) {
+    let seeds: Vec<(String, &str, MemoryScope)> = (spec.seeds())
+        .map(|seed| {
+            let scope = match &seed.plot {
+                Some(plot) => MemoryScope::Plot(plot.clone()),
+                None => MemoryScope::Actor(spec.store_key().to_owned()),
+            };
+            let source = format!("seed {}/{}", spec.id, seed.id);
+            (source, seed.text.as_str(), scope)
+        })
+        .collect();
+    let is = |entry: &MemoryEntry, (source, text, scope): &(String, &str, MemoryScope)| {
+        entry.source == *source && entry.text == *text && entry.scope == *scope
+    };
+    let ours = format!("seed {}/", spec.id);
+    history.unpin_where(|entry| {
+        entry.source.starts_with(&ours) && !seeds.iter().any(|seed| is(entry, seed))
+    });
+    for (seed, now) in spec.seeds().zip(&seeds) {
+        if history.pins(|entry| is(entry, now)) {
+            continue;
+        }
+        history.append(NewMemory {
+            text: seed.text.clone(),
+            tags: seed.tags.clone(),
+            scope: Some(now.2.clone()),
+            turn,
+            source: now.0.clone(),
+            pinned: true,
+        });
     }
 }
 

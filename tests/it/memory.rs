@@ -295,6 +295,69 @@ fn a_spec_s_store_key_holds_its_seeds_what_it_hears_and_what_it_recalls() {
 /// Seeds are pinned again when a spec is edited on disk (a new seed joins the store)
 /// and when the game puts in another store (a new game, or a save without them).
 #[test]
+fn a_seed_edited_or_removed_is_recalled_as_it_is_now() {
+    let dir = content_dir(&island());
+    let mut app = crate::support::loom_app(
+        dir.path(),
+        true,
+        LlmPlugin {
+            backend: FixedBackend::choice(r#"{"do": 0, "say": ""}"#),
+            ..default()
+        },
+        SmartActorSettings::default(),
+    );
+    let world = app.world_mut();
+    let grove = world.spawn((Place, DisplayName("the grove".into()))).id();
+    world.spawn((
+        SmartActor::new("core:troop"),
+        DisplayName("the troop".into()),
+        InPlace(grove),
+    ));
+    run_turn(&mut app);
+    let recalled = |app: &App, key: &str| -> Vec<String> {
+        let store = app.world().resource::<HistoryStore>();
+        let query = bevy_loom::actors::MemoryQuery {
+            actor: key,
+            plots: &[],
+            tags: &[],
+            k: 4,
+            token_budget: 1000,
+        };
+        store
+            .retrieve(&query)
+            .iter()
+            .map(|e| e.text.clone())
+            .collect()
+    };
+    let edit = |app: &mut App, store_key: &str, oath: &str| {
+        crate::support::write(
+            dir.path(),
+            "mods/core/actors/troop.actor.json",
+            &json!({
+                "id": "core:troop",
+                "persona": { "name": "the troop", "role": "a band of monkeys" },
+                "memorySeeds": [{ "id": "oath", "text": oath }],
+                "history": { "storeKey": store_key }
+            })
+            .to_string(),
+        );
+        let (key, oath) = (store_key.to_owned(), oath.to_owned());
+        update_until(app, "the edited spec's seed", |app| {
+            recalled(app, &key).contains(&oath)
+        });
+    };
+    // The oath reworded, the raid forgotten.
+    edit(&mut app, "island:monkeys", "The grove is ours alone.");
+    assert_eq!(
+        recalled(&app, "island:monkeys"),
+        ["The grove is ours alone."]
+    );
+    // The store key renamed: the oath is pinned there too.
+    edit(&mut app, "island:apes", "The grove is ours alone.");
+    assert_eq!(recalled(&app, "island:apes"), ["The grove is ours alone."]);
+}
+
+#[test]
 fn seeds_are_pinned_again_after_a_spec_edit_or_a_new_store() {
     let dir = content_dir(&island());
     let mut app = crate::support::loom_app(
