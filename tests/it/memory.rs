@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use bevy::prelude::*;
-use bevy_loom::actors::{HistoryStore, MemoryScope};
+use bevy_loom::actors::{HistoryStore, MemoryEntry, MemoryScope};
 use bevy_loom::prelude::*;
 use serde_json::json;
 
@@ -19,13 +19,22 @@ fn speaking_tavern() -> (App, bevy_loom::actors::SpawnedScene) {
     tavern_app(BackendChoice::Custom(Arc::new(FixedBackend(answer))))
 }
 
-fn memories_of<'a>(store: &'a HistoryStore, actor: &str) -> Vec<(&'a str, &'a str)> {
-    store
-        .entries()
-        .iter()
+/// What the actor with this store key remembers, seeds aside.
+fn remembered_by<'a>(store: &'a HistoryStore, actor: &str) -> Vec<&'a MemoryEntry> {
+    (store.entries().iter())
         .filter(|e| e.scope == MemoryScope::Actor(actor.to_owned()) && !e.pinned)
+        .collect()
+}
+
+fn memories_of<'a>(store: &'a HistoryStore, actor: &str) -> Vec<(&'a str, &'a str)> {
+    (remembered_by(store, actor).into_iter())
         .map(|e| (e.text.as_str(), e.source.as_str()))
         .collect()
+}
+
+/// Whether anyone remembers witnessing something.
+fn someone_witnessed(app: &mut App) -> bool {
+    (app.world().resource::<HistoryStore>().entries().iter()).any(|e| e.source == "witnessed")
 }
 
 #[test]
@@ -68,20 +77,10 @@ fn everyone_in_the_room_remembers_a_narrated_action() {
     let (brom, marta) = (scene.entities["brom"], scene.entities["marta"]);
     app.world_mut()
         .write_message(ActionReport::new(brom, "greet").object(marta));
-    update_until(&mut app, "the greeting to be remembered", |app| {
-        app.world()
-            .resource::<HistoryStore>()
-            .entries()
-            .iter()
-            .any(|e| e.source == "witnessed")
-    });
+    update_until(&mut app, "the greeting to be remembered", someone_witnessed);
     let store = app.world().resource::<HistoryStore>();
     for actor in ["tavern:marta", "tavern:silas", "tavern:brom"] {
-        let seen: Vec<_> = store
-            .entries()
-            .iter()
-            .filter(|e| e.scope == MemoryScope::Actor(actor.to_owned()) && !e.pinned)
-            .collect();
+        let seen = remembered_by(store, actor);
         assert_eq!(seen.len(), 1, "{actor}: {seen:#?}");
         assert!(seen[0].text.starts_with("Brom "), "{}", seen[0].text);
         assert_eq!(seen[0].source, "witnessed");
@@ -104,9 +103,7 @@ fn an_action_narrated_late_is_remembered_by_those_where_it_happened() {
     let street = scene.entities["street"];
     app.world_mut().entity_mut(brom).insert(InPlace(street));
     gate.store(true, std::sync::atomic::Ordering::SeqCst);
-    update_until(&mut app, "the greeting to be remembered", |app| {
-        (app.world().resource::<HistoryStore>().entries().iter()).any(|e| e.source == "witnessed")
-    });
+    update_until(&mut app, "the greeting to be remembered", someone_witnessed);
     let store = app.world().resource::<HistoryStore>();
     for actor in ["tavern:marta", "tavern:silas", "tavern:brom"] {
         let seen = memories_of(store, actor);
@@ -128,9 +125,7 @@ fn what_the_player_did_is_remembered_as_what_the_player_did() {
         let texts = app.world().resource::<Messages<NarrationText>>();
         let finals = texts.iter_current_update_messages().filter(|t| t.is_final);
         narrated.extend(finals.map(|t| t.text.clone()));
-        !narrated.is_empty()
-            && (app.world().resource::<HistoryStore>().entries().iter())
-                .any(|e| e.source == "witnessed")
+        !narrated.is_empty() && someone_witnessed(app)
     });
     assert!(
         narrated.iter().any(|text| text.starts_with("You ")),
@@ -138,11 +133,7 @@ fn what_the_player_did_is_remembered_as_what_the_player_did() {
     );
     let store = app.world().resource::<HistoryStore>();
     for actor in ["tavern:marta", "tavern:silas", "tavern:brom"] {
-        let seen: Vec<_> = store
-            .entries()
-            .iter()
-            .filter(|e| e.scope == MemoryScope::Actor(actor.to_owned()) && !e.pinned)
-            .collect();
+        let seen = remembered_by(store, actor);
         assert_eq!(seen.len(), 1, "{actor}: {seen:#?}");
         assert!(
             seen[0].text.starts_with("Traveler "),
@@ -292,13 +283,11 @@ fn a_spec_s_store_key_holds_its_seeds_what_it_hears_and_what_it_recalls() {
     );
 }
 
-/// Seeds are pinned again when a spec is edited on disk (a new seed joins the store)
-/// and when the game puts in another store (a new game, or a save without them).
-#[test]
-fn a_seed_edited_or_removed_is_recalled_as_it_is_now() {
-    let dir = content_dir(&island());
+/// The island's troop in a grove, on content in `root` watched for edits, answered
+/// with a pass, after its first turn.
+fn troop_in_the_grove(root: &std::path::Path) -> App {
     let mut app = crate::support::loom_app(
-        dir.path(),
+        root,
         true,
         LlmPlugin {
             backend: FixedBackend::choice(r#"{"do": 0, "say": ""}"#),
@@ -314,6 +303,15 @@ fn a_seed_edited_or_removed_is_recalled_as_it_is_now() {
         InPlace(grove),
     ));
     run_turn(&mut app);
+    app
+}
+
+/// A seed reworded or removed on disk is recalled as the spec has it now, under the
+/// spec's store key now.
+#[test]
+fn a_seed_edited_or_removed_is_recalled_as_it_is_now() {
+    let dir = content_dir(&island());
+    let mut app = troop_in_the_grove(dir.path());
     let recalled = |app: &App, key: &str| -> Vec<String> {
         let store = app.world().resource::<HistoryStore>();
         let query = bevy_loom::actors::MemoryQuery {
@@ -357,26 +355,12 @@ fn a_seed_edited_or_removed_is_recalled_as_it_is_now() {
     assert_eq!(recalled(&app, "island:apes"), ["The grove is ours alone."]);
 }
 
+/// Seeds are pinned again when a spec is edited on disk (a new seed joins the store)
+/// and when the game puts in another store (a new game, or a save without them).
 #[test]
 fn seeds_are_pinned_again_after_a_spec_edit_or_a_new_store() {
     let dir = content_dir(&island());
-    let mut app = crate::support::loom_app(
-        dir.path(),
-        true,
-        LlmPlugin {
-            backend: FixedBackend::choice(r#"{"do": 0, "say": ""}"#),
-            ..default()
-        },
-        SmartActorSettings::default(),
-    );
-    let world = app.world_mut();
-    let grove = world.spawn((Place, DisplayName("the grove".into()))).id();
-    world.spawn((
-        SmartActor::new("core:troop"),
-        DisplayName("the troop".into()),
-        InPlace(grove),
-    ));
-    run_turn(&mut app);
+    let mut app = troop_in_the_grove(dir.path());
     let seeds = |app: &App| -> Vec<String> {
         let store = app.world().resource::<HistoryStore>();
         let mut seeds: Vec<String> = store
