@@ -30,7 +30,7 @@ pub fn headless_tavern<M>(
     };
     let mut app = HeadlessApp::new(&play.content)
         .watch(cfg!(feature = "hot_reload"))
-        .llm(setup::llm_plugin(options.seed))
+        .llm(setup::llm_plugin(options.seed)?)
         .actors(actors)
         .build();
     // A turn-based game: a plan takes one step a turn.

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use bevy::prelude::*;
 use bevy_loom::actors::SpawnedScene;
 use bevy_loom::content::parse_content;
-use bevy_loom::llm::SamplingOptions;
+use bevy_loom::llm::{LlmEnvironment, SamplingOptions};
 use bevy_loom::prelude::*;
 
 use super::cli::Options;
@@ -44,15 +44,22 @@ pub fn read_play(options: &Options) -> Result<Play, String> {
     })
 }
 
-/// The server `LOOM_LLM_URL` (and the other `LOOM_LLM_*` variables) name, or the
-/// offline backend without one; sampling seeded with `seed`.
-pub fn llm_plugin(seed: u64) -> LlmPlugin {
-    let backend = if std::env::var("LOOM_LLM_URL").is_ok_and(|url| !url.trim().is_empty()) {
-        BackendChoice::FromEnv
-    } else {
-        BackendChoice::Offline { seed }
+/// The backend the `LOOM_LLM_*` variables name (a server, a cassette to replay or to
+/// record to), or the offline backend seeded with `seed`; sampling seeded with `seed`
+/// too. Settings that cannot work (a URL without `http://`, a misspelt provider) are
+/// an error that says what to fix.
+pub fn llm_plugin(seed: u64) -> Result<LlmPlugin, String> {
+    let from_environment = LlmPlugin {
+        backend: BackendChoice::FromEnv,
+        ..default()
     };
-    LlmPlugin {
+    (from_environment.validate())
+        .map_err(|error| format!("the model server settings cannot work: {error}"))?;
+    let backend = match BackendChoice::from_environment(&LlmEnvironment::process()) {
+        BackendChoice::Offline { .. } => BackendChoice::Offline { seed },
+        named => named,
+    };
+    Ok(LlmPlugin {
         backend,
         settings: LlmSettings {
             sampling: SamplingOptions {
@@ -62,7 +69,7 @@ pub fn llm_plugin(seed: u64) -> LlmPlugin {
             ..default()
         },
         ..default()
-    }
+    })
 }
 
 /// Spawns the scene once its keys are checked against the loaded content: every actor

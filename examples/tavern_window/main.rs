@@ -125,7 +125,7 @@ fn run(options: WindowOptions) -> Result<(), String> {
                 ..default()
             }),
         LoomPlugins
-            .set(setup::llm_plugin(options.play.seed))
+            .set(setup::llm_plugin(options.play.seed)?)
             .set(SmartActorPlugin {
                 settings: SmartActorSettings {
                     offer_tasks: options.play.tasks,

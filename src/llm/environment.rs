@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bevy::log::error;
 
-use super::BackendChoice;
+use super::{BackendChoice, LlmSettingsError};
 
 /// Where the bridge reads its environment variables from.
 ///
@@ -117,14 +117,21 @@ fn named_backend(environment: &LlmEnvironment) -> Option<BackendChoice> {
         }
         #[cfg(not(feature = "http"))]
         None | Some("openai" | "ollama") => None,
-        Some(other) => {
-            error!(
-                "LOOM_LLM_PROVIDER=`{other}` is not a provider: use `openai`, `ollama` or \
-                 `offline`; it is ignored"
-            );
+        Some(_) => {
+            if let Some(problem) = provider_problem(environment) {
+                error!("{problem}; it is ignored");
+            }
             None
         }
     }
+}
+
+/// What is wrong with `LOOM_LLM_PROVIDER`, when it names no provider.
+pub(super) fn provider_problem(environment: &LlmEnvironment) -> Option<LlmSettingsError> {
+    let provider = environment.var("LOOM_LLM_PROVIDER")?;
+    let known = ["openai", "ollama", "offline"];
+    let named = provider.trim().to_ascii_lowercase();
+    (!known.contains(&named.as_str())).then_some(LlmSettingsError::UnknownProvider(named))
 }
 
 /// One member per comma-separated address; a fleet when there are several.
@@ -146,6 +153,24 @@ fn fleet(addresses: &str, member: impl Fn(String) -> BackendChoice) -> Option<Ba
 #[cfg(all(test, feature = "http"))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_provider_that_is_none_is_a_settings_problem() {
+        let provider = |name: &str| {
+            provider_problem(&LlmEnvironment::from_vars([("LOOM_LLM_PROVIDER", name)]))
+        };
+        assert_eq!(
+            provider("Olama"),
+            Some(LlmSettingsError::UnknownProvider("olama".to_owned()))
+        );
+        for known in ["openai", "Ollama", " offline "] {
+            assert_eq!(provider(known), None, "{known}");
+        }
+        assert_eq!(
+            provider_problem(&LlmEnvironment::from_vars::<&str, &str>([])),
+            None
+        );
+    }
 
     fn described(choice: &BackendChoice) -> Vec<String> {
         choice.endpoints().iter().map(|e| e.describe()).collect()

@@ -163,9 +163,15 @@ impl BackendChoice {
         }
     }
 
-    /// The first setting of this choice that cannot work.
+    /// The first setting of this choice that cannot work; for
+    /// [`FromEnv`](Self::FromEnv), of the process's environment.
     fn validate(&self) -> Result<(), LlmSettingsError> {
         match self {
+            Self::FromEnv => {
+                let environment = LlmEnvironment::process();
+                environment::provider_problem(&environment).map_or(Ok(()), Err)?;
+                Self::from_environment(&environment).validate()
+            }
             Self::Fleet(members) if members.is_empty() => Err(LlmSettingsError::EmptyFleet),
             Self::Fleet(members) => members.iter().try_for_each(Self::validate),
             Self::Record { backend, .. } => backend.validate(),
@@ -173,9 +179,21 @@ impl BackendChoice {
             Self::OpenAi(settings) if settings.slots == Some(0) => Err(LlmSettingsError::NoSlots {
                 server: without_credentials(&settings.base_url),
             }),
+            #[cfg(feature = "http")]
+            Self::OpenAi(settings) => server_problem(&settings.base_url),
+            #[cfg(feature = "http")]
+            Self::Ollama(settings) => server_problem(&settings.base_url),
             _ => Ok(()),
         }
     }
+}
+
+/// Why a server at `base_url` cannot be set up, if it cannot.
+#[cfg(feature = "http")]
+fn server_problem(base_url: &str) -> Result<(), LlmSettingsError> {
+    http::ServerUrl::new(base_url, "")
+        .map(drop)
+        .map_err(|error| LlmSettingsError::Server(error.to_string()))
 }
 
 /// A server backend, or the offline one (with the reason in the log) when it cannot be set up.
@@ -257,6 +275,12 @@ pub enum LlmSettingsError {
         /// The server, without credentials.
         server: String,
     },
+    /// A server that cannot be set up: its URL is not an http(s) one.
+    #[error("{0}")]
+    Server(String),
+    /// `LOOM_LLM_PROVIDER` names no provider.
+    #[error("LOOM_LLM_PROVIDER=`{0}` is not a provider: use `openai`, `ollama` or `offline`")]
+    UnknownProvider(String),
 }
 
 /// What the bridge applies to each request, changeable at run time.
@@ -344,7 +368,8 @@ impl Default for LlmPlugin {
 impl LlmPlugin {
     /// The first setting that cannot work: no concurrency or more than
     /// [`MOST_CONCURRENCY`], a zero deadline or one longer than [`LONGEST_DEADLINE`],
-    /// an empty fleet, a server with no slots.
+    /// an empty fleet, a server with no slots or whose URL is not an http(s) one, a
+    /// `LOOM_LLM_PROVIDER` that names no provider.
     pub fn validate(&self) -> Result<(), LlmSettingsError> {
         let concurrency = self.concurrency_per_endpoint;
         if concurrency == 0 {
@@ -479,6 +504,23 @@ mod tests {
                 error.contains("slots") && !error.contains("hunter2"),
                 "{error}"
             );
+            for no_scheme in [
+                BackendChoice::OpenAi(OpenAiSettings {
+                    base_url: "127.0.0.1:8080/v1".to_owned(),
+                    ..default()
+                }),
+                BackendChoice::Ollama(OllamaSettings {
+                    base_url: "ftp://127.0.0.1:11434".to_owned(),
+                    ..default()
+                }),
+            ] {
+                let error = invalid(LlmPlugin {
+                    backend: no_scheme,
+                    ..default()
+                })
+                .to_string();
+                assert!(error.contains("is not an http(s) URL"), "{error}");
+            }
         }
     }
 }
