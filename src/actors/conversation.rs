@@ -64,9 +64,16 @@ fn words(line: &str) -> Vec<&str> {
         .collect()
 }
 
+/// A line's words as typed; one of punctuation alone ("-", ",") is none.
+fn typed_words(line: &str) -> Vec<&str> {
+    (line.split_whitespace())
+        .filter(|word| !bare(word).is_empty())
+        .collect()
+}
+
 /// A line's words as typed, one space apart.
 fn as_typed(line: &str) -> String {
-    line.split_whitespace().collect::<Vec<_>>().join(" ")
+    typed_words(line).join(" ")
 }
 
 /// Whether a word of the line is an `@` mention.
@@ -78,10 +85,10 @@ fn mentions_someone(line: &str) -> bool {
 /// Reads a player's line against the actors the player can see. What is said keeps
 /// its punctuation; the name and the commas that set it apart are left out.
 pub fn read_player_line(line: &str, visible: &[Addressable<'_>]) -> PlayerLine {
-    let typed: Vec<&str> = line.split_whitespace().collect();
+    let typed = typed_words(line);
     // Each word as names are matched: bare and lower case (empty for punctuation).
     let lowered: Vec<String> = typed.iter().map(|t| bare(t).to_lowercase()).collect();
-    if lowered.iter().filter(|t| !t.is_empty()).eq(["okay", "bye"]) {
+    if lowered == ["okay", "bye"] {
         return PlayerLine::Goodbye;
     }
     // `@Name` anywhere; else `talk <name>` / `talk to <name>` at the start.
@@ -115,8 +122,9 @@ pub fn read_player_line(line: &str, visible: &[Addressable<'_>]) -> PlayerLine {
 }
 
 /// What is said around a name that takes the words `start..end`: the words before and
-/// after it as typed, less the comma before the name; a question mark (or other
-/// end of a sentence) typed right after a name that ends the line ends what is said.
+/// after it as typed, less the comma before the name; a question or an exclamation
+/// mark typed right after a name that ends the line ends what is said, unless it
+/// ends already.
 fn said_around(typed: &[&str], start: usize, end: usize) -> String {
     let mut said: Vec<&str> = typed[..start].to_vec();
     if let Some(last) = said.last_mut() {
@@ -124,10 +132,10 @@ fn said_around(typed: &[&str], start: usize, end: usize) -> String {
     }
     said.extend(&typed[end..]);
     let mut said = said.join(" ");
-    let name_end = typed[end - 1];
-    let after_name = &name_end[name_end.trim_end_matches(is_punctuation).len()..];
-    if end == typed.len() && !said.is_empty() && !after_name.starts_with([',', ';', ':']) {
-        said.push_str(after_name);
+    let sentence_end = (typed[end - 1].chars().last()).filter(|c| matches!(c, '?' | '!'));
+    let ends = said.ends_with(|c: char| c.is_ascii_punctuation());
+    if let Some(mark) = sentence_end.filter(|_| end == typed.len() && !said.is_empty() && !ends) {
+        said.push(mark);
     }
     said
 }
@@ -339,6 +347,23 @@ mod tests {
         assert_eq!(
             read_player_line("thanks @Brom,", TAVERN),
             addressed(3, "thanks")
+        );
+        // Words of punctuation alone are no words; the end of a sentence is said once.
+        for (line, said) in [
+            ("talk - Marta", ""),
+            ("talk , to Marta", ""),
+            ("Hey , @Marta", "Hey"),
+            (", @Marta hello", "hello"),
+            ("@Marta , how are you", "how are you"),
+            ("What?! @Marta?", "What?!"),
+            ("Hello. @Marta.", "Hello."),
+            ("Is it you, @Marta.?", "Is it you?"),
+        ] {
+            assert_eq!(read_player_line(line, TAVERN), addressed(0, said), "{line}");
+        }
+        assert_eq!(
+            read_player_line("talk ...", TAVERN),
+            PlayerLine::Plain("talk".to_owned())
         );
     }
 

@@ -186,7 +186,7 @@ pub(super) fn hear_the_player(
         };
         // Everyone there hears it, and remembers it (the one spoken to beyond its
         // conversation with the model, which restarts when it grows too long).
-        if let Some((player, _, player_name)) = speaker {
+        if let Some((player, _, player_name)) = speaker.filter(|_| !said.trim().is_empty()) {
             let player_name = player_name.map_or("Someone", |n| n.0.as_str());
             witnessed.write(Witnessed {
                 actor: player,

@@ -322,6 +322,7 @@ fn a_conversation_ends_when_its_actor_goes() {
 #[test]
 fn what_the_player_says_is_remembered_by_those_who_heard_it() {
     let mut tavern = open_tavern(WELCOME);
+    tavern.say("@Marta", false);
     tavern.say("@Marta, my name is Ann.", false);
     let store = tavern
         .app
@@ -335,6 +336,10 @@ fn what_the_player_says_is_remembered_by_those_who_heard_it() {
         assert!(
             heard.contains(&"Traveler said to Marta: \"my name is Ann.\""),
             "{actor}: {heard:?}"
+        );
+        assert!(
+            !heard.iter().any(|said| said.ends_with("\"\"")),
+            "a name alone says nothing: {heard:?}"
         );
     }
 }
