@@ -30,7 +30,7 @@ use crate::content::{ActorSpec, ContentRegistry, PromptTemplate, TagIndex};
 use crate::llm::{LlmBridge, LlmRequest};
 use crate::prompt::{
     DecisionContext, DecisionLimits, PromptPart, TokenScale, TrimScratch, TurnPrompt,
-    ability_tools, estimate_tokens, fit_words, text_fingerprint, write_decision_user_prompt,
+    ability_tools, estimate_tokens, fit_said, text_fingerprint, write_decision_user_prompt,
 };
 use crate::world::{
     ActionMenu, ActionOffers, AvailableAction, CarriedBy, InPlace, NarrativeKey, OfferedAbilities,
@@ -308,7 +308,7 @@ impl<'a> Frame<'a, '_, '_> {
         let affinity = asked.entity.to_bits();
         let scale = TokenScale::from_tokens_per_char(bridge.tokens_per_char(Some(affinity)));
         let player_says = (asked.reply_to.as_deref())
-            .map(|words| fit_words(words, scale.to_estimate(budgets.player_says)));
+            .map(|words| fit_said(words, scale.to_estimate(budgets.player_says)));
         let limits = decision_limits(asked.spec, &settings.limits);
         let recalled = self.recall(asked, scale);
         let memories: SmallVec<[&str; 8]> = recalled.iter().map(|m| m.text.as_str()).collect();

@@ -110,6 +110,30 @@ pub fn fit_words(text: &str, budget: usize) -> String {
     kept
 }
 
+/// What the player said, a line each, fitted to `budget` estimated tokens: whole when
+/// it fits; otherwise its newest lines that fit, after "…", or when not even the
+/// newest one does, as much of that one as fits ([`fit_words`]). A reply answers the
+/// last thing said.
+pub fn fit_said(said: &str, budget: usize) -> String {
+    if estimate_tokens(said) <= budget {
+        return said.to_owned();
+    }
+    let lines: Vec<&str> = said.lines().collect();
+    // "…" and its line break first.
+    let (mut kept, mut chars) = (0, 2);
+    for line in lines.iter().rev() {
+        let more = line.chars().count() + 1;
+        if tokens_of_chars(chars + more) > budget {
+            break;
+        }
+        (kept, chars) = (kept + 1, chars + more);
+    }
+    match kept {
+        0 => fit_words(lines.last().copied().unwrap_or_default(), budget),
+        _ => format!("…\n{}", lines[lines.len() - kept..].join("\n")),
+    }
+}
+
 /// An offered action's id and how much it matters to the actor now (higher is kept
 /// longer): all that the order of leaving out reads. Combinations of one action share its id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -565,6 +589,25 @@ mod tests {
             "any rooms free tonight"
         );
         assert_eq!(fit_words("any rooms free tonight", 5), "any rooms free…");
+    }
+
+    #[test]
+    fn lines_said_keep_the_newest_that_fit() {
+        let said = "my name is Ann.\nI came by the north road, three days of rain.\nAny rooms?";
+        assert_eq!(fit_said(said, 100), said, "whole when it fits");
+        assert_eq!(
+            fit_said(said, 16),
+            "…\nI came by the north road, three days of rain.\nAny rooms?"
+        );
+        assert_eq!(fit_said(said, 5), "…\nAny rooms?");
+        assert_eq!(fit_said(said, 3), "Any rooms?", "the newest line alone");
+        assert_eq!(fit_said(said, 2), "Any…", "its first words");
+        for budget in [2, 3, 5, 16] {
+            assert!(
+                estimate_tokens(&fit_said(said, budget)) <= budget,
+                "{budget}"
+            );
+        }
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub use answer::{
     OfflineDecision, RejectionReason, TASK_ANSWER, ability_tools, decision_schema, match_utterance,
     parse_decision, read_decision,
 };
-pub use budget::{PromptBudgets, fit_lines, fit_words, trim_mask};
+pub use budget::{PromptBudgets, fit_lines, fit_said, fit_words, trim_mask};
 pub(crate) use budget::{TrimScratch, trim_mask_with};
 pub use decision::{
     DECISION_QUESTION, DecisionContext, DecisionPrompt, PromptPart, PromptSection, decision_prompt,
