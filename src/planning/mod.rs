@@ -649,11 +649,17 @@ fn hear_reports(
         let late = (plan.awaiting.as_ref())
             .filter(|awaiting| now.saturating_sub(awaiting.since) > settings.step_timeout);
         if let Some(late) = late {
+            // What the game should have written is for its developer, not the actor.
             let verb = late.verb.as_deref().map_or_else(String::new, |verb| {
-                format!(" (an `ActionReport` with the verb `{verb}`, or naming the step with `for_step`)")
+                format!(" with the verb `{verb}`, or one naming the step with `for_step`")
             });
+            warn!(
+                "plan step {} of {actor} got no `ActionReport`{verb} within {:?} \
+                 (`PlanningSettings::step_timeout`)",
+                late.step.step, settings.step_timeout
+            );
             let reason = format!(
-                "the game did not report on the step within {:?} (`PlanningSettings::step_timeout`){verb}",
+                "the game did not report on the step within {:?} (`PlanningSettings::step_timeout`)",
                 settings.step_timeout
             );
             fail(actor, &mut plan, reason);

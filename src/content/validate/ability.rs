@@ -206,7 +206,10 @@ fn type_problems(file: &str, pointer: &str, input: &AbilityInput) -> Vec<Content
                         problem(field, format!("{value} is not a whole number, and the input is an `integer`: write a whole number"));
                     }
                     // Answers are read as 64-bit whole numbers: none could be past it.
-                    Some(value) if kind == InputType::Integer && value.abs() >= 2f64.powi(63) => {
+                    Some(value)
+                        if kind == InputType::Integer
+                            && !(-(2f64.powi(63))..2f64.powi(63)).contains(&value) =>
+                    {
                         problem(field, format!("{value} is past the largest whole number an answer can give (about ±9.2e18): write a smaller bound, or leave it out"));
                     }
                     _ => {}
@@ -361,6 +364,13 @@ mod tests {
                 "/inputs/required/0/min"
             ],
             "an integer's bounds are within what an answer can give"
+        );
+        assert!(
+            problems(inputs(
+                json!([{ "name": "n", "type": "integer", "min": i64::MIN, "max": i64::MIN }])
+            ))
+            .is_empty(),
+            "the least whole number an answer can give"
         );
         assert!(
             problems(inputs(
