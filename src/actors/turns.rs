@@ -188,12 +188,8 @@ pub(super) fn hear_the_player(
         // conversation with the model, which restarts when it grows too long).
         if let Some((player, _, player_name)) = speaker.filter(|_| !said.trim().is_empty()) {
             let player_name = player_name.map_or("Someone", |n| n.0.as_str());
-            witnessed.write(Witnessed {
-                actor: player,
-                place: here,
-                involved: vec![to],
-                text: format!("{player_name} said to {}: \"{said}\"", name.0),
-            });
+            let text = format!("{player_name} said to {}: \"{said}\"", name.0);
+            witnessed.write(Witnessed::new(player, text).at(here).involving([to]));
         }
         // The reply takes the place of whatever the actor was about to do, and answers
         // what the player said to it since its last reply too; the conversation goes

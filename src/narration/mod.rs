@@ -444,15 +444,10 @@ fn as_witnessed(
 
 /// `text`, witnessed of `report`, which happened in `place`.
 fn witnessed_as(report: &ActionReport, place: Option<Entity>, text: String) -> Witnessed {
-    Witnessed {
-        actor: report.actor,
-        place,
-        involved: [report.object, report.indirect_object, report.instrument]
-            .into_iter()
-            .flatten()
-            .collect(),
-        text,
-    }
+    let involved = [report.object, report.indirect_object, report.instrument];
+    (Witnessed::new(report.actor, text))
+        .at(place)
+        .involving(involved.into_iter().flatten())
 }
 
 fn receive_narration(
