@@ -6,7 +6,7 @@ use bevy::prelude::*;
 use super::memory::{self, MemoryEntry, MemoryScope, NewMemory};
 use super::{ActorSpoke, HistoryStore, SmartActor, TurnClock};
 use crate::content::{ActorSpec, ContentRegistry};
-use crate::world::{DisplayName, InPlace, NarrativeKey, Witnessed};
+use crate::world::{DisplayName, InPlace, NarrativeKey, Witnessed, one_line};
 
 /// Pins each spec's `memorySeeds` and `history.seeds` into the history, under its store
 /// key, when one of its actors is first seen, when content is loaded again (a spec
@@ -111,6 +111,8 @@ pub(super) fn remember_what_was_witnessed(
             .filter(move |(_, _, in_place)| place.is_some() && in_place.map(|p| p.0) == place)
     };
     for seen in witnessed.read() {
+        // One line of the prompt's list of memories, whatever the text's breaks.
+        let text = one_line(&seen.text).into_owned();
         let place = seen.place.or_else(|| place_of(seen.actor));
         let mut tags: Vec<String> = [seen.actor]
             .into_iter()
@@ -125,7 +127,7 @@ pub(super) fn remember_what_was_witnessed(
             .filter(|(_, _, in_place)| place.is_none() || in_place.map(|p| p.0) != place);
         for (_, actor, _) in witnesses(place).chain(did_it) {
             history.append(NewMemory {
-                text: seen.text.clone(),
+                text: text.clone(),
                 tags: tags.clone(),
                 scope: Some(store_key(actor)),
                 turn: clock.turn,
@@ -141,7 +143,7 @@ pub(super) fn remember_what_was_witnessed(
             .ok()
             .and_then(|(_, _, name)| name)
             .map_or("Someone", |n| n.0.as_str());
-        let heard = format!("{speaker} said: \"{}\"", line.text);
+        let heard = one_line(&format!("{speaker} said: \"{}\"", line.text)).into_owned();
         let tags: Vec<String> = [Some(line.actor), place]
             .into_iter()
             .flatten()

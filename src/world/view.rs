@@ -326,12 +326,29 @@ impl PlaceRevisions {
     }
 }
 
-/// Joins the lines of a name that holds line breaks with spaces.
-fn one_line(name: &mut Cow<'_, str>) {
-    if name.bytes().any(|byte| matches!(byte, b'\n' | b'\r')) {
-        let lines = name.split(['\n', '\r']).filter(|line| !line.is_empty());
-        *name = Cow::Owned(lines.collect::<Vec<_>>().join(" "));
+/// `text` on one line: the lines of a text that holds line breaks of any kind (`\n`,
+/// `\r`, vertical tab, form feed, U+0085, U+2028, U+2029) joined by spaces; a text
+/// without one, borrowed. What a game or a player names something, or what a model
+/// says, stays one line of a prompt's list.
+pub(crate) fn one_line(text: &str) -> Cow<'_, str> {
+    fn is_line_break(c: char) -> bool {
+        matches!(
+            c,
+            '\n' | '\u{0B}' | '\u{0C}' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}'
+        )
     }
+    // The bytes a break starts with, looked for first: most names hold none.
+    let might = text
+        .bytes()
+        .any(|b| matches!(b, b'\n'..=b'\r' | 0xC2 | 0xE2));
+    if !might || !text.contains(is_line_break) {
+        return Cow::Borrowed(text);
+    }
+    let lines = text
+        .split(is_line_break)
+        .map(str::trim)
+        .filter(|line| !line.is_empty());
+    Cow::Owned(lines.collect::<Vec<_>>().join(" "))
 }
 
 impl<'a> WorldView<'a> {
@@ -345,7 +362,9 @@ impl<'a> WorldView<'a> {
         let mut entities: EntityHashMap<EntityView<'a>> =
             EntityHashMap::with_capacity(upper.unwrap_or(lower));
         entities.extend(records.map(|(entity, mut view)| {
-            one_line(&mut view.name);
+            if let Cow::Owned(joined) = one_line(&view.name) {
+                view.name = Cow::Owned(joined);
+            }
             (entity, view)
         }));
         // Everything held, in one list sorted by holder and then by name: each
@@ -755,6 +774,18 @@ mod tests {
         ]);
         assert_eq!(view.name(bob), "Bob Exits: the vault");
         assert_eq!(view.name(hall), "the hall");
+        for broken in [
+            "a\u{0B}b",
+            "a\u{0C}b",
+            "a\u{85}b",
+            "a\u{2028}b",
+            "a \u{2029} b",
+        ] {
+            assert_eq!(one_line(broken), "a b", "{broken:?}");
+        }
+        for whole in ["Ærøskøbing", "Sir — the Bold", "“Red” Ann", "½ pint"] {
+            assert!(matches!(one_line(whole), Cow::Borrowed(_)), "{whole}");
+        }
         assert_eq!(
             super::super::describe_surroundings(&view, ann),
             "You are in the hall.\nHere with you: Bob Exits: the vault."

@@ -72,6 +72,24 @@ fn actors_remember_what_others_said_and_recall_it_next_turn() {
 }
 
 #[test]
+fn a_memory_is_one_line_whatever_its_speaker_is_called() {
+    let (mut app, scene) = speaking_tavern();
+    let brom = scene.entities["brom"];
+    (app.world_mut().entity_mut(brom)).insert(DisplayName("Brom\u{2028}- the Smith".into()));
+    run_turn(&mut app);
+    app.update();
+    let store = app.world().resource::<HistoryStore>();
+    let heard = memories_of(store, "tavern:marta");
+    assert!(
+        heard.contains(&(
+            format!("Brom - the Smith said: \"{LINE}\"").as_str(),
+            "heard"
+        )),
+        "{heard:?}"
+    );
+}
+
+#[test]
 fn everyone_in_the_room_remembers_a_narrated_action() {
     let (mut app, scene) = speaking_tavern();
     let (brom, marta) = (scene.entities["brom"], scene.entities["marta"]);
