@@ -152,6 +152,7 @@ fn words_said_with_an_action_go_with_it_and_plan_steps_are_no_verdict() {
         Some(Verdict::Acted("wait".into()))
     );
     let step = crate::world::PlanStepRef {
+        plan: 1,
         task_id: "a:b".into(),
         method_id: "a:c".into(),
         step: "/steps/0".into(),

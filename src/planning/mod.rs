@@ -150,6 +150,8 @@ pub struct Plan {
     /// Whether it put [`FollowingPlan`] on its actor, which had none: it takes it off
     /// when it ends. A game's own hold on an actor outlives the plan.
     brought_hold: bool,
+    /// Its number among the plans started ([`PlanStepRef::plan`]).
+    number: u64,
 }
 
 impl Plan {
@@ -414,6 +416,7 @@ fn begin<'n>(
         command,
         awaiting: None,
         brought_hold: true,
+        number: ids.next_plan(),
     })
 }
 
@@ -512,6 +515,7 @@ fn step_ref(
         plan.method_steps = registry.method(method).map_or(0, |m| m.steps.len());
     }
     PlanStepRef {
+        plan: plan.number,
         task_id: Arc::clone(&plan.ids.0),
         method_id: Arc::clone(&plan.ids.1),
         step: ids.pointer(&action.step),
@@ -549,12 +553,20 @@ impl MenuCache {
 /// requests of every plan share them, so a frame's thousand steps allocate none.
 #[derive(Resource, Default)]
 struct PlanIds {
+    /// How many plans were started.
+    started: u64,
     shared: bevy::platform::collections::HashSet<Arc<str>>,
     /// Each step's JSON pointer, by where the step is: written once.
     pointers: bevy::platform::collections::HashMap<StepPath, Arc<str>>,
 }
 
 impl PlanIds {
+    /// The number of a plan starting now: one more than the last.
+    fn next_plan(&mut self) -> u64 {
+        self.started += 1;
+        self.started
+    }
+
     /// The shared JSON pointer of the step at `path`.
     fn pointer(&mut self, path: &StepPath) -> Arc<str> {
         if let Some(pointer) = self.pointers.get(path) {

@@ -212,6 +212,9 @@ pub struct ActionRequest {
 /// The plan step an [`ActionRequest`] carries out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanStepRef {
+    /// Which plan it is of: each plan started has a number of its own, so a late
+    /// report of a plan since replaced or stopped is not taken for a later one's.
+    pub plan: u64,
     /// The task the plan carries out (`tavern:serve_drink`).
     pub task_id: std::sync::Arc<str>,
     /// The method whose step this is (`tavern:serve_by_hand`).

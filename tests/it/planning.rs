@@ -206,6 +206,51 @@ fn only_a_report_of_the_step_out_is_its_outcome() {
 }
 
 #[test]
+fn a_late_report_of_a_replaced_plan_is_not_the_new_plan_s() {
+    let (mut app, scene) = tavern();
+    let marta = scene.entities["marta"];
+    app.world_mut().resource_mut::<Game>().silent = true;
+    serve(&mut app, &scene);
+    app.update();
+    let old = app.world().resource::<Game>().issued[0].step.clone();
+    serve(&mut app, &scene);
+    app.update();
+    app.update();
+    let game = app.world().resource::<Game>();
+    let new = game
+        .issued
+        .last()
+        .expect("the new plan's step")
+        .step
+        .clone();
+    assert_eq!(
+        (&*new.step, new.number),
+        (&*old.step, old.number),
+        "the same step"
+    );
+    // The game finishes the first plan's request late, and reports it refused.
+    let late = ActionReport::new(marta, "take")
+        .failed("not_here")
+        .for_step(Some(old));
+    app.world_mut().write_message(late);
+    for _ in 0..3 {
+        app.update();
+    }
+    let game = app.world().resource::<Game>();
+    assert_eq!(
+        game.failed.len(),
+        1,
+        "only the replaced plan: {:#?}",
+        game.failed
+    );
+    let out = app
+        .world()
+        .get::<Plan>(marta)
+        .and_then(|plan| plan.awaiting().cloned());
+    assert_eq!(out, Some(new), "the new plan's step is still out");
+}
+
+#[test]
 fn a_plan_started_over_a_running_one_ends_it_first() {
     let (mut app, scene) = tavern();
     let marta = scene.entities["marta"];
