@@ -202,7 +202,9 @@ impl HistoryStore {
     }
 
     /// Stops recalling the pinned seeds `stale` picks (the old words of a seed since
-    /// edited or removed): they stay in the history and its saves, no longer recalled.
+    /// edited or removed): they stay in the history, no longer recalled. The entries
+    /// keep `pinned`, and a save keeps them as written: a store loaded pins them
+    /// again until seeding, which runs for every store put in, unpins them.
     pub fn unpin_where(&mut self, stale: impl Fn(&MemoryEntry) -> bool) {
         let entries = &self.entries;
         for pinned in &mut self.pinned {
@@ -210,9 +212,9 @@ impl HistoryStore {
         }
     }
 
-    /// Whether a seed `matches` picks is pinned: recalled first.
-    pub fn pins(&self, matches: impl Fn(&MemoryEntry) -> bool) -> bool {
-        (self.pinned.iter().flatten()).any(|&index| matches(&self.entries[index as usize]))
+    /// The seeds pinned now: recalled first, in no particular order.
+    pub fn pinned(&self) -> impl Iterator<Item = &MemoryEntry> {
+        (self.pinned.iter().flatten()).map(|&index| &self.entries[index as usize])
     }
 
     /// Appends a memory and returns its id.

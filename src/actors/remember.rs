@@ -45,7 +45,7 @@ pub(super) fn seed_memories(
 }
 
 /// Pins `spec`'s seeds as it has them now, at `turn`: each one the history does not
-/// pin already (same source, text and scope), and no longer those of its seeds
+/// pin already (same source, text and scope), once, and no longer those of its seeds
 /// edited or removed since.
 fn seed(history: &mut HistoryStore, spec: &ActorSpec, turn: u64) {
     let seeds: Vec<(String, &str, MemoryScope)> = (spec.seeds())
@@ -61,12 +61,19 @@ fn seed(history: &mut HistoryStore, spec: &ActorSpec, turn: u64) {
     let is = |entry: &MemoryEntry, (source, text, scope): &(String, &str, MemoryScope)| {
         entry.source == *source && entry.text == *text && entry.scope == *scope
     };
+    // The newest pinned copy of each seed as it is now; a save made after it was
+    // edited away and back brings older ones pinned too.
+    let newest: Vec<Option<u64>> = (seeds.iter())
+        .map(|seed| (history.pinned().filter(|e| is(e, seed)).map(|e| e.id)).max())
+        .collect();
     let ours = format!("seed {}/", spec.id);
     history.unpin_where(|entry| {
-        entry.source.starts_with(&ours) && !seeds.iter().any(|seed| is(entry, seed))
+        let kept =
+            (seeds.iter().zip(&newest)).any(|(seed, id)| is(entry, seed) && *id == Some(entry.id));
+        entry.source.starts_with(&ours) && !kept
     });
-    for (seed, now) in spec.seeds().zip(&seeds) {
-        if history.pins(|entry| is(entry, now)) {
+    for ((seed, now), newest) in spec.seeds().zip(&seeds).zip(&newest) {
+        if newest.is_some() {
             continue;
         }
         history.append(NewMemory {

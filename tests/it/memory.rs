@@ -371,6 +371,17 @@ fn a_seed_edited_or_removed_is_recalled_as_it_is_now() {
     // The store key renamed: the oath is pinned there too.
     edit(&mut app, "island:apes", "The grove is ours alone.");
     assert_eq!(recalled(&app, "island:apes"), ["The grove is ours alone."]);
+    // Back as it was first, and the game saved and loaded: recalled once.
+    edit(&mut app, "island:monkeys", "The grove is sacred.");
+    let saves = tempfile::tempdir().expect("a folder");
+    let save = saves.path().join("history.json");
+    app.world()
+        .resource::<HistoryStore>()
+        .save(&save)
+        .expect("saved");
+    app.insert_resource(HistoryStore::load(&save).expect("loaded"));
+    app.update();
+    assert_eq!(recalled(&app, "island:monkeys"), ["The grove is sacred."]);
 }
 
 /// Seeds are pinned again when a spec is edited on disk (a new seed joins the store)
