@@ -13,6 +13,7 @@
 //! the arguments are wrong, 0 otherwise (small pools and unlisted files are only
 //! warnings).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -30,45 +31,47 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match load(&folder) {
-        Ok((registry, load_errors)) => {
-            let scene_errors = match lint_scenes(&folder, &registry) {
-                Ok(errors) => errors,
-                Err(message) => {
-                    eprintln!("{message}");
-                    return ExitCode::from(2);
-                }
-            };
-            let report = lint_narrative(&registry)
-                .with_load_errors(load_errors)
-                .with_load_errors(scene_errors);
-            println!("{report}");
-            // Pools below the minimum are listed above, by entity.
-            let warnings: Vec<&ContentError> = registry
-                .warnings()
-                .iter()
-                .filter(|w| {
-                    !report.entities.iter().any(|e| {
-                        e.file == w.file && e.small_pools.iter().any(|p| p.pointer == w.pointer)
-                    })
-                })
-                .collect();
-            if !warnings.is_empty() {
-                println!("\nwarnings ({}):", warnings.len());
-                for warning in warnings {
-                    println!("  {warning}");
-                }
-            }
-            if report.has_errors() {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
+    let (registry, load_errors) = match load(&folder) {
+        Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
+    let scene_errors = match lint_scenes(&folder, &registry) {
+        Ok(errors) => errors,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = lint_narrative(&registry)
+        .with_load_errors(load_errors)
+        .with_load_errors(scene_errors);
+    let mut text = format!("{report}\n");
+    // Pools below the minimum are listed above, by entity.
+    let warnings: Vec<&ContentError> = (registry.warnings().iter())
+        .filter(|w| {
+            !report
+                .entities
+                .iter()
+                .any(|e| e.file == w.file && e.small_pools.iter().any(|p| p.pointer == w.pointer))
+        })
+        .collect();
+    if !warnings.is_empty() {
+        text.push_str(&format!("\nwarnings ({}):\n", warnings.len()));
+        for warning in warnings {
+            text.push_str(&format!("  {warning}\n"));
+        }
+    }
+    // A reader that stopped early (`lint | head`) is no error of the content's.
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("cannot print the report: {error}");
             ExitCode::from(2)
         }
+        _ if report.has_errors() => ExitCode::FAILURE,
+        _ => ExitCode::SUCCESS,
     }
 }
 

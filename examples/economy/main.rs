@@ -64,7 +64,11 @@ fn parse_args() -> Result<cli::Options, String> {
 fn run(options: cli::Options) -> Result<(), String> {
     let play = setup::read_play(&options)?;
     let mut app = headless_tavern((&options, &play), Printer::stdout(), LedgerPlugin)?;
-    let header = print::header(app.world(), &play.scene, (options.turns, options.seed));
+    let header = print::header(
+        app.world(),
+        &play.scene,
+        (Some(options.turns), options.seed),
+    );
     print(&mut app, &header);
     play_turns(&mut app, &options)?;
     let tables = ledger::tables(&app.world().resource::<Ledger>().rows);

@@ -59,12 +59,16 @@ pub fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> 
         warm_up: false,
         player: None,
     };
+    let mut turns_given = false;
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value\n{USAGE}"));
         match arg.as_str() {
             "--content" => options.content = PathBuf::from(value("--content")?),
             "--scene" => options.scene = PathBuf::from(value("--scene")?),
-            "--turns" => options.turns = whole_number("--turns", &value("--turns")?)?,
+            "--turns" => {
+                options.turns = whole_number("--turns", &value("--turns")?)?;
+                turns_given = true;
+            }
             "--seed" => options.seed = whole_number("--seed", &value("--seed")?)?,
             "--show-prompt" => options.show_prompt = true,
             "--no-tasks" => options.tasks = false,
@@ -76,6 +80,12 @@ pub fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> 
             "--help" | "-h" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
+    }
+    if turns_given && options.player.is_some() {
+        return Err(format!(
+            "--turns is for a game without a player: with --interactive or --script, each \
+             line is a turn until the lines run out\n{USAGE}"
+        ));
     }
     Ok(options)
 }

@@ -45,7 +45,8 @@ fn main() -> ExitCode {
 fn run(options: Options) -> Result<(), String> {
     let play = setup::read_play(&options)?;
     let mut app = headless_tavern((&options, &play), Printer::stdout(), ())?;
-    let header = print::header(app.world(), &play.scene, (options.turns, options.seed));
+    let turns = options.player.is_none().then_some(options.turns);
+    let header = print::header(app.world(), &play.scene, (turns, options.seed));
     print(&mut app, &header);
     play_turns(&mut app, &options)?;
     let asked = print::decisions_asked(app.world());

@@ -74,6 +74,7 @@ pub fn play_turns(app: &mut App, options: &Options) -> Result<(), String> {
             )
         }
     };
+    // With a player, a turn a line until the lines run out.
     let turns = if options.player.is_some() {
         u32::MAX
     } else {

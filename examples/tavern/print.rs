@@ -66,14 +66,15 @@ pub fn decisions_asked(world: &World) -> String {
     )
 }
 
-/// The transcript's first line: the scene, the content, the turns and who answers.
-pub fn header(world: &World, scene: &SceneDefinition, (turns, seed): (u32, u64)) -> String {
+/// The transcript's first line: the scene, the content, the turns (`None`: a turn
+/// for each line the player gives) and who answers.
+pub fn header(world: &World, scene: &SceneDefinition, (turns, seed): (Option<u32>, u64)) -> String {
     let registry = world.resource::<ContentRegistry>();
     let bridge = world.resource::<LlmBridge>();
-    let turns = if turns == u32::MAX {
-        "no end".to_owned()
-    } else {
-        turns.to_string()
+    let turns = match turns {
+        None => "one a line".to_owned(),
+        Some(u32::MAX) => "no end".to_owned(),
+        Some(turns) => turns.to_string(),
     };
     format!(
         "== {} — {} mods, {} actions; turns: {}, seed {}; answers from {} ==",

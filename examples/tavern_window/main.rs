@@ -189,7 +189,7 @@ fn spawn_when_loaded(world: &mut World) {
                 .collect();
             world.insert_resource(PlaceOrder(places));
             world.insert_resource(SceneOrder::new(&spawned));
-            let header = print::header(world, &play.scene, (options.turns, options.seed));
+            let header = print::header(world, &play.scene, (Some(options.turns), options.seed));
             world.non_send_mut::<Printer>().line(&header);
         }
         Err(why) => {
