@@ -115,6 +115,35 @@ pub(super) fn unknown_allowed_verbs(
         .collect()
 }
 
+/// Warnings for the exact ids an actor's policy allows (`allowedActions`,
+/// `allowedTasks`, `allowedAbilities`) that name nothing loaded, as `is_loaded` says
+/// for each list: a misspelt id allows nothing.
+pub(super) fn unknown_allowed_ids(
+    file: &str,
+    actor: &ActorSpec,
+    is_loaded: [&dyn Fn(&str) -> bool; 3],
+) -> Vec<ContentError> {
+    let policy = &actor.policy;
+    let lists = [
+        ("allowedActions", "action", &policy.allowed_actions),
+        ("allowedTasks", "task", &policy.allowed_tasks),
+        ("allowedAbilities", "ability", &policy.allowed_abilities),
+    ];
+    let mut warnings = Vec::new();
+    for ((field, kind, ids), is_loaded) in lists.into_iter().zip(is_loaded) {
+        for (index, id) in ids.iter().enumerate() {
+            if !id.contains('*') && !is_loaded(id) {
+                warnings.push(ContentError::new(
+                    file,
+                    format!("/policy/{field}/{index}"),
+                    format!("no loaded {kind} has the id `{id}`, so it allows nothing: check the id, or that its mod is loaded"),
+                ));
+            }
+        }
+    }
+    warnings
+}
+
 /// An actor's `promptId` when no loaded template has that id.
 pub(super) fn unknown_prompt(
     file: &str,
@@ -249,6 +278,29 @@ mod tests {
         );
         let problems = unknown_allowed_verbs(ACTOR, &spec, &NarrativeVocabulary::default());
         assert_eq!(pointers(&problems), ["/policy/allowedVerbs/1"]);
+    }
+
+    #[test]
+    fn an_id_a_policy_allows_that_names_nothing_loaded_is_a_warning() {
+        let spec = actor(
+            "tavern:brom",
+            json!({ "policy": {
+                "allowedActions": ["core:*", "core:wait", "core:fly"],
+                "allowedTasks": ["*", "tavern:serve"],
+                "allowedAbilities": ["tavern:rent_room"]
+            } }),
+        );
+        let loaded = |id: &str| ["core:wait", "tavern:serve"].contains(&id);
+        let warnings = unknown_allowed_ids(ACTOR, &spec, [&loaded, &loaded, &loaded]);
+        assert_eq!(
+            pointers(&warnings),
+            ["/policy/allowedActions/2", "/policy/allowedAbilities/0"]
+        );
+        assert!(
+            warnings[0].message.contains("`core:fly`"),
+            "{}",
+            warnings[0]
+        );
     }
 
     #[test]

@@ -11,8 +11,8 @@ use super::aliases::resolve_aliases;
 use super::catalog::CatalogItem;
 use super::mod_order::{group_order, load_order};
 use super::references::{
-    unknown_allowed_verbs, unknown_input_scopes, unknown_prompt, unknown_scopes, unknown_tag_keys,
-    unknown_verb, unlisted_files,
+    unknown_allowed_ids, unknown_allowed_verbs, unknown_input_scopes, unknown_prompt,
+    unknown_scopes, unknown_tag_keys, unknown_verb, unlisted_files,
 };
 use super::refinement::{method_order, settle, unknown_parameter_scopes};
 use super::{
@@ -213,6 +213,15 @@ impl ContentRegistry {
         registry.method_order = method_order(&tasks, &methods);
         (registry.tasks, registry.methods) = (tasks, methods);
         registry.abilities = abilities;
+        let loaded: [&dyn Fn(&str) -> bool; 3] = [
+            &|id| registry.actions.contains(id),
+            &|id| registry.tasks.contains(id),
+            &|id| registry.abilities.contains(id),
+        ];
+        let unknown: Vec<ContentError> = (registry.actors.iter_with_files())
+            .flat_map(|(file, actor)| unknown_allowed_ids(file, actor, loaded))
+            .collect();
+        registry.warnings.extend(unknown);
         registry.narratives = narratives;
         for (file, context) in registry.narratives.iter_with_files() {
             registry.warnings.extend(context.small_pools(file));

@@ -63,6 +63,13 @@ impl ContentAsset for ActorSpec {
                 }
             }
         }
+        if self.policy.max_utterance_length == Some(0) {
+            problems.push(ContentError::new(
+                file,
+                "/policy/maxUtteranceLength",
+                "0 characters leave no room for any answer, so every one would be refused: raise it, or remove it for the default",
+            ));
+        }
         if let Some(key) = self.history.as_ref().and_then(|h| h.store_key.as_ref())
             && key.trim().is_empty()
         {
@@ -241,6 +248,20 @@ mod tests {
             pointers(&spec.check(FILE)),
             ["/properties/", "/properties/mood"]
         );
+    }
+
+    #[test]
+    fn an_utterance_of_no_characters_is_refused() {
+        let limit = |max: usize| {
+            let spec = actor(
+                "tavern:marta",
+                json!({ "policy": { "maxUtteranceLength": max } }),
+            );
+            let problems = spec.check(FILE);
+            problems.into_iter().map(|p| p.pointer).collect::<Vec<_>>()
+        };
+        assert_eq!(limit(0), ["/policy/maxUtteranceLength"]);
+        assert_eq!(limit(1), Vec::<String>::new());
     }
 
     #[test]
