@@ -24,6 +24,13 @@ use bevy_loom::testing::registry_from_folder;
 const USAGE: &str = "usage: lint [CONTENT DIR]";
 
 fn main() -> ExitCode {
+    if std::env::args()
+        .skip(1)
+        .any(|arg| arg == "--help" || arg == "-h")
+    {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     let folder = match parse_args() {
         Ok(folder) => folder,
         Err(message) => {

@@ -39,6 +39,10 @@ const USAGE: &str =
     "usage: economy [--turns N] [--seed S] [--no-tasks] [--warm-up] [--content DIR] [--scene FILE]";
 
 fn main() -> ExitCode {
+    if cli::wants_help() {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     match parse_args().and_then(run) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

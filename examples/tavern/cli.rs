@@ -30,6 +30,13 @@ pub enum PlayerLines {
     Script(PathBuf),
 }
 
+/// Whether the process was asked for its usage (`--help`, `-h`): printed, it succeeds.
+pub fn wants_help() -> bool {
+    std::env::args()
+        .skip(1)
+        .any(|arg| arg == "--help" || arg == "-h")
+}
+
 /// Reads the options from the process's arguments; an error is the message to print.
 pub fn parse_args() -> Result<Options, String> {
     parse(std::env::args().skip(1))

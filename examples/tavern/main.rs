@@ -32,6 +32,10 @@ use play::{headless_tavern, play_turns, print};
 use print::Printer;
 
 fn main() -> ExitCode {
+    if cli::wants_help() {
+        println!("{}", cli::USAGE);
+        return ExitCode::SUCCESS;
+    }
     match cli::parse_args().and_then(run) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

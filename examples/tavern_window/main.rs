@@ -57,6 +57,10 @@ struct WindowOptions {
 }
 
 fn main() -> ExitCode {
+    if cli::wants_help() {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     match parse_args().and_then(run) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

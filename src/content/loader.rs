@@ -102,8 +102,15 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 fn parse_json<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, ContentError> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    let parsed = serde_path_to_error::deserialize(&mut deserializer)
-        .map_err(|error| path_error::<T>(file, "JSON", error.path(), error.inner().to_string()))?;
+    let parsed = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+        // Valid JSON that is not what the file holds (an unknown field, a wrong type)
+        // is not a JSON error.
+        let what = match error.inner().classify() {
+            serde_json::error::Category::Data => "not what this kind of file holds",
+            _ => "not valid JSON",
+        };
+        path_error::<T>(file, what, error.path(), error.inner().to_string())
+    })?;
     // serde_json's errors already say the line and column.
     deserializer
         .end()
@@ -123,7 +130,12 @@ fn parse_ron<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, ContentErro
         let path = error.path().clone();
         // ron's own error has no position; the deserializer still knows where it stopped.
         let spanned = deserializer.span_error(error.into_inner());
-        path_error::<T>(file, "RON", &path, ron_detail(&spanned))
+        path_error::<T>(
+            file,
+            "not valid RON for this file",
+            &path,
+            ron_detail(&spanned),
+        )
     })?;
     deserializer.end().map_err(|error| {
         let spanned = deserializer.span_error(error);
@@ -220,7 +232,7 @@ fn ron_options() -> ron::Options {
 
 fn path_error<T: ContentAsset>(
     file: &str,
-    format: &str,
+    what: &str,
     path: &serde_path_to_error::Path,
     detail: String,
 ) -> ContentError {
@@ -233,8 +245,8 @@ fn path_error<T: ContentAsset>(
         None => detail,
     };
     let message = match T::parse_hint(&pointer, &detail) {
-        Some(hint) => format!("not valid {format} for this file: {detail}; {hint}"),
-        None => format!("not valid {format} for this file: {detail}"),
+        Some(hint) => format!("{what}: {detail}; {hint}"),
+        None => format!("{what}: {detail}"),
     };
     ContentError::new(file, pointer, message)
 }
@@ -310,6 +322,25 @@ impl<T: ContentAsset> AssetLoader for ContentLoader<T> {
 mod tests {
     use super::*;
     use crate::content::ActionDefinition;
+
+    #[test]
+    fn a_file_cut_short_is_not_valid_json_and_a_field_unknown_is_not_what_it_holds() {
+        let file = "mods/core/actions/wait.action.json";
+        let message = |text: &str| {
+            let problems =
+                parse_content::<ActionDefinition>(text.as_bytes(), file).expect_err("refused");
+            problems[0].message.clone()
+        };
+        let cut = message(r#"{"id": "core:wait", "name": "#);
+        assert!(cut.starts_with("not valid JSON: "), "{cut}");
+        let typo = message(
+            r#"{"id": "core:wait", "name": "Wait", "description": "d", "tempalte": "wait"}"#,
+        );
+        assert!(
+            typo.starts_with("not what this kind of file holds: unknown field `tempalte`"),
+            "{typo}"
+        );
+    }
 
     #[test]
     fn line_breaks_and_tabs_pass_and_hidden_controls_do_not() {

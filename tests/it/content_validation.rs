@@ -118,7 +118,7 @@ fn version_not_semver() {
         )],
         "mods/extra/mod.json",
         "/version",
-        "not valid JSON",
+        "not what this kind of file holds",
     );
 }
 
