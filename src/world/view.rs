@@ -337,11 +337,13 @@ pub(crate) fn one_line(text: &str) -> Cow<'_, str> {
             '\n' | '\u{0B}' | '\u{0C}' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}'
         )
     }
-    // The bytes a break starts with, looked for first: most names hold none.
-    let might = text
-        .bytes()
-        .any(|b| matches!(b, b'\n'..=b'\r' | 0xC2 | 0xE2));
-    if !might || !text.contains(is_line_break) {
+    // Most names are ASCII, checked a word at a time; there a break is \n to \r.
+    let breaks = if text.is_ascii() {
+        text.bytes().any(|b| b.wrapping_sub(b'\n') < 4)
+    } else {
+        text.contains(is_line_break)
+    };
+    if !breaks {
         return Cow::Borrowed(text);
     }
     let lines = text
