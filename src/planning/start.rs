@@ -1,0 +1,163 @@
+//! Starting and stopping plans: a [`StartPlan`] puts a [`Plan`] on its actor (ending
+//! one running first), a [`StopPlan`] ends it, each answered with [`PlanStarted`] or
+//! [`PlanFailed`].
+
+use bevy::ecs::entity::EntityHashMap;
+use bevy::prelude::*;
+
+use super::{
+    BoundTask, MenuCache, Plan, PlanContext, PlanFacts, PlanFailure, PlanIds, PlanStarted,
+    PlanWriters, Refinement,
+};
+use crate::content::ContentRegistry;
+use crate::world::{ActionMenu, FollowingPlan, PlanFailed, StartPlan, StopPlan};
+
+/// Ends the plan of each actor a [`StopPlan`] names, as failed with its reason and the
+/// step handed to the game, if one was.
+pub(super) fn stop_plans(
+    mut stops: MessageReader<StopPlan>,
+    plans: Query<&Plan>,
+    mut commands: Commands,
+    mut failed: MessageWriter<PlanFailed>,
+) {
+    for stop in stops.read() {
+        let Ok(plan) = plans.get(stop.actor) else {
+            continue;
+        };
+        failed.write(plan.ended(stop.actor, stop.reason.clone()));
+        plan.take_off(stop.actor, &mut commands);
+    }
+}
+
+/// Puts a [`Plan`] on each actor a [`StartPlan`] names, with its task's first
+/// applicable method; a task that cannot start is a [`PlanFailed`] at once. A plan
+/// started over one running ends that one first, as failed. Starts that come before
+/// content has loaded (a game's `Startup` systems) wait for it.
+pub(super) fn start_plans(
+    context: PlanContext,
+    mut starts: Starts,
+    actors: Query<(Option<&Plan>, Has<FollowingPlan>)>,
+    mut commands: Commands,
+    mut out: PlanWriters,
+    mut ids: ResMut<PlanIds>,
+    mut tasks: Local<MenuCache>,
+) {
+    let registry = &context.registry;
+    let starts = starts.take(registry.generation() > 0);
+    if starts.is_empty() {
+        return;
+    }
+    let frame = context.frame();
+    let (tasks, _) = tasks.of(registry, ActionMenu::of_tasks);
+    // The plans put on this frame, not yet in the world: a later start replaces them.
+    let mut put_on: EntityHashMap<Plan> = EntityHashMap::default();
+    for start in &starts {
+        let facts = frame.of(start.actor);
+        let name = |entity| frame.name(entity);
+        let begun = match commands.get_spawned_entity(start.actor) {
+            Ok(_) => begin(start, (registry, tasks, &facts, name), &mut ids),
+            Err(_) => Err(PlanFailure {
+                reason: format!(
+                    "the actor {} is not in the world (despawned, or its spawn not applied yet)",
+                    start.actor
+                ),
+                step: None,
+            }),
+        };
+        match begun {
+            Ok(mut plan) => {
+                let now = actors.get(start.actor).ok();
+                let running = now.and_then(|(plan, _)| plan);
+                let replaced = put_on.get(&start.actor).or(running);
+                plan.brought_hold = match replaced {
+                    Some(replaced) => {
+                        let reason = format!("replaced by a new plan: `{}`", start.task_id);
+                        out.failed.write(replaced.ended(start.actor, reason));
+                        replaced.brought_hold
+                    }
+                    None => !now.is_some_and(|(_, held)| held),
+                };
+                out.started.write(PlanStarted {
+                    actor: start.actor,
+                    task_id: start.task_id.clone(),
+                    method_id: plan.method().unwrap_or_default().to_owned(),
+                });
+                put_on.insert(start.actor, plan);
+            }
+            Err(failure) => {
+                out.failed.write(PlanFailed {
+                    actor: start.actor,
+                    task_id: start.task_id.clone(),
+                    reason: failure.reason,
+                    step: failure.step,
+                    chosen_by: start.chosen_by,
+                });
+            }
+        }
+    }
+    for (actor, plan) in put_on {
+        // A command of the game's applied first may despawn it: nobody is left to
+        // follow the plan then.
+        commands.entity(actor).try_insert(plan);
+    }
+}
+
+/// The plans to start: those written before content had loaded, then those written
+/// since the last frame.
+#[derive(bevy::ecs::system::SystemParam)]
+pub(super) struct Starts<'w, 's> {
+    written: MessageReader<'w, 's, StartPlan>,
+    early: Local<'s, Vec<StartPlan>>,
+}
+
+impl Starts<'_, '_> {
+    /// Those to start now; none until content has `loaded`, when they are kept.
+    fn take(&mut self, loaded: bool) -> Vec<StartPlan> {
+        let written = self.written.read().cloned();
+        if !loaded {
+            self.early.extend(written);
+            return Vec::new();
+        }
+        let mut starts = std::mem::take(&mut *self.early);
+        starts.extend(written);
+        starts
+    }
+}
+
+/// The plan a [`StartPlan`] asks for, if its task is loaded, its parameters fit and a
+/// method applies now.
+fn begin<'n>(
+    start: &StartPlan,
+    (registry, tasks, facts, name): (
+        &ContentRegistry,
+        &ActionMenu,
+        &impl PlanFacts,
+        impl Fn(Entity) -> &'n str,
+    ),
+    ids: &mut PlanIds,
+) -> Result<Plan, PlanFailure> {
+    let failure = |reason: String| PlanFailure { reason, step: None };
+    let task = registry
+        .task(&start.task_id)
+        .ok_or_else(|| failure(format!("task `{}` is not loaded", start.task_id)))?;
+    let bound = BoundTask::new(task, start.params.iter().cloned()).map_err(failure)?;
+    let targets: Vec<Entity> = (bound.params.iter())
+        .filter_map(|(_, value)| value.entity())
+        .collect();
+    let command =
+        (tasks.render(&start.task_id, &targets, name)).unwrap_or_else(|| start.task_id.clone());
+    let refinement = Refinement::start(bound, registry, facts)?;
+    let method_id = refinement.method().unwrap_or_default();
+    let method_steps = registry.method(method_id).map_or(0, |m| m.steps.len());
+    let method = ids.get(method_id);
+    Ok(Plan {
+        refinement,
+        chosen_by: start.chosen_by,
+        ids: (ids.get(&start.task_id), method),
+        method_steps,
+        command,
+        awaiting: None,
+        brought_hold: true,
+        number: ids.next_plan(),
+    })
+}

@@ -1,0 +1,243 @@
+//! A plan's steps: each handed to the game as an [`ActionRequest`] naming it, and
+//! settled by the game's [`ActionReport`] on it, or failed once the game took too long.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bevy::prelude::*;
+
+use super::facts::FrameWorld;
+use super::{
+    MenuCache, Plan, PlanCadence, PlanContext, PlanIds, PlanStep, PlanStepIssued, PlanWriters,
+    PlannedAction, task_id,
+};
+use crate::content::ContentRegistry;
+use crate::world::{
+    ActionMenu, ActionReport, ActionRequest, Outcome, PlanCompleted, PlanFailed, PlanStepRef,
+    TurnEnded,
+};
+
+/// A step handed to the game: what reports on it, and since when.
+#[derive(Debug, Clone)]
+pub(super) struct Awaiting {
+    pub(super) step: PlanStepRef,
+    /// The canonical verb its action declares: a report that names no step is the
+    /// step's only with it (any, when the action declares none).
+    verb: Option<String>,
+    /// When it was handed out, in [`Time`]'s elapsed time.
+    since: Duration,
+}
+
+impl Awaiting {
+    /// Whether `report` is this step's outcome: it names this step, or it names none
+    /// and has the step's verb. Another of the actor's doings meanwhile (an ability it
+    /// used in a conversation, say) is not.
+    fn is_reported_by(&self, report: &ActionReport) -> bool {
+        match &report.plan {
+            Some(step) => *step == self.step,
+            None => (self.verb.as_deref()).is_none_or(|verb| verb == report.verb),
+        }
+    }
+}
+
+/// Hands the game the next step of each plan with none out, or ends the plan.
+pub(super) fn advance_plans(
+    context: PlanContext,
+    mut turns: MessageReader<TurnEnded>,
+    mut plans: Query<(Entity, &mut Plan)>,
+    mut commands: Commands,
+    mut out: PlanWriters,
+    mut actions: Local<MenuCache>,
+    mut ids: ResMut<PlanIds>,
+) {
+    let PlanContext {
+        settings,
+        time,
+        registry,
+        ..
+    } = &context;
+    let turn_ended = turns.read().count() > 0;
+    if settings.cadence == PlanCadence::EveryTurn && !turn_ended {
+        return;
+    }
+    let mut ready = plans
+        .iter_mut()
+        .filter(|(_, plan)| plan.awaiting.is_none())
+        .peekable();
+    if ready.peek().is_none() {
+        return;
+    }
+    let frame = context.frame();
+    let (menu, rebuilt) = actions.of(registry, ActionMenu::new);
+    if rebuilt {
+        ids.shared.clear();
+        ids.pointers.clear();
+    }
+    for (actor, mut plan) in ready {
+        let facts = frame.of(actor);
+        let plan = &mut *plan;
+        match plan.refinement.next_step(registry, &facts) {
+            PlanStep::Act(action) => {
+                let step = step_ref(plan, &action, registry, &mut ids);
+                let verb = registry
+                    .action(&action.action_id)
+                    .and_then(|a| a.verb.clone());
+                let request = request_for(actor, action, step.clone(), (registry, menu), &frame);
+                out.issued.write(PlanStepIssued {
+                    actor,
+                    step: step.clone(),
+                });
+                out.requests.write(request);
+                plan.awaiting = Some(Awaiting {
+                    step,
+                    verb,
+                    since: time.elapsed(),
+                });
+            }
+            PlanStep::Done => {
+                out.completed.write(PlanCompleted {
+                    actor,
+                    task_id: task_id(plan),
+                    actions: plan.actions_done(),
+                    chosen_by: plan.chosen_by,
+                });
+                plan.take_off(actor, &mut commands);
+            }
+            PlanStep::Failed(failure) => {
+                out.failed.write(PlanFailed {
+                    actor,
+                    task_id: task_id(plan),
+                    reason: failure.reason,
+                    step: failure.step,
+                    chosen_by: plan.chosen_by,
+                });
+                plan.take_off(actor, &mut commands);
+            }
+        }
+    }
+}
+
+/// Which step of `plan` the action is, its ids shared through `ids`.
+fn step_ref(
+    plan: &mut Plan,
+    action: &PlannedAction,
+    registry: &ContentRegistry,
+    ids: &mut PlanIds,
+) -> PlanStepRef {
+    let method = plan.refinement.method().unwrap_or_default();
+    if *plan.ids.1 != *method {
+        plan.ids.1 = ids.get(method);
+        plan.method_steps = registry.method(method).map_or(0, |m| m.steps.len());
+    }
+    PlanStepRef {
+        plan: plan.number,
+        task_id: Arc::clone(&plan.ids.0),
+        method_id: Arc::clone(&plan.ids.1),
+        step: ids.pointer(&action.step),
+        number: plan.actions_done() + 1,
+        progress: (action.step.top_level() + 1, plan.method_steps),
+    }
+}
+
+/// The request for a plan's action: its command rendered with the world's names, and the
+/// parameters whose value is not the action's default.
+fn request_for(
+    actor: Entity,
+    action: PlannedAction,
+    step: PlanStepRef,
+    (registry, menu): (&ContentRegistry, &ActionMenu),
+    frame: &FrameWorld,
+) -> ActionRequest {
+    let targets = action.targets;
+    let command = (menu.render(&action.action_id, &targets, |e| frame.name(e)))
+        .unwrap_or_else(|| action.action_id.to_string());
+    // Most actions have no parameters: their definition is not looked up again.
+    let definition = (!action.parameters.is_empty())
+        .then(|| registry.action(&action.action_id))
+        .flatten();
+    let parameters = (action.parameters.into_iter())
+        .filter(|(name, value)| {
+            let default = definition.and_then(|d| d.parameters.get(name));
+            default.is_none_or(|d| d.default != *value)
+        })
+        .collect();
+    ActionRequest {
+        actor,
+        action_id: action.action_id,
+        targets,
+        command,
+        parameters,
+        plan: Some(step),
+    }
+}
+
+/// The outcome of each plan's step out: the next [`ActionReport`] for its actor that
+/// reports on it ([`Awaiting::is_reported_by`]), or a failure once the game took
+/// longer than [`PlanningSettings::step_timeout`].
+pub(super) fn hear_reports(
+    context: PlanContext,
+    mut reports: MessageReader<ActionReport>,
+    mut plans: Query<(Entity, &mut Plan)>,
+) {
+    let PlanContext {
+        settings,
+        time,
+        registry,
+        ..
+    } = &context;
+    let frame = context.frame();
+    let fail = |actor: Entity, plan: &mut Plan, reason: String| {
+        plan.awaiting = None;
+        plan.refinement
+            .report_failed(reason, registry, &frame.of(actor));
+    };
+    for report in reports.read() {
+        let Ok((actor, mut plan)) = plans.get_mut(report.actor) else {
+            continue;
+        };
+        // Not the step's: another of the actor's doings, or a second report in one
+        // frame (the step already heard).
+        if !(plan.awaiting.as_ref()).is_some_and(|awaiting| awaiting.is_reported_by(report)) {
+            continue;
+        }
+        match outcome_of(report) {
+            Ok(()) => {
+                plan.awaiting = None;
+                plan.refinement.report_done();
+            }
+            Err(reason) => fail(actor, &mut plan, reason),
+        }
+    }
+    let now = time.elapsed();
+    for (actor, mut plan) in &mut plans {
+        let late = (plan.awaiting.as_ref())
+            .filter(|awaiting| now.saturating_sub(awaiting.since) > settings.step_timeout);
+        if let Some(late) = late {
+            // What the game should have written is for its developer, not the actor.
+            let verb = late.verb.as_deref().map_or_else(String::new, |verb| {
+                format!(" with the verb `{verb}`, or one naming the step with `for_step`")
+            });
+            warn!(
+                "plan step {} of {actor} got no `ActionReport`{verb} within {:?} \
+                 (`PlanningSettings::step_timeout`)",
+                late.step.step, settings.step_timeout
+            );
+            let reason = format!(
+                "the game did not report on the step within {:?} (`PlanningSettings::step_timeout`)",
+                settings.step_timeout
+            );
+            fail(actor, &mut plan, reason);
+        }
+    }
+}
+
+/// A report as a step's outcome: its failure reason, when it failed.
+fn outcome_of(report: &ActionReport) -> Result<(), String> {
+    match report.outcome {
+        Outcome::Success => Ok(()),
+        Outcome::Failure => Err(report
+            .failure_reason
+            .clone()
+            .unwrap_or_else(|| format!("the game refused `{}`", report.verb))),
+    }
+}
