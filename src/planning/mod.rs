@@ -281,7 +281,7 @@ impl MenuCache {
     }
 }
 
-/// The task and method ids and step pointers plan steps name, each kept once: the
+/// The task and method ids, step pointers and verbs plan steps name, each kept once: the
 /// requests of every plan share them, so a frame's thousand steps allocate none.
 #[derive(Resource, Default)]
 struct PlanIds {

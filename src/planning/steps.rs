@@ -11,7 +11,7 @@ use super::{
     MenuCache, Plan, PlanCadence, PlanContext, PlanIds, PlanStep, PlanStepIssued, PlanWriters,
     PlannedAction, task_id,
 };
-use crate::content::ContentRegistry;
+use crate::content::{ActionDefinition, ContentRegistry};
 use crate::world::{
     ActionMenu, ActionReport, ActionRequest, Outcome, PlanCompleted, PlanFailed, PlanStepRef,
     TurnEnded,
@@ -23,7 +23,7 @@ pub(super) struct Awaiting {
     pub(super) step: PlanStepRef,
     /// The canonical verb its action declares: a report that names no step is the
     /// step's only with it (any, when the action declares none).
-    verb: Option<String>,
+    verb: Option<Arc<str>>,
     /// When it was handed out, in [`Time`]'s elapsed time.
     since: Duration,
 }
@@ -79,10 +79,11 @@ pub(super) fn advance_plans(
         match plan.refinement.next_step(registry, &facts) {
             PlanStep::Act(action) => {
                 let step = step_ref(plan, &action, registry, &mut ids);
-                let verb = registry
-                    .action(&action.action_id)
-                    .and_then(|a| a.verb.clone());
-                let request = request_for(actor, action, step.clone(), (registry, menu), &frame);
+                let definition = registry.action(&action.action_id);
+                let verb = definition
+                    .and_then(|a| a.verb.as_deref())
+                    .map(|v| ids.get(v));
+                let request = request_for(actor, action, step.clone(), (definition, menu), &frame);
                 out.issued.write(PlanStepIssued {
                     actor,
                     step: step.clone(),
@@ -139,22 +140,18 @@ fn step_ref(
     }
 }
 
-/// The request for a plan's action: its command rendered with the world's names, and the
-/// parameters whose value is not the action's default.
+/// The request for a plan's action (`definition`, when loaded): its command rendered
+/// with the world's names, and the parameters whose value is not the action's default.
 fn request_for(
     actor: Entity,
     action: PlannedAction,
     step: PlanStepRef,
-    (registry, menu): (&ContentRegistry, &ActionMenu),
+    (definition, menu): (Option<&ActionDefinition>, &ActionMenu),
     frame: &FrameWorld,
 ) -> ActionRequest {
     let targets = action.targets;
     let command = (menu.render(&action.action_id, &targets, |e| frame.name(e)))
         .unwrap_or_else(|| action.action_id.to_string());
-    // Most actions have no parameters: their definition is not looked up again.
-    let definition = (!action.parameters.is_empty())
-        .then(|| registry.action(&action.action_id))
-        .flatten();
     let parameters = (action.parameters.into_iter())
         .filter(|(name, value)| {
             let default = definition.and_then(|d| d.parameters.get(name));
