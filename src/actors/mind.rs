@@ -208,7 +208,7 @@ impl ActorMind {
     }
 
     /// What the player said that it is queued to reply to, or waits on the model to.
-    fn words_unanswered(&self) -> Option<&str> {
+    pub(super) fn words_unanswered(&self) -> Option<&str> {
         match &self.state {
             ThinkState::Queued { reply_to, .. } => reply_to.as_deref(),
             ThinkState::Waiting(pending) => pending.reply_to.as_deref(),

@@ -48,42 +48,35 @@ pub(super) fn seed_memories(
 /// pin already (same source, text and scope), once, and no longer those of its seeds
 /// edited or removed since.
 fn seed(history: &mut HistoryStore, spec: &ActorSpec, turn: u64) {
-    let seeds: Vec<(String, &str, MemoryScope)> = (spec.seeds())
+    // Each seed with its source and scope, and the id of its newest pinned copy: a
+    // save made after it was edited away and back brings older ones pinned too.
+    let seeds: Vec<_> = (spec.seeds())
         .map(|seed| {
             let scope = match &seed.plot {
                 Some(plot) => MemoryScope::Plot(plot.clone()),
                 None => MemoryScope::Actor(spec.store_key().to_owned()),
             };
             let source = format!("seed {}/{}", spec.id, seed.id);
-            (source, seed.text.as_str(), scope)
+            let is =
+                |e: &MemoryEntry| e.source == source && e.text == seed.text && e.scope == scope;
+            let newest = history.pinned().filter(|e| is(e)).map(|e| e.id).max();
+            (seed, source, scope, newest)
         })
         .collect();
-    let is = |entry: &MemoryEntry, (source, text, scope): &(String, &str, MemoryScope)| {
-        entry.source == *source && entry.text == *text && entry.scope == *scope
-    };
-    // The newest pinned copy of each seed as it is now; a save made after it was
-    // edited away and back brings older ones pinned too.
-    let newest: Vec<Option<u64>> = (seeds.iter())
-        .map(|seed| (history.pinned().filter(|e| is(e, seed)).map(|e| e.id)).max())
-        .collect();
     let ours = format!("seed {}/", spec.id);
-    history.unpin_where(|entry| {
-        let kept =
-            (seeds.iter().zip(&newest)).any(|(seed, id)| is(entry, seed) && *id == Some(entry.id));
-        entry.source.starts_with(&ours) && !kept
-    });
-    for ((seed, now), newest) in spec.seeds().zip(&seeds).zip(&newest) {
-        if newest.is_some() {
-            continue;
+    let kept: Vec<u64> = seeds.iter().filter_map(|seed| seed.3).collect();
+    history.unpin_where(|entry| entry.source.starts_with(&ours) && !kept.contains(&entry.id));
+    for (seed, source, scope, newest) in seeds {
+        if newest.is_none() {
+            history.append(NewMemory {
+                text: seed.text.clone(),
+                tags: seed.tags.clone(),
+                scope: Some(scope),
+                turn,
+                source,
+                pinned: true,
+            });
         }
-        history.append(NewMemory {
-            text: seed.text.clone(),
-            tags: seed.tags.clone(),
-            scope: Some(now.2.clone()),
-            turn,
-            source: now.0.clone(),
-            pinned: true,
-        });
     }
 }
 
@@ -119,7 +112,7 @@ pub(super) fn remember_what_was_witnessed(
     };
     for seen in witnessed.read() {
         // One line of the prompt's list of memories, whatever the text's breaks.
-        let text = one_line(&seen.text).into_owned();
+        let text = one_line(&seen.text);
         let place = seen.place.or_else(|| place_of(seen.actor));
         let mut tags: Vec<String> = [seen.actor]
             .into_iter()
@@ -134,7 +127,7 @@ pub(super) fn remember_what_was_witnessed(
             .filter(|(_, _, in_place)| place.is_none() || in_place.map(|p| p.0) != place);
         for (_, actor, _) in witnesses(place).chain(did_it) {
             history.append(NewMemory {
-                text: text.clone(),
+                text: text.clone().into_owned(),
                 tags: tags.clone(),
                 scope: Some(store_key(actor)),
                 turn: clock.turn,

@@ -10,7 +10,7 @@ use bevy::prelude::*;
 use super::conversation;
 use super::{
     ActorMind, Conversation, ConversationUpdate, InCombat, PlayerSaid, SmartActor,
-    SmartActorSettings, ThinkQueue, ThinkState, TurnClock, TurnEnded,
+    SmartActorSettings, ThinkQueue, TurnClock, TurnEnded,
 };
 use crate::llm::{LlmBridge, RequestId};
 use crate::world::{DisplayName, FollowingPlan, InPlace, Player, StopPlan, Witnessed};
@@ -69,12 +69,7 @@ pub(super) fn let_plans_decide(
     mut planned: Query<(Entity, &mut ActorMind), NewlyPlanned>,
 ) {
     for (entity, mut mind) in &mut planned {
-        let replying = match &mind.state {
-            ThinkState::Queued { reply_to, .. } => reply_to.is_some(),
-            ThinkState::Waiting(pending) => pending.reply_to.is_some(),
-            ThinkState::Idle | ThinkState::CoolingDown { .. } => continue,
-        };
-        if !replying {
+        if mind.is_thinking() && mind.words_unanswered().is_none() {
             queue.withdraw(entity, &mut mind, &mut bridge);
         }
     }

@@ -117,10 +117,9 @@ fn named_backend(environment: &LlmEnvironment) -> Option<BackendChoice> {
         }
         #[cfg(not(feature = "http"))]
         None | Some("openai" | "ollama") => None,
-        Some(_) => {
-            if let Some(problem) = provider_problem(environment) {
-                error!("{problem}; it is ignored");
-            }
+        Some(other) => {
+            let problem = LlmSettingsError::UnknownProvider(other.to_owned());
+            error!("{problem}; it is ignored");
             None
         }
     }

@@ -67,13 +67,12 @@ pub struct OfferedAbility {
 fn tell_apart(found: &mut [(Entity, String)]) {
     let mut start = 0;
     while start < found.len() {
-        let name = found[start].1.clone();
-        let end = start
-            + found[start..]
-                .iter()
-                .take_while(|(_, n)| *n == name)
-                .count();
+        let same = found[start..]
+            .iter()
+            .take_while(|(_, n)| *n == found[start].1);
+        let end = start + same.count();
         if end - start > 1 {
+            let name = found[start].1.clone();
             let mut number = 0;
             for i in start..end {
                 let label = loop {
