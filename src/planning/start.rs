@@ -43,7 +43,16 @@ pub(super) fn start_plans(
     mut tasks: Local<MenuCache>,
 ) {
     let registry = &context.registry;
-    let starts = starts.take(registry.generation() > 0);
+    let called_off = |start: StartPlan, reason: &str| {
+        out.failed.write(PlanFailed {
+            actor: start.actor,
+            task_id: start.task_id,
+            reason: reason.to_owned(),
+            step: None,
+            chosen_by: start.chosen_by,
+        });
+    };
+    let starts = starts.take(registry.generation() > 0, called_off);
     if starts.is_empty() {
         return;
     }
@@ -107,14 +116,27 @@ pub(super) fn start_plans(
 #[derive(bevy::ecs::system::SystemParam)]
 pub(super) struct Starts<'w, 's> {
     written: MessageReader<'w, 's, StartPlan>,
+    /// Read only until content has loaded; [`stop_plans`] reads them after.
+    stops: MessageReader<'w, 's, StopPlan>,
     early: Local<'s, Vec<StartPlan>>,
 }
 
 impl Starts<'_, '_> {
-    /// Those to start now; none until content has `loaded`, when they are kept.
-    fn take(&mut self, loaded: bool) -> Vec<StartPlan> {
+    /// Those to start now; none until content has `loaded`, when they are kept. A
+    /// [`StopPlan`] written meanwhile calls off its actor's starts kept from earlier
+    /// frames, as it would end the plan they started once loaded: each is given to
+    /// `called_off` with the stop's reason.
+    fn take(
+        &mut self,
+        loaded: bool,
+        mut called_off: impl FnMut(StartPlan, &str),
+    ) -> Vec<StartPlan> {
         let written = self.written.read().cloned();
         if !loaded {
+            for stop in self.stops.read() {
+                let stopped = self.early.extract_if(.., |start| start.actor == stop.actor);
+                stopped.for_each(|start| called_off(start, &stop.reason));
+            }
             self.early.extend(written);
             return Vec::new();
         }

@@ -153,6 +153,57 @@ fn a_plan_started_before_content_loaded_starts_once_it_has() {
     );
 }
 
+#[test]
+fn a_plan_stopped_before_content_loaded_never_starts() {
+    let mut app = bevy_loom::testing::HeadlessApp::new(crate::support::repo_assets())
+        .llm(LlmPlugin {
+            backend: BackendChoice::Offline { seed: 1 },
+            ..default()
+        })
+        .build();
+    app.init_resource::<Game>()
+        .add_systems(Update, record.after(LoomSystems::Remember));
+    // A game's Startup systems give the guard a patrol and the cook one, then call
+    // off the guard's, and give the cook another: all before anything loaded.
+    let guard = app.world_mut().spawn(DisplayName("guard".into())).id();
+    let cook = app.world_mut().spawn(DisplayName("cook".into())).id();
+    app.world_mut()
+        .write_message(StartPlan::new(guard, "tavern:serve_drink"));
+    app.world_mut()
+        .write_message(StartPlan::new(cook, "tavern:serve_drink"));
+    app.update();
+    assert_eq!(
+        app.world().resource::<ContentRegistry>().generation(),
+        0,
+        "nothing loaded in the first frame"
+    );
+    app.world_mut().write_message(StopPlan {
+        actor: guard,
+        reason: "the alarm was called off".into(),
+    });
+    app.world_mut()
+        .write_message(StartPlan::new(cook, "tavern:no_such_task"));
+    crate::support::wait_for_content(&mut app);
+    for _ in 0..3 {
+        app.update();
+    }
+    let game = app.world().resource::<Game>();
+    let failed: Vec<(Entity, &str)> = (game.failed.iter())
+        .map(|failed| (failed.actor, failed.reason.as_str()))
+        .collect();
+    assert_eq!(failed.len(), 3, "every start is answered once: {failed:#?}");
+    assert_eq!(
+        failed[0],
+        (guard, "the alarm was called off"),
+        "the guard's start ends as the stop says, and is never read against content"
+    );
+    assert!(
+        failed.iter().skip(1).all(|(actor, _)| *actor == cook),
+        "the cook's starts are not stopped: {failed:#?}"
+    );
+    assert!(game.started.is_empty());
+}
+
 /// Marta serves the Traveler the mug of ale.
 fn serve(app: &mut App, scene: &SpawnedScene) {
     let start = StartPlan::new(scene.entities["marta"], "tavern:serve_drink")
