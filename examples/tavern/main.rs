@@ -11,7 +11,8 @@
 //! Marta may take on tasks (serving a drink, fetching from the cellar), carried out one
 //! step a turn without asking the model; `--no-tasks` offers only actions. `--warm-up`
 //! sends each smart actor's system message to the server as it appears. The run
-//! ends with how many decisions each actor asked the model for.
+//! ends with how many decisions each actor asked the model for, and fails when the
+//! model server answered none of them.
 //!
 //! With `--interactive` each line you type is the player's for one turn (`@Marta, any
 //! rooms?` starts a conversation, `okay, bye` ends it); `--script FILE` reads the
@@ -55,5 +56,5 @@ fn run(options: Options) -> Result<(), String> {
     play_turns(&mut app, &options)?;
     let asked = print::decisions_asked(app.world());
     print(&mut app, &asked);
-    Ok(())
+    print::nobody_answered(app.world()).map_or(Ok(()), Err)
 }

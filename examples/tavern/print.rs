@@ -39,9 +39,15 @@ impl Plugin for TranscriptPlugin {
 #[derive(Resource)]
 struct ShowPrompt(bool);
 
-/// How many decisions each actor asked the model for, over the whole run.
+/// How many decisions each actor asked the model for, over the whole run, and how
+/// many of them the model gave no answer to.
 #[derive(Resource, Default)]
-struct Asked(HashMap<Entity, usize>);
+struct Asked {
+    by_actor: HashMap<Entity, usize>,
+    unanswered: usize,
+    /// Why the last one unanswered was.
+    why: Option<String>,
+}
 
 /// Each running plan's command, by its actor, kept to tell how it ends.
 #[derive(Resource, Default)]
@@ -51,7 +57,7 @@ struct Plans(HashMap<Entity, String>);
 /// order.
 pub fn decisions_asked(world: &World) -> String {
     let order = world.resource::<SceneOrder>();
-    let mut asked: Vec<(&Entity, &usize)> = world.resource::<Asked>().0.iter().collect();
+    let mut asked: Vec<(&Entity, &usize)> = world.resource::<Asked>().by_actor.iter().collect();
     asked.sort_by_key(|(actor, _)| order.rank(**actor));
     let each: Vec<String> = (asked.iter())
         .map(|(actor, count)| format!("{} {count}", name(world, **actor)))
@@ -64,6 +70,21 @@ pub fn decisions_asked(world: &World) -> String {
         "\nDecisions asked of the model: {} ({all} in all)",
         each.join(", ")
     )
+}
+
+/// When the model server answered none of the decisions asked of it (it is down, or
+/// its address is wrong), says so with the last reason, which tells what to check.
+pub fn nobody_answered(world: &World) -> Option<String> {
+    let asked = world.resource::<Asked>();
+    let all: usize = asked.by_actor.values().sum();
+    let why = asked
+        .why
+        .as_deref()
+        .filter(|_| all > 0 && asked.unanswered >= all)?;
+    Some(format!(
+        "The model server answered none of the {all} decisions asked of it. The last \
+         reason: {why}"
+    ))
 }
 
 /// The transcript's first line: the scene, the content, the turns (`None`: a turn
@@ -196,7 +217,7 @@ fn gather(
 ) {
     let turn = &mut *turn;
     for prompt in decisions.prompts.read() {
-        *asked.0.entry(prompt.actor).or_default() += 1;
+        *asked.by_actor.entry(prompt.actor).or_default() += 1;
         turn.prompts.push(prompt.clone());
     }
     for start in decisions.plans.read() {
@@ -212,7 +233,13 @@ fn gather(
     }
     turn.passed.extend(decisions.passed.read().cloned());
     turn.hesitated.extend(decisions.hesitated.read().cloned());
-    turn.rejections.extend(decisions.rejected.read().cloned());
+    for rejection in decisions.rejected.read() {
+        if let RejectionReason::NoAnswer(error) = &rejection.reason {
+            asked.unanswered += 1;
+            asked.why = Some(error.to_string());
+        }
+        turn.rejections.push(rejection.clone());
+    }
 }
 
 fn report_content_errors(

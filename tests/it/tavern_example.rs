@@ -5,6 +5,7 @@
 
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bevy::prelude::*;
 use bevy_loom::actors::SpawnedScene;
@@ -236,11 +237,17 @@ fn another_write_error_stops_the_printing_with_it() {
 /// with the `backend`, tasks offered or not and plans taking a step a turn; prints to
 /// `out`.
 fn tavern(backend: BackendChoice, tasks: bool, out: Box<dyn Write>) -> (App, SpawnedScene) {
+    let llm = LlmPlugin {
+        backend,
+        ..default()
+    };
+    tavern_with(llm, tasks, out)
+}
+
+/// [`tavern`], with these model server settings.
+fn tavern_with(llm: LlmPlugin, tasks: bool, out: Box<dyn Write>) -> (App, SpawnedScene) {
     let (mut app, scene) = crate::support::tavern_app_configured(
-        LlmPlugin {
-            backend,
-            ..default()
-        },
+        llm,
         SmartActorSettings {
             offer_tasks: tasks,
             ..default()
@@ -410,4 +417,46 @@ fn a_game_of_no_turns_says_no_decision_was_asked() {
         print::decisions_asked(app.world()),
         "\nDecisions asked of the model: none"
     );
+}
+
+#[test]
+fn a_game_whose_server_answered_nothing_says_so_and_what_to_check() {
+    let refused = crate::support::RefusedPort::new();
+    let server = bevy_loom::llm::OpenAiSettings {
+        base_url: refused.base_url(),
+        ..default()
+    };
+    let llm = LlmPlugin {
+        backend: BackendChoice::OpenAi(server),
+        // Refused at once, not waited for as a server still starting.
+        retry: bevy_loom::llm::RetryPolicy {
+            startup_grace: Duration::ZERO,
+            ..default()
+        },
+        ..default()
+    };
+    let (mut app, _) = tavern_with(llm, true, Box::new(Transcript::default()));
+    assert_eq!(
+        print::nobody_answered(app.world()),
+        None,
+        "nothing asked yet"
+    );
+    play(&mut app);
+    let said = print::nobody_answered(app.world()).expect("no decision was answered");
+    assert!(
+        said.starts_with("The model server answered none of the 3 decisions asked of it")
+            && said.contains(&refused.base_url()),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_game_whose_server_answered_says_nothing_more() {
+    let (mut app, _) = tavern(
+        BackendChoice::Offline { seed: 0 },
+        true,
+        Box::new(Transcript::default()),
+    );
+    play(&mut app);
+    assert_eq!(print::nobody_answered(app.world()), None);
 }
