@@ -17,8 +17,9 @@ pub struct OllamaSettings {
     pub base_url: String,
     /// The model to run: `llama3.2`.
     pub model: String,
-    /// How long the server keeps the model loaded after a request (`"5m"`, `"-1"`);
-    /// the server's default when `None`.
+    /// How long the server keeps the model loaded after a request: a duration
+    /// (`"5m"`, `"1h30m"`) or seconds (`"300"`; `"-1"` keeps it loaded for good); the
+    /// server's default when `None`.
     pub keep_alive: Option<String>,
     /// How long one HTTP request may take: a backstop against a connection that
     /// hangs ([`BACKSTOP_TIMEOUT`] by default). The bridge's deadline, which knows the
@@ -134,9 +135,23 @@ impl OllamaBackend {
             body["format"] = Value::clone(schema);
         }
         if let Some(keep_alive) = &self.settings.keep_alive {
-            body["keep_alive"] = json!(keep_alive);
+            body["keep_alive"] = keep_alive_value(keep_alive);
         }
         body
+    }
+}
+
+/// `keep_alive` as Ollama's API reads it: a number of seconds as a JSON number (`-1`,
+/// kept loaded for good), anything else as a duration string (`"5m"`). The API reads
+/// a string as a Go duration, which needs a unit, so `"-1"` would fail every request.
+fn keep_alive_value(keep_alive: &str) -> Value {
+    let seconds = keep_alive.trim();
+    if let Ok(whole) = seconds.parse::<i64>() {
+        json!(whole)
+    } else if let Some(seconds) = seconds.parse::<f64>().ok().filter(|s| s.is_finite()) {
+        json!(seconds)
+    } else {
+        json!(keep_alive)
     }
 }
 
@@ -216,6 +231,24 @@ fn ollama_timings(value: &Value) -> Option<ServerTimings> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_keep_alive_in_seconds_is_sent_as_a_number() {
+        let sent = |keep_alive: &str| {
+            let settings = OllamaSettings {
+                keep_alive: Some(keep_alive.into()),
+                ..OllamaSettings::default()
+            };
+            let backend = OllamaBackend::new(settings).expect("a backend");
+            backend.body(&LlmRequest::default())["keep_alive"].clone()
+        };
+        // Ollama reads a string as a Go duration, which needs a unit: "-1" fails.
+        assert_eq!(sent("-1"), json!(-1), "kept loaded for good");
+        assert_eq!(sent(" 300 "), json!(300));
+        assert_eq!(sent("0.5"), json!(0.5));
+        assert_eq!(sent("5m"), json!("5m"));
+        assert_eq!(sent("1h30m"), json!("1h30m"));
+    }
 
     #[test]
     fn credentials_in_ollama_host_never_show() {
