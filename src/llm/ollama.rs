@@ -56,32 +56,24 @@ impl Default for OllamaSettings {
 
 impl OllamaSettings {
     /// Settings from the process's `OLLAMA_HOST` (or `LOOM_LLM_URL`) and
-    /// `LOOM_LLM_MODEL`; the defaults for whatever is unset. `OLLAMA_HOST` may omit the
-    /// scheme, as Ollama's own tools allow.
+    /// `LOOM_LLM_MODEL`; the defaults for whatever is unset. As Ollama's own tools read
+    /// it, an address without a scheme is over http and on Ollama's port (11434) when
+    /// it names none, and `0.0.0.0` (what a server is told to listen on) is this
+    /// machine.
     pub fn from_env() -> Self {
         Self::from_environment(&LlmEnvironment::process())
     }
 
     /// Like [`from_env`](Self::from_env), from these variables. Each address of a
-    /// comma-separated list gets the scheme it lacks.
+    /// comma-separated list is read so.
     pub fn from_environment(environment: &LlmEnvironment) -> Self {
         let defaults = Self::default();
         let base_url = environment
             .var("OLLAMA_HOST")
             .or_else(|| environment.var("LOOM_LLM_URL"))
             .map(|hosts| {
-                hosts
-                    .split(',')
-                    .map(|host| {
-                        let host = host.trim();
-                        if host.contains("://") {
-                            host.to_owned()
-                        } else {
-                            format!("http://{host}")
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(",")
+                let addresses: Vec<String> = hosts.split(',').map(ollama_address).collect();
+                addresses.join(",")
             })
             .unwrap_or(defaults.base_url.clone());
         Self {
@@ -91,6 +83,62 @@ impl OllamaSettings {
                 .unwrap_or(defaults.model.clone()),
             ..defaults
         }
+    }
+}
+
+/// Ollama's port, where an address that names none is served.
+const OLLAMA_PORT: u16 = 11434;
+
+/// An address as Ollama's own tools read `OLLAMA_HOST`: one with a scheme as given;
+/// otherwise over http, on Ollama's port when it names none, and the address a server
+/// is told to listen on (`0.0.0.0`, `::`) as this machine's.
+fn ollama_address(host: &str) -> String {
+    let host = host.trim();
+    if host.contains("://") {
+        return host.to_owned();
+    }
+    let (authority, path) = match host.split_once('/') {
+        Some((authority, path)) => (authority, Some(path)),
+        None => (host, None),
+    };
+    let mut address = String::from("http://");
+    let host_port = match authority.rsplit_once('@') {
+        Some((credentials, host_port)) => {
+            address.push_str(credentials);
+            address.push('@');
+            host_port
+        }
+        None => authority,
+    };
+    address.push_str(&with_port(host_port));
+    if let Some(path) = path {
+        address.push('/');
+        address.push_str(path);
+    }
+    address
+}
+
+/// `host_port` with Ollama's port when it names none, an unspecified address as this
+/// machine's.
+fn with_port(host_port: &str) -> String {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+    let local = |ip: IpAddr| match ip {
+        IpAddr::V4(v4) if v4.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(v6) if v6.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    if let Ok(socket) = host_port.parse::<SocketAddr>() {
+        return SocketAddr::new(local(socket.ip()), socket.port()).to_string();
+    }
+    let bare = host_port.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = bare.parse::<IpAddr>() {
+        return SocketAddr::new(local(ip), OLLAMA_PORT).to_string();
+    }
+    let host_port = host_port.trim_end_matches(':');
+    match host_port.rsplit_once(':') {
+        Some((_, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host_port.to_owned(),
+        _ if host_port.is_empty() => format!("127.0.0.1:{OLLAMA_PORT}"),
+        _ => format!("{host_port}:{OLLAMA_PORT}"),
     }
 }
 
@@ -231,6 +279,41 @@ fn ollama_timings(value: &Value) -> Option<ServerTimings> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ollama_host_is_read_as_ollama_reads_it() {
+        let address = |host: &str| {
+            let environment = LlmEnvironment::from_vars([("OLLAMA_HOST", host)]);
+            OllamaSettings::from_environment(&environment).base_url
+        };
+        assert_eq!(address("127.0.0.1:11500"), "http://127.0.0.1:11500");
+        assert_eq!(
+            address("localhost"),
+            "http://localhost:11434",
+            "Ollama's port"
+        );
+        assert_eq!(address("gpu-box"), "http://gpu-box:11434");
+        assert_eq!(address("gpu-box:8080"), "http://gpu-box:8080");
+        // The address the server is told to listen on: this machine's, to a client.
+        assert_eq!(address("0.0.0.0"), "http://127.0.0.1:11434");
+        assert_eq!(address("0.0.0.0:11500"), "http://127.0.0.1:11500");
+        assert_eq!(address("::"), "http://[::1]:11434");
+        assert_eq!(address("[::]:11500"), "http://[::1]:11500");
+        assert_eq!(address("::1"), "http://[::1]:11434");
+        assert_eq!(address(" 10.0.0.7 "), "http://10.0.0.7:11434");
+        assert_eq!(
+            address("user:secret@gpu-box"),
+            "http://user:secret@gpu-box:11434"
+        );
+        assert_eq!(address("gpu-box/ollama"), "http://gpu-box:11434/ollama");
+        // A scheme given is an address given whole, as Ollama takes it.
+        assert_eq!(address("https://ollama.lan"), "https://ollama.lan");
+        assert_eq!(
+            address("127.0.0.1, gpu-box:11500"),
+            "http://127.0.0.1:11434,http://gpu-box:11500",
+            "each of a list"
+        );
+    }
 
     #[test]
     fn a_keep_alive_in_seconds_is_sent_as_a_number() {

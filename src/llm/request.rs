@@ -234,7 +234,7 @@ pub struct ServerTimings {
 pub enum LlmError {
     /// The server could not be reached.
     #[error(
-        "could not reach the model server at {url}: {detail}; check that it is running and that LOOM_LLM_URL points at it"
+        "could not reach the model server at {url}: {detail}; check that it is running and that its address (LOOM_LLM_URL; OLLAMA_HOST for Ollama) is right"
     )]
     Unreachable {
         /// The address tried.
