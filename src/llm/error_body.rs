@@ -45,13 +45,19 @@ pub(super) fn status_error(
         return context_exceeded(&body);
     }
     if matches!(status, 400 | 422 | 500) && lowercase.contains(ANSWER_FORMAT_FIELD) {
-        // On one line: a server's traceback is many.
-        let said = message_of(&body);
-        let words: Vec<&str> = said.split_whitespace().collect();
-        let detail: String = words.join(" ").chars().take(DETAIL_CHARS).collect();
         return LlmError::FormatRefused {
             url: url.to_owned(),
-            detail,
+            detail: one_line(&message_of(&body)),
+        };
+    }
+    if status == 404 {
+        // Ollama, OpenAI and vLLM name the model they do not have; a path they do not
+        // serve is "page not found", "File Not Found", "Not Found".
+        let (url, detail) = (url.to_owned(), one_line(&message_of(&body)));
+        return if lowercase.contains("model") {
+            LlmError::NoSuchModel { url, detail }
+        } else {
+            LlmError::NoSuchPath { url, detail }
         };
     }
     if status == 503 && LOADING.iter().any(|words| lowercase.contains(words)) {
@@ -136,6 +142,12 @@ fn number_before(text: &str, phrase: &str) -> Option<u64> {
 
 /// The `message` of a JSON error body (`{"error": {"message": ...}}`, `{"error": "..."}`,
 /// `{"message": ...}`), or the body itself.
+/// What a server said, on one line (a traceback is many), cut to [`DETAIL_CHARS`].
+fn one_line(said: &str) -> String {
+    let words: Vec<&str> = said.split_whitespace().collect();
+    words.join(" ").chars().take(DETAIL_CHARS).collect()
+}
+
 fn message_of(body: &str) -> String {
     let Ok(value) = serde_json::from_str::<serde_json::Value>(body) else {
         return body.trim().to_owned();
@@ -167,6 +179,37 @@ mod tests {
         assert!(!error.is_retryable() && !error.is_server_fault());
         let other = status_error("u", 500, "internal error".to_owned(), None);
         assert!(matches!(other, LlmError::Status { .. }), "{other:?}");
+    }
+
+    #[test]
+    fn a_404_says_whether_the_model_or_the_address_is_wrong() {
+        let url = "http://127.0.0.1:11434/chat/completions";
+        let not_found = |body: &str| status_error(url, 404, body.to_owned(), None);
+        // Ollama's, llama.cpp's and vLLM's answers to a path they do not serve: an
+        // address without its `/v1`.
+        for body in [
+            "404 page not found",
+            r#"{"error":{"code":404,"message":"File Not Found","type":"not_found_error"}}"#,
+            r#"{"detail":"Not Found"}"#,
+        ] {
+            let error = not_found(body);
+            assert!(matches!(error, LlmError::NoSuchPath { .. }), "{error:?}");
+            let said = error.to_string();
+            assert!(said.contains(url) && said.contains("/v1"), "{said}");
+        }
+        // Ollama's, OpenAI's and vLLM's answers naming a model they do not have.
+        for body in [
+            r#"{"error":"model \"llama3.2\" not found, try pulling it first"}"#,
+            r#"{"error":{"message":"The model `gpt-9` does not exist or you do not have access to it.","type":"invalid_request_error","code":"model_not_found"}}"#,
+            r#"{"object":"error","message":"The model `x` does not exist.","type":"NotFoundError","code":404}"#,
+        ] {
+            let error = not_found(body);
+            assert!(matches!(error, LlmError::NoSuchModel { .. }), "{error:?}");
+            let said = error.to_string();
+            assert!(said.contains("LOOM_LLM_MODEL"), "{said}");
+        }
+        assert!(!not_found("404 page not found").is_retryable());
+        assert!(!not_found("404 page not found").is_server_fault());
     }
 
     #[test]

@@ -285,6 +285,27 @@ pub enum LlmError {
         /// The tokens its context (per slot) holds, when the server said.
         context: Option<u64>,
     },
+    /// The server has no such path (HTTP 404): its address lacks the part where its
+    /// API begins, or it is another kind of server.
+    #[error(
+        "the model server at {url} has no such path (HTTP 404: {detail}); an OpenAI-compatible server's address usually ends in `/v1` (LOOM_LLM_URL=http://127.0.0.1:8080/v1), and Ollama's own API needs LOOM_LLM_PROVIDER=ollama"
+    )]
+    NoSuchPath {
+        /// The address tried.
+        url: String,
+        /// What the server said.
+        detail: String,
+    },
+    /// The server does not have the model the request named (HTTP 404).
+    #[error(
+        "the model server at {url} does not have the model asked for ({detail}); check its name (LOOM_LLM_MODEL), or fetch it first (`ollama pull NAME` for Ollama)"
+    )]
+    NoSuchModel {
+        /// The address tried.
+        url: String,
+        /// What the server said.
+        detail: String,
+    },
     /// The server answered with an error status.
     #[error("the model server answered HTTP {status}: {body}")]
     Status {
