@@ -316,10 +316,18 @@ impl LlmBackend for OpenAiBackend {
                 let measured = (openai_usage(&value), llama_timings(&value));
                 return message_reply(&value, "/choices/0/message", measured);
             }
-            // Server-sent events: `data: {chunk}` lines, then `data: [DONE]`.
+            // Server-sent events: `data: {chunk}` lines, then `data: [DONE]`; an error
+            // comes as a chunk with an `error`, or (llama.cpp's server before late
+            // 2025) as an `error: {error}` event.
             let mut lines = exchange.lines(response);
             let mut reply = LlmReply::default();
             while let Some(line) = lines.next().await? {
+                if let Some(event) = line.strip_prefix("error:") {
+                    let error = stream_chunk(event.trim())?;
+                    let error = error.get("error").unwrap_or(&error);
+                    let context = "the server reported an error mid-stream";
+                    return Err(super::error_body::reported_error(error, context));
+                }
                 let Some(data) = line.strip_prefix("data:").map(str::trim) else {
                     continue;
                 };

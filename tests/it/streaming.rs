@@ -252,6 +252,23 @@ fn an_ollama_error_line_is_reported() {
     );
 }
 
+#[test]
+fn a_llama_cpp_error_event_mid_stream_is_reported() {
+    // llama.cpp's server (before late 2025) sends an error as an `error:` event, then
+    // `data: [DONE]`.
+    let error = json!({ "code": 400, "type": "exceed_context_size_error",
+        "message": "the request exceeds the available context size, try increasing it" });
+    let mut pieces = sse(&[openai_chunk("Wel")], false);
+    pieces.push(format!("error: {error}\n\n"));
+    pieces.push("data: [DONE]\n\n".to_owned());
+    let (_server, root, _) = streaming_server(pieces);
+    let (_, done) = run(openai(&root), request(true));
+    assert!(
+        matches!(&done[0].result, Err(LlmError::ContextExceeded { .. })),
+        "{done:?}"
+    );
+}
+
 /// Pieces reach the ECS as `LlmDelta` messages before the `LlmResponse`, while frames keep running.
 #[test]
 fn the_app_receives_pieces_then_the_outcome_while_frames_run() {
