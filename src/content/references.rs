@@ -117,11 +117,13 @@ pub(super) fn unknown_allowed_verbs(
 
 /// Warnings for the exact ids an actor's policy allows (`allowedActions`,
 /// `allowedTasks`, `allowedAbilities`) that name nothing loaded, as `is_loaded` says
-/// for each list: a misspelt id allows nothing.
+/// for each list, and for its `mod:*` patterns whose mod `is_mod_loaded` does not
+/// know (as written): a misspelt id allows nothing.
 pub(super) fn unknown_allowed_ids(
     file: &str,
     actor: &ActorSpec,
     is_loaded: [&dyn Fn(&str) -> bool; 3],
+    is_mod_loaded: &dyn Fn(&str) -> bool,
 ) -> Vec<ContentError> {
     let policy = &actor.policy;
     let lists = [
@@ -132,10 +134,19 @@ pub(super) fn unknown_allowed_ids(
     let mut warnings = Vec::new();
     for ((field, kind, ids), is_loaded) in lists.into_iter().zip(is_loaded) {
         for (index, id) in ids.iter().enumerate() {
-            if !id.contains('*') && !is_loaded(id) {
+            let pointer = || format!("/policy/{field}/{index}");
+            if let Some(namespace) = id.strip_suffix(":*") {
+                if !is_mod_loaded(namespace) {
+                    warnings.push(ContentError::new(
+                        file,
+                        pointer(),
+                        format!("no loaded mod has the id `{namespace}`, so `{id}` allows nothing: check the mod's id, as written in its manifest, or that the game loads it"),
+                    ));
+                }
+            } else if !id.contains('*') && !is_loaded(id) {
                 warnings.push(ContentError::new(
                     file,
-                    format!("/policy/{field}/{index}"),
+                    pointer(),
                     format!("no loaded {kind} has the id `{id}`, so it allows nothing: check the id, or that its mod is loaded"),
                 ));
             }
@@ -285,21 +296,34 @@ mod tests {
         let spec = actor(
             "tavern:brom",
             json!({ "policy": {
-                "allowedActions": ["core:*", "core:wait", "core:fly"],
-                "allowedTasks": ["*", "tavern:serve"],
+                "allowedActions": ["core:*", "core:wait", "core:fly", "tavrn:*"],
+                "allowedTasks": ["*", "tavern:serve", "Tavern:*"],
                 "allowedAbilities": ["tavern:rent_room"]
             } }),
         );
         let loaded = |id: &str| ["core:wait", "tavern:serve"].contains(&id);
-        let warnings = unknown_allowed_ids(ACTOR, &spec, [&loaded, &loaded, &loaded]);
+        let mods = |id: &str| ["core", "tavern"].contains(&id);
+        let warnings = unknown_allowed_ids(ACTOR, &spec, [&loaded, &loaded, &loaded], &mods);
         assert_eq!(
             pointers(&warnings),
-            ["/policy/allowedActions/2", "/policy/allowedAbilities/0"]
+            [
+                "/policy/allowedActions/2",
+                "/policy/allowedActions/3",
+                "/policy/allowedTasks/2",
+                "/policy/allowedAbilities/0"
+            ]
         );
         assert!(
             warnings[0].message.contains("`core:fly`"),
             "{}",
             warnings[0]
+        );
+        assert!(
+            warnings[1]
+                .message
+                .contains("no loaded mod has the id `tavrn`"),
+            "{}",
+            warnings[1]
         );
     }
 

@@ -218,8 +218,9 @@ impl ContentRegistry {
             &|id| registry.tasks.contains(id),
             &|id| registry.abilities.contains(id),
         ];
+        let is_mod_loaded = |id: &str| registry.mods.iter().any(|m| m.manifest.id == id);
         let unknown: Vec<ContentError> = (registry.actors.iter_with_files())
-            .flat_map(|(file, actor)| unknown_allowed_ids(file, actor, loaded))
+            .flat_map(|(file, actor)| unknown_allowed_ids(file, actor, loaded, &is_mod_loaded))
             .collect();
         registry.warnings.extend(unknown);
         registry.narratives = narratives;

@@ -52,7 +52,7 @@ impl ContentAsset for ActorSpec {
             ),
         ] {
             for (index, pattern) in patterns.iter().enumerate() {
-                if pattern != "*" && !pattern.contains(':') {
+                if !is_id_pattern(pattern) {
                     problems.push(ContentError::new(
                         file,
                         format!("/policy/{field}/{index}"),
@@ -202,6 +202,16 @@ impl ActorSpec {
     }
 }
 
+/// Whether a policy's entry is one the policy matches by: `*`, `mod:*` or an id
+/// (`mod:name`); a star anywhere else would match nothing.
+fn is_id_pattern(pattern: &str) -> bool {
+    let exact = |part: &str| !part.is_empty() && !part.contains(['*', ':']);
+    pattern == "*"
+        || pattern
+            .split_once(':')
+            .is_some_and(|(namespace, name)| exact(namespace) && (name == "*" || exact(name)))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -270,6 +280,18 @@ mod tests {
             json!({ "policy": { "allowedActions": ["*", "items:*", "items:give", "give"] } });
         let spec = actor("tavern:marta", policy);
         assert_eq!(pointers(&spec.check(FILE)), ["/policy/allowedActions/3"]);
+        // A star anywhere else matches nothing: only `*` and `mod:*` are patterns.
+        let stars = json!({ "policy": { "allowedActions":
+            ["items:give*", "*:wait", ":*", "it*:*", "items:*:*", "**"] } });
+        let problems = actor("tavern:marta", stars).check(FILE);
+        assert_eq!(problems.len(), 6, "{problems:#?}");
+        assert!(
+            problems[0]
+                .message
+                .contains("`items:give*` is not an action id"),
+            "{}",
+            problems[0]
+        );
         let tasks = json!({ "policy": { "allowedTasks": ["tavern:*", "serve"] } });
         let problems = actor("tavern:marta", tasks).check(FILE);
         assert_eq!(pointers(&problems), ["/policy/allowedTasks/1"]);
