@@ -188,6 +188,50 @@ impl SceneDefinition {
                 ));
             }
         }
+        problems.extend(self.carrying_circles(file));
+        problems
+    }
+
+    /// Entities carried by themselves, through others or not: they would be in no
+    /// place. Each circle once, at its first entity.
+    fn carrying_circles(&self, file: &str) -> Vec<ContentError> {
+        let entities = self.entities.iter().enumerate();
+        let carrier_of: HashMap<&str, &str> = (entities.clone())
+            .filter_map(|(_, e)| Some((e.id.as_str(), e.carried_by.as_deref()?)))
+            .collect();
+        let mut first_index: HashMap<&str, usize> = HashMap::new();
+        for (index, entity) in entities.clone() {
+            first_index.entry(entity.id.as_str()).or_insert(index);
+        }
+        let mut problems = Vec::new();
+        for (index, entity) in entities {
+            let mut circle = vec![entity.id.as_str()];
+            while let Some(&carrier) = circle.last().and_then(|at| carrier_of.get(at)) {
+                if carrier == entity.id {
+                    let first = (circle.iter()).all(|id| first_index.get(id) >= Some(&index));
+                    if first {
+                        let mut said = format!("`{}` is carried by", entity.id);
+                        for carrier in circle.iter().skip(1) {
+                            said.push_str(&format!(" `{carrier}`, who is carried by"));
+                        }
+                        problems.push(ContentError::new(
+                            file,
+                            format!("/entities/{index}/carriedBy"),
+                            match circle.len() {
+                                1 => format!("{said} `{}`, so it is in no place: give it a `place` instead", entity.id),
+                                _ => format!("{said} `{}`, so none of them is in any place: give one a `place` instead", entity.id),
+                            },
+                        ));
+                    }
+                    break;
+                }
+                if circle.contains(&carrier) {
+                    // A circle this entity hangs from, reported at its own first.
+                    break;
+                }
+                circle.push(carrier);
+            }
+        }
         problems
     }
 }
@@ -346,6 +390,31 @@ mod tests {
         assert_eq!(
             pointers(&problems),
             ["/entities/1/carriedBy", "/entities/2", "/entities/3"]
+        );
+    }
+
+    #[test]
+    fn nobody_carries_itself_even_through_others() {
+        let problems = scene(json!([
+            { "id": "marta", "name": "Marta", "character": true, "carriedBy": "marta" },
+            { "id": "brom", "name": "Brom", "character": true, "carriedBy": "silas" },
+            { "id": "silas", "name": "Silas", "character": true, "carriedBy": "brom" },
+            { "id": "mug", "name": "mug", "carriedBy": "silas" },
+            { "id": "vesk", "name": "Vesk", "character": true, "place": "hall" },
+            { "id": "cat", "name": "cat", "character": true, "carriedBy": "vesk" }
+        ]))
+        .check(FILE);
+        assert_eq!(
+            pointers(&problems),
+            ["/entities/0/carriedBy", "/entities/1/carriedBy"],
+            "once for each circle, at its first entity"
+        );
+        assert!(
+            problems[1]
+                .message
+                .contains("`brom` is carried by `silas`, who is carried by `brom`"),
+            "{}",
+            problems[1]
         );
     }
 
