@@ -61,8 +61,16 @@ impl LlmBridge {
     }
 
     /// Starts a bridge over several endpoints (a fleet of servers), scheduled as
-    /// `plugin` says. Its backend choice is ignored: `endpoints` answer.
-    pub fn start(endpoints: Vec<Arc<dyn LlmBackend>>, plugin: &LlmPlugin) -> Self {
+    /// `plugin` says. Its backend choice is ignored: `endpoints` answer. With none,
+    /// every request fails at once with [`LlmError::Setup`].
+    pub fn start(mut endpoints: Vec<Arc<dyn LlmBackend>>, plugin: &LlmPlugin) -> Self {
+        if endpoints.is_empty() {
+            let none = LlmError::Setup(
+                "the bridge was started with no model server: give it at least one endpoint"
+                    .to_owned(),
+            );
+            endpoints.push(Arc::new(super::backend::UnavailableBackend(none)));
+        }
         let settings = &plugin.settings;
         let (commands, receiver) = tokio::sync::mpsc::unbounded_channel();
         let (arrived, arrivals) = mpsc::channel();

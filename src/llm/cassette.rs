@@ -249,17 +249,3 @@ impl Recorded {
         Some(reply)
     }
 }
-
-/// Fails every request with the error that kept a backend from starting.
-pub(super) struct UnavailableBackend(pub(super) LlmError);
-
-impl LlmBackend for UnavailableBackend {
-    fn describe(&self) -> String {
-        format!("no backend ({})", self.0)
-    }
-
-    fn complete(&self, _request: &LlmRequest, _deltas: DeltaSink) -> LlmFuture {
-        let error = self.0.clone();
-        Box::pin(async move { Err(error) })
-    }
-}

@@ -143,13 +143,13 @@ impl BackendChoice {
                         .into_iter()
                         .map(|member| Arc::new(member) as Arc<dyn LlmBackend>)
                         .collect(),
-                    Err(error) => vec![Arc::new(cassette::UnavailableBackend(error))],
+                    Err(error) => vec![Arc::new(backend::UnavailableBackend(error))],
                 }
             }
             Self::Replay { cassette } => match ReplayBackend::open(cassette) {
                 Ok(replay) => vec![Arc::new(replay)],
                 // A replayed run must not quietly ask something else.
-                Err(error) => vec![Arc::new(cassette::UnavailableBackend(error))],
+                Err(error) => vec![Arc::new(backend::UnavailableBackend(error))],
             },
             Self::Fleet(members) if members.is_empty() => {
                 error!(

@@ -640,3 +640,16 @@ fn a_fleet_uses_every_slot_of_every_server() {
         assert_eq!(slots, [json!(0), json!(1)], "the {server} server's slots");
     }
 }
+
+#[test]
+fn a_bridge_started_without_a_server_fails_each_request_saying_so() {
+    let mut bridge = LlmBridge::start(Vec::new(), &LlmPlugin::default());
+    let id = bridge.submit(greeting());
+    let arrived = drain_until(&mut bridge, 1);
+    assert_eq!(arrived[0].id, id);
+    let error = arrived[0].result.clone().expect_err("nothing can answer");
+    assert!(
+        matches!(&error, LlmError::Setup(why) if why.contains("at least one")),
+        "{error:?}"
+    );
+}
