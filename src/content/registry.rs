@@ -14,7 +14,7 @@ use super::references::{
     unknown_allowed_ids, unknown_allowed_verbs, unknown_input_scopes, unknown_prompt,
     unknown_scopes, unknown_tag_keys, unknown_verb, unlisted_files,
 };
-use super::refinement::{method_order, settle, unknown_parameter_scopes};
+use super::refinement::{Known, method_order, method_problems, settle, unknown_parameter_scopes};
 use super::{
     AbilityDefinition, ActionDefinition, ActorSpec, ContentCatalog, ContentError, GameManifest,
     ModManifest, NarrativeContext, NarrativeVocabulary, PromptTemplate, RefinementMethod, TagFile,
@@ -186,11 +186,19 @@ impl ContentRegistry {
             is_loaded,
             &mut problems,
         );
+        // Checked against the tasks and actions now, so that an edit breaking a rule
+        // across files keeps the method's last valid version; `settle` checks them
+        // again as it leaves out tasks.
+        let known = Known {
+            tasks: &tasks,
+            actions: &registry.actions,
+            is_loaded: &|namespace| registry.is_mod_loaded(namespace),
+        };
         let mut methods = gather(
             sources.methods,
             &listed,
             &previous.methods,
-            |_, _| Vec::new(),
+            |file, method| method_problems(file, method, &known),
             is_loaded,
             &mut problems,
         );

@@ -232,3 +232,69 @@ fn the_listed_files_are_the_manifests_paths_inside_its_folder() {
         listed(&[GIVE, "mods/items/t.tags.json"])
     );
 }
+
+#[test]
+fn a_method_edit_that_breaks_a_rule_across_files_keeps_the_last_valid_version() {
+    const METHOD: &str = "mods/tavern/methods/rest.method.json";
+    let game_file = game(&["tavern"]);
+    let tavern = manifest(
+        "tavern",
+        json!({ "content": {
+            "actions": ["actions/wait.action.json"],
+            "tasks": ["tasks/rest.task.json"],
+            "methods": ["methods/rest.method.json"]
+        } }),
+    );
+    let wait = action("tavern:wait", "wait", json!({}));
+    let rest: TaskDefinition = parsed(
+        json!({ "id": "tavern:rest", "name": "Rest", "description": "rest a while",
+                "template": "rest" }),
+        json!({}),
+    );
+    let method = |action_id: &str| -> RefinementMethod {
+        parsed(
+            json!({ "refinementMethodId": "tavern:rest_by_waiting", "taskId": "tavern:rest",
+                    "steps": [{ "stepType": "primitive_action", "actionId": action_id }] }),
+            json!({}),
+        )
+    };
+    let (valid, misspelt) = (method("tavern:wait"), method("tavern:wiat"));
+    let mods = [("mods/tavern/mod.json", &tavern)];
+    let actions = [("mods/tavern/actions/wait.action.json", &wait)];
+    let tasks = [("mods/tavern/tasks/rest.task.json", &rest)];
+    let sources = |methods| ContentSources {
+        game: Some(("game.loom.json", &game_file)),
+        mods: &mods,
+        actions: &actions,
+        tasks: &tasks,
+        methods,
+        ..ContentSources::default()
+    };
+    let (was, is) = ([(METHOD, &valid)], [(METHOD, &misspelt)]);
+    let first = ContentRegistry::build(sources(&was));
+    assert_eq!(first.problems(), []);
+    let edited = ContentRegistry::rebuild(sources(&is), &first);
+    let problems: Vec<(&str, &str)> = (edited.problems().iter())
+        .map(|p| (p.file.as_str(), p.message.as_str()))
+        .collect();
+    assert!(
+        problems
+            .iter()
+            .any(|(file, said)| *file == METHOD && said.contains("tavern:wiat")),
+        "the edit's problem is told: {problems:#?}"
+    );
+    assert!(
+        problems.contains(&(
+            METHOD,
+            ContentError::kept_last_valid(METHOD).message.as_str()
+        )),
+        "{problems:#?}"
+    );
+    assert_eq!(problems.len(), 2, "and nothing else: {problems:#?}");
+    assert_eq!(
+        edited.method("tavern:rest_by_waiting"),
+        Some(&valid),
+        "the last valid version stays in use"
+    );
+    assert!(edited.task("tavern:rest").is_some(), "and so does its task");
+}
