@@ -2,6 +2,8 @@
 //! LM Studio, Ollama's `/v1`, OpenRouter.
 
 use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use std::borrow::Cow;
@@ -68,7 +70,8 @@ pub struct OpenAiSettings {
     /// affinity is sent with `id_slot` (its affinity modulo the slots; in a fleet, what
     /// is left of it once the bridge picked the server) and
     /// `cache_prompt`, so the slot keeps its prompt prefix. Only for servers that take
-    /// those fields: OpenAI's own API refuses them. `LOOM_LLM_SLOTS`.
+    /// those fields: OpenAI's own API refuses them. More than the server says it has
+    /// (its `/props`) count as its own, with a warning. `LOOM_LLM_SLOTS`.
     pub slots: Option<u32>,
     /// How much of an answer is read before the request fails as too large.
     pub limits: ResponseLimits,
@@ -163,6 +166,9 @@ pub struct OpenAiBackend {
     chat: ChatEndpoint,
     /// llama.cpp's `/props`, beside the API's base.
     props: ServerUrl,
+    /// The slots the server said it has (`total_slots`), 0 until it did: a request
+    /// kept to a slot it does not have would wait there for ever.
+    server_slots: Arc<AtomicU32>,
 }
 
 impl OpenAiBackend {
@@ -176,6 +182,7 @@ impl OpenAiBackend {
             settings,
             chat,
             props,
+            server_slots: Arc::default(),
         })
     }
 
@@ -194,9 +201,12 @@ impl OpenAiBackend {
                     }
                     SchemaFormat::Off => None,
                 });
-        let id_slot = self
-            .settings
-            .slots
+        let server_slots = self.server_slots.load(Ordering::Relaxed);
+        let id_slot = (self.settings.slots)
+            .map(|slots| match server_slots {
+                0 => slots,
+                known => slots.min(known),
+            })
             .filter(|&slots| slots > 0)
             .zip(request.affinity)
             .map(|(slots, affinity)| (affinity % u64::from(slots)) as u32);
@@ -277,6 +287,8 @@ impl LlmBackend for OpenAiBackend {
             call = call.bearer_auth(key.expose());
         }
         let exchange = self.props.exchange(PROPS_TIMEOUT, self.settings.limits);
+        let (server_slots, set) = (Arc::clone(&self.server_slots), self.settings.slots);
+        let described = self.describe();
         Box::pin(async move {
             let response = exchange.send(call).await.ok()?;
             let props = exchange.json(response).await.ok()?;
@@ -291,6 +303,15 @@ impl LlmBackend for OpenAiBackend {
                 context_per_slot: number("/default_generation_settings/n_ctx"),
                 slots: number("/total_slots"),
             };
+            if let Some(slots) = limits.slots {
+                let before = server_slots.swap(slots, Ordering::Relaxed);
+                if let Some(set) = set.filter(|&set| set > slots && before != slots) {
+                    bevy::log::warn!(
+                        "{described} has {slots} slots, not the {set} its settings give \
+                         (LOOM_LLM_SLOTS): requests keep to its {slots}"
+                    );
+                }
+            }
             (limits != ServerLimits::default()).then_some(limits)
         })
     }

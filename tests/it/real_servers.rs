@@ -470,3 +470,49 @@ fn prompt_figures_are_calibrated_to_the_servers_token_counts() {
         }
     }
 }
+
+#[test]
+fn more_slots_set_than_the_server_has_use_only_the_servers() {
+    let asked: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let log = Arc::clone(&asked);
+    let chat = post(move |Json(body): Json<Value>| {
+        log.lock().expect("the log").push(body["id_slot"].clone());
+        async { completion(r#"{"do": 0, "say": ""}"#) }
+    });
+    let props = get(|| async {
+        Json(json!({ "default_generation_settings": { "n_ctx": 4096 }, "total_slots": 2 }))
+    });
+    let (_server, url) = serve(
+        axum::Router::new()
+            .route("/v1/chat/completions", chat)
+            .route("/props", props),
+    );
+    // A player's LOOM_LLM_SLOTS=4 against `llama-server --parallel 2`.
+    let settings = OpenAiSettings {
+        base_url: format!("{url}/v1"),
+        slots: Some(4),
+        ..default()
+    };
+    let mut bridge = bridge(&BackendChoice::OpenAi(settings), LlmPlugin::default());
+    let started = std::time::Instant::now();
+    while bridge.context_per_slot(None).is_none() {
+        assert!(started.elapsed() < GIVE_UP, "the server's props never read");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    for affinity in 0..4 {
+        bridge.submit(LlmRequest {
+            affinity: Some(affinity),
+            ..hello()
+        });
+    }
+    outcomes(&mut bridge, 4);
+    let mut slots: Vec<u64> = (asked.lock().expect("the log").iter())
+        .filter_map(Value::as_u64)
+        .collect();
+    slots.sort_unstable();
+    assert_eq!(
+        slots,
+        [0, 0, 1, 1],
+        "a slot the server does not have would never be served"
+    );
+}
