@@ -46,10 +46,24 @@ const FIRST_RESERVATION: usize = 64 << 10;
 /// that short.
 pub const BACKSTOP_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// The HTTP client a backend sends with, each request bounded by `timeout`.
-pub(super) fn http_client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
+/// How long an HTTP backend waits by default for a server to take a connection: one
+/// that takes longer (its host is off, a firewall drops the packets) is unreachable,
+/// which the bridge retries elsewhere and its breaker counts. A server on this machine
+/// or its network takes one in milliseconds.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a request to a server may take: to connect, and in all.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Timeouts {
+    pub(super) connect: Duration,
+    pub(super) whole: Duration,
+}
+
+/// The HTTP client a backend sends with, each request bounded by `timeouts`.
+pub(super) fn http_client(timeouts: Timeouts) -> Result<reqwest::Client, LlmError> {
     reqwest::Client::builder()
-        .timeout(timeout)
+        .connect_timeout(timeouts.connect)
+        .timeout(timeouts.whole)
         .build()
         .map_err(|error| LlmError::Setup(format!("HTTP client: {error}")))
 }
@@ -65,16 +79,16 @@ pub(super) struct ChatEndpoint {
 
 impl ChatEndpoint {
     /// `path` on the server at `base_url` ([`ServerUrl::new`]), each request bounded
-    /// by `timeout` and `limits`.
+    /// by `timeouts` and `limits`.
     pub(super) fn new(
         base_url: &str,
         path: &str,
-        (timeout, limits): (Duration, ResponseLimits),
+        (timeouts, limits): (Timeouts, ResponseLimits),
     ) -> Result<Self, LlmError> {
         Ok(Self {
-            client: http_client(timeout)?,
+            client: http_client(timeouts)?,
             url: ServerUrl::new(base_url, path)?,
-            timeout,
+            timeout: timeouts.whole,
             limits,
         })
     }
@@ -216,7 +230,8 @@ impl Exchange {
 
     fn error(&self, error: reqwest::Error) -> LlmError {
         let error = error.without_url();
-        if error.is_timeout() {
+        // A connection the server never took is no slow answer: it is unreachable.
+        if error.is_timeout() && !error.is_connect() {
             return LlmError::TimedOut(self.timeout);
         }
         // The top-level message repeats the URL; the causes say what went wrong.

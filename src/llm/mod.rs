@@ -41,7 +41,7 @@ pub use cassette::{RecordingBackend, ReplayBackend, request_key};
 pub use config::{LlmConfig, LlmConfigError};
 pub use environment::LlmEnvironment;
 #[cfg(feature = "http")]
-pub use http::{BACKSTOP_TIMEOUT, ResponseLimits};
+pub use http::{BACKSTOP_TIMEOUT, CONNECT_TIMEOUT, ResponseLimits};
 pub use offline::OfflineBackend;
 #[cfg(feature = "http")]
 pub use ollama::{OllamaBackend, OllamaSettings};

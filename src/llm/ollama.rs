@@ -4,7 +4,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::http::{BACKSTOP_TIMEOUT, ChatEndpoint, ResponseLimits, message_reply, stream_chunk};
+use super::http::{
+    BACKSTOP_TIMEOUT, CONNECT_TIMEOUT, ChatEndpoint, ResponseLimits, Timeouts, message_reply,
+    stream_chunk,
+};
 use super::{
     DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, ServerTimings, TokenUsage,
 };
@@ -25,6 +28,9 @@ pub struct OllamaSettings {
     /// hangs ([`BACKSTOP_TIMEOUT`] by default). The bridge's deadline, which knows the
     /// server's speed, normally ends a request first.
     pub timeout: Duration,
+    /// How long to wait for the server to take a connection ([`CONNECT_TIMEOUT`] by
+    /// default): one it never takes is [`LlmError::Unreachable`].
+    pub connect_timeout: Duration,
     /// How much of an answer is read before the request fails as too large.
     pub limits: ResponseLimits,
 }
@@ -36,6 +42,7 @@ impl std::fmt::Debug for OllamaSettings {
         debug
             .field("keep_alive", &self.keep_alive)
             .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
             .field("limits", &self.limits)
             .finish()
     }
@@ -49,6 +56,7 @@ impl Default for OllamaSettings {
             model: "llama3.2".to_owned(),
             keep_alive: None,
             timeout: BACKSTOP_TIMEOUT,
+            connect_timeout: CONNECT_TIMEOUT,
             limits: ResponseLimits::default(),
         }
     }
@@ -151,7 +159,11 @@ pub struct OllamaBackend {
 impl OllamaBackend {
     /// A backend for these settings.
     pub fn new(settings: OllamaSettings) -> Result<Self, LlmError> {
-        let bounds = (settings.timeout, settings.limits);
+        let timeouts = Timeouts {
+            connect: settings.connect_timeout,
+            whole: settings.timeout,
+        };
+        let bounds = (timeouts, settings.limits);
         let chat = ChatEndpoint::new(&settings.base_url, "/api/chat", bounds)?;
         Ok(Self { settings, chat })
     }

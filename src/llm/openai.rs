@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::http::{
-    BACKSTOP_TIMEOUT, ChatEndpoint, ResponseLimits, ServerUrl, json_value, message_reply,
-    stream_chunk,
+    BACKSTOP_TIMEOUT, CONNECT_TIMEOUT, ChatEndpoint, ResponseLimits, ServerUrl, Timeouts,
+    json_value, message_reply, stream_chunk,
 };
 use super::{
     DeltaSink, LimitsFuture, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, ServerLimits,
@@ -64,6 +64,9 @@ pub struct OpenAiSettings {
     /// hangs ([`BACKSTOP_TIMEOUT`] by default). The bridge's deadline, which knows the
     /// server's speed, normally ends a request first.
     pub timeout: Duration,
+    /// How long to wait for the server to take a connection ([`CONNECT_TIMEOUT`] by
+    /// default): one it never takes is [`LlmError::Unreachable`].
+    pub connect_timeout: Duration,
     /// How a request's JSON Schema is sent; answers are validated either way.
     pub schema_format: SchemaFormat,
     /// The server's slots (llama.cpp's `--parallel`): when set, a request with an
@@ -109,6 +112,7 @@ impl fmt::Debug for OpenAiSettings {
         debug
             .field("api_key", &self.api_key)
             .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
             .field("schema_format", &self.schema_format)
             .field("slots", &self.slots)
             .field("limits", &self.limits)
@@ -124,6 +128,7 @@ impl Default for OpenAiSettings {
             model: "local-model".to_owned(),
             api_key: None,
             timeout: BACKSTOP_TIMEOUT,
+            connect_timeout: CONNECT_TIMEOUT,
             schema_format: SchemaFormat::JsonSchema,
             slots: None,
             limits: ResponseLimits::default(),
@@ -174,7 +179,11 @@ pub struct OpenAiBackend {
 impl OpenAiBackend {
     /// A backend for these settings.
     pub fn new(settings: OpenAiSettings) -> Result<Self, LlmError> {
-        let bounds = (settings.timeout, settings.limits);
+        let timeouts = Timeouts {
+            connect: settings.connect_timeout,
+            whole: settings.timeout,
+        };
+        let bounds = (timeouts, settings.limits);
         let chat = ChatEndpoint::new(&settings.base_url, "/chat/completions", bounds)?;
         let root = settings.base_url.trim_end_matches('/');
         let props = ServerUrl::new(root.strip_suffix("/v1").unwrap_or(root), "/props")?;

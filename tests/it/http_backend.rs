@@ -131,6 +131,7 @@ fn settings(base_url: &str) -> OpenAiSettings {
         model: MODEL.to_owned(),
         api_key: Some(ApiKey::new(API_KEY)),
         timeout: Duration::from_secs(30),
+        connect_timeout: bevy_loom::llm::CONNECT_TIMEOUT,
         schema_format: bevy_loom::llm::SchemaFormat::JsonSchema,
         slots: None,
         limits: Default::default(),
@@ -652,4 +653,61 @@ fn a_bridge_started_without_a_server_fails_each_request_saying_so() {
         matches!(&error, LlmError::Setup(why) if why.contains("at least one")),
         "{error:?}"
     );
+}
+
+/// A port on 127.0.0.1 that never accepts a connection, as a host that is off or a
+/// firewall dropping packets: a listener whose queue of connections is full, so the
+/// system drops every further attempt unanswered.
+struct SilentPort {
+    _listener: socket2::Socket,
+    _queued: std::net::TcpStream,
+    port: u16,
+}
+
+impl SilentPort {
+    fn new() -> Self {
+        let listener = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+            .expect("a TCP socket");
+        let any_port = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        listener.bind(&any_port.into()).expect("a free port");
+        listener.listen(0).expect("listening");
+        let address = listener
+            .local_addr()
+            .ok()
+            .and_then(|address| address.as_socket())
+            .expect("the bound address");
+        // Fills the queue: it is never accepted.
+        let queued = std::net::TcpStream::connect(address).expect("the one queued connection");
+        Self {
+            _listener: listener,
+            _queued: queued,
+            port: address.port(),
+        }
+    }
+}
+
+#[test]
+fn a_server_that_never_accepts_the_connection_is_unreachable_not_slow() {
+    let silent = SilentPort::new();
+    let settings = OpenAiSettings {
+        connect_timeout: Duration::from_millis(200),
+        ..settings(&format!("http://127.0.0.1:{}/v1", silent.port))
+    };
+    let backend = OpenAiBackend::new(settings).expect("an HTTP backend");
+    let plugin = LlmPlugin {
+        retry: bevy_loom::llm::RetryPolicy {
+            max_retries: 0,
+            ..default()
+        },
+        ..default()
+    };
+    let mut bridge = LlmBridge::start(vec![Arc::new(backend)], &plugin);
+    bridge.submit(greeting());
+    let arrived = drain_until(&mut bridge, 1);
+    let error = arrived[0].result.clone().expect_err("nothing answers");
+    assert!(
+        matches!(&error, LlmError::Unreachable { refused: false, .. }),
+        "a fault of the server's, which its breaker counts: {error:?}"
+    );
+    assert!(error.is_server_fault());
 }
