@@ -2,7 +2,7 @@
 //! LLM-driven scene with no server and get the same transcript every time.
 //!
 //! A cassette is a JSONL file: one line per answered request, keyed by a stable hash
-//! of what the model sees (model, messages, schema, sampling).
+//! of what the model sees (model, messages, schema, sampling, tools offered).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::{
     ChatMessage, DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, SamplingOptions,
-    TokenUsage,
+    TokenUsage, ToolCall, ToolSpec,
 };
 
 /// What a request's key is made of.
@@ -25,6 +25,10 @@ struct KeyedRequest<'a> {
     messages: &'a [ChatMessage],
     schema: &'a Option<Arc<Value>>,
     sampling: &'a SamplingOptions,
+    /// Left out when none are offered, so the keys of requests without tools stay
+    /// those recorded before tools were keyed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a [ToolSpec]>,
 }
 
 /// One line of a cassette.
@@ -40,16 +44,19 @@ struct Entry {
     text: String,
     #[serde(default)]
     usage: Option<TokenUsage>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<ToolCall>,
 }
 
-/// The stable key of a request to `model`: a SHA-256 of its model, messages, schema
-/// and sampling, in hex. Deadlines, streaming and intent do not change it.
+/// The stable key of a request to `model`: a SHA-256 of its model, messages, schema,
+/// sampling and tools offered, in hex. Deadlines, streaming and intent do not change it.
 pub fn request_key(model: &str, request: &LlmRequest) -> String {
     let keyed = KeyedRequest {
         model,
         messages: &request.messages,
         schema: &request.schema,
         sampling: &request.sampling,
+        tools: request.tools.as_deref().map(Vec::as_slice),
     };
     // Serializing plain structs and serde_json maps is deterministic.
     let bytes = serde_json::to_vec(&keyed).unwrap_or_default();
@@ -141,6 +148,7 @@ impl LlmBackend for RecordingBackend {
                 sampling,
                 text: reply.text.clone(),
                 usage: reply.usage,
+                tool_calls: reply.tool_calls.clone(),
             };
             let line = serde_json::to_string(&entry).unwrap_or_default();
             let written = file
@@ -195,6 +203,7 @@ impl ReplayBackend {
             recorded.replies.push(LlmReply {
                 text: entry.text,
                 usage: entry.usage,
+                tool_calls: entry.tool_calls,
                 ..LlmReply::default()
             });
         }

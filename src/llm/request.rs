@@ -159,7 +159,7 @@ pub struct ToolSpec {
 }
 
 /// A function the model called: its name and its arguments.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolCall {
     /// The name of a [`ToolSpec`] of the request.
     pub name: String,

@@ -146,3 +146,62 @@ fn the_key_covers_what_the_model_sees_and_nothing_else() {
     };
     assert_ne!(key, request_key("tiny", &with_schema));
 }
+
+/// Answers every request by calling the tavern's `rent_room` for two nights.
+struct RentsARoom;
+
+impl bevy_loom::llm::LlmBackend for RentsARoom {
+    fn describe(&self) -> String {
+        "a model that rents rooms".to_owned()
+    }
+
+    fn complete(
+        &self,
+        _request: &LlmRequest,
+        _deltas: bevy_loom::llm::DeltaSink,
+    ) -> bevy_loom::llm::LlmFuture {
+        let call = bevy_loom::llm::ToolCall {
+            name: "tavern__rent_room".to_owned(),
+            arguments: serde_json::json!({ "nights": 2 }),
+        };
+        Box::pin(async move {
+            Ok(bevy_loom::llm::LlmReply {
+                tool_calls: vec![call],
+                ..Default::default()
+            })
+        })
+    }
+}
+
+#[test]
+fn a_recorded_tool_call_is_replayed_and_the_tools_offered_are_part_of_the_key() {
+    use bevy_loom::llm::{DeltaSink, LlmBackend, RecordingBackend, ReplayBackend, ToolSpec};
+    use futures_lite::future::block_on;
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let cassette = dir.path().join("tools.jsonl");
+    let rent = ToolSpec {
+        name: "tavern__rent_room".to_owned(),
+        description: "Rents a room.".to_owned(),
+        parameters: serde_json::json!({ "type": "object" }),
+    };
+    let request = LlmRequest {
+        messages: vec![ChatMessage::user("A room for two nights, please.")].into(),
+        tools: Some(std::sync::Arc::new(vec![rent])),
+        ..Default::default()
+    };
+    let recording = RecordingBackend::new(std::sync::Arc::new(RentsARoom), &cassette)
+        .expect("a cassette to record to");
+    let answered = block_on(recording.complete(&request, DeltaSink::discard()));
+    let replay = ReplayBackend::open(&cassette).expect("the cassette recorded");
+    let replayed = block_on(replay.complete(&request, DeltaSink::discard()));
+    assert_eq!(replayed, answered, "the call comes back as it was made");
+    let without_tools = LlmRequest {
+        tools: None,
+        ..request.clone()
+    };
+    assert_ne!(
+        request_key("tiny", &request),
+        request_key("tiny", &without_tools),
+        "other tools offered, another request"
+    );
+}
