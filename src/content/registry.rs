@@ -556,21 +556,43 @@ fn gather<'a, T: CatalogItem + Clone + PartialEq>(
     is_loaded: impl Fn(&str) -> bool,
     problems: &mut Vec<ContentError>,
 ) -> ContentCatalog<T> {
+    let last: HashMap<&str, &T> = previous.iter_with_files().collect();
     let accepted = accept_items(
         items,
         listed,
-        |file| previous.defined_in(file),
-        check,
+        |file| last.get(file).copied(),
+        &check,
         problems,
     );
+    let accepted: Vec<(&str, &T)> = (accepted.into_iter())
+        .filter(|(_, item)| is_loaded(item.id()))
+        .collect();
+    // An id two files claim stays with the one whose version did not change: an edit
+    // or a new file taking another's id is the one refused, and it keeps its last
+    // version when it has one. The catalog keeps the files' order.
+    let (unchanged, changed): (Vec<_>, Vec<_>) =
+        (accepted.iter().enumerate()).partition(|(_, (file, item))| last.get(file) == Some(item));
+    let reordered = !unchanged.is_empty() && !changed.is_empty();
     let mut catalog = ContentCatalog::default();
-    for (file, item) in accepted {
-        if !is_loaded(item.id()) {
-            continue;
+    let mut position: HashMap<String, usize> = HashMap::default();
+    for (index, &(file, item)) in unchanged.into_iter().chain(changed) {
+        let inserted = match catalog.insert(file, item.clone()) {
+            Ok(()) => Some(item),
+            Err(duplicate) => {
+                problems.push(duplicate);
+                let valid = |last: &&&T| check(file, last).is_empty() && is_loaded(last.id());
+                let kept = last.get(file).filter(valid);
+                kept.filter(|last| catalog.insert(file, (**last).clone()).is_ok())
+                    .inspect(|_| problems.push(ContentError::kept_last_valid(file)))
+                    .copied()
+            }
+        };
+        if let Some(item) = inserted.filter(|_| reordered) {
+            position.insert(item.id().to_owned(), index);
         }
-        if let Err(duplicate) = catalog.insert(file, item.clone()) {
-            problems.push(duplicate);
-        }
+    }
+    if reordered {
+        catalog.sort_by(|a, b| position.get(a.id()).cmp(&position.get(b.id())));
     }
     catalog
 }

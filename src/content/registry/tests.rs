@@ -298,3 +298,48 @@ fn a_method_edit_that_breaks_a_rule_across_files_keeps_the_last_valid_version() 
     );
     assert!(edited.task("tavern:rest").is_some(), "and so does its task");
 }
+
+#[test]
+fn an_edit_taking_another_files_id_is_refused_and_keeps_its_last_version() {
+    const A: &str = "mods/items/actions/a.action.json";
+    const B: &str = "mods/items/actions/b.action.json";
+    let (a, b) = (
+        action("items:a", "take", json!({})),
+        action("items:b", "give", json!({})),
+    );
+    let mut previous = ContentCatalog::default();
+    previous.insert(A, a.clone()).expect("unique");
+    previous.insert(B, b.clone()).expect("unique");
+    // `a` is saved with `b`'s id (its text copied over): `a` sorts first.
+    let copied = action("items:b", "take", json!({}));
+    let items = [(A, &copied), (B, &b)];
+    let mut problems = Vec::new();
+    let catalog = gather(
+        &items,
+        &listed(&[A, B]),
+        &previous,
+        |_, _| Vec::new(),
+        |_| true,
+        &mut problems,
+    );
+    assert_eq!(
+        catalog.iter_with_files().collect::<Vec<_>>(),
+        [(A, &a), (B, &b)],
+        "the untouched file keeps its id, the edited one its last version, in order"
+    );
+    let told: Vec<(&str, &str)> = (problems.iter())
+        .map(|p| (p.file.as_str(), p.message.as_str()))
+        .collect();
+    assert_eq!(told.len(), 2, "{told:#?}");
+    assert_eq!(told[0].0, A);
+    assert!(
+        told[0].1.starts_with(
+            "duplicate action id `items:b`, already defined in mods/items/actions/b.action.json"
+        ),
+        "{told:#?}"
+    );
+    assert_eq!(
+        told[1],
+        (A, ContentError::kept_last_valid(A).message.as_str())
+    );
+}
