@@ -313,6 +313,16 @@ fn an_utterance_becomes_the_offered_command_it_names() {
 }
 
 #[test]
+fn a_command_named_with_a_line_to_say_is_taken_and_the_line_said() {
+    let log = turn_with_answer(r#"{"do": "look around", "say": "Quiet night."}"#);
+    assert!(log.rejected.is_empty(), "{:#?}", log.rejected);
+    assert_eq!(log.requests.len(), 3);
+    assert!(log.requests.iter().all(|r| r.command == "look around"));
+    assert_eq!(log.spoke.len(), 3, "each says the line: {:#?}", log.spoke);
+    assert!(log.spoke.iter().all(|s| s.text == "Quiet night."));
+}
+
+#[test]
 fn an_utterance_may_use_the_mods_verb_aliases_and_articles() {
     // `items` aliases "look at" to "examine"; articles are not compared. The budget
     // leaves every offered action in.

@@ -9,7 +9,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_loom::actors::SpawnedScene;
 use bevy_loom::prelude::*;
 
-use crate::support::tavern_app;
+use crate::support::{FixedBackend, tavern_app};
 
 /// What the test game does: carry out plan requests (or refuse one action), and log
 /// every planning message.
@@ -762,6 +762,31 @@ impl bevy_loom::llm::LlmBackend for ServesTheTraveler {
             format!(r#"{{"type": "TASK", "task": {index}, "speech": "Coming up, dearie."}}"#);
         Box::pin(async move { Ok(bevy_loom::llm::LlmReply::text(text)) })
     }
+}
+
+#[test]
+fn a_task_named_by_its_command_is_taken_on() {
+    let answer = r#"{"do": "serve Traveler mug of ale from long bar", "say": "Coming up."}"#;
+    let (mut app, scene) = tavern_with(FixedBackend::choice(answer));
+    let marta = scene.entities["marta"];
+    let turn = crate::support::run_turn(&mut app);
+    assert!(
+        !turn.rejected.iter().any(|r| r.actor == marta),
+        "{:#?}",
+        turn.rejected
+    );
+    assert!(
+        (turn.spoke.iter()).any(|s| s.actor == marta && s.text == "Coming up."),
+        "{:#?}",
+        turn.spoke
+    );
+    let started = &app.world().resource::<Game>().started;
+    assert!(
+        started
+            .iter()
+            .any(|s| s.actor == marta && s.task_id == "tavern:serve_drink"),
+        "{started:#?}"
+    );
 }
 
 #[test]

@@ -14,13 +14,14 @@
 //! |---|---|---|
 //! | act | `{"do": <index>, "say": "..."}` | [`Answer::Action`] |
 //! | take on a task | `{"do": <a task's index>, "say": "..."}` | [`Answer::Task`] |
-//! | name a command | `{"do": "<command>"}` | [`Answer::Utterance`] |
+//! | name a command or task | `{"do": "<command>", "say": "..."}` | [`Answer::Utterance`] |
 //! | say a line | `{"do": 0, "say": "..."}` | [`Answer::Color`] |
 //! | invoke an ability | `{"use": "<id>", "inputs": {...}, "say": "..."}` | [`Answer::Invoke`] |
 //! | ask for what is missing | `{"ask": "..."}` | [`Answer::Ask`] |
 //! | pass | `{"do": 0, "say": ""}` | [`Answer::Pass`] |
 //!
-//! Any may carry a `thought`. The longer forms of earlier versions, with a `type`
+//! Any may carry a `thought`. An index written as text (`"do": "2"`) is read as the
+//! index. The longer forms of earlier versions, with a `type`
 //! (`{"type": "ACTION", "action": 2, "speech": "..."}`), are still read, so a prompt
 //! template written for them keeps working. Under a schema offering abilities the
 //! answer sits under [`ANSWER_FIELD`]. Offered actions are numbered from 1 and
@@ -41,6 +42,7 @@ pub use offline::OfflineDecision;
 pub use parse::{Answer, Decision, RejectionReason, parse_decision};
 pub use schema::decision_schema;
 pub use utterance::match_utterance;
+use utterance::named_task;
 
 use crate::content::{ActionDefinition, ContentRegistry};
 use crate::world::{OfferedAbilities, OfferedActions};
@@ -121,7 +123,8 @@ impl From<usize> for Offer<'_> {
 /// Reads a model's answer to a decision prompt: parsed and checked against the limits
 /// and what was offered ([`parse_decision`]: the actions `offered`, the `tasks`
 /// numbered after them, and the `abilities`), and an `UTTERANCE` resolved to the offered action it names
-/// ([`match_utterance`], through actions `permitted` for the actor now), so a valid
+/// ([`match_utterance`], through actions `permitted` for the actor now), or else to
+/// the offered task whose command it is word for word, so a valid
 /// decision names an offered action or task by its position, or none.
 pub fn read_decision(
     raw: &str,
@@ -140,15 +143,18 @@ pub fn read_decision(
         as_tools: false,
     };
     let decision = parse_decision(raw, offer, limits)?;
-    let Answer::Utterance(line) = &decision.answer else {
+    let Answer::Utterance { command, speech } = decision.answer else {
         return Ok(decision);
     };
-    let index = match_utterance(line, offered, registry, permitted)?;
-    Ok(Decision {
-        answer: Answer::Action {
-            index,
-            speech: String::new(),
+    let answer = match match_utterance(&command, offered, registry, permitted) {
+        Ok(index) => Answer::Action { index, speech },
+        Err(reason) => match named_task(&command, tasks) {
+            Some(position) => Answer::Task { position, speech },
+            None => return Err(reason),
         },
+    };
+    Ok(Decision {
+        answer,
         thought: decision.thought,
     })
 }

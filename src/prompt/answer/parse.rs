@@ -41,9 +41,16 @@ pub enum Answer {
         /// Words said along with it.
         speech: String,
     },
-    /// `{"do": "<command>"}` (`UTTERANCE`): a player-like command line, still to be
-    /// matched against the offered commands (`match_utterance` in smart actors).
-    Utterance(String),
+    /// `{"do": "<command>", "say": "..."}` (`UTTERANCE`): a player-like command line,
+    /// still to be matched against the offered commands and tasks
+    /// ([`read_decision`](super::read_decision)), with what the actor says as it acts
+    /// (may be empty).
+    Utterance {
+        /// The command as written.
+        command: String,
+        /// Words said along with it.
+        speech: String,
+    },
     /// `{"do": 0, "say": "..."}` (`COLOR`): a short in-character line with no
     /// mechanical effect.
     Color(String),
@@ -88,10 +95,11 @@ impl Decision {
         match &self.answer {
             Answer::Action { speech, .. }
             | Answer::Task { speech, .. }
+            | Answer::Utterance { speech, .. }
             | Answer::Invoke { speech, .. }
             | Answer::Color(speech)
             | Answer::Ask(speech) => speech,
-            Answer::Utterance(_) | Answer::Pass => "",
+            Answer::Pass => "",
         }
     }
 }
@@ -357,7 +365,10 @@ fn typed(
                     field: "utterance",
                 });
             }
-            Answer::Utterance(line)
+            Answer::Utterance {
+                command: line,
+                speech: spoken(object, "speech", limits)?,
+            }
         }
         "COLOR" => {
             let line = spoken(object, "color", limits)?;
@@ -374,6 +385,12 @@ fn typed(
         _ => Answer::Pass,
     };
     Ok(answer)
+}
+
+/// Whether a choice written as text is an index: digits alone, spaces around them.
+fn is_index(written: &str) -> bool {
+    let digits = written.trim();
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// An answer in the short form: its keys say its kind.
@@ -404,18 +421,30 @@ fn compact(
     let index = match choice {
         // A line alone says it; nothing at all names no choice.
         None if !object.contains_key(LINE_FIELD) => return Err(RejectionReason::NoChoice),
-        Some(Value::String(_)) if short => {
+        Some(Value::String(written)) if short && !is_index(written) => {
             let command = text_field(object, CHOICE_FIELD, limits.max_speech_chars)?;
             if command.is_empty() {
                 return Err(RejectionReason::BadChoice("an empty string".to_owned()));
             }
-            return Ok(Answer::Utterance(command));
+            return Ok(Answer::Utterance {
+                command,
+                speech: said,
+            });
         }
-        Some(Value::Number(number)) if short && number.as_u64() == Some(0) => None,
         choice => {
+            // An index written as text ("2") is the index.
+            let written = match choice {
+                Some(Value::String(digits)) if short => digits.trim().parse::<u64>().ok(),
+                _ => None,
+            };
+            let written = written.map(Value::from);
+            let choice = written.as_ref().or(choice);
             let offered = choices.total();
             let not_offered = |index| RejectionReason::NotOffered { index, offered };
-            offered_index(choice, offered, not_offered, not_an_index)?
+            match choice {
+                Some(number) if short && number.as_u64() == Some(0) => None,
+                choice => offered_index(choice, offered, not_offered, not_an_index)?,
+            }
         }
     };
     Ok(match index {
@@ -647,7 +676,10 @@ mod tests {
         );
         assert_eq!(
             answer(r#"{"type": "UTTERANCE", "utterance": " pick up the mug "}"#),
-            Answer::Utterance("pick up the mug".into())
+            Answer::Utterance {
+                command: "pick up the mug".into(),
+                speech: String::new()
+            }
         );
         assert_eq!(
             answer(r#"{"type": "COLOR", "color": "Mind the step, dearie."}"#),
@@ -925,7 +957,37 @@ mod tests {
         assert_eq!(answer(r#"{"say": "Hm."}"#), Answer::Color("Hm.".into()));
         assert_eq!(
             answer(r#"{"do": " pour ale "}"#),
-            Answer::Utterance("pour ale".into())
+            Answer::Utterance {
+                command: "pour ale".into(),
+                speech: String::new()
+            }
+        );
+        assert_eq!(
+            answer(r#"{"do": "pour ale", "say": "Coming up."}"#),
+            Answer::Utterance {
+                command: "pour ale".into(),
+                speech: "Coming up.".into()
+            },
+            "a line said with a command is kept"
+        );
+        // An index written as text is the index.
+        assert_eq!(
+            answer(r#"{"do": " 2 ", "say": "Here."}"#),
+            Answer::Action {
+                index: 2,
+                speech: "Here.".into()
+            }
+        );
+        assert_eq!(
+            answer(r#"{"do": "0", "say": "Evening."}"#),
+            Answer::Color("Evening.".into())
+        );
+        assert_eq!(
+            read(r#"{"do": "7"}"#),
+            Err(RejectionReason::NotOffered {
+                index: 7,
+                offered: 3
+            })
         );
         assert_eq!(
             answer(r#"{"ask": "For how long?"}"#),

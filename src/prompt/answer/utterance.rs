@@ -10,6 +10,18 @@ use crate::world::OfferedActions;
 
 use super::RejectionReason;
 
+/// The position (from 1) of the one offered task whose command `line` is, word for
+/// word ([`command_words`]).
+pub(super) fn named_task(line: &str, tasks: &OfferedActions) -> Option<usize> {
+    let words = command_words(line);
+    let as_said = || words.iter().map(String::as_str);
+    let mut named = tasks
+        .iter()
+        .filter(|task| command_words_are(task.command, as_said()));
+    let task = named.next()?;
+    named.next().is_none().then_some(task.index)
+}
+
 /// The index (from 1) of the one offered action `line` names.
 ///
 /// When it names none, the reason says why: no command of the content starts that
