@@ -138,7 +138,7 @@ pub enum RejectionReason {
     #[error("the answer needs `do`: the Index of an offered action, or 0 for none")]
     NoChoice,
     /// `action` (or `do`) names an index that was not offered.
-    #[error("action {index} was not offered (the choices were 1 to {offered})")]
+    #[error("{}", action_not_offered(*index, *offered))]
     NotOffered {
         /// The index the model named.
         index: u64,
@@ -399,10 +399,18 @@ fn compact(
     offer: Offer<'_>,
     limits: &DecisionLimits,
 ) -> Result<Answer, RejectionReason> {
-    if object.contains_key(ABILITY_FIELD) {
+    // An empty `use` or `ask` beside a choice (a model merging the answers' shapes
+    // into one) is no invocation or question: the choice is the answer.
+    let names = |field: &str| match object.get(field) {
+        None => false,
+        Some(Value::Null) => !object.contains_key(CHOICE_FIELD),
+        Some(Value::String(text)) => !text.trim().is_empty() || !object.contains_key(CHOICE_FIELD),
+        Some(_) => true,
+    };
+    if names(ABILITY_FIELD) {
         return invoked(object, (ABILITY_FIELD, LINE_FIELD), offer, limits);
     }
-    if object.contains_key(QUESTION_FIELD) {
+    if names(QUESTION_FIELD) {
         return asked(object, QUESTION_FIELD, limits);
     }
     // The older form: `action` and `speech`, and no `do`.
@@ -546,6 +554,14 @@ fn article(answer: &str) -> &'static str {
 
 /// Why a `TASK` answer's `index` names no task, when the offered tasks are numbered
 /// `first..=last`.
+fn action_not_offered(index: u64, offered: usize) -> String {
+    if offered == 0 {
+        format!("action {index} was not offered: no action was, so answer with \"do\": 0")
+    } else {
+        format!("action {index} was not offered (the choices were 1 to {offered})")
+    }
+}
+
 fn task_not_offered(index: u64, first: usize, last: usize) -> String {
     if last < first {
         format!(
@@ -621,8 +637,10 @@ fn strip_code_fence(text: &str) -> &str {
     let Some(rest) = text.strip_prefix("```") else {
         return text;
     };
-    let rest = rest.split_once('\n').map_or("", |(_, body)| body);
-    rest.trim_end().strip_suffix("```").unwrap_or(rest).trim()
+    // The fence's language (`json`), if any, then the body, on its lines or the
+    // fence's own.
+    let body = rest.trim_start_matches(|c: char| c.is_ascii_alphanumeric());
+    body.trim_end().strip_suffix("```").unwrap_or(body).trim()
 }
 
 pub(super) fn kind(value: &Value) -> &'static str {
@@ -715,6 +733,20 @@ mod tests {
                 .unwrap();
         assert_eq!(decision.action(), Some(1));
         assert_eq!(decision.speech(), "Hi");
+        for fenced in [
+            "```json {\"do\": 1, \"say\": \"Hi\"}```",
+            "```{\"do\": 1, \"say\": \"Hi\"}```",
+            "```\n{\"do\": 1, \"say\": \"Hi\"}\n```",
+        ] {
+            assert_eq!(
+                parse(fenced).map(|d| d.answer),
+                Ok(Answer::Action {
+                    index: 1,
+                    speech: "Hi".into()
+                }),
+                "{fenced}"
+            );
+        }
     }
 
     #[test]
@@ -1132,6 +1164,30 @@ mod tests {
                 if ability == "tavern:rent_room" && inputs.len() == 1 && speech == "Done."),
             "{short:?}"
         );
+        let nothing = RejectionReason::NotOffered {
+            index: 1,
+            offered: 0,
+        };
+        assert_eq!(
+            nothing.to_string(),
+            "action 1 was not offered: no action was, so answer with \"do\": 0"
+        );
+        // An empty one beside a choice is no invocation, nor an empty question.
+        for merged in [
+            r#"{"do": 2, "say": "Here.", "use": null}"#,
+            r#"{"do": 2, "say": "Here.", "use": " ", "inputs": {}}"#,
+            r#"{"do": 2, "say": "Here.", "ask": null}"#,
+            r#"{"do": 2, "say": "Here.", "ask": ""}"#,
+        ] {
+            assert_eq!(
+                read(merged).map(|decision| decision.answer),
+                Ok(Answer::Action {
+                    index: 2,
+                    speech: "Here.".into()
+                }),
+                "{merged}"
+            );
+        }
         assert!(matches!(
             read(r#"{"use": null, "inputs": {}}"#),
             Err(RejectionReason::MissingField {
