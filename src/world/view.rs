@@ -328,8 +328,8 @@ impl PlaceRevisions {
 
 /// `text` on one line: the lines of a text that holds line breaks of any kind (`\n`,
 /// `\r`, vertical tab, form feed, U+0085, U+2028, U+2029) joined by spaces; a text
-/// without one, borrowed. What a game or a player names something, or what a model
-/// says, stays one line of a prompt's list.
+/// without one, borrowed; either without the spaces around it. What a game or a
+/// player names something, or what a model says, stays one line of a prompt's list.
 pub(crate) fn one_line(text: &str) -> Cow<'_, str> {
     fn is_line_break(c: char) -> bool {
         matches!(
@@ -344,7 +344,7 @@ pub(crate) fn one_line(text: &str) -> Cow<'_, str> {
         text.contains(is_line_break)
     };
     if !breaks {
-        return Cow::Borrowed(text);
+        return Cow::Borrowed(text.trim());
     }
     let lines = text
         .split(is_line_break)
@@ -355,8 +355,9 @@ pub(crate) fn one_line(text: &str) -> Cow<'_, str> {
 
 impl<'a> WorldView<'a> {
     /// Builds a view from entity records. A name that holds line breaks is seen on
-    /// one line, its lines joined by spaces: a prompt line naming it stays one line,
-    /// whatever a game or a player named something.
+    /// one line, its lines joined by spaces, and without the spaces around it: a
+    /// prompt line naming it stays one line, whatever a game or a player named
+    /// something; a name of spaces alone is none.
     pub fn new(records: impl IntoIterator<Item = (Entity, EntityView<'a>)>) -> Self {
         let records = records.into_iter();
         // A query's upper bound is its matching entities: sized once, never regrown.
@@ -364,9 +365,10 @@ impl<'a> WorldView<'a> {
         let mut entities: EntityHashMap<EntityView<'a>> =
             EntityHashMap::with_capacity(upper.unwrap_or(lower));
         entities.extend(records.map(|(entity, mut view)| {
-            if let Cow::Owned(joined) = one_line(&view.name) {
-                view.name = Cow::Owned(joined);
-            }
+            view.name = match view.name {
+                Cow::Borrowed(name) => one_line(name),
+                Cow::Owned(name) => Cow::Owned(one_line(&name).into_owned()),
+            };
             (entity, view)
         }));
         // Everything held, in one list sorted by holder and then by name: each
@@ -788,6 +790,22 @@ mod tests {
         for whole in ["Ærøskøbing", "Sir — the Bold", "“Red” Ann", "½ pint"] {
             assert!(matches!(one_line(whole), Cow::Borrowed(_)), "{whole}");
         }
+        // Spaces around a name are no part of it; a name of spaces is none.
+        let (cid, dee) = (entity(4), entity(5));
+        let spaced = WorldView::new([
+            (
+                hall,
+                EntityView {
+                    is_place: true,
+                    ..default()
+                },
+            ),
+            (cid, someone(" Cid  ")),
+            (dee, someone(" \t ")),
+        ]);
+        assert_eq!(spaced.name(cid), "Cid");
+        assert_eq!(spaced.name(dee), "something");
+        assert!(matches!(one_line(" Cid "), Cow::Borrowed("Cid")));
         assert_eq!(
             super::super::describe_surroundings(&view, ann),
             "You are in the hall.\nHere with you: Bob Exits: the vault."
