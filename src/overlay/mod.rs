@@ -87,6 +87,9 @@ pub struct DebugLog {
 /// An actor's latest decision, as far as it has gone.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ActorRecord {
+    /// The request that asked for it: what arrives for an earlier request of the
+    /// actor's (one a reply replaced) is not this decision's.
+    pub request: Option<RequestId>,
     /// The prompt's sections and their tokens (the server's, once it reported some).
     pub sections: Vec<PromptSection>,
     /// The share of the prompt that was the last one's, unchanged.
@@ -141,6 +144,7 @@ fn record(mut log: ResMut<DebugLog>, mut heard: Heard, entities: &Entities) {
         log.actors.insert(
             asked.actor,
             ActorRecord {
+                request: Some(asked.request),
                 sections: asked.sections.clone(),
                 reused_prefix: asked.reused_prefix,
                 memories: asked.memories.clone(),
@@ -157,7 +161,8 @@ fn record(mut log: ResMut<DebugLog>, mut heard: Heard, entities: &Entities) {
         let Some(actor) = log.requests.remove(&response.id) else {
             continue;
         };
-        let Some(record) = log.actors.get_mut(&actor) else {
+        let record = log.actors.get_mut(&actor);
+        let Some(record) = record.filter(|record| record.request == Some(response.id)) else {
             continue;
         };
         record.answer.clear();
@@ -197,10 +202,12 @@ fn record(mut log: ResMut<DebugLog>, mut heard: Heard, entities: &Entities) {
 }
 
 impl DebugLog {
-    /// The record of the actor a request in flight is for.
+    /// The record of the decision a request in flight asked for: none once a newer
+    /// request of its actor's replaced it.
     fn record_of(&mut self, request: RequestId) -> Option<&mut ActorRecord> {
         let actor = self.requests.get(&request)?;
-        self.actors.get_mut(actor)
+        let record = self.actors.get_mut(actor)?;
+        (record.request == Some(request)).then_some(record)
     }
 
     /// Forgets the records and requests of the actors `exists` says are gone, once

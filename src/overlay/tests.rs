@@ -92,6 +92,40 @@ fn an_answer_streams_in_then_its_verdict_and_timing_are_noted() {
 }
 
 #[test]
+fn a_request_replaced_by_a_newer_one_leaves_the_newer_ones_record_alone() {
+    let mut app = app();
+    let marta = entity(7);
+    app.world_mut().write_message(asked(marta, 1));
+    app.update();
+    app.world_mut().write_message(LlmDelta {
+        id: RequestId(1),
+        text: "{\"do\": ".to_owned(),
+    });
+    // The player spoke to her: her thinking was cancelled for a reply.
+    app.world_mut().write_message(asked(marta, 2));
+    app.update();
+    app.world_mut().write_message(LlmDelta {
+        id: RequestId(1),
+        text: "1}".to_owned(),
+    });
+    app.world_mut().write_message(LlmResponse {
+        id: RequestId(1),
+        result: Err(LlmError::Cancelled),
+        latency: Duration::from_millis(900),
+        first_token: None,
+        retries: 0,
+    });
+    app.world_mut().write_message(LlmDelta {
+        id: RequestId(2),
+        text: "{\"do\": 0".to_owned(),
+    });
+    app.update();
+    let now = record(&app, marta);
+    assert_eq!(now.answer, "{\"do\": 0", "the reply's own answer alone");
+    assert_eq!(now.latency, None, "the reply is not answered yet");
+}
+
+#[test]
 fn a_rejection_says_why_and_a_failed_request_says_it_got_no_answer() {
     let mut app = app();
     let brom = entity(8);
