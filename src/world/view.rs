@@ -187,6 +187,8 @@ pub struct PlaceRevisions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Seen {
     place: Option<Entity>,
+    /// Who carries it: let go of in the place it was carried in, its place is the same.
+    carried_by: Option<Entity>,
     is_place: bool,
     character: bool,
     name: usize,
@@ -198,6 +200,7 @@ impl Seen {
     fn of(view: &WorldView, entity: Entity, v: &EntityView) -> Self {
         Self {
             place: view.place_of(entity),
+            carried_by: v.carried_by,
             is_place: v.is_place,
             character: v.character,
             name: v.name.len(),
@@ -705,6 +708,41 @@ mod tests {
             update(&mut app, [room, door]),
             (3, [3, 3]),
             "where its exits lead"
+        );
+    }
+
+    #[test]
+    fn a_carrier_let_go_of_in_the_same_place_is_a_change() {
+        let entity = |n: u32| Entity::from_raw_u32(n).expect("a valid index");
+        let (hall, horse, rider) = (entity(1), entity(2), entity(3));
+        let hall_view = || EntityView {
+            is_place: true,
+            ..default()
+        };
+        let in_hall = |carried_by: Option<Entity>| EntityView {
+            place: Some(hall),
+            carried_by,
+            character: true,
+            ..default()
+        };
+        let mut revisions = PlaceRevisions::default();
+        revisions.revise(&WorldView::new([
+            (hall, hall_view()),
+            (horse, in_hall(None)),
+            (rider, in_hall(Some(horse))),
+        ]));
+        let mounted = revisions.revision();
+        // The rider gets down: its `CarriedBy` goes, its `InPlace` stays the hall.
+        revisions.revise(&WorldView::new([
+            (hall, hall_view()),
+            (horse, in_hall(None)),
+            (rider, in_hall(None)),
+        ]));
+        assert!(revisions.revision() > mounted);
+        assert_eq!(
+            revisions.changed_at(Some(hall)),
+            revisions.revision(),
+            "who carries whom in the hall changed"
         );
     }
 
