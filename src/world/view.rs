@@ -377,7 +377,13 @@ impl<'a> WorldView<'a> {
         // Everything held, in one list sorted by holder and then by name: each
         // holder's things are one run of it.
         let mut held: Vec<Holding<'_>> = Vec::with_capacity(entities.len());
+        // Places with an exit to an entity the view has not (a place despawned while
+        // this one still lists it): that exit leads nowhere, and is none.
+        let mut dead_ends: SmallVec<[Entity; 2]> = SmallVec::new();
         for (&entity, view) in entities.iter() {
+            if view.exits.iter().any(|exit| !entities.contains_key(exit)) {
+                dead_ends.push(entity);
+            }
             let holder = match (view.carried_by, view.place) {
                 (Some(carrier), _) => (true, carrier),
                 (None, Some(place)) => (false, place),
@@ -400,6 +406,17 @@ impl<'a> WorldView<'a> {
             start = end;
         }
         let held = held.into_iter().map(|holding| holding.entity).collect();
+        for place in dead_ends {
+            let leading = |view: &EntityView| -> Vec<Entity> {
+                let exits = view.exits.iter().copied();
+                exits.filter(|exit| entities.contains_key(exit)).collect()
+            };
+            if let Some(exits) = entities.get(&place).map(leading)
+                && let Some(view) = entities.get_mut(&place)
+            {
+                view.exits = Cow::Owned(exits);
+            }
+        }
         Self {
             entities,
             held,
@@ -708,6 +725,37 @@ mod tests {
             update(&mut app, [room, door]),
             (3, [3, 3]),
             "where its exits lead"
+        );
+    }
+
+    #[test]
+    fn an_exit_to_an_entity_gone_is_no_exit() {
+        let entity = |n: u32| Entity::from_raw_u32(n).expect("a valid index");
+        let (hall, cellar, gone, ann) = (entity(1), entity(2), entity(3), entity(4));
+        let place = |name: &'static str, exits: Vec<Entity>| EntityView {
+            name: Cow::Borrowed(name),
+            is_place: true,
+            exits: Cow::Owned(exits),
+            ..default()
+        };
+        let view = WorldView::new([
+            (hall, place("the hall", vec![gone, cellar])),
+            (cellar, place("the cellar", vec![hall])),
+            (
+                ann,
+                EntityView {
+                    name: Cow::Borrowed("Ann"),
+                    place: Some(hall),
+                    character: true,
+                    ..default()
+                },
+            ),
+        ]);
+        assert_eq!(view.exits(hall), [cellar]);
+        assert_eq!(view.exits(cellar), [hall]);
+        assert_eq!(
+            super::super::describe_surroundings(&view, ann),
+            "You are in the hall.\nExits: the cellar."
         );
     }
 
