@@ -125,6 +125,10 @@ pub struct WorldViewChanges<'w, 's> {
     revisions: Local<'s, PlaceRevisions>,
 }
 
+/// The most entities noted changed, beyond twice those the last revision saw, before
+/// everything counts as changed.
+const MOST_CHANGED_UNSEEN: usize = 128;
+
 /// A component a [`WorldView`] is built from was added or changed.
 type ViewComponentChanged = Or<(
     Changed<DisplayName>,
@@ -142,6 +146,13 @@ impl WorldViewChanges<'_, '_> {
         let revisions = &mut *self.revisions;
         revisions.everything_changed |= self.scopes.is_changed();
         revisions.changed.extend(self.changed.iter());
+        // Entities that come and go while nothing revises (a game in which no actor
+        // thinks for a while) would pile up: past twice what was seen, everything
+        // changed is the same answer for less.
+        if revisions.changed.len() > 2 * revisions.seen.len() + MOST_CHANGED_UNSEEN {
+            revisions.everything_changed = true;
+            revisions.changed.clear();
+        }
     }
 
     /// What changed, place by place, up to `view`: the place model now.
@@ -726,6 +737,30 @@ mod tests {
             (3, [3, 3]),
             "where its exits lead"
         );
+    }
+
+    #[test]
+    fn what_changed_while_nobody_revised_stays_bounded() {
+        #[derive(Resource, Default)]
+        struct Noted(usize, bool);
+        fn watch(mut changes: WorldViewChanges, mut noted: ResMut<Noted>) {
+            changes.watch();
+            let revisions = &changes.revisions;
+            *noted = Noted(revisions.changed.len(), revisions.everything_changed);
+        }
+        let mut app = App::new();
+        app.init_resource::<TargetScopes>()
+            .init_resource::<Noted>()
+            .add_systems(Update, watch);
+        // Sparks come and go, turn after turn, and no actor thinks meanwhile.
+        for _ in 0..1000 {
+            let spark = app.world_mut().spawn(DisplayName("spark".into())).id();
+            app.update();
+            app.world_mut().despawn(spark);
+        }
+        let noted = app.world().resource::<Noted>();
+        assert!(noted.0 <= MOST_CHANGED_UNSEEN, "{} kept", noted.0);
+        assert!(noted.1, "so many changes count as everything changed");
     }
 
     #[test]
