@@ -361,7 +361,8 @@ impl<'a> Frame<'a, '_, '_> {
         let (note, fresh_note) = mind.notes.tell(&mut mind.notes_told);
         (whole.actions_block, whole.note) = (shown.actions, note.as_deref());
         let context = bridge.context_per_slot(Some(affinity));
-        let budget = transcript_budget(budgets.transcript, context, &limits);
+        let answer_tokens = limits.max_answer_tokens_invoking(&abilities);
+        let budget = transcript_budget(budgets.transcript, context, answer_tokens);
         let tasks = shown_offer.shown_tasks().clone();
         let changes = &mut self.perception_changes;
         let mut turn = mind.transcript.next_turn(
@@ -387,7 +388,7 @@ impl<'a> Frame<'a, '_, '_> {
             std::sync::Arc::clone(&turn.messages),
             schema,
             offline,
-            &limits,
+            answer_tokens,
             affinity,
             asked.reply_to.is_some(),
         );

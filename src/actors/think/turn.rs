@@ -34,16 +34,16 @@ pub(super) fn decision_limits(spec: &ActorSpec, limits: &DecisionLimits) -> Deci
 }
 
 /// The tokens a transcript may reach: `budget`, or less when the server said one of
-/// its slots holds `context_per_slot` tokens, leaving room for an answer within
-/// `limits`.
+/// its slots holds `context_per_slot` tokens, leaving room for an answer of
+/// `answer_tokens`.
 pub(super) fn transcript_budget(
     budget: usize,
     context_per_slot: Option<u32>,
-    limits: &DecisionLimits,
+    answer_tokens: u32,
 ) -> usize {
     match context_per_slot {
         Some(context) => {
-            let room = context.saturating_sub(limits.max_answer_tokens()) as usize;
+            let room = context.saturating_sub(answer_tokens) as usize;
             budget.min(room)
         }
         None => budget,
@@ -98,13 +98,13 @@ pub(super) fn write_turn_message(
 }
 
 /// The request for a decision: `messages` answered by the `schema`, or offline by
-/// `offline`, within `limits`, on the server (and slot) of `affinity`; a reply to the
-/// player goes before background thinking.
+/// `offline`, in at most `answer_tokens`, on the server (and slot) of `affinity`; a
+/// reply to the player goes before background thinking.
 pub(super) fn decision_request(
     messages: Arc<Vec<ChatMessage>>,
     schema: Arc<Value>,
     offline: OfflineDecision,
-    limits: &DecisionLimits,
+    answer_tokens: u32,
     affinity: u64,
     replying: bool,
 ) -> LlmRequest {
@@ -113,7 +113,7 @@ pub(super) fn decision_request(
         schema: Some(schema),
         offline: Some(Arc::new(offline)),
         sampling: SamplingOptions {
-            max_tokens: Some(limits.max_answer_tokens()),
+            max_tokens: Some(answer_tokens),
             ..SamplingOptions::default()
         },
         // Each actor's requests go to the same server (and slot), which keeps its
@@ -245,14 +245,14 @@ mod tests {
     fn a_slot_smaller_than_the_budget_bounds_the_transcript_with_room_to_answer() {
         let limits = DecisionLimits::default();
         let answer = limits.max_answer_tokens();
-        assert_eq!(transcript_budget(2000, None, &limits), 2000);
-        assert_eq!(transcript_budget(2000, Some(1_000_000), &limits), 2000);
+        assert_eq!(transcript_budget(2000, None, answer), 2000);
+        assert_eq!(transcript_budget(2000, Some(1_000_000), answer), 2000);
         assert_eq!(
-            transcript_budget(2000, Some(answer + 500), &limits),
+            transcript_budget(2000, Some(answer + 500), answer),
             500,
             "the slot less the answer"
         );
-        assert_eq!(transcript_budget(2000, Some(0), &limits), 0);
+        assert_eq!(transcript_budget(2000, Some(0), answer), 0);
     }
 
     #[test]
@@ -265,7 +265,7 @@ mod tests {
                 Arc::default(),
                 Arc::new(Value::Null),
                 offline,
-                &limits,
+                limits.max_answer_tokens(),
                 42,
                 replying,
             )

@@ -374,12 +374,38 @@ fn small_range(input: &AbilityInput) -> Option<(i64, i64)> {
     (count >= 1.0 && count <= MAX_LISTED_NUMBERS as f64).then_some((min as i64, max as i64))
 }
 
+/// The most characters an invocation of `ability` takes beyond a decision's own
+/// answer: its id, and each input's name and longest value (a text without
+/// `maxLength` up to `longest_text`), with the JSON around them.
+pub(super) fn invocation_chars(ability: &OfferedAbility, longest_text: usize) -> usize {
+    const AROUND_ABILITY: usize = 24; // `"use": "", "inputs": {}, `
+    const AROUND_INPUT: usize = 8; // `"": "", `
+    const LONGEST_NUMBER: usize = 24;
+    let longest_candidate = |name: &str| {
+        let candidates = ability.candidates.iter().find(|(input, _)| input == name);
+        let names = candidates.map(|(_, found)| found.iter().map(|(_, name)| name.len()));
+        names.and_then(Iterator::max).unwrap_or(0)
+    };
+    let inputs = ability.definition.all_inputs().map(|(input, _)| {
+        let value = match input.kind {
+            InputType::Entity => longest_candidate(&input.name),
+            InputType::Integer | InputType::Number => LONGEST_NUMBER,
+            InputType::Text => input.max_length.unwrap_or(longest_text),
+            InputType::Choice => (input.choices.iter()).map(String::len).max().unwrap_or(0),
+        };
+        (input.name.len() + AROUND_INPUT).saturating_add(value)
+    });
+    let id = ability.id().len() + AROUND_ABILITY;
+    inputs.fold(id, usize::saturating_add)
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
 
     use super::*;
     use crate::content::AbilityDefinition;
+    use crate::prompt::DecisionLimits;
 
     fn entity(n: u32) -> Entity {
         Entity::from_raw_u32(n).expect("a valid index")
@@ -412,6 +438,28 @@ mod tests {
                 ],
             )],
         }
+    }
+
+    #[test]
+    fn an_answer_has_room_for_the_longest_invocation() {
+        let limits = DecisionLimits::default();
+        let plain = limits.max_answer_tokens();
+        let none = OfferedAbilities::default();
+        assert_eq!(limits.max_answer_tokens_invoking(&none), plain);
+        let rent: OfferedAbilities = [rent_room()].into_iter().collect();
+        let with_rent = limits.max_answer_tokens_invoking(&rent);
+        // Its id, a 20-character note, the longest guest, meal and two numbers.
+        assert!(with_rent as usize >= plain as usize + "tavern:rent_room".len() + 20 + 8 + 5 + 48);
+        let mut letter = rent_room();
+        let mut definition = (*letter.definition).clone();
+        definition.inputs.optional[1].max_length = None;
+        letter.definition = Arc::new(definition);
+        let letter: OfferedAbilities = [letter].into_iter().collect();
+        assert_eq!(
+            limits.max_answer_tokens_invoking(&letter) as usize,
+            limits.max_answer_bytes,
+            "a text of any length: as long as an answer may be"
+        );
     }
 
     fn check(inputs: Value) -> Result<Vec<(String, InputValue)>, RejectionReason> {

@@ -37,6 +37,7 @@ mod parse;
 mod schema;
 mod utterance;
 
+use invoke::invocation_chars;
 pub use invoke::{ability_tools, check_invocation, inputs_schema, invoke_schema, tool_call_answer};
 pub use offline::OfflineDecision;
 pub use parse::{Answer, Decision, RejectionReason, parse_decision};
@@ -254,7 +255,26 @@ impl DecisionLimits {
     /// Decision requests ask for no more, so a model cannot ramble on past what the
     /// schema allows.
     pub fn max_answer_tokens(&self) -> u32 {
-        let chars = self.max_speech_chars.saturating_add(ANSWER_OVERHEAD_CHARS);
+        self.max_answer_tokens_invoking(&OfferedAbilities::default())
+    }
+
+    /// [`max_answer_tokens`](Self::max_answer_tokens) with room to invoke the longest
+    /// of `abilities`, its id and every input at its longest (a text without
+    /// `maxLength`, the whole answer's [`max_answer_bytes`](Self::max_answer_bytes)):
+    /// a long invocation is not cut off mid-answer. Never more than
+    /// `max_answer_bytes`, as no token is shorter than a byte.
+    pub fn max_answer_tokens_invoking(&self, abilities: &OfferedAbilities) -> u32 {
+        let invoking = (abilities.iter())
+            .map(|ability| invocation_chars(ability, self.max_answer_bytes))
+            .max()
+            .unwrap_or(0);
+        let chars = (self.max_speech_chars)
+            .saturating_add(ANSWER_OVERHEAD_CHARS)
+            .saturating_add(invoking);
+        let chars = match invoking {
+            0 => chars,
+            _ => chars.min(self.max_answer_bytes.max(self.max_speech_chars)),
+        };
         u32::try_from(chars).unwrap_or(u32::MAX)
     }
 }
