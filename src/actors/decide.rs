@@ -141,7 +141,15 @@ pub(super) fn judge<'a>(
     let decision = match reply {
         Ok(reply) => {
             let choices = (offered, tasks, &pending.abilities);
-            read_decision(&reply.text, choices, registry, &permitted, &pending.limits)
+            let read = read_decision(&reply.text, choices, registry, &permitted, &pending.limits);
+            // An answer the server cut short is unreadable for that reason.
+            read.map_err(|reason| {
+                if reply.cut_off {
+                    RejectionReason::CutOff(reason.to_string())
+                } else {
+                    reason
+                }
+            })
         }
         Err(error) => Err(RejectionReason::NoAnswer(error.clone())),
     };
@@ -268,6 +276,7 @@ fn tool_call_as_answer<'r>(
             usage: reply.usage,
             tool_calls: Vec::new(),
             timings: reply.timings,
+            cut_off: reply.cut_off,
         })),
         _ => Cow::Borrowed(result),
     }

@@ -407,7 +407,14 @@ pub(super) fn message_reply(
         usage,
         tool_calls,
         timings,
+        cut_off: false,
     })
+}
+
+/// Whether a server's reason for ending an answer (OpenAI's `finish_reason`, Ollama's
+/// `done_reason`) at `pointer` of `value` is its token limit.
+pub(super) fn cut_off_at(value: &Value, pointer: &str) -> bool {
+    value.pointer(pointer).and_then(Value::as_str) == Some("length")
 }
 
 /// The tools of a request as OpenAI's chat completions and Ollama's chat take them:

@@ -5,8 +5,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::http::{
-    BACKSTOP_TIMEOUT, CONNECT_TIMEOUT, ChatEndpoint, ResponseLimits, Timeouts, message_reply,
-    stream_chunk,
+    BACKSTOP_TIMEOUT, CONNECT_TIMEOUT, ChatEndpoint, ResponseLimits, Timeouts, cut_off_at,
+    message_reply, stream_chunk,
 };
 use super::{
     DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, ServerTimings, TokenUsage,
@@ -233,7 +233,9 @@ impl LlmBackend for OllamaBackend {
                 let value = exchange.json(response).await?;
                 failed(&value)?;
                 let measured = (ollama_usage(&value), ollama_timings(&value));
-                return message_reply(&value, "/message", measured);
+                let reply = message_reply(&value, "/message", measured)?;
+                let cut_off = cut_off_at(&value, "/done_reason");
+                return Ok(LlmReply { cut_off, ..reply });
             }
             // NDJSON: one object per line, the last with `"done": true`.
             let mut lines = exchange.lines(response);
@@ -248,6 +250,7 @@ impl LlmBackend for OllamaBackend {
                 if chunk.get("done").and_then(Value::as_bool) == Some(true) {
                     reply.usage = ollama_usage(&chunk);
                     reply.timings = ollama_timings(&chunk);
+                    reply.cut_off = cut_off_at(&chunk, "/done_reason");
                     return Ok(reply);
                 }
             }

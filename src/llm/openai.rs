@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::http::{
     BACKSTOP_TIMEOUT, CONNECT_TIMEOUT, ChatEndpoint, ResponseLimits, ServerUrl, Timeouts,
-    json_value, message_reply, stream_chunk,
+    cut_off_at, json_value, message_reply, stream_chunk,
 };
 use super::{
     DeltaSink, LimitsFuture, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest, ServerLimits,
@@ -344,7 +344,9 @@ impl LlmBackend for OpenAiBackend {
                 }
                 let value = json_value(&body)?;
                 let measured = (openai_usage(&value), llama_timings(&value));
-                return message_reply(&value, "/choices/0/message", measured);
+                let reply = message_reply(&value, "/choices/0/message", measured)?;
+                let cut_off = cut_off_at(&value, "/choices/0/finish_reason");
+                return Ok(LlmReply { cut_off, ..reply });
             }
             // Server-sent events: `data: {chunk}` lines, then `data: [DONE]`; an error
             // comes as a chunk with an `error`, or (llama.cpp's server before late
@@ -378,6 +380,7 @@ impl LlmBackend for OpenAiBackend {
                     deltas.send(piece);
                     reply.text.push_str(piece);
                 }
+                reply.cut_off |= cut_off_at(&chunk, "/choices/0/finish_reason");
                 reply.usage = openai_usage(&chunk).or(reply.usage);
                 reply.timings = llama_timings(&chunk).or(reply.timings);
             }
@@ -404,6 +407,8 @@ struct Completion<'a> {
 struct CompletionChoice<'a> {
     #[serde(borrow)]
     message: CompletionMessage<'a>,
+    #[serde(borrow, default)]
+    finish_reason: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -454,7 +459,11 @@ impl From<LlamaTimings> for ServerTimings {
 impl Completion<'_> {
     /// The first choice's text, when there is one.
     fn reply(self) -> Option<LlmReply> {
-        let message = self.choices.into_iter().next()?.message;
+        let choice = self.choices.into_iter().next()?;
+        let (message, cut_off) = (
+            choice.message,
+            choice.finish_reason.as_deref() == Some("length"),
+        );
         if message.tool_calls.is_some() {
             return None;
         }
@@ -467,6 +476,7 @@ impl Completion<'_> {
             }),
             tool_calls: Vec::new(),
             timings: self.timings.map(ServerTimings::from),
+            cut_off,
         })
     }
 }

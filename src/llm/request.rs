@@ -180,6 +180,10 @@ pub struct LlmReply {
     /// How long the server took to read the prompt and to write the answer, when it
     /// says (llama.cpp's `timings`, Ollama's eval durations).
     pub timings: Option<ServerTimings>,
+    /// Whether the server stopped the answer at the request's token limit
+    /// (`finish_reason: "length"`, Ollama's `done_reason: "length"`): it may be
+    /// unfinished.
+    pub cut_off: bool,
 }
 
 impl LlmReply {

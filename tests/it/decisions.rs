@@ -460,3 +460,47 @@ fn an_actor_with_max_color_lines_may_not_say_more() {
     );
     assert!(log.spoke.iter().all(|s| s.actor != log.rejected[0].actor));
 }
+
+/// A model that runs out of tokens halfway through every answer.
+struct CutOff;
+
+impl bevy_loom::llm::LlmBackend for CutOff {
+    fn describe(&self) -> String {
+        "a model that runs out of tokens".to_owned()
+    }
+
+    fn complete(
+        &self,
+        _request: &bevy_loom::llm::LlmRequest,
+        _deltas: bevy_loom::llm::DeltaSink,
+    ) -> bevy_loom::llm::LlmFuture {
+        Box::pin(async {
+            Ok(bevy_loom::llm::LlmReply {
+                cut_off: true,
+                ..bevy_loom::llm::LlmReply::text(r#"{"thought": "Let me think about the ale, the"#)
+            })
+        })
+    }
+}
+
+#[test]
+fn an_answer_cut_off_at_the_token_limit_says_so() {
+    let (mut app, _) = tavern_app(BackendChoice::Custom(Arc::new(CutOff)));
+    let log = run_turn(&mut app);
+    assert_eq!(log.rejected.len(), 3);
+    for rejected in &log.rejected {
+        assert!(
+            matches!(rejected.reason, RejectionReason::CutOff(_)),
+            "{:?}",
+            rejected.reason
+        );
+        assert!(
+            rejected
+                .reason
+                .to_string()
+                .contains("cut off at the token limit"),
+            "{}",
+            rejected.reason
+        );
+    }
+}

@@ -711,3 +711,19 @@ fn a_server_that_never_accepts_the_connection_is_unreachable_not_slow() {
     );
     assert!(error.is_server_fault());
 }
+
+#[test]
+fn an_answer_stopped_at_the_token_limit_is_marked_cut_off() {
+    let mut cut = chat_completion("{\"do\": 1, \"say\": \"Welc");
+    cut["choices"][0]["finish_reason"] = json!("length");
+    let router = Router::new().fallback(move || {
+        let cut = cut.clone();
+        async move { Json(cut) }
+    });
+    let (_server, base_url) = serve(router);
+    let reply = outcome(&base_url, GIVE_UP).expect("an answer, cut short");
+    assert!(reply.cut_off);
+    let whole = recording_server("{\"do\": 0}");
+    let reply = outcome(&whole.1, GIVE_UP).expect("an answer");
+    assert!(!reply.cut_off, "finished as it meant to");
+}

@@ -527,3 +527,25 @@ fn lines_split_anywhere_across_chunks_arrive_whole() {
         Ok(pieces.concat())
     );
 }
+
+#[test]
+fn a_stream_stopped_at_the_token_limit_is_marked_cut_off_in_both_dialects() {
+    let mut last = openai_chunk("Wel");
+    last["choices"][0]["finish_reason"] = json!("length");
+    let (_openai_server, openai_root, _) = streaming_server(sse(&[last], true));
+    let (_, done) = run(openai(&openai_root), request(true));
+    assert!(
+        matches!(&done[0].result, Ok(reply) if reply.cut_off),
+        "{done:?}"
+    );
+
+    let mut end = ollama_line("");
+    end["done"] = json!(true);
+    end["done_reason"] = json!("length");
+    let (_ollama_server, ollama_root, _) = streaming_server(ndjson(&[ollama_line("Wel"), end]));
+    let (_, done) = run(ollama(&ollama_root), request(true));
+    assert!(
+        matches!(&done[0].result, Ok(reply) if reply.cut_off),
+        "{done:?}"
+    );
+}

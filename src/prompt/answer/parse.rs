@@ -258,6 +258,12 @@ pub enum RejectionReason {
     /// The model gave no answer.
     #[error("no answer from the model: {0}")]
     NoAnswer(LlmError),
+    /// The server stopped the answer at the request's token limit, unfinished: why it
+    /// could not be read.
+    #[error(
+        "the answer was cut off at the token limit before it was complete ({0}); a model that reasons before it answers spends the tokens on that: turn its thinking off, or ask for a short `thought`"
+    )]
+    CutOff(String),
     /// The offered action, task or ability chosen may no longer be taken: the actor's
     /// spec, or the content, changed while it decided.
     #[error("`{0}` may no longer be taken: what this actor may do changed while it decided")]
