@@ -46,6 +46,8 @@ struct Entry {
     usage: Option<TokenUsage>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    cut_off: bool,
 }
 
 /// The stable key of a request to `model`: a SHA-256 of its model, messages, schema,
@@ -149,6 +151,7 @@ impl LlmBackend for RecordingBackend {
                 text: reply.text.clone(),
                 usage: reply.usage,
                 tool_calls: reply.tool_calls.clone(),
+                cut_off: reply.cut_off,
             };
             let line = serde_json::to_string(&entry).unwrap_or_default();
             let written = file
@@ -204,6 +207,7 @@ impl ReplayBackend {
                 text: entry.text,
                 usage: entry.usage,
                 tool_calls: entry.tool_calls,
+                cut_off: entry.cut_off,
                 ..LlmReply::default()
             });
         }

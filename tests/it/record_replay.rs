@@ -167,6 +167,7 @@ impl bevy_loom::llm::LlmBackend for RentsARoom {
         Box::pin(async move {
             Ok(bevy_loom::llm::LlmReply {
                 tool_calls: vec![call],
+                cut_off: true,
                 ..Default::default()
             })
         })
@@ -194,7 +195,10 @@ fn a_recorded_tool_call_is_replayed_and_the_tools_offered_are_part_of_the_key() 
     let answered = block_on(recording.complete(&request, DeltaSink::discard()));
     let replay = ReplayBackend::open(&cassette).expect("the cassette recorded");
     let replayed = block_on(replay.complete(&request, DeltaSink::discard()));
-    assert_eq!(replayed, answered, "the call comes back as it was made");
+    assert_eq!(
+        replayed, answered,
+        "the call comes back as it was made, and cut off where it was"
+    );
     let without_tools = LlmRequest {
         tools: None,
         ..request.clone()
