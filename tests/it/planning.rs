@@ -121,8 +121,8 @@ fn a_plan_for_an_entity_that_is_not_there_is_no_panic() {
     );
 }
 
-#[test]
-fn a_plan_started_before_content_loaded_starts_once_it_has() {
+/// The repository's content, still loading, and the game recording what plans do.
+fn loading_app() -> App {
     let mut app = bevy_loom::testing::HeadlessApp::new(crate::support::repo_assets())
         .llm(LlmPlugin {
             backend: BackendChoice::Offline { seed: 1 },
@@ -131,6 +131,12 @@ fn a_plan_started_before_content_loaded_starts_once_it_has() {
         .build();
     app.init_resource::<Game>()
         .add_systems(Update, record.after(LoomSystems::Remember));
+    app
+}
+
+#[test]
+fn a_plan_started_before_content_loaded_starts_once_it_has() {
+    let mut app = loading_app();
     // A game's Startup system gives its guard a patrol, before anything loaded.
     let guard = app.world_mut().spawn(DisplayName("guard".into())).id();
     app.world_mut()
@@ -155,14 +161,7 @@ fn a_plan_started_before_content_loaded_starts_once_it_has() {
 
 #[test]
 fn a_plan_stopped_before_content_loaded_never_starts() {
-    let mut app = bevy_loom::testing::HeadlessApp::new(crate::support::repo_assets())
-        .llm(LlmPlugin {
-            backend: BackendChoice::Offline { seed: 1 },
-            ..default()
-        })
-        .build();
-    app.init_resource::<Game>()
-        .add_systems(Update, record.after(LoomSystems::Remember));
+    let mut app = loading_app();
     // A game's Startup systems give the guard a patrol and the cook one, then call
     // off the guard's, and give the cook another: all before anything loaded.
     let guard = app.world_mut().spawn(DisplayName("guard".into())).id();
