@@ -30,6 +30,9 @@ const LOADING: [&str; 2] = ["loading model", "model is loading"];
 /// response_format".
 const ANSWER_FORMAT_FIELD: &str = "response_format";
 
+/// Where Ollama's own API takes chats, after the server's address.
+const OLLAMA_CHAT: &str = "/api/chat";
+
 /// The most characters of what a server said that an error quotes.
 const DETAIL_CHARS: usize = 300;
 
@@ -57,7 +60,12 @@ pub(super) fn status_error(
         return if lowercase.contains("model") {
             LlmError::NoSuchModel { url, detail }
         } else {
-            LlmError::NoSuchPath { url, detail }
+            let hint = if url.ends_with(OLLAMA_CHAT) {
+                "Ollama's address is the server's own, without `/v1` (OLLAMA_HOST=127.0.0.1:11434)"
+            } else {
+                "an OpenAI-compatible server's address usually ends in `/v1` (LOOM_LLM_URL=http://127.0.0.1:8080/v1), and Ollama's own API needs LOOM_LLM_PROVIDER=ollama"
+            };
+            LlmError::NoSuchPath { url, detail, hint }
         };
     }
     if status == 503 && LOADING.iter().any(|words| lowercase.contains(words)) {
@@ -140,14 +148,14 @@ fn number_before(text: &str, phrase: &str) -> Option<u64> {
     text[start..end].parse().ok()
 }
 
-/// The `message` of a JSON error body (`{"error": {"message": ...}}`, `{"error": "..."}`,
-/// `{"message": ...}`), or the body itself.
 /// What a server said, on one line (a traceback is many), cut to [`DETAIL_CHARS`].
 fn one_line(said: &str) -> String {
     let words: Vec<&str> = said.split_whitespace().collect();
     words.join(" ").chars().take(DETAIL_CHARS).collect()
 }
 
+/// The `message` of a JSON error body (`{"error": {"message": ...}}`, `{"error": "..."}`,
+/// `{"message": ...}`), or the body itself.
 fn message_of(body: &str) -> String {
     let Ok(value) = serde_json::from_str::<serde_json::Value>(body) else {
         return body.trim().to_owned();
@@ -208,6 +216,9 @@ mod tests {
             let said = error.to_string();
             assert!(said.contains("LOOM_LLM_MODEL"), "{said}");
         }
+        let ollama = "http://127.0.0.1:11434/v1/api/chat";
+        let wrong = status_error(ollama, 404, "404 page not found".to_owned(), None);
+        assert!(wrong.to_string().contains("without `/v1`"), "{wrong}");
         assert!(!not_found("404 page not found").is_retryable());
         assert!(!not_found("404 page not found").is_server_fault());
     }

@@ -290,15 +290,15 @@ pub enum LlmError {
         context: Option<u64>,
     },
     /// The server has no such path (HTTP 404): its address lacks the part where its
-    /// API begins, or it is another kind of server.
-    #[error(
-        "the model server at {url} has no such path (HTTP 404: {detail}); an OpenAI-compatible server's address usually ends in `/v1` (LOOM_LLM_URL=http://127.0.0.1:8080/v1), and Ollama's own API needs LOOM_LLM_PROVIDER=ollama"
-    )]
+    /// API begins, or has one too many, or it is another kind of server.
+    #[error("the model server at {url} has no such path (HTTP 404: {detail}); {hint}")]
     NoSuchPath {
         /// The address tried.
         url: String,
         /// What the server said.
         detail: String,
+        /// How the address of this kind of server is written.
+        hint: &'static str,
     },
     /// The server does not have the model the request named (HTTP 404).
     #[error(
