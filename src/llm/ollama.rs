@@ -80,7 +80,8 @@ impl OllamaSettings {
             .var("OLLAMA_HOST")
             .or_else(|| environment.var("LOOM_LLM_URL"))
             .map(|hosts| {
-                let addresses: Vec<String> = hosts.split(',').map(ollama_address).collect();
+                let hosts = hosts.split(',').filter(|host| !host.trim().is_empty());
+                let addresses: Vec<String> = hosts.map(ollama_address).collect();
                 addresses.join(",")
             })
             .unwrap_or(defaults.base_url.clone());
@@ -327,6 +328,11 @@ mod tests {
             address("127.0.0.1, gpu-box:11500"),
             "http://127.0.0.1:11434,http://gpu-box:11500",
             "each of a list"
+        );
+        assert_eq!(
+            address("gpu-box, "),
+            "http://gpu-box:11434",
+            "none for a blank one"
         );
     }
 

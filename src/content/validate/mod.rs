@@ -307,9 +307,6 @@ impl ContentAsset for TagFile {
     }
 }
 
-/// Why a manifest's listed path does not name a file inside the mod's folder, if it
-/// does not. Bevy's asset server refuses a path that leaves the asset folder and reads
-/// `#` and `://` as a label and a source, so none of them is allowed.
 /// The kind of file a path's name says it is (`an action file`) and the list that
 /// holds that kind, when that is another list than `list`.
 fn listed_elsewhere(list: &str, path: &str) -> Option<(&'static str, &'static str)> {
@@ -328,6 +325,9 @@ fn listed_elsewhere(list: &str, path: &str) -> Option<(&'static str, &'static st
     Some((kind, field))
 }
 
+/// Why a manifest's listed path does not name a file inside the mod's folder, if it
+/// does not. Bevy's asset server refuses a path that leaves the asset folder and reads
+/// `#` and `://` as a label and a source, so none of them is allowed.
 fn outside_the_folder(path: &str) -> Option<&'static str> {
     if path.trim().is_empty() {
         Some("is empty")

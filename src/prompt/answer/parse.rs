@@ -558,8 +558,7 @@ fn article(answer: &str) -> &'static str {
     }
 }
 
-/// Why a `TASK` answer's `index` names no task, when the offered tasks are numbered
-/// `first..=last`.
+/// Why an answer's `index` names no action, when `offered` were.
 fn action_not_offered(index: u64, offered: usize) -> String {
     if offered == 0 {
         format!("action {index} was not offered: no action was, so answer with \"do\": 0")
@@ -568,6 +567,8 @@ fn action_not_offered(index: u64, offered: usize) -> String {
     }
 }
 
+/// Why a `TASK` answer's `index` names no task, when the offered tasks are numbered
+/// `first..=last`.
 fn task_not_offered(index: u64, first: usize, last: usize) -> String {
     if last < first {
         format!(
