@@ -205,11 +205,11 @@ impl ActorSpec {
 /// Whether a policy's entry is one the policy matches by: `*`, `mod:*` or an id
 /// (`mod:name`); a star anywhere else would match nothing.
 fn is_id_pattern(pattern: &str) -> bool {
-    let exact = |part: &str| !part.is_empty() && !part.contains(['*', ':']);
+    // A mod's id has no colon; an action's name may (`tavern:rooms:rent`).
+    let namespace = |part: &str| !part.is_empty() && !part.contains(['*', ':']);
+    let name = |part: &str| part == "*" || (!part.is_empty() && !part.contains('*'));
     pattern == "*"
-        || pattern
-            .split_once(':')
-            .is_some_and(|(namespace, name)| exact(namespace) && (name == "*" || exact(name)))
+        || (pattern.split_once(':')).is_some_and(|(mod_id, rest)| namespace(mod_id) && name(rest))
 }
 
 #[cfg(test)]
@@ -282,9 +282,9 @@ mod tests {
         assert_eq!(pointers(&spec.check(FILE)), ["/policy/allowedActions/3"]);
         // A star anywhere else matches nothing: only `*` and `mod:*` are patterns.
         let stars = json!({ "policy": { "allowedActions":
-            ["items:give*", "*:wait", ":*", "it*:*", "items:*:*", "**"] } });
+            ["items:give*", "*:wait", ":*", "it*:*", "items:*:*", "**", "tavern:rooms:rent"] } });
         let problems = actor("tavern:marta", stars).check(FILE);
-        assert_eq!(problems.len(), 6, "{problems:#?}");
+        assert_eq!(problems.len(), 6, "a name may hold a colon: {problems:#?}");
         assert!(
             problems[0]
                 .message

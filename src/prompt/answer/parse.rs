@@ -646,7 +646,10 @@ fn strip_code_fence(text: &str) -> &str {
     };
     // The fence's language (`json`), if any, then the body, on its lines or the
     // fence's own.
-    let body = rest.trim_start_matches(|c: char| c.is_ascii_alphanumeric());
+    let language = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '.');
+    let body = rest
+        .trim_start_matches([' ', '\t'])
+        .trim_start_matches(language);
     body.trim_end().strip_suffix("```").unwrap_or(body).trim()
 }
 
@@ -744,6 +747,8 @@ mod tests {
             "```json {\"do\": 1, \"say\": \"Hi\"}```",
             "```{\"do\": 1, \"say\": \"Hi\"}```",
             "```\n{\"do\": 1, \"say\": \"Hi\"}\n```",
+            "``` json\n{\"do\": 1, \"say\": \"Hi\"}\n```",
+            "```json-ld\n{\"do\": 1, \"say\": \"Hi\"}\n```",
         ] {
             assert_eq!(
                 parse(fenced).map(|d| d.answer),
