@@ -198,6 +198,45 @@ pub(super) fn unknown_tag_keys(
     warnings
 }
 
+/// Warnings for the paths a manifest (at `manifest`) lists under another kind than
+/// their names say (`actions/go.action.json` under `content.actors`): each is read as
+/// what its list holds, and its errors then name fields of the wrong kind.
+pub(super) fn misfiled(manifest: &str, content: &super::ModContent) -> Vec<ContentError> {
+    let mut warnings = Vec::new();
+    for (list, paths) in content.lists() {
+        for (index, path) in paths.iter().enumerate() {
+            if let Some((kind, field)) = listed_elsewhere(list, path) {
+                warnings.push(ContentError::new(
+                    manifest,
+                    format!("/content/{list}/{index}"),
+                    format!("`{path}` is {kind}, read as what `content.{list}` holds: list it under `content.{field}`"),
+                ));
+            }
+        }
+    }
+    warnings
+}
+
+/// The kind of file a path's name says it is (`an action file`) and the list that
+/// holds that kind, when that is another list than `list`.
+fn listed_elsewhere(list: &str, path: &str) -> Option<(&'static str, &'static str)> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    // `actor.json` may be any kind's: only `name.actor.json` says it is a spec.
+    let field = (super::mod_folders::listing_field(name))
+        .filter(|field| *field != list && name.matches('.').count() >= 2)?;
+    let kind = match field {
+        "actions" => "an action file",
+        "actors" => "an actor spec file",
+        "narrative" => "a narrative file",
+        "prompts" => "a prompt template file",
+        "tags" => "a tag file",
+        "tasks" => "a task file",
+        "methods" => "a method file",
+        _ => "an ability file",
+    };
+    Some((kind, field))
+}
+
 /// Warnings for the content files `on_disk` inside a loaded mod's folder that its
 /// manifest (at `manifest`) does not list: they never load, and the author most likely
 /// meant them to.
@@ -324,6 +363,29 @@ mod tests {
                 .contains("no loaded mod has the id `tavrn`"),
             "{}",
             warnings[1]
+        );
+    }
+
+    #[test]
+    fn a_path_listed_under_another_kind_is_a_warning() {
+        let content: super::super::ModContent = serde_json::from_value(json!({
+            "actions": ["actions/wait.action.json", "actions/old.json"],
+            "actors": ["actions/hop.action.ron", "actors/brom.actor.json"],
+            "tags": ["marta.actor.json"],
+            "prompts": ["prompts/actor.json"]
+        }))
+        .expect("a listing");
+        let warnings = misfiled("mods/items/mod.json", &content);
+        assert_eq!(
+            pointers(&warnings),
+            ["/content/actors/0", "/content/tags/0"]
+        );
+        assert!(
+            warnings[0]
+                .message
+                .contains("`actions/hop.action.ron` is an action file, read as what `content.actors` holds: list it under `content.actions`"),
+            "{}",
+            warnings[0]
         );
     }
 

@@ -11,7 +11,7 @@ use super::aliases::resolve_aliases;
 use super::catalog::CatalogItem;
 use super::mod_order::{group_order, load_order};
 use super::references::{
-    unknown_allowed_ids, unknown_allowed_verbs, unknown_input_scopes, unknown_prompt,
+    misfiled, unknown_allowed_ids, unknown_allowed_verbs, unknown_input_scopes, unknown_prompt,
     unknown_scopes, unknown_tag_keys, unknown_verb, unlisted_files,
 };
 use super::refinement::{Known, method_order, method_problems, settle, unknown_parameter_scopes};
@@ -239,6 +239,8 @@ impl ContentRegistry {
         for loaded in &registry.mods {
             let unlisted = unlisted_files(&loaded.file, sources.files_on_disk, &listed);
             registry.warnings.extend(unlisted);
+            let wrong_kind = misfiled(&loaded.file, &loaded.manifest.content);
+            registry.warnings.extend(wrong_kind);
         }
         registry.problems = problems;
         registry

@@ -227,14 +227,6 @@ impl ContentAsset for ModManifest {
                         format!("/content/{list}/{index}"),
                         format!("`{path}` {why}: list a path inside the mod's folder, like `{list}/name.json`"),
                     ));
-                } else if let Some((kind, field)) = listed_elsewhere(list, path) {
-                    // It would be read as what this list holds, and its errors would
-                    // name fields of the wrong kind.
-                    problems.push(ContentError::new(
-                        file,
-                        format!("/content/{list}/{index}"),
-                        format!("`{path}` is {kind}: list it under `content.{field}`"),
-                    ));
                 }
             }
         }
@@ -305,24 +297,6 @@ impl ContentAsset for TagFile {
         }
         problems
     }
-}
-
-/// The kind of file a path's name says it is (`an action file`) and the list that
-/// holds that kind, when that is another list than `list`.
-fn listed_elsewhere(list: &str, path: &str) -> Option<(&'static str, &'static str)> {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let field = super::mod_folders::listing_field(name).filter(|field| *field != list)?;
-    let kind = match field {
-        "actions" => "an action file",
-        "actors" => "an actor spec file",
-        "narrative" => "a narrative file",
-        "prompts" => "a prompt template file",
-        "tags" => "a tag file",
-        "tasks" => "a task file",
-        "methods" => "a method file",
-        _ => "an ability file",
-    };
-    Some((kind, field))
 }
 
 /// Why a manifest's listed path does not name a file inside the mod's folder, if it
@@ -467,27 +441,6 @@ mod tests {
         let problems = manifest("items", overrides).check(MANIFEST);
         assert_eq!(pointers(&problems), ["/content/tags/0"]);
         assert!(problems[0].message.contains("goes up out of the folder"));
-    }
-
-    #[test]
-    fn a_file_is_listed_with_its_kind() {
-        let overrides = json!({ "content": {
-            "actions": ["actions/wait.action.json", "actions/old.json"],
-            "actors": ["actions/hop.action.ron", "actors/brom.actor.json"],
-            "tags": ["marta.actor.json"]
-        } });
-        let problems = manifest("items", overrides).check(MANIFEST);
-        assert_eq!(
-            pointers(&problems),
-            ["/content/actors/0", "/content/tags/0"]
-        );
-        assert!(
-            problems[0].message.contains(
-                "`actions/hop.action.ron` is an action file: list it under `content.actions`"
-            ),
-            "{}",
-            problems[0]
-        );
     }
 
     #[test]
