@@ -116,27 +116,29 @@ pub(super) fn start_plans(
 #[derive(bevy::ecs::system::SystemParam)]
 pub(super) struct Starts<'w, 's> {
     written: MessageReader<'w, 's, StartPlan>,
-    /// Read only until content has loaded; [`stop_plans`] reads them after.
+    /// Read while starts are kept; [`stop_plans`] reads them once content has loaded.
     stops: MessageReader<'w, 's, StopPlan>,
     early: Local<'s, Vec<StartPlan>>,
 }
 
 impl Starts<'_, '_> {
     /// Those to start now; none until content has `loaded`, when they are kept. A
-    /// [`StopPlan`] written meanwhile calls off its actor's starts kept from earlier
-    /// frames, as it would end the plan they started once loaded: each is given to
-    /// `called_off` with the stop's reason.
+    /// [`StopPlan`] written while starts are kept (the frame content loads in too)
+    /// calls off its actor's starts kept from earlier frames, as it would end the plan
+    /// they started once loaded: each is given to `called_off` with the stop's reason.
     fn take(
         &mut self,
         loaded: bool,
         mut called_off: impl FnMut(StartPlan, &str),
     ) -> Vec<StartPlan> {
-        let written = self.written.read().cloned();
-        if !loaded {
+        if !loaded || !self.early.is_empty() {
             for stop in self.stops.read() {
                 let stopped = self.early.extract_if(.., |start| start.actor == stop.actor);
                 stopped.for_each(|start| called_off(start, &stop.reason));
             }
+        }
+        let written = self.written.read().cloned();
+        if !loaded {
             self.early.extend(written);
             return Vec::new();
         }

@@ -330,7 +330,8 @@ impl StartPlan {
 /// Ends an actor's plan before it is done, as [`PlanFailed`] with this reason: the
 /// game's say, or smart actors' when a fight breaks out around one following a plan.
 /// Written before content has loaded, it calls off the actor's [`StartPlan`]s written
-/// before it, each answered with a [`PlanFailed`] with this reason.
+/// in earlier frames, each answered with a [`PlanFailed`] with this reason (as once
+/// loaded, a stop and a start of one frame leave the start's plan running).
 #[derive(Message, Debug, Clone, PartialEq, Eq)]
 pub struct StopPlan {
     /// Whose plan.

@@ -162,8 +162,8 @@ fn a_plan_started_before_content_loaded_starts_once_it_has() {
 #[test]
 fn a_plan_stopped_before_content_loaded_never_starts() {
     let mut app = loading_app();
-    // A game's Startup systems give the guard a patrol and the cook one, then call
-    // off the guard's, and give the cook another: all before anything loaded.
+    // A game gives the guard a patrol and the cook one, then, a frame later, calls
+    // off the guard's and gives the cook another: all before anything loaded.
     let guard = app.world_mut().spawn(DisplayName("guard".into())).id();
     let cook = app.world_mut().spawn(DisplayName("cook".into())).id();
     app.world_mut()
