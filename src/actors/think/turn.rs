@@ -35,7 +35,8 @@ pub(super) fn decision_limits(spec: &ActorSpec, limits: &DecisionLimits) -> Deci
 
 /// The tokens a transcript may reach: `budget`, or less when the server said one of
 /// its slots holds `context_per_slot` tokens, leaving room for an answer of
-/// `answer_tokens`.
+/// `answer_tokens`, but never more than half the slot: a long answer the model may
+/// give does not leave a small slot without a transcript.
 pub(super) fn transcript_budget(
     budget: usize,
     context_per_slot: Option<u32>,
@@ -43,7 +44,7 @@ pub(super) fn transcript_budget(
 ) -> usize {
     match context_per_slot {
         Some(context) => {
-            let room = context.saturating_sub(answer_tokens) as usize;
+            let room = context.saturating_sub(answer_tokens.min(context / 2)) as usize;
             budget.min(room)
         }
         None => budget,
@@ -253,6 +254,11 @@ mod tests {
             "the slot less the answer"
         );
         assert_eq!(transcript_budget(2000, Some(0), answer), 0);
+        assert_eq!(
+            transcript_budget(2000, Some(1000), 4096),
+            500,
+            "half of a slot stays the transcript's"
+        );
     }
 
     #[test]

@@ -455,10 +455,19 @@ mod tests {
         definition.inputs.optional[1].max_length = None;
         letter.definition = Arc::new(definition);
         let letter: OfferedAbilities = [letter].into_iter().collect();
+        assert!(
+            limits.max_answer_tokens_invoking(&letter) as usize
+                >= plain as usize + limits.max_speech_chars,
+            "a text of any length: as long as a line said"
+        );
+        let short = DecisionLimits {
+            max_answer_bytes: 500,
+            ..limits.clone()
+        };
         assert_eq!(
-            limits.max_answer_tokens_invoking(&letter) as usize,
-            limits.max_answer_bytes,
-            "a text of any length: as long as an answer may be"
+            short.max_answer_tokens_invoking(&letter),
+            500,
+            "never past the bytes"
         );
     }
 

@@ -260,12 +260,12 @@ impl DecisionLimits {
 
     /// [`max_answer_tokens`](Self::max_answer_tokens) with room to invoke the longest
     /// of `abilities`, its id and every input at its longest (a text without
-    /// `maxLength`, the whole answer's [`max_answer_bytes`](Self::max_answer_bytes)):
-    /// a long invocation is not cut off mid-answer. Never more than
-    /// `max_answer_bytes`, as no token is shorter than a byte.
+    /// `maxLength`, as long as a line said): a long invocation is not cut off
+    /// mid-answer. Never more than [`max_answer_bytes`](Self::max_answer_bytes), as no
+    /// token is shorter than a byte.
     pub fn max_answer_tokens_invoking(&self, abilities: &OfferedAbilities) -> u32 {
         let invoking = (abilities.iter())
-            .map(|ability| invocation_chars(ability, self.max_answer_bytes))
+            .map(|ability| invocation_chars(ability, self.max_speech_chars))
             .max()
             .unwrap_or(0);
         let chars = (self.max_speech_chars)
