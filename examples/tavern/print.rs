@@ -39,12 +39,13 @@ impl Plugin for TranscriptPlugin {
 #[derive(Resource)]
 struct ShowPrompt(bool);
 
-/// How many decisions each actor asked the model for, over the whole run, and how
-/// many of them the model gave no answer to.
+/// How many decisions each actor asked the model for, over the whole run, how many
+/// answers came from the model at all, and why the last decision it gave none got
+/// none.
 #[derive(Resource, Default)]
 struct Asked {
     by_actor: HashMap<Entity, usize>,
-    unanswered: usize,
+    answered: usize,
     /// Why the last one unanswered was.
     why: Option<String>,
 }
@@ -77,10 +78,9 @@ pub fn decisions_asked(world: &World) -> String {
 pub fn nobody_answered(world: &World) -> Option<String> {
     let asked = world.resource::<Asked>();
     let all: usize = asked.by_actor.values().sum();
-    let why = asked
-        .why
-        .as_deref()
-        .filter(|_| all > 0 && asked.unanswered >= all)?;
+    // A decision cancelled for a reply gets neither an answer nor a rejection: what
+    // counts is that no answer came and some decision was refused one.
+    let why = asked.why.as_deref().filter(|_| asked.answered == 0)?;
     Some(format!(
         "The model server answered none of the {all} decisions asked of it. The last \
          reason: {why}"
@@ -207,6 +207,7 @@ struct Decisions<'w, 's> {
     prompts: MessageReader<'w, 's, DecisionRequested>,
     conversation: MessageReader<'w, 's, ConversationUpdate>,
     plans: MessageReader<'w, 's, StartPlan>,
+    responses: MessageReader<'w, 's, LlmResponse>,
 }
 
 fn gather(
@@ -233,9 +234,11 @@ fn gather(
     }
     turn.passed.extend(decisions.passed.read().cloned());
     turn.hesitated.extend(decisions.hesitated.read().cloned());
+    asked.answered += (decisions.responses.read())
+        .filter(|response| response.result.is_ok())
+        .count();
     for rejection in decisions.rejected.read() {
         if let RejectionReason::NoAnswer(error) = &rejection.reason {
-            asked.unanswered += 1;
             asked.why = Some(error.to_string());
         }
         turn.rejections.push(rejection.clone());
