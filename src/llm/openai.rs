@@ -74,7 +74,9 @@ pub struct OpenAiSettings {
     /// is left of it once the bridge picked the server) and
     /// `cache_prompt`, so the slot keeps its prompt prefix. Only for servers that take
     /// those fields: OpenAI's own API refuses them. More than the server says it has
-    /// (its `/props`) count as its own, with a warning. `LOOM_LLM_SLOTS`.
+    /// (its `/props`) count as its own, with a warning, once it has said: a request
+    /// sent before (while the server still loads its model) takes the setting as
+    /// given. `LOOM_LLM_SLOTS`.
     pub slots: Option<u32>,
     /// How much of an answer is read before the request fails as too large.
     pub limits: ResponseLimits,
