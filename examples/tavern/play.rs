@@ -9,7 +9,7 @@ use bevy_loom::prelude::*;
 use bevy_loom::testing::{CONTENT_TIMEOUT, HeadlessApp, wait_for_content};
 
 use super::cli::{Options, PlayerLines};
-use super::print::{Printer, TranscriptPlugin, Turn};
+use super::print::{self, Printer, TranscriptPlugin, Turn};
 use super::rules::{RulesPlugin, SceneOrder};
 use super::setup::{self, Play};
 
@@ -47,6 +47,9 @@ pub fn headless_tavern<M>(
     ));
     wait_for_content(&mut app, CONTENT_TIMEOUT)
         .map_err(|error| format!("{}: {error}", play.content.display()))?;
+    for warning in print::content_warnings(app.world()) {
+        print(&mut app, &warning);
+    }
     let spawned = setup::spawn_scene(app.world_mut(), play)?;
     app.insert_resource(SceneOrder::new(&spawned));
     Ok(app)

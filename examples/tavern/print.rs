@@ -73,6 +73,16 @@ pub fn decisions_asked(world: &World) -> String {
     )
 }
 
+/// The loaded content's warnings (an id that allows nothing, a file listed under
+/// another kind), each a line: a game plays on with them, so they are told once, as
+/// the content has loaded.
+pub fn content_warnings(world: &World) -> Vec<String> {
+    let registry = world.resource::<ContentRegistry>();
+    (registry.warnings().iter())
+        .map(|warning| format!("content warning: {warning}"))
+        .collect()
+}
+
 /// When the model server answered none of the decisions asked of it (it is down, or
 /// its address is wrong), says so with the last reason, which tells what to check.
 pub fn nobody_answered(world: &World) -> Option<String> {

@@ -460,3 +460,26 @@ fn a_game_whose_server_answered_says_nothing_more() {
     play(&mut app);
     assert_eq!(print::nobody_answered(app.world()), None);
 }
+
+#[test]
+fn the_contents_warnings_are_told() {
+    let (app, _) = tavern(
+        BackendChoice::Offline { seed: 0 },
+        true,
+        Box::new(Transcript::default()),
+    );
+    assert_eq!(print::content_warnings(app.world()), Vec::<String>::new());
+    let mut files = dance_mod();
+    files[3].1 = json!({ "id": "dance:vesk", "persona": { "name": "Vesk", "role": "a dancer" },
+                         "policy": { "allowedActions": ["dance:reel"] } })
+    .to_string();
+    let content = content_dir(&files);
+    let mut app = HeadlessApp::new(content.path()).build();
+    wait_for_content(&mut app);
+    let told = print::content_warnings(app.world());
+    assert_eq!(told.len(), 1, "{told:#?}");
+    assert!(
+        told[0].starts_with("content warning: mods/dance/actors/vesk.actor.json at /policy/allowedActions/0: no loaded action has the id `dance:reel`"),
+        "{told:#?}"
+    );
+}
