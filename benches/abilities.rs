@@ -10,6 +10,10 @@
 //!   (already read as JSON): an entity named among 10 candidates (found case
 //!   insensitively), a whole number within its range, and a choice among 4 (found
 //!   case insensitively), each checked and turned into its value. Target: ≤ 2 µs.
+//! - `abilities/offer_1000_same_named_candidates`: offering an ability whose one entity
+//!   input finds 1,000 things of one name ("gold coin") in the actor's place
+//!   ([`OfferedAbility::new`]): each is numbered apart ("gold coin (1)", …), a number
+//!   no other candidate's name has.
 //!
 //! Run with `cargo bench --bench abilities`.
 
@@ -20,7 +24,7 @@ use bevy::prelude::*;
 use bevy_loom::content::AbilityDefinition;
 use bevy_loom::prompt::answer::check_invocation;
 use bevy_loom::prompt::write_abilities_block;
-use bevy_loom::world::OfferedAbility;
+use bevy_loom::world::{EntityView, OfferedAbility, TargetScopes, WorldView};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
@@ -111,5 +115,54 @@ fn block_20_abilities(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, block_20_abilities, check_invocation_3_inputs);
+fn offer_1000_same_named_candidates(c: &mut Criterion) {
+    let definition: AbilityDefinition = serde_json::from_value(json!({
+        "id": "bank:count", "description": "Counts coins.", "what": "Counts a coin.",
+        "when": "Asked to.",
+        "inputs": { "required": [{ "name": "coin", "type": "entity", "scope": "things_here" }] }
+    }))
+    .expect("an ability");
+    let entity = |n: u32| Entity::from_raw_u32(n).expect("a valid index");
+    let (vault, banker) = (entity(1), entity(2));
+    let mut records = vec![
+        (
+            vault,
+            EntityView {
+                name: "the vault".into(),
+                is_place: true,
+                ..Default::default()
+            },
+        ),
+        (
+            banker,
+            EntityView {
+                name: "the banker".into(),
+                place: Some(vault),
+                character: true,
+                ..Default::default()
+            },
+        ),
+    ];
+    records.extend((10..1010).map(|n| {
+        let coin = EntityView {
+            name: "gold coin".into(),
+            place: Some(vault),
+            ..Default::default()
+        };
+        (entity(n), coin)
+    }));
+    let view = WorldView::new(records);
+    let scopes = TargetScopes::default();
+    let definition = Arc::new(definition);
+    c.bench_function("abilities/offer_1000_same_named_candidates", |b| {
+        b.iter(|| OfferedAbility::new(Arc::clone(&definition), black_box(&view), &scopes, banker))
+    });
+}
+
+criterion_group!(
+    benches,
+    block_20_abilities,
+    check_invocation_3_inputs,
+    offer_1000_same_named_candidates
+);
 criterion_main!(benches);

@@ -3,6 +3,7 @@
 //! prompt describes them, the answer's schema lists the names, and an invocation is
 //! checked against them.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use bevy::prelude::*;
@@ -65,6 +66,13 @@ pub struct OfferedAbility {
 /// Numbers the candidates that share a name, sorted by name ("mug (1)", "mug (2)"),
 /// past any number another candidate's own name has: a model names each one apart.
 fn tell_apart(found: &mut [(Entity, String)]) {
+    // Sorted: names shared are neighbours. Most lists have none.
+    if !found.windows(2).any(|pair| pair[0].1 == pair[1].1) {
+        return;
+    }
+    // Every name taken, the numbered ones as they are given: looked up, not scanned,
+    // however many share one.
+    let mut taken: HashSet<String> = found.iter().map(|(_, name)| name.clone()).collect();
     let mut start = 0;
     while start < found.len() {
         let same = found[start..]
@@ -74,15 +82,16 @@ fn tell_apart(found: &mut [(Entity, String)]) {
         if end - start > 1 {
             let name = found[start].1.clone();
             let mut number = 0;
-            for i in start..end {
+            for (_, named) in &mut found[start..end] {
                 let label = loop {
                     number += 1;
                     let label = format!("{name} ({number})");
-                    if !found.iter().any(|(_, n)| *n == label) {
+                    if !taken.contains(&label) {
                         break label;
                     }
                 };
-                found[i].1 = label;
+                taken.insert(label.clone());
+                *named = label;
             }
         }
         start = end;
