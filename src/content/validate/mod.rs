@@ -169,11 +169,17 @@ impl ContentAsset for ModManifest {
         } else if let Some(folder) = owning_mod(file)
             && folder != self.id
         {
-            problems.push(ContentError::new(
-                file,
-                "/id",
-                format!("mod id `{}` must equal its folder name `{folder}`", self.id),
-            ));
+            let said = if folder.eq_ignore_ascii_case(&self.id) {
+                // Found on a file system that ignores case: the folder was asked for as
+                // the game file spells the mod, which may not be the folder's own name.
+                format!(
+                    "mod id `{}` must equal its folder name, which the game file's `mods` spells `{folder}`: spell the mod the same in the game file, the manifest and the folder's name (some file systems tell case apart, some do not)",
+                    self.id
+                )
+            } else {
+                format!("mod id `{}` must equal its folder name `{folder}`", self.id)
+            };
+            problems.push(ContentError::new(file, "/id", said));
         }
         if self.name.trim().is_empty() {
             problems.push(ContentError::new(
@@ -390,6 +396,16 @@ mod tests {
         let elsewhere = manifest("shop", json!({})).check(MANIFEST);
         assert_eq!(pointers(&elsewhere), ["/id"]);
         assert!(elsewhere[0].message.contains("folder name `items`"));
+        // Asked for as `mods/Items/` on a file system that ignores case.
+        let spelt = manifest("items", json!({})).check("mods/Items/mod.json");
+        assert_eq!(pointers(&spelt), ["/id"]);
+        assert!(
+            spelt[0]
+                .message
+                .contains("the game file's `mods` spells `Items`"),
+            "{}",
+            spelt[0]
+        );
     }
 
     #[test]
