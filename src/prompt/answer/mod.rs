@@ -31,16 +31,18 @@
 //! offered tasks, and invoking and asking by the abilities offered
 //! ([`Offer::abilities`]), whose inputs are checked by [`check_invocation`].
 
+mod decision;
 mod invoke;
 mod offline;
 mod parse;
 mod schema;
 mod utterance;
 
+pub use decision::{Answer, Decision, RejectionReason};
 use invoke::invocation_chars;
 pub use invoke::{ability_tools, check_invocation, inputs_schema, invoke_schema, tool_call_answer};
 pub use offline::OfflineDecision;
-pub use parse::{Answer, Decision, RejectionReason, parse_decision};
+pub use parse::parse_decision;
 pub use schema::decision_schema;
 pub use utterance::match_utterance;
 use utterance::named_task;
