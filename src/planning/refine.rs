@@ -60,25 +60,14 @@ impl BoundTask {
                         task.id, parameter.name
                     ));
                 }
-                (Some(ParamValue::Entity(_)), Some(kind)) => {
+                (Some(wrong), kind) => {
+                    let takes = kind.as_ref().map_or("an entity", |kind| kind.kind.a());
+                    let given = match wrong {
+                        ParamValue::Entity(_) => "an entity".to_owned(),
+                        ParamValue::Value(value) => value.to_string(),
+                    };
                     return Err(format!(
-                        "parameter `{}` of `{}` takes {}, not an entity",
-                        parameter.name,
-                        task.id,
-                        kind.kind.a()
-                    ));
-                }
-                (Some(ParamValue::Value(value)), Some(kind)) => {
-                    return Err(format!(
-                        "parameter `{}` of `{}` takes {}, not {value}",
-                        parameter.name,
-                        task.id,
-                        kind.kind.a()
-                    ));
-                }
-                (Some(ParamValue::Value(value)), None) => {
-                    return Err(format!(
-                        "parameter `{}` of `{}` takes an entity, not {value}",
+                        "parameter `{}` of `{}` takes {takes}, not {given}",
                         parameter.name, task.id
                     ));
                 }
