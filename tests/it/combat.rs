@@ -1,8 +1,6 @@
 //! Combat: actors in combat are offered only the combat verbs, and any other answer is
 //! a pass with a "hesitates" line, so combat always advances.
 
-use std::sync::Arc;
-
 use bevy::prelude::*;
 use bevy_loom::prelude::*;
 
@@ -19,9 +17,7 @@ fn record(mut seen: ResMut<Hesitations>, mut hesitated: MessageReader<ActorHesit
 /// The tavern with every smart actor in combat, answering `answer`. Brom and Silas
 /// are armed; Marta's spec allows no combat action at all.
 fn fight(answer: &str) -> App {
-    let (mut app, scene) = tavern_app(BackendChoice::Custom(Arc::new(FixedBackend(
-        answer.to_owned(),
-    ))));
+    let (mut app, scene) = tavern_app(FixedBackend::choice(answer));
     app.init_resource::<Hesitations>()
         .add_systems(Update, record.after(LoomSystems::Decide));
     for id in ["marta", "silas", "brom"] {

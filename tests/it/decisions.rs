@@ -7,9 +7,7 @@ use bevy_loom::prelude::*;
 use crate::support::{FixedBackend, run_turn, tavern_app};
 
 fn turn_with_answer(answer: &str) -> crate::support::TurnLog {
-    let (mut app, _) = tavern_app(BackendChoice::Custom(Arc::new(FixedBackend(
-        answer.to_owned(),
-    ))));
+    let (mut app, _) = tavern_app(FixedBackend::choice(answer));
     run_turn(&mut app)
 }
 
@@ -461,31 +459,14 @@ fn an_actor_with_max_color_lines_may_not_say_more() {
     assert!(log.spoke.iter().all(|s| s.actor != log.rejected[0].actor));
 }
 
-/// A model that runs out of tokens halfway through every answer.
-struct CutOff;
-
-impl bevy_loom::llm::LlmBackend for CutOff {
-    fn describe(&self) -> String {
-        "a model that runs out of tokens".to_owned()
-    }
-
-    fn complete(
-        &self,
-        _request: &bevy_loom::llm::LlmRequest,
-        _deltas: bevy_loom::llm::DeltaSink,
-    ) -> bevy_loom::llm::LlmFuture {
-        Box::pin(async {
-            Ok(bevy_loom::llm::LlmReply {
-                cut_off: true,
-                ..bevy_loom::llm::LlmReply::text(r#"{"thought": "Let me think about the ale, the"#)
-            })
-        })
-    }
-}
-
 #[test]
 fn an_answer_cut_off_at_the_token_limit_says_so() {
-    let (mut app, _) = tavern_app(BackendChoice::Custom(Arc::new(CutOff)));
+    // A model that runs out of tokens halfway through every answer.
+    let cut_off = bevy_loom::llm::LlmReply {
+        cut_off: true,
+        ..bevy_loom::llm::LlmReply::text(r#"{"thought": "Let me think about the ale, the"#)
+    };
+    let (mut app, _) = tavern_app(FixedBackend::replying(cut_off));
     let log = run_turn(&mut app);
     assert_eq!(log.rejected.len(), 3);
     for rejected in &log.rejected {

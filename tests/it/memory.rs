@@ -1,7 +1,5 @@
 //! Smart actors remember what they witness and recall it when they think.
 
-use std::sync::Arc;
-
 use bevy::prelude::*;
 use bevy_loom::actors::{HistoryStore, MemoryEntry, MemoryScope};
 use bevy_loom::prelude::*;
@@ -16,7 +14,7 @@ const LINE: &str = "The cellar door sticks again.";
 
 fn speaking_tavern() -> (App, bevy_loom::actors::SpawnedScene) {
     let answer = format!(r#"{{"action": null, "speech": "{LINE}", "thought": "Say it."}}"#);
-    tavern_app(BackendChoice::Custom(Arc::new(FixedBackend(answer))))
+    tavern_app(FixedBackend::choice(&answer))
 }
 
 /// What the actor with this store key remembers, seeds aside.

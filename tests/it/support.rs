@@ -127,8 +127,8 @@ pub fn repo_assets() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets")
 }
 
-/// Answers every request with the same text.
-pub struct FixedBackend(pub String);
+/// Answers every request with the same reply.
+pub struct FixedBackend(pub bevy_loom::llm::LlmReply);
 
 impl bevy_loom::llm::LlmBackend for FixedBackend {
     fn describe(&self) -> String {
@@ -140,15 +140,20 @@ impl bevy_loom::llm::LlmBackend for FixedBackend {
         _request: &LlmRequest,
         _deltas: bevy_loom::llm::DeltaSink,
     ) -> bevy_loom::llm::LlmFuture {
-        let text = self.0.clone();
-        Box::pin(async move { Ok(bevy_loom::llm::LlmReply::text(text)) })
+        let reply = self.0.clone();
+        Box::pin(async move { Ok(reply) })
     }
 }
 
 impl FixedBackend {
     /// The backend choice of a model that answers every request with `answer`.
     pub fn choice(answer: &str) -> BackendChoice {
-        BackendChoice::Custom(std::sync::Arc::new(Self(answer.to_owned())))
+        Self::replying(bevy_loom::llm::LlmReply::text(answer))
+    }
+
+    /// The backend choice of a model that gives every request this `reply`.
+    pub fn replying(reply: bevy_loom::llm::LlmReply) -> BackendChoice {
+        BackendChoice::Custom(std::sync::Arc::new(Self(reply)))
     }
 }
 
