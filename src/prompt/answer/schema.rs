@@ -57,7 +57,10 @@ pub fn decision_schema<'a>(offer: impl Into<Offer<'a>>, limits: &DecisionLimits)
         );
     }
     if speaks {
-        answers.push(object(&[(QUESTION_FIELD, line)]));
+        // An empty question asks nothing: the parser refuses it.
+        let mut question = line;
+        question["minLength"] = json!(1);
+        answers.push(object(&[(QUESTION_FIELD, question)]));
     }
     if answers.len() == 1 {
         return answers.swap_remove(0);
@@ -119,7 +122,7 @@ mod tests {
     }
 
     fn check_strict(schema: &Value, at: &str, depth: usize, faults: &mut Vec<String>) {
-        const KEYWORDS: [&str; 12] = [
+        const KEYWORDS: [&str; 13] = [
             "type",
             "properties",
             "required",
@@ -131,6 +134,7 @@ mod tests {
             "description",
             // Strict mode takes these since 2025 (not on fine-tuned models).
             "maxLength",
+            "minLength",
             "minimum",
             "maximum",
         ];
@@ -383,16 +387,17 @@ mod tests {
             abilities: Some(&abilities),
             as_tools: false,
         };
+        let fields_of = |schema: &Value| -> Vec<Value> {
+            let answers = schema["properties"]["answer"]["anyOf"].as_array();
+            answers.expect("answers").clone()
+        };
         let fields = |schema: &Value| -> Vec<Vec<String>> {
-            (schema["properties"]["answer"]["anyOf"]
-                .as_array()
-                .expect("answers")
-                .iter())
-            .map(|answer| {
-                let names = answer["properties"].as_object().expect("fields").keys();
-                names.cloned().collect()
-            })
-            .collect()
+            (fields_of(schema).iter())
+                .map(|answer| {
+                    let names = answer["properties"].as_object().expect("fields").keys();
+                    names.cloned().collect()
+                })
+                .collect()
         };
         let schema = decision_schema(offer, &DecisionLimits::default());
         assert_eq!(
@@ -414,6 +419,12 @@ mod tests {
             fields(&schema),
             [vec!["do", "say"], vec!["ask"]],
             "tools: invoked by a call, asked in the answer"
+        );
+        let question = &fields_of(&decision_schema(offer, &DecisionLimits::default()))[2];
+        assert_eq!(
+            question["properties"]["ask"]["minLength"],
+            json!(1),
+            "an empty question is no answer: the parser refuses it, so the schema does"
         );
         let schema = decision_schema(as_tools, &mute);
         assert_eq!(
