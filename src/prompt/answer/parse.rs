@@ -44,7 +44,7 @@ pub fn parse_decision<'a>(
             max: limits.max_answer_bytes,
         });
     }
-    let text = strip_code_fence(raw.trim());
+    let text = strip_code_fence(raw.trim_matches(unseen));
     let value: Value = serde_json::from_str(text)
         .map_err(|error| RejectionReason::NotAnObject(error.to_string()))?;
     let Value::Object(object) = value else {
@@ -308,7 +308,7 @@ fn spoken(
 ) -> Result<String, RejectionReason> {
     let text = text_field(object, field, limits.max_speech_chars)?;
     if let Some(max) = limits.max_color_lines {
-        let lines = text.lines().filter(|line| !line.trim().is_empty()).count();
+        let lines = text.lines().filter(|line| !said_nothing(line)).count();
         if lines > max as usize {
             return Err(RejectionReason::TooManyLines { field, lines, max });
         }
@@ -328,11 +328,25 @@ fn text_field(
             if length > max {
                 Err(RejectionReason::TooLong { field, length, max })
             } else {
-                Ok(text.trim().to_owned())
+                Ok(text.trim_matches(unseen).to_owned())
             }
         }
         Some(_) => Err(RejectionReason::NotAString(field)),
     }
+}
+
+/// Whether `c` shows nothing: white space, or a character Unicode does not count as
+/// white space that a reader cannot see either (zero-width spaces, joiners and
+/// direction marks, the word joiner and invisible operators, the byte-order mark, the
+/// soft hyphen). A model's line of them alone says nothing.
+fn unseen(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(c, '\u{AD}' | '\u{200B}'..='\u{200F}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}')
+}
+
+/// Whether `text` shows nothing ([`unseen`]).
+fn said_nothing(text: &str) -> bool {
+    text.chars().all(unseen)
 }
 
 fn strip_code_fence(text: &str) -> &str {
@@ -693,6 +707,21 @@ mod tests {
             Answer::Color("Hm.".into())
         );
         assert_eq!(answer(r#"{"do": 0, "say": ""}"#), Answer::Pass);
+        // Invisible characters (zero-width spaces and joiners, a byte-order mark)
+        // say nothing, alone or around the words.
+        assert_eq!(
+            answer("{\"do\": 0, \"say\": \"\u{200b}\u{2060} \u{feff}\"}"),
+            Answer::Pass
+        );
+        assert_eq!(
+            answer("{\"do\": 0, \"say\": \"\u{200d}Hm.\u{200c}\"}"),
+            Answer::Color("Hm.".into())
+        );
+        assert_eq!(
+            answer("\u{feff}\u{200b}{\"do\": 0, \"say\": \"Hm.\"}\u{200b}"),
+            Answer::Color("Hm.".into()),
+            "around the answer"
+        );
         assert_eq!(answer(r#"{"do": null}"#), Answer::Pass);
         assert_eq!(answer(r#"{"say": "Hm."}"#), Answer::Color("Hm.".into()));
         assert_eq!(
