@@ -232,7 +232,7 @@ impl Exchange {
         let error = error.without_url();
         // A connection the server never took is no slow answer: it is unreachable.
         if error.is_timeout() && !error.is_connect() {
-            return LlmError::TimedOut(self.timeout);
+            return LlmError::BackendTimedOut(self.timeout);
         }
         // The top-level message repeats the URL; the causes say what went wrong.
         let mut causes = Vec::new();

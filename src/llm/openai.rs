@@ -62,7 +62,8 @@ pub struct OpenAiSettings {
     pub api_key: Option<ApiKey>,
     /// How long one HTTP request may take: a backstop against a connection that
     /// hangs ([`BACKSTOP_TIMEOUT`] by default). The bridge's deadline, which knows the
-    /// server's speed, normally ends a request first.
+    /// server's speed, normally ends a request first; when this does, the request
+    /// ends as [`LlmError::BackendTimedOut`]. Keep it longer than any deadline given.
     pub timeout: Duration,
     /// How long to wait for the server to take a connection ([`CONNECT_TIMEOUT`] by
     /// default): one it never takes is [`LlmError::Unreachable`].

@@ -330,6 +330,14 @@ pub enum LlmError {
     /// No answer came before the deadline.
     #[error("no answer within {0:?}; raise the deadline or use a faster model")]
     TimedOut(Duration),
+    /// The HTTP backend's own `timeout` ended the request first: a backstop against a
+    /// connection that hangs ([`BACKSTOP_TIMEOUT`](super::BACKSTOP_TIMEOUT) by
+    /// default), shorter than the request's deadline, so a longer deadline would not
+    /// have helped.
+    #[error(
+        "no whole answer within {0:?}, the HTTP backend's `timeout` (a backstop against a server that hangs); if the server is this slow, raise `timeout` in the backend's settings (OpenAiSettings, OllamaSettings)"
+    )]
+    BackendTimedOut(Duration),
     /// Not sent: at the speed the server was measured at, reading the part of the
     /// prompt it does not hold and writing the answer would take longer than the time
     /// left before the request's deadline. The server's time goes to requests that can

@@ -60,7 +60,9 @@ impl LlmStats {
                 }
             }
             Err(LlmError::Cancelled) => self.cancelled = self.cancelled.saturating_add(1),
-            Err(LlmError::TimedOut(_)) => self.timed_out = self.timed_out.saturating_add(1),
+            Err(LlmError::TimedOut(_) | LlmError::BackendTimedOut(_)) => {
+                self.timed_out = self.timed_out.saturating_add(1)
+            }
             Err(LlmError::TooSlow { .. }) => self.too_slow = self.too_slow.saturating_add(1),
             Err(_) => self.failed = self.failed.saturating_add(1),
         }

@@ -303,6 +303,36 @@ fn refused_connection_is_unreachable() {
     }
 }
 
+/// A server slower than the backend's own `timeout`, which a deadline longer than it
+/// cannot outlast, gives an error naming that setting: raising the deadline, as a
+/// deadline's timeout says, would not help.
+#[test]
+fn the_backends_timeout_says_it_ended_the_request_not_the_deadline() {
+    let (_server, base_url) = sleepy_server();
+    let backend = OpenAiBackend::new(OpenAiSettings {
+        timeout: Duration::from_millis(200),
+        ..settings(&base_url)
+    })
+    .expect("an HTTP backend");
+    let mut bridge = LlmBridge::new(Arc::new(backend), GIVE_UP, SamplingOptions::default());
+    bridge.submit(greeting());
+    let arrived = drain_until(&mut bridge, 1);
+    let error = arrived[0]
+        .result
+        .clone()
+        .expect_err("too slow for the backend");
+    assert_eq!(
+        error,
+        LlmError::BackendTimedOut(Duration::from_millis(200)),
+        "{error}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("raise `timeout` in the backend's settings"),
+        "{message}"
+    );
+}
+
 /// A server slower than the deadline gives `LlmError::TimedOut`, once per request and nothing after.
 #[test]
 fn slow_server_times_out_once_per_request() {

@@ -217,7 +217,7 @@ fn note_health(
         }
         // A request out of time says nothing of the server: the game set the deadline.
         // (A probe that ran out lets another go after the next open period.)
-        Err(LlmError::TimedOut(_)) => {}
+        Err(LlmError::TimedOut(_) | LlmError::BackendTimedOut(_)) => {}
         _ => lock(&endpoint.breaker).succeeded(),
     }
 }
