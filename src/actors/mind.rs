@@ -3,6 +3,7 @@
 
 use bevy::prelude::*;
 
+use super::memory::StoreInstance;
 use super::think::ShownOffer;
 use crate::llm::{LlmError, LlmReply, RequestId};
 use crate::prompt::{DecisionLimits, Transcript, fit_lines, text_fingerprint};
@@ -103,6 +104,8 @@ pub struct ActorMind {
     pub(super) state: ThinkState,
     /// Its conversation with the model so far.
     pub(super) transcript: Transcript,
+    /// The history store whose memories the transcript shows.
+    pub(super) memories_from: Option<StoreInstance>,
     /// What its next prompt tells it.
     pub(super) notes: Notes,
     /// What the turn out with the model told it: given back to `notes` when that turn

@@ -329,6 +329,13 @@ impl<'a> Frame<'a, '_, '_> {
             player_says: player_says.as_deref(),
             ..DecisionContext::default()
         };
+        // Every store numbers its memories from 1: a conversation that showed another
+        // store's (before a save was loaded, or a new game begun) starts again, or it
+        // would take the new store's memories for ones it showed.
+        let store = Some(self.history.instance());
+        if std::mem::replace(&mut mind.memories_from, store) != store {
+            mind.transcript.forget();
+        }
         // The offer gets what the rest of a fresh prompt leaves of the budget, and the
         // tasks theirs, fixed for the life of the transcript.
         if !mind.transcript.continues(&system.message.content) {

@@ -69,6 +69,41 @@ fn actors_remember_what_others_said_and_recall_it_next_turn() {
     );
 }
 
+/// Another store put in (a save loaded, a new game) numbers its memories from 1 too:
+/// an actor's conversation, which showed the last store's, starts again with the new
+/// one's instead of taking them for memories it already showed.
+#[test]
+fn a_store_put_in_starts_each_conversation_again_with_its_memories() {
+    let (mut app, _) = speaking_tavern();
+    run_turn(&mut app);
+    let mut loaded = HistoryStore::new();
+    for line in ["The roof leaks.", "The well ran dry.", "A wolf was seen."] {
+        loaded.append(bevy_loom::actors::NewMemory {
+            text: line.to_owned(),
+            tags: vec!["tavern:common_room".to_owned()],
+            scope: Some(MemoryScope::Actor("tavern:marta".to_owned())),
+            turn: 1,
+            source: "witnessed".to_owned(),
+            pinned: false,
+        });
+    }
+    app.insert_resource(loaded);
+    let second = run_turn(&mut app);
+    let marta = (second.prompts.iter())
+        .find(|p| p.messages[0].content.contains("You are Marta"))
+        .expect("Marta thinks again");
+    let said: Vec<&str> = marta.messages.iter().map(|m| &*m.content).collect();
+    assert_eq!(said.len(), 2, "a fresh prompt: {said:#?}");
+    for line in ["The roof leaks.", "The well ran dry.", "A wolf was seen."] {
+        assert!(said[1].contains(line), "{line} in {}", said[1]);
+    }
+    assert!(
+        !said[1].contains(LINE),
+        "nothing of the last store: {}",
+        said[1]
+    );
+}
+
 #[test]
 fn a_memory_is_one_line_whatever_its_speaker_is_called() {
     let (mut app, scene) = speaking_tavern();
