@@ -508,7 +508,7 @@ fn receive_narration(
 
 /// The model's text as narration, or why it cannot be used.
 fn usable_text(answer: &str, max_chars: usize) -> Result<String, String> {
-    let text = answer.trim();
+    let text = crate::prompt::answer_body(answer);
     let text = text
         .strip_prefix('"')
         .and_then(|t| t.strip_suffix('"'))
@@ -542,5 +542,26 @@ mod tests {
         assert!(usable_text("   ", 100).is_err());
         assert!(usable_text("{\"text\": \"hi\"}", 100).is_err());
         assert!(usable_text("word ".repeat(30).as_str(), 100).is_err());
+    }
+
+    #[test]
+    fn the_prose_is_read_out_of_a_fence_or_after_the_models_reasoning() {
+        let you_nod = Ok("You nod.".to_owned());
+        assert_eq!(usable_text("```\nYou nod.\n```", 100), you_nod);
+        assert_eq!(usable_text("```text You nod. ```", 100), you_nod);
+        assert_eq!(
+            usable_text("<think>Short, second person.</think>\n\nYou nod.", 100),
+            you_nod
+        );
+        assert_eq!(usable_text("\u{feff}You nod.\u{200b}", 100), you_nod);
+        assert!(
+            usable_text("\u{200b}\u{2060}", 100).is_err(),
+            "nothing to see"
+        );
+        assert!(usable_text("```json\n{\"text\": \"hi\"}\n```", 100).is_err());
+        assert!(
+            usable_text("<think>Short, second person, and then", 100).is_err(),
+            "reasoning cut off before any prose"
+        );
     }
 }

@@ -28,6 +28,7 @@ pub use actions_block::{
     BlockOptions, render_available_actions, render_available_tasks, write_available_actions,
     write_available_tasks,
 };
+pub(crate) use answer::answer_body;
 pub use answer::{
     ABILITY_ANSWERS, ABILITY_TOOL_ANSWERS, ANSWER_FIELD, ANSWER_TYPES, Answer, Choices,
     DECISION_REPLY, DECISION_RULES, Decision, DecisionLimits, NOTHING_OFFERED, Offer,

@@ -42,6 +42,7 @@ pub use decision::{Answer, Decision, RejectionReason};
 use invoke::invocation_chars;
 pub use invoke::{ability_tools, check_invocation, inputs_schema, invoke_schema, tool_call_answer};
 pub use offline::OfflineDecision;
+pub(crate) use parse::answer_body;
 pub use parse::parse_decision;
 pub use schema::decision_schema;
 pub use utterance::match_utterance;

@@ -44,7 +44,7 @@ pub fn parse_decision<'a>(
             max: limits.max_answer_bytes,
         });
     }
-    let text = strip_code_fence(raw.trim_matches(unseen));
+    let text = answer_body(raw);
     let value: Value = serde_json::from_str(text)
         .map_err(|error| RejectionReason::NotAnObject(error.to_string()))?;
     let Value::Object(object) = value else {
@@ -347,6 +347,21 @@ fn unseen(c: char) -> bool {
 /// Whether `text` shows nothing ([`unseen`]).
 fn said_nothing(text: &str) -> bool {
     text.chars().all(unseen)
+}
+
+/// The answer in a model's text: without what shows nothing around it ([`unseen`]),
+/// the thinking a reasoning model wrote before it inline (`<think>…</think>`, which
+/// DeepSeek-R1 and Qwen3 write when the server does not take it apart), or a code
+/// fence around it. Thinking that never ends leaves no answer: empty.
+pub(crate) fn answer_body(raw: &str) -> &str {
+    let text = raw.trim_matches(unseen);
+    let text = match text.strip_prefix("<think>") {
+        Some(thinking) => thinking
+            .split_once("</think>")
+            .map_or("", |(_, after)| after.trim_matches(unseen)),
+        None => text,
+    };
+    strip_code_fence(text)
 }
 
 fn strip_code_fence(text: &str) -> &str {
@@ -716,6 +731,11 @@ mod tests {
         assert_eq!(
             answer("{\"do\": 0, \"say\": \"\u{200d}Hm.\u{200c}\"}"),
             Answer::Color("Hm.".into())
+        );
+        assert_eq!(
+            answer("<think>\nA stranger. Say little.\n</think>\n\n{\"do\": 0, \"say\": \"Hm.\"}"),
+            Answer::Color("Hm.".into()),
+            "after a reasoning model's thinking"
         );
         assert_eq!(
             answer("\u{feff}\u{200b}{\"do\": 0, \"say\": \"Hm.\"}\u{200b}"),
