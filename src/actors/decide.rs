@@ -112,6 +112,8 @@ pub(super) struct Verdict<'a> {
     pub(super) task: Option<AvailableAction<'a>>,
     /// In combat, an answer that chose no combat action: the actor hesitates.
     pub(super) hesitates: bool,
+    /// It answers the player: its line is said even when it hesitates.
+    pub(super) replies: bool,
 }
 
 /// A task or an ability an answer names, for the actor's policy of the moment to allow.
@@ -187,6 +189,7 @@ pub(super) fn judge<'a>(
     };
     Verdict {
         hesitates: pending.fighting && chosen.is_none(),
+        replies: pending.reply_to.is_some(),
         decision,
         action,
         task,
@@ -225,7 +228,15 @@ fn write_verdict(
             return;
         }
     };
+    let speech = decision.speech();
     if verdict.hesitates {
+        // A fighter spoken to still answers the player, though it does nothing else.
+        if verdict.replies && !speech.is_empty() {
+            out.spoke.write(ActorSpoke {
+                actor: entity,
+                text: speech.to_owned(),
+            });
+        }
         return;
     }
     if let Some(chosen) = &verdict.action {
@@ -248,7 +259,6 @@ fn write_verdict(
     if let Some(plan) = plan {
         out.plans.write(plan);
     }
-    let speech = decision.speech();
     if !speech.is_empty() {
         out.spoke.write(ActorSpoke {
             actor: entity,

@@ -110,3 +110,25 @@ fn out_of_combat_every_allowed_action_is_offered() {
         log.prompts.iter().map(|p| &p.offered).collect::<Vec<_>>()
     );
 }
+
+/// A fighter the player speaks to answers: its line is said, and with no combat action
+/// chosen it hesitates, so combat still advances.
+#[test]
+fn a_fighter_spoken_to_answers_and_hesitates() {
+    let mut app = fight(r#"{"do": 0, "say": "Never!"}"#);
+    app.world_mut().write_message(PlayerSaid {
+        text: "@Brom, stop!".to_owned(),
+    });
+    app.update();
+    crate::support::update_until(&mut app, "Brom to answer", |app| {
+        let mut minds = app.world_mut().query::<&ActorMind>();
+        !minds.iter(app.world()).any(ActorMind::is_thinking)
+    });
+    app.update();
+    let log = app.world().resource::<crate::support::TurnLog>();
+    let said: Vec<&str> = log.spoke.iter().map(|s| s.text.as_str()).collect();
+    assert_eq!(said, ["Never!"], "{log:#?}");
+    let hesitations = &app.world().resource::<Hesitations>().0;
+    let lines: Vec<&str> = hesitations.iter().map(|h| h.line.as_str()).collect();
+    assert_eq!(lines, ["Brom hesitates."]);
+}
