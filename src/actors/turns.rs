@@ -62,7 +62,7 @@ type NewlyPlanned = (Added<FollowingPlan>, Without<InCombat>);
 /// decision it was queued for or waits on is withdrawn, its request cancelled and the
 /// turn taken back, unless it answers the player or fights. Seen the frame after the
 /// plan lands: an answer read in the very frame a plan starts is applied, as one
-/// that came just before it.
+/// that came just before it, but for a task it chose, which does not replace the plan.
 pub(super) fn let_plans_decide(
     mut queue: ResMut<ThinkQueue>,
     mut bridge: ResMut<LlmBridge>,

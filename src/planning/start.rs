@@ -10,7 +10,7 @@ use super::{
     PlanWriters, Refinement,
 };
 use crate::content::ContentRegistry;
-use crate::world::{ActionMenu, FollowingPlan, PlanFailed, StartPlan, StopPlan};
+use crate::world::{ActionMenu, FollowingPlan, PlanFailed, PlanOrigin, StartPlan, StopPlan};
 
 /// Ends the plan of each actor a [`StopPlan`] names, as failed with its reason and the
 /// step handed to the game, if one was.
@@ -31,7 +31,8 @@ pub(super) fn stop_plans(
 
 /// Puts a [`Plan`] on each actor a [`StartPlan`] names, with its task's first
 /// applicable method; a task that cannot start is a [`PlanFailed`] at once. A plan
-/// started over one running ends that one first, as failed. Starts that come before
+/// started over one running ends that one first, as failed, unless the model chose it
+/// (an answer read as the game put the plan on): that one fails instead. Starts that come before
 /// content has loaded (a game's `Startup` systems) wait for it.
 pub(super) fn start_plans(
     context: PlanContext,
@@ -61,11 +62,24 @@ pub(super) fn start_plans(
     // The plans put on this frame, not yet in the world: a later start replaces them.
     let mut put_on: EntityHashMap<Plan> = EntityHashMap::default();
     for start in &starts {
+        let now = actors.get(start.actor).ok();
+        let running = now.and_then(|(plan, _)| plan);
+        let replaced = put_on.get(&start.actor).or(running);
         let facts = frame.of(start.actor);
         let name = |entity| frame.name(entity);
-        let begun = match commands.get_spawned_entity(start.actor) {
-            Ok(_) => begin(start, (registry, tasks, &facts, name), &mut ids),
-            Err(_) => Err(PlanFailure {
+        // An actor on a plan is not asked to decide: a task the model chose comes from
+        // an answer read as the plan was put on, which it does not replace.
+        let followed = replaced.filter(|_| start.chosen_by == PlanOrigin::Model);
+        let begun = match (followed, commands.get_spawned_entity(start.actor)) {
+            (Some(followed), _) => Err(PlanFailure {
+                reason: format!(
+                    "the actor follows the plan `{}`, put on it as the model answered: a task the model chose does not replace it",
+                    super::task_id(followed)
+                ),
+                step: None,
+            }),
+            (None, Ok(_)) => begin(start, (registry, tasks, &facts, name), &mut ids),
+            (None, Err(_)) => Err(PlanFailure {
                 reason: format!(
                     "the actor {} is not in the world (despawned, or its spawn not applied yet)",
                     start.actor
@@ -75,9 +89,6 @@ pub(super) fn start_plans(
         };
         match begun {
             Ok(mut plan) => {
-                let now = actors.get(start.actor).ok();
-                let running = now.and_then(|(plan, _)| plan);
-                let replaced = put_on.get(&start.actor).or(running);
                 plan.brought_hold = match replaced {
                     Some(replaced) => {
                         let reason = format!("replaced by a new plan: `{}`", start.task_id);

@@ -331,6 +331,40 @@ fn a_plan_started_over_a_running_one_ends_it_first() {
     assert!(app.world().get::<Plan>(marta).is_some(), "the newest runs");
 }
 
+/// A task the model chose, read in the frame the game put a plan on its actor (the
+/// answer came as the plan was put on), does not replace the game's plan: it fails,
+/// saying so, and the game's plan runs.
+#[test]
+fn a_task_the_model_chose_does_not_replace_the_plan_the_game_put_on() {
+    let (mut app, scene) = tavern();
+    let marta = scene.entities["marta"];
+    app.world_mut().resource_mut::<Game>().silent = true;
+    serve(&mut app, &scene);
+    let mut chosen = StartPlan::new(marta, "tavern:serve_drink")
+        .entity("customer", scene.entities["silas"])
+        .entity("drink", scene.entities["ale"])
+        .entity("bar", scene.entities["bar"]);
+    chosen.chosen_by = PlanOrigin::Model;
+    app.world_mut().write_message(chosen.clone());
+    app.update();
+    // And once the game's plan runs.
+    app.world_mut().write_message(chosen);
+    app.update();
+    let game = app.world().resource::<Game>();
+    assert_eq!(game.started.len(), 1, "{:#?}", game.failed);
+    let failed = &game.failed;
+    assert_eq!(failed.len(), 2, "{failed:#?}");
+    for failed in failed {
+        assert_eq!(failed.chosen_by, PlanOrigin::Model);
+        assert!(failed.reason.contains("does not replace"), "{failed:#?}");
+    }
+    let plan = app
+        .world()
+        .get::<Plan>(marta)
+        .expect("the game's plan runs");
+    assert_eq!(plan.chosen_by(), PlanOrigin::Game);
+}
+
 /// Updates until a plan ended, at most `frames` times.
 fn run(app: &mut App, frames: usize) {
     for _ in 0..frames {
