@@ -13,17 +13,23 @@ use crate::content::ContentRegistry;
 use crate::world::{ActionMenu, FollowingPlan, PlanFailed, PlanOrigin, StartPlan, StopPlan};
 
 /// Ends the plan of each actor a [`StopPlan`] names, as failed with its reason and the
-/// step handed to the game, if one was.
+/// step handed to the game, if one was; of stops for one actor in one frame, the
+/// first ends it.
 pub(super) fn stop_plans(
     mut stops: MessageReader<StopPlan>,
     plans: Query<&Plan>,
     mut commands: Commands,
     mut failed: MessageWriter<PlanFailed>,
 ) {
+    // The plan stays on its actor until the commands apply.
+    let mut stopped = bevy::ecs::entity::EntityHashSet::default();
     for stop in stops.read() {
         let Ok(plan) = plans.get(stop.actor) else {
             continue;
         };
+        if !stopped.insert(stop.actor) {
+            continue;
+        }
         failed.write(plan.ended(stop.actor, stop.reason.clone()));
         plan.take_off(stop.actor, &mut commands);
     }

@@ -635,7 +635,12 @@ fn the_game_stops_a_plan_with_its_reason() {
         actor: marta,
         reason: "the inn is closing".to_owned(),
     };
-    app.world_mut().write_message(stop);
+    // Twice in one frame (the game's own stop, and a fight's): it ends once.
+    app.world_mut().write_message(stop.clone());
+    app.world_mut().write_message(StopPlan {
+        reason: "a fight broke out".to_owned(),
+        ..stop
+    });
     run(&mut app, 5);
     let game = app.world().resource::<Game>();
     assert_eq!(game.failed.len(), 1);
