@@ -288,12 +288,8 @@ impl Refinement {
                             let at = pointer(&frame.cursor);
                             let reason =
                                 format!("the condition at {at} cannot be decided: {error}");
-                            self.conditional_failed(
-                                conditional.on_failure,
-                                reason,
-                                registry,
-                                facts,
-                            );
+                            let failed = (conditional.on_failure, self.step_pointer());
+                            self.conditional_failed(failed, reason, registry, facts);
                         }
                     }
                 }
@@ -378,12 +374,12 @@ impl Refinement {
         let method = registry.method(&frame.method);
         if frame.cursor.len() > 1 {
             let on_failure = method.and_then(|m| enclosing_conditional(m, &frame.cursor));
-            let on_failure = on_failure.unwrap_or_default();
+            let failed = (on_failure.unwrap_or_default(), self.step_pointer());
             // Out of the branch, to the conditional step itself.
             if let Some(frame) = self.frames.last_mut() {
                 frame.cursor.pop();
             }
-            return self.conditional_failed(on_failure, reason, registry, facts);
+            return self.conditional_failed(failed, reason, registry, facts);
         }
         let task = registry.task(&frame.task.task_id);
         let fallback = (method.and_then(|m| m.fallback_behavior))
@@ -396,17 +392,18 @@ impl Refinement {
         }
     }
 
-    /// The conditional step at the cursor failed for `reason`.
+    /// The conditional step at the cursor failed for `reason`, as its `on_failure`
+    /// says, at `step`: itself, or the step in its branch that failed.
     fn conditional_failed(
         &mut self,
-        on_failure: ConditionalFailure,
+        (on_failure, step): (ConditionalFailure, (String, String)),
         reason: String,
         registry: &ContentRegistry,
         facts: &impl PlanFacts,
     ) {
         match on_failure {
             ConditionalFailure::Skip => self.advance(),
-            ConditionalFailure::Fail => self.fail(reason, Some(self.step_pointer())),
+            ConditionalFailure::Fail => self.fail(reason, Some(step)),
             ConditionalFailure::Replan => self.replan(reason, registry, facts),
         }
     }

@@ -441,6 +441,25 @@ fn a_conditional_step_reads_the_world_when_it_is_reached() {
     assert_eq!(game.completed.len(), 1);
 }
 
+/// A step refused inside a conditional step names itself, not the conditional: the
+/// step the game refused, as a stop while it is out names it.
+#[test]
+fn a_step_refused_in_a_branch_is_the_step_that_failed() {
+    let (mut app, scene) = tavern();
+    app.world_mut().resource_mut::<Game>().refuse = Some(("items:pick_up", "her hands are full"));
+    serve(&mut app, &scene);
+    run(&mut app, 20);
+    let game = app.world().resource::<Game>();
+    assert_eq!(game.failed.len(), 1, "{:#?}", game.failed);
+    assert_eq!(
+        game.failed[0].step,
+        Some((
+            "tavern:serve_by_hand".to_owned(),
+            "/steps/1/thenSteps/0".to_owned()
+        ))
+    );
+}
+
 #[test]
 fn a_step_the_game_refuses_fails_the_plan_with_its_reason_and_step() {
     let (mut app, scene) = tavern();
