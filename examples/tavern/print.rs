@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use bevy::prelude::*;
+use bevy_loom::llm::RequestId;
 use bevy_loom::prelude::*;
 
 use super::rules::{SceneOrder, Verdict, resolve_turn};
@@ -40,11 +41,12 @@ impl Plugin for TranscriptPlugin {
 struct ShowPrompt(bool);
 
 /// How many decisions each actor asked the model for, over the whole run, how many
-/// answers came from the model at all, and why the last decision it gave none got
-/// none.
+/// of them the model answered, and why the last decision it gave none got none.
 #[derive(Resource, Default)]
 struct Asked {
     by_actor: HashMap<Entity, usize>,
+    /// The decisions asked and not answered yet, by request.
+    waiting: HashSet<RequestId>,
     answered: usize,
     /// Why the last one unanswered was.
     why: Option<String>,
@@ -229,6 +231,7 @@ fn gather(
     let turn = &mut *turn;
     for prompt in decisions.prompts.read() {
         *asked.by_actor.entry(prompt.actor).or_default() += 1;
+        asked.waiting.insert(prompt.request);
         turn.prompts.push(prompt.clone());
     }
     for start in decisions.plans.read() {
@@ -244,9 +247,12 @@ fn gather(
     }
     turn.passed.extend(decisions.passed.read().cloned());
     turn.hesitated.extend(decisions.hesitated.read().cloned());
-    asked.answered += (decisions.responses.read())
-        .filter(|response| response.result.is_ok())
-        .count();
+    // Warm-ups and narration are answered too; only a decision's answer counts.
+    for response in decisions.responses.read() {
+        if asked.waiting.remove(&response.id) && response.result.is_ok() {
+            asked.answered += 1;
+        }
+    }
     for rejection in decisions.rejected.read() {
         if let RejectionReason::NoAnswer(error) = &rejection.reason {
             asked.why = Some(error.to_string());

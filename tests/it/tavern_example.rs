@@ -441,6 +441,14 @@ fn a_game_whose_server_answered_nothing_says_so_and_what_to_check() {
         None,
         "nothing asked yet"
     );
+    // An answer to another request (a warm-up, a narration) answers no decision.
+    app.world_mut().write_message(bevy_loom::llm::LlmResponse {
+        id: bevy_loom::llm::RequestId(u64::MAX),
+        result: Ok(bevy_loom::llm::LlmReply::default()),
+        latency: Duration::ZERO,
+        first_token: None,
+        retries: 0,
+    });
     play(&mut app);
     let said = print::nobody_answered(app.world()).expect("no decision was answered");
     assert!(
