@@ -39,11 +39,14 @@ const USAGE: &str =
     "usage: economy [--turns N] [--seed S] [--no-tasks] [--warm-up] [--content DIR] [--scene FILE]";
 
 fn main() -> ExitCode {
-    if cli::wants_help() {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    match parse_args().and_then(run) {
+    let played = parse_args().and_then(|options| match options {
+        Some(options) => run(options),
+        None => {
+            cli::print_usage(USAGE);
+            Ok(())
+        }
+    });
+    match played {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("{message}");
@@ -52,9 +55,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// The tavern's options, without a player: the report is of the game's own turns.
-fn parse_args() -> Result<cli::Options, String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+/// The tavern's options, without a player: the report is of the game's own turns;
+/// `None` when they ask for the usage.
+fn parse_args() -> Result<Option<cli::Options>, String> {
+    let args = cli::arguments()?;
     if let Some(arg) =
         (args.iter()).find(|arg| ["--interactive", "--script"].contains(&arg.as_str()))
     {

@@ -1,6 +1,7 @@
 //! The tavern's command line: which content and scene to play, for how many turns,
 //! and where the player's lines come from.
 
+use std::io::Write;
 use std::num::{IntErrorKind, ParseIntError};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -30,16 +31,35 @@ pub enum PlayerLines {
     Script(PathBuf),
 }
 
-/// Whether the process was asked for its usage (`--help`, `-h`): printed, it succeeds.
-pub fn wants_help() -> bool {
-    std::env::args()
-        .skip(1)
-        .any(|arg| arg == "--help" || arg == "-h")
+/// The process's arguments (without the program's name), or the message to print when
+/// one is not valid text.
+pub fn arguments() -> Result<Vec<String>, String> {
+    let args = std::env::args_os().skip(1).map(|arg| {
+        arg.into_string().map_err(|arg| {
+            format!(
+                "the argument `{}` is not valid text: give the file or folder a name in UTF-8",
+                arg.to_string_lossy()
+            )
+        })
+    });
+    args.collect()
 }
 
-/// Reads the options from the process's arguments; an error is the message to print.
-pub fn parse_args() -> Result<Options, String> {
-    parse(std::env::args().skip(1))
+/// Prints `usage`, asked for with `--help`: a reader that went away (`--help | head
+/// -0`) read all it wanted.
+pub fn print_usage(usage: &str) {
+    _ = writeln!(std::io::stdout(), "{usage}");
+}
+
+/// The player's lines read from `reader`, a line each turn: a line break ends one,
+/// with or without a carriage return before it, and a byte that is not UTF-8 reads
+/// as `�`. An error is the message to print.
+pub fn player_lines(reader: impl std::io::BufRead) -> impl Iterator<Item = Result<String, String>> {
+    reader.split(b'\n').map(|line| {
+        let line = line.map_err(|error| format!("reading the player's lines: {error}"))?;
+        let line = line.strip_suffix(b"\r").unwrap_or(&line);
+        Ok(String::from_utf8_lossy(line).into_owned())
+    })
 }
 
 /// `text` as the whole number `option` takes, or the message that says what is wrong.
@@ -54,8 +74,9 @@ fn whole_number<N: FromStr<Err = ParseIntError>>(option: &str, text: &str) -> Re
     })
 }
 
-/// Reads the options from `args` (without the program's name).
-pub fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
+/// Reads the options from `args` (without the program's name): `None` when they ask
+/// for the usage.
+pub fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
     let mut options = Options {
         content: Path::new(env!("CARGO_MANIFEST_DIR")).join("assets"),
         scene: PathBuf::from("scenes/tavern.scene.json"),
@@ -84,7 +105,7 @@ pub fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> 
             "--script" => {
                 options.player = Some(PlayerLines::Script(PathBuf::from(value("--script")?)))
             }
-            "--help" | "-h" => return Err(USAGE.into()),
+            "--help" | "-h" => return Ok(None),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
     }
@@ -94,5 +115,5 @@ pub fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> 
              line is a turn until the lines run out\n{USAGE}"
         ));
     }
-    Ok(options)
+    Ok(Some(options))
 }

@@ -33,11 +33,15 @@ use play::{headless_tavern, play_turns, print};
 use print::Printer;
 
 fn main() -> ExitCode {
-    if cli::wants_help() {
-        println!("{}", cli::USAGE);
-        return ExitCode::SUCCESS;
-    }
-    match cli::parse_args().and_then(run) {
+    let options = cli::arguments().and_then(|args| cli::parse(args.into_iter()));
+    let played = options.and_then(|options| match options {
+        Some(options) => run(options),
+        None => {
+            cli::print_usage(cli::USAGE);
+            Ok(())
+        }
+    });
+    match played {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("{message}");

@@ -8,7 +8,7 @@ use bevy::prelude::*;
 use bevy_loom::prelude::*;
 use bevy_loom::testing::{CONTENT_TIMEOUT, HeadlessApp, wait_for_content};
 
-use super::cli::{Options, PlayerLines};
+use super::cli::{Options, PlayerLines, player_lines};
 use super::print::{self, Printer, TranscriptPlugin, Turn};
 use super::rules::{RulesPlugin, SceneOrder};
 use super::setup::{self, Play};
@@ -57,24 +57,19 @@ pub fn headless_tavern<M>(
 
 /// Plays the turns: a fixed number, or one per line of the player's.
 pub fn play_turns(app: &mut App, options: &Options) -> Result<(), String> {
-    let mut lines: Box<dyn Iterator<Item = String>> = match &options.player {
+    let mut lines: Box<dyn Iterator<Item = Result<String, String>>> = match &options.player {
         None => Box::new(std::iter::empty()),
         Some(PlayerLines::Stdin) => {
             print(
                 app,
                 "(type a line for each turn: `@Marta, any rooms?`; end with Ctrl-D)",
             );
-            Box::new(std::io::stdin().lines().map_while(Result::ok))
+            Box::new(player_lines(std::io::stdin().lock()))
         }
         Some(PlayerLines::Script(path)) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("script {}: {e}", path.display()))?;
-            Box::new(
-                text.lines()
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-                    .into_iter(),
-            )
+            let script =
+                std::fs::File::open(path).map_err(|e| format!("script {}: {e}", path.display()))?;
+            Box::new(player_lines(std::io::BufReader::new(script)))
         }
     };
     // With a player, a turn a line until the lines run out.
@@ -88,7 +83,7 @@ pub fn play_turns(app: &mut App, options: &Options) -> Result<(), String> {
             return stopped;
         }
         if options.player.is_some() {
-            let Some(line) = lines.next() else {
+            let Some(line) = lines.next().transpose()? else {
                 break;
             };
             print(app, &format!("\n-- Turn {number} --\n> {line}"));

@@ -57,11 +57,14 @@ struct WindowOptions {
 }
 
 fn main() -> ExitCode {
-    if cli::wants_help() {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    match parse_args().and_then(run) {
+    let played = parse_args().and_then(|options| match options {
+        Some(options) => run(options),
+        None => {
+            cli::print_usage(USAGE);
+            Ok(())
+        }
+    });
+    match played {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("{message}");
@@ -70,9 +73,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// The window's own options, then the tavern's; turns go on without `--turns`.
-fn parse_args() -> Result<WindowOptions, String> {
-    let mut args = std::env::args().skip(1);
+/// The window's own options, then the tavern's; turns go on without `--turns`. `None`
+/// when they ask for the usage.
+fn parse_args() -> Result<Option<WindowOptions>, String> {
+    let mut args = cli::arguments()?.into_iter();
     let mut rest = Vec::new();
     let (mut frames, mut screenshot, mut show_overlay) = (None, None, false);
     while let Some(arg) = args.next() {
@@ -89,7 +93,7 @@ fn parse_args() -> Result<WindowOptions, String> {
                     "{arg} is for the terminal tavern: cargo run --example tavern -- {arg}"
                 ));
             }
-            "--help" | "-h" => return Err(USAGE.into()),
+            "--help" | "-h" => return Ok(None),
             _ => rest.push(arg),
         }
     }
@@ -97,16 +101,19 @@ fn parse_args() -> Result<WindowOptions, String> {
         return Err(format!("--screenshot needs --frames N\n{USAGE}"));
     }
     let endless = !rest.iter().any(|arg| arg == "--turns");
-    let mut play = cli::parse(rest.into_iter()).map_err(|e| e.replace(cli::USAGE, USAGE))?;
+    let play = cli::parse(rest.into_iter()).map_err(|e| e.replace(cli::USAGE, USAGE))?;
+    let Some(mut play) = play else {
+        return Ok(None);
+    };
     if endless {
         play.turns = u32::MAX;
     }
-    Ok(WindowOptions {
+    Ok(Some(WindowOptions {
         play,
         frames,
         screenshot,
         show_overlay,
-    })
+    }))
 }
 
 fn run(options: WindowOptions) -> Result<(), String> {

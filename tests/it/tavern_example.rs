@@ -400,10 +400,35 @@ fn a_count_the_command_line_cannot_take_says_what_is_wrong() {
     );
     assert!(error(&["--turns", ""]).starts_with("--turns needs a whole number"));
     assert!(error(&["--turns"]).starts_with("--turns needs a value"));
-    let Ok(options) = parse(&["--turns", " 3 ", "--seed", "7"]) else {
+    let Ok(Some(options)) = parse(&["--turns", " 3 ", "--seed", "7"]) else {
         panic!("valid options refused");
     };
     assert_eq!((options.turns, options.seed), (3, 7));
+}
+
+#[test]
+fn help_is_asked_for_by_an_option_not_by_a_value() {
+    let parse = |args: &[&str]| cli::parse(args.iter().map(|arg| (*arg).to_owned()));
+    assert!(matches!(parse(&["--turns", "2", "--help"]), Ok(None)));
+    assert!(matches!(parse(&["-h"]), Ok(None)));
+    let Ok(Some(options)) = parse(&["--script", "-h"]) else {
+        panic!("a script named -h is a script");
+    };
+    assert!(
+        matches!(options.player, Some(cli::PlayerLines::Script(path)) if path.as_os_str() == "-h")
+    );
+}
+
+/// The player's lines, typed or from a script, are read whatever their encoding and
+/// line ends: a byte that is not UTF-8 (Latin-1's `é`) shows as `�` instead of ending
+/// the game.
+#[test]
+fn the_players_lines_are_read_whatever_their_encoding() {
+    let typed: &[u8] = b"@Marta, caf\xe9?\r\nokay, bye\n\nend";
+    let lines: Vec<String> = cli::player_lines(typed)
+        .collect::<Result<_, _>>()
+        .expect("read");
+    assert_eq!(lines, ["@Marta, caf\u{FFFD}?", "okay, bye", "", "end"]);
 }
 
 #[test]
