@@ -116,6 +116,19 @@ pub enum MemoryError {
         /// What is wrong, from the parser.
         detail: String,
     },
+    /// The file is a history save of a version this crate does not read: written by
+    /// another version of it.
+    #[error(
+        "history file {path} is a save of version {found}, and this version of the game reads version {supported}; the game keeps its current memories: keep the file for the version that wrote it"
+    )]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// The version it was saved as.
+        found: u32,
+        /// The version read.
+        supported: u32,
+    },
 }
 
 /// The append-only history of every smart actor, indexed for retrieval.
@@ -357,11 +370,18 @@ impl HistoryStore {
         };
         let save: Save<Vec<MemoryEntry>> =
             serde_json::from_slice(&bytes).map_err(|error| corrupt(error.to_string()))?;
-        if save.format != SAVE_FORMAT || save.version != SAVE_VERSION {
+        if save.format != SAVE_FORMAT {
             return Err(corrupt(format!(
-                "format `{}` version {}, expected `{SAVE_FORMAT}` version {SAVE_VERSION}",
-                save.format, save.version
+                "format `{}`, expected `{SAVE_FORMAT}`",
+                save.format
             )));
+        }
+        if save.version != SAVE_VERSION {
+            return Err(MemoryError::UnsupportedVersion {
+                path: path.to_owned(),
+                found: save.version,
+                supported: SAVE_VERSION,
+            });
         }
         let mut store = Self::new();
         for (position, entry) in save.entries.into_iter().enumerate() {
@@ -791,5 +811,33 @@ mod tests {
 
         let missing = HistoryStore::load(&dir.path().join("none.json"));
         assert!(matches!(missing, Err(MemoryError::Io { .. })));
+    }
+
+    /// A save of a later version is no damaged file: the error says which version
+    /// wrote it, and not to delete it.
+    #[test]
+    fn a_save_of_another_version_says_so_and_is_not_called_damaged() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("history.json");
+        std::fs::write(
+            &path,
+            br#"{"format":"bevy_loom history","version":7,"entries":[]}"#,
+        )
+        .expect("write");
+        let error = HistoryStore::load(&path).expect_err("a later version is refused");
+        assert!(
+            matches!(
+                error,
+                MemoryError::UnsupportedVersion {
+                    found: 7,
+                    supported: 1,
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        let message = error.to_string();
+        assert!(!message.contains("delete"), "{message}");
+        assert!(message.contains("version 7"), "{message}");
     }
 }
