@@ -9,7 +9,8 @@ use crate::content::{ActorSpec, ContentRegistry};
 use crate::world::{DisplayName, InPlace, NarrativeKey, Witnessed, one_line};
 
 /// Pins each spec's `memorySeeds` and `history.seeds` into the history, under its store
-/// key, when one of its actors is first seen, when content is loaded again (a spec
+/// key, when one of its actors is first seen (an actor appears, or is given another
+/// spec), when content is loaded again (a spec
 /// edited on disk), and when the game puts in another [`HistoryStore`] (a save
 /// loaded): a seed the store already pins, same source, text and scope, is not added
 /// again, and the old words of one edited or removed are no longer recalled.
@@ -20,9 +21,10 @@ pub(super) fn seed_memories(
     mut seeded: Local<bevy::platform::collections::HashSet<String>>,
     mut store: Local<Option<memory::StoreInstance>>,
     actors: Query<&SmartActor>,
-    arrived: Query<(), Added<SmartActor>>,
+    arrived: Query<(), Changed<SmartActor>>,
 ) {
-    // Only a new actor, newly loaded specs or another store can need seeding.
+    // Only a new actor or one given another spec, newly loaded specs or another store
+    // can need seeding.
     let replaced = *store != Some(history.instance());
     *store = Some(history.instance());
     let renewed = registry.is_changed() || replaced;

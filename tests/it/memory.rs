@@ -334,6 +334,35 @@ fn a_spec_s_store_key_holds_its_seeds_what_it_hears_and_what_it_recalls() {
     );
 }
 
+/// An actor given another spec (its `SmartActor` changed in place, or put on again)
+/// has that spec's seeds pinned, as an actor appearing with it has.
+#[test]
+fn an_actor_given_another_spec_has_its_seeds() {
+    let dir = content_dir(&island());
+    let answer = r#"{"do": 0, "say": ""}"#;
+    let mut app = answering_app(dir.path(), answer);
+    let world = app.world_mut();
+    let grove = world.spawn((Place, DisplayName("the grove".into()))).id();
+    let polly = (world.spawn((
+        SmartActor::new("core:parrot"),
+        DisplayName("Polly".into()),
+        InPlace(grove),
+    )))
+    .id();
+    run_turn(&mut app);
+    let seeded = |app: &App| -> usize {
+        let store = app.world().resource::<HistoryStore>();
+        (store.entries().iter()).filter(|e| e.pinned).count()
+    };
+    assert_eq!(seeded(&app), 0, "the parrot has no seeds");
+    app.world_mut()
+        .get_mut::<SmartActor>(polly)
+        .expect("a smart actor")
+        .spec = "core:troop".to_owned();
+    run_turn(&mut app);
+    assert_eq!(seeded(&app), 2, "the troop's oath and raid");
+}
+
 /// The island's troop in a grove, on content in `root` watched for edits, answered
 /// with a pass, after its first turn.
 fn troop_in_the_grove(root: &std::path::Path) -> App {
