@@ -77,8 +77,9 @@ pub(super) fn apply_decisions(
         };
         let allowed = (permitted, policy_allows);
         let mut verdict = judge(result, &pending, &registry, allowed, &settings.fallback);
-        // Nothing is allowed an actor whose spec is not loaded: say that, as thinking does.
-        if let (Some(actor), None, Err(RejectionReason::NoLongerAllowed(_))) =
+        // Nothing is allowed an actor whose spec is not loaded, not even a line: say
+        // that, as thinking does.
+        if let (Some(actor), None, Ok(_) | Err(RejectionReason::NoLongerAllowed(_))) =
             (actor, spec, &verdict.decision)
         {
             verdict.decision = Err(RejectionReason::UnknownSpec(actor.spec.clone()));
@@ -90,7 +91,11 @@ pub(super) fn apply_decisions(
                 }
                 _ => {
                     warn!("smart actor {entity}: decision rejected: {reason}");
-                    mind.notes.answer = Some(format!("Your last answer was not used: {reason}."));
+                    // A spec not loaded is the game's content to mend, not the model's.
+                    if !matches!(reason, RejectionReason::UnknownSpec(_)) {
+                        let note = format!("Your last answer was not used: {reason}.");
+                        mind.notes.answer = Some(note);
+                    }
                 }
             }
         }

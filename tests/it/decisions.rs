@@ -294,6 +294,39 @@ fn an_action_chosen_under_a_spec_no_longer_loaded_says_the_spec_is_missing() {
     );
 }
 
+/// Under a spec no longer loaded an actor says nothing either, and the model is not
+/// told of the game's missing content, which it cannot mend.
+#[test]
+fn a_line_said_under_a_spec_no_longer_loaded_is_rejected_and_not_told_the_model() {
+    let (backend, gate) =
+        crate::support::GatedBackend::choice(|_| r#"{"do": 0, "say": "Evening."}"#.to_owned());
+    let (mut app, scene) = tavern_app(backend);
+    let marta = scene.entities["marta"];
+    app.world_mut().write_message(TurnEnded);
+    app.update();
+    (app.world_mut().entity_mut(marta)).insert(SmartActor::new("tavern:marta_typo"));
+    gate.store(true, std::sync::atomic::Ordering::SeqCst);
+    let reason = crate::support::rejection_of(&mut app, marta);
+    assert_eq!(
+        reason,
+        RejectionReason::UnknownSpec("tavern:marta_typo".to_owned())
+    );
+    let log = app.world().resource::<crate::support::TurnLog>();
+    assert!(
+        log.spoke.iter().all(|s| s.actor != marta),
+        "{:?}",
+        log.spoke
+    );
+    // Her spec mended, her next prompt says nothing of it.
+    (app.world_mut().entity_mut(marta)).insert(SmartActor::new("tavern:marta"));
+    let log = run_turn(&mut app);
+    let asked = (log.prompts.iter().rev())
+        .find(|p| p.actor == marta)
+        .expect("she is asked again");
+    let user = &asked.messages[asked.messages.len() - 1].content;
+    assert!(!user.contains("not used"), "{user}");
+}
+
 /// A tavern turn in which every actor answers `answer`, with these settings.
 fn turn_with(answer: &str, settings: SmartActorSettings) -> crate::support::TurnLog {
     let (mut app, _) = crate::support::tavern_app_with(FixedBackend::choice(answer), settings);
