@@ -127,6 +127,9 @@ pub struct NarrationText {
     pub is_final: bool,
     /// Who wrote it.
     pub source: NarrationSource,
+    /// Whether the player acted, as the report came: the text is told to the player,
+    /// in the second person ("You greet Marta"), not what the others there saw.
+    pub to_player: bool,
 }
 
 /// A report's narration was asked of the model: its [`LlmResponse`] carries `request`,
@@ -229,6 +232,7 @@ struct PendingNarration {
     report: Arc<ActionReport>,
     place: Option<Entity>,
     offline: String,
+    to_player: bool,
 }
 
 /// Forgets the recent picks of entities despawned, once enough of them piled up.
@@ -342,7 +346,8 @@ fn narrate_reports(
     for report in reports.read() {
         let entities = world.entities_of(report);
         let place = entities.place.as_ref().map(|place| place.entity);
-        if entities.actor.is_player {
+        let to_player = entities.actor.is_player;
+        if to_player {
             let text = as_witnessed(report, &entities, &mut narrator.witnessing, &settings);
             witnessed.write(text);
         }
@@ -356,6 +361,7 @@ fn narrate_reports(
                 text: offline,
                 is_final: true,
                 source: NarrationSource::Offline,
+                to_player,
             });
             continue;
         };
@@ -370,6 +376,7 @@ fn narrate_reports(
                     report: shared,
                     place,
                     offline,
+                    to_player,
                 };
                 narrator.pending.insert(id, pending);
             }
@@ -380,6 +387,7 @@ fn narrate_reports(
                     text: offline,
                     is_final: true,
                     source: NarrationSource::Fallback { reason },
+                    to_player,
                 });
             }
         }
@@ -417,11 +425,10 @@ fn narration_request(
 /// ([`as_witnessed`] is).
 fn tell_witnesses(
     mut texts: MessageReader<NarrationText>,
-    players: Query<(), With<Player>>,
     mut witnessed: MessageWriter<Witnessed>,
 ) {
     for text in texts.read().filter(|text| text.is_final) {
-        if !players.contains(text.report.actor) {
+        if !text.to_player {
             witnessed.write(witnessed_as(&text.report, text.place, text.text.clone()));
         }
     }
@@ -472,6 +479,7 @@ fn receive_narration(
                 text: delta.text.clone(),
                 is_final: false,
                 source: NarrationSource::Model,
+                to_player: pending.to_player,
             });
         }
     }
@@ -502,6 +510,7 @@ fn receive_narration(
             text,
             is_final: true,
             source,
+            to_player: pending.to_player,
         });
     }
 }

@@ -165,6 +165,30 @@ fn an_action_narrated_late_is_remembered_by_those_where_it_happened() {
     }
 }
 
+/// The player who acted and then went (despawned, or no longer the player) before the
+/// model's narration came is still the one who acted: told in the second person, it
+/// is not what the others saw.
+#[test]
+fn what_a_player_gone_since_did_is_remembered_once() {
+    let (mut app, scene) = speaking_tavern();
+    let (player, marta) = (scene.entities["player"], scene.entities["marta"]);
+    app.world_mut()
+        .write_message(ActionReport::new(player, "greet").object(marta));
+    app.update();
+    app.world_mut().entity_mut(player).remove::<Player>();
+    let mut told = false;
+    update_until(&mut app, "the greeting told", |app| {
+        let texts = app.world().resource::<Messages<NarrationText>>();
+        told |= texts.iter_current_update_messages().any(|t| t.is_final);
+        told
+    });
+    app.update();
+    let store = app.world().resource::<HistoryStore>();
+    let seen = remembered_by(store, "tavern:marta");
+    assert_eq!(seen.len(), 1, "{seen:#?}");
+    assert!(seen[0].text.starts_with("Traveler "), "{}", seen[0].text);
+}
+
 #[test]
 fn what_the_player_did_is_remembered_as_what_the_player_did() {
     let (mut app, scene) = speaking_tavern();
