@@ -10,7 +10,7 @@ use bevy::prelude::*;
 
 use super::{
     ActionRequest, ActorHesitated, ActorMind, ActorPassed, ActorSpoke, Decision, DecisionFallback,
-    DecisionRejected, DecisionWriters, PendingDecision, RejectionReason, SmartActor,
+    DecisionRejected, DecisionWriters, InCombat, PendingDecision, RejectionReason, SmartActor,
     SmartActorSettings, ThinkQueue, ThinkState, TurnClock, permits,
 };
 use crate::content::{ActionDefinition, ContentRegistry, TaskDefinition};
@@ -22,13 +22,21 @@ use crate::world::{
     PlanOrigin, StartPlan,
 };
 
+/// A smart actor whose answer came: its mind, spec, name, and whether it fights now.
+type Answered = (
+    &'static mut ActorMind,
+    Option<&'static SmartActor>,
+    Option<&'static DisplayName>,
+    Has<InCombat>,
+);
+
 pub(super) fn apply_decisions(
     settings: Res<SmartActorSettings>,
     clock: Res<TurnClock>,
     registry: Res<ContentRegistry>,
     mut responses: MessageReader<LlmResponse>,
     mut queue: ResMut<ThinkQueue>,
-    mut actors: Query<(&mut ActorMind, Option<&SmartActor>, Option<&DisplayName>)>,
+    mut actors: Query<Answered>,
     mut out: DecisionWriters,
 ) {
     for response in responses.read() {
@@ -36,10 +44,10 @@ pub(super) fn apply_decisions(
             continue;
         };
         // An actor despawned while thinking has nobody to act for.
-        let Ok((mut mind, actor, name)) = actors.get_mut(entity) else {
+        let Ok((mut mind, actor, name, in_combat)) = actors.get_mut(entity) else {
             continue;
         };
-        let pending = match std::mem::take(&mut mind.state) {
+        let mut pending = match std::mem::take(&mut mind.state) {
             ThinkState::Waiting(pending) if pending.request == response.id => pending,
             other => {
                 mind.state = other;
@@ -64,7 +72,8 @@ pub(super) fn apply_decisions(
             until: clock.turn + 1 + u64::from(pending.cooldown),
         };
         // What the actor may do now: its spec or the content may have changed while it
-        // thought.
+        // thought, or a fight broken out.
+        pending.fighting |= in_combat;
         let spec = actor.and_then(|actor| registry.actor(&actor.spec));
         let permitted = |action: &ActionDefinition| {
             spec.is_some_and(|spec| permits(spec, &settings.combat_verbs, pending.fighting, action))

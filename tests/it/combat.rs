@@ -132,3 +132,34 @@ fn a_fighter_spoken_to_answers_and_hesitates() {
     let lines: Vec<&str> = hesitations.iter().map(|h| h.line.as_str()).collect();
     assert_eq!(lines, ["Brom hesitates."]);
 }
+
+/// A fight that breaks out while an actor waits on its answer is the answer's judge:
+/// an action out of combat chosen before it is not carried out, and the actor
+/// hesitates, as in combat.
+#[test]
+fn an_answer_that_comes_once_a_fight_broke_out_is_judged_by_its_rules() {
+    let (backend, gate) = crate::support::GatedBackend::choice(|_| r#"{"do": 1}"#.to_owned());
+    let (mut app, scene) = tavern_app(backend);
+    app.init_resource::<Hesitations>()
+        .add_systems(Update, record.after(LoomSystems::Decide));
+    let marta = scene.entities["marta"];
+    app.world_mut().write_message(TurnEnded);
+    app.update();
+    app.world_mut().entity_mut(marta).insert(InCombat);
+    gate.store(true, std::sync::atomic::Ordering::SeqCst);
+    let reason = crate::support::rejection_of(&mut app, marta);
+    assert!(
+        matches!(
+            reason,
+            bevy_loom::prompt::RejectionReason::NoLongerAllowed(_)
+        ),
+        "{reason}"
+    );
+    let log = app.world().resource::<crate::support::TurnLog>();
+    assert!(log.requests.iter().all(|r| r.actor != marta), "{log:#?}");
+    let hesitations = &app.world().resource::<Hesitations>().0;
+    assert!(
+        hesitations.iter().any(|h| h.actor == marta),
+        "{hesitations:?}"
+    );
+}
