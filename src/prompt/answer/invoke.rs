@@ -269,12 +269,12 @@ pub fn inputs_schema(offered: &OfferedAbility) -> Value {
 }
 
 /// The abilities offered as tools for a server's native tool calling: each named by
-/// its id with `__` for the `:` (tool names take no colon), described by what it does
-/// and when to use it, its inputs the arguments.
+/// its id as a tool name ([`tool_names`]), described by what it does and when to use
+/// it, its inputs the arguments.
 pub fn ability_tools(abilities: &OfferedAbilities) -> Vec<ToolSpec> {
-    (abilities.iter())
-        .map(|ability| ToolSpec {
-            name: tool_name(ability.id()),
+    (abilities.iter().zip(tool_names(abilities)))
+        .map(|(ability, name)| ToolSpec {
+            name,
             description: format!(
                 "{} When: {}",
                 ability.definition.what.trim(),
@@ -285,9 +285,35 @@ pub fn ability_tools(abilities: &OfferedAbilities) -> Vec<ToolSpec> {
         .collect()
 }
 
-/// An ability's name as a tool: its id with `__` for the `:`.
-fn tool_name(id: &str) -> String {
-    id.replacen(':', "__", 1)
+/// The most characters a tool's name may have: OpenAI's limit, which other servers
+/// keep too.
+const MOST_TOOL_NAME_CHARS: usize = 64;
+
+/// Each offered ability's name as a tool, in their order: its id with `__` for the
+/// `:` and `_` for any other character tool names do not take (they take ASCII letters,
+/// digits, `_` and `-`), cut to [`MOST_TOOL_NAME_CHARS`]. One an earlier ability has
+/// ends in a number (`_2`): a server refuses a request whose tools share a name.
+fn tool_names(abilities: &OfferedAbilities) -> Vec<String> {
+    let mut names: Vec<String> = Vec::with_capacity(abilities.len());
+    for ability in abilities.iter() {
+        let taken = |c: char| c.is_ascii_alphanumeric() || c == '-';
+        let base: String = (ability.id().replacen(':', "__", 1).chars())
+            .map(|c| if taken(c) { c } else { '_' })
+            .take(MOST_TOOL_NAME_CHARS)
+            .collect();
+        let mut name = base.clone();
+        for number in 2.. {
+            if !names.contains(&name) {
+                break;
+            }
+            let suffix = format!("_{number}");
+            // ASCII: any length is a character boundary.
+            let kept = base.len().min(MOST_TOOL_NAME_CHARS - suffix.len());
+            name = format!("{}{suffix}", &base[..kept]);
+        }
+        names.push(name);
+    }
+    names
 }
 
 /// The answer a reply's first tool call stands for, as the model would have written
@@ -297,10 +323,9 @@ fn tool_name(id: &str) -> String {
 /// no tool.
 pub fn tool_call_answer(reply: &LlmReply, abilities: &OfferedAbilities) -> Option<String> {
     let call = reply.tool_calls.first()?;
-    let ability = (abilities.iter())
-        .map(OfferedAbility::id)
-        .find(|id| tool_name(id) == call.name)
-        .unwrap_or(&call.name);
+    let ability = (abilities.iter().zip(tool_names(abilities)))
+        .find(|(_, name)| *name == call.name)
+        .map_or(call.name.as_str(), |(ability, _)| ability.id());
     let answer = json!({
         ABILITY_FIELD: ability,
         "inputs": call.arguments,
@@ -437,6 +462,56 @@ mod tests {
                     (entity(3), "Traveler".to_owned()),
                 ],
             )],
+        }
+    }
+
+    /// Every ability goes out under a name a server takes as a tool's (letters,
+    /// digits, `_` and `-`, at most 64), its own, whatever its id holds; a call of
+    /// that name comes back as that ability.
+    #[test]
+    fn every_ability_is_a_tool_of_a_name_of_its_own_that_servers_take() {
+        let ids = [
+            "tavern:rent_room".to_owned(),
+            "tavern:rent.room".to_owned(),
+            "tavern:rent room".to_owned(),
+            "tavern:née".to_owned(),
+            format!("tavern:{}", "long".repeat(20)),
+            format!("tavern:{}x", "long".repeat(20)),
+        ];
+        let abilities: OfferedAbilities = (ids.iter())
+            .map(|id| {
+                let mut ability = rent_room();
+                let mut definition = (*ability.definition).clone();
+                definition.id = id.clone();
+                ability.definition = Arc::new(definition);
+                ability
+            })
+            .collect();
+        let tools = ability_tools(&abilities);
+        let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        assert_eq!(names[0], "tavern__rent_room");
+        for name in &names {
+            let fits = (1..=64).contains(&name.len())
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c));
+            assert!(fits, "`{name}` is no tool name");
+        }
+        let mut distinct = names.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), names.len(), "{names:?}");
+        for (id, name) in ids.iter().zip(&names) {
+            let reply = LlmReply {
+                tool_calls: vec![crate::llm::ToolCall {
+                    name: (*name).to_owned(),
+                    arguments: json!({ "nights": 2 }),
+                }],
+                ..LlmReply::default()
+            };
+            let answer = tool_call_answer(&reply, &abilities).expect("a call");
+            let answer: Value = serde_json::from_str(&answer).expect("JSON");
+            assert_eq!(answer[ABILITY_FIELD], json!(id), "{name}");
         }
     }
 
