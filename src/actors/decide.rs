@@ -295,13 +295,25 @@ fn tool_call_as_answer<'r>(
 ) -> Cow<'r, Result<LlmReply, LlmError>> {
     let answer = (result.as_ref().ok()).and_then(|reply| tool_call_answer(reply, abilities));
     match (answer, result) {
-        (Some(text), Ok(reply)) => Cow::Owned(Ok(LlmReply {
-            text,
-            usage: reply.usage,
-            tool_calls: Vec::new(),
-            timings: reply.timings,
-            cut_off: reply.cut_off,
-        })),
+        (Some(text), Ok(reply)) => {
+            // Asked for one call (`parallel_tool_calls`), which not every server keeps.
+            if let [first, rest @ ..] = reply.tool_calls.as_slice()
+                && !rest.is_empty()
+            {
+                let calls = rest.len() + 1;
+                warn!(
+                    "the model called {calls} tools; only the first, `{}`, is used",
+                    first.name
+                );
+            }
+            Cow::Owned(Ok(LlmReply {
+                text,
+                usage: reply.usage,
+                tool_calls: Vec::new(),
+                timings: reply.timings,
+                cut_off: reply.cut_off,
+            }))
+        }
         _ => Cow::Borrowed(result),
     }
 }
