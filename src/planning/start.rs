@@ -182,6 +182,15 @@ fn begin<'n>(
         .task(&start.task_id)
         .ok_or_else(|| failure(format!("task `{}` is not loaded", start.task_id)))?;
     let bound = BoundTask::new(task, start.params.iter().cloned()).map_err(failure)?;
+    // An entity not there fails the plan now, not at the step that first needs it.
+    let gone = (bound.params.iter())
+        .filter_map(|(name, value)| Some((name, value.entity()?)))
+        .find(|&(_, entity)| !facts.exists(entity));
+    if let Some((name, entity)) = gone {
+        return Err(failure(format!(
+            "`{name}` is {entity}, which is not in the world (despawned, or without a DisplayName, Place, InPlace or CarriedBy)"
+        )));
+    }
     let targets: Vec<Entity> = (bound.params.iter())
         .filter_map(|(_, value)| value.entity())
         .collect();

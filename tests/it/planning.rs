@@ -121,6 +121,31 @@ fn a_plan_for_an_entity_that_is_not_there_is_no_panic() {
     );
 }
 
+/// A parameter naming an entity that is not there fails the start at once, naming
+/// it: no step is handed out first.
+#[test]
+fn a_plan_for_a_customer_who_is_not_there_fails_at_once() {
+    let (mut app, scene) = tavern();
+    let gone = app.world_mut().spawn(DisplayName("ghost".into())).id();
+    app.world_mut().despawn(gone);
+    let start = StartPlan::new(scene.entities["marta"], "tavern:serve_drink")
+        .entity("customer", gone)
+        .entity("drink", scene.entities["ale"])
+        .entity("bar", scene.entities["bar"]);
+    app.world_mut().write_message(start);
+    app.update();
+    app.update();
+    let game = app.world().resource::<Game>();
+    assert!(game.started.is_empty(), "{:#?}", game.started);
+    assert!(game.issued.is_empty(), "no step: {:#?}", game.issued);
+    assert_eq!(game.failed.len(), 1);
+    let reason = &game.failed[0].reason;
+    assert!(
+        reason.contains("`customer`") && reason.contains("not in the world"),
+        "{reason}"
+    );
+}
+
 /// The repository's content, still loading, and the game recording what plans do.
 fn loading_app() -> App {
     let mut app = bevy_loom::testing::HeadlessApp::new(crate::support::repo_assets())
