@@ -246,6 +246,13 @@ fn type_problems(file: &str, pointer: &str, input: &AbilityInput) -> Vec<Content
                         &format!("/choices/{index}"),
                         "the choice is empty: write it or leave it out".to_owned(),
                     );
+                } else if choice.trim() != choice {
+                    problem(
+                        &format!("/choices/{index}"),
+                        format!(
+                            "`{choice}` has space around it, which an answer is read without, so it could never be chosen: remove it"
+                        ),
+                    );
                 } else if !seen.insert(choice.to_lowercase()) {
                     problem(
                         &format!("/choices/{index}"),
@@ -397,12 +404,14 @@ mod tests {
         );
         assert_eq!(
             problems(inputs(
-                json!([{ "name": "c", "type": "choice", "choices": ["ale", "", "Ale"] }])
+                json!([{ "name": "c", "type": "choice", "choices": ["ale", "", "Ale", " stew"] }])
             )),
             [
                 "/inputs/required/0/choices/1",
-                "/inputs/required/0/choices/2"
-            ]
+                "/inputs/required/0/choices/2",
+                "/inputs/required/0/choices/3"
+            ],
+            "empty, twice, and with a space the model does not write back"
         );
     }
 
