@@ -4,8 +4,9 @@
 use bevy::prelude::*;
 
 use super::memory::{self, MemoryEntry, MemoryScope, NewMemory};
-use super::{ActorSpoke, HistoryStore, SmartActor, TurnClock};
+use super::{ActorSpoke, HistoryStore, SmartActor, SmartActorSettings, TurnClock};
 use crate::content::{ActorSpec, ContentRegistry};
+use crate::prompt::fit_words;
 use crate::world::{DisplayName, InPlace, NarrativeKey, Witnessed, one_line};
 
 /// Pins each spec's `memorySeeds` and `history.seeds` into the history, under its store
@@ -84,13 +85,14 @@ fn seed(history: &mut HistoryStore, spec: &ActorSpec, turn: u64) {
 
 /// Writes what each smart actor witnessed into its memory (under its spec's store
 /// key): the narration of every action in the place it happened (and of its own,
-/// wherever it is now), and what others in its place said.
+/// wherever it is now), and what others in its place said. Each is one line, kept as
+/// far as recall could show it (its whole token budget): the rest would never be read.
 pub(super) fn remember_what_was_witnessed(
+    settings: Res<SmartActorSettings>,
     registry: Res<ContentRegistry>,
     clock: Res<TurnClock>,
     mut history: ResMut<HistoryStore>,
-    mut witnessed: MessageReader<Witnessed>,
-    mut spoke: MessageReader<ActorSpoke>,
+    (mut witnessed, mut spoke): (MessageReader<Witnessed>, MessageReader<ActorSpoke>),
     actors: Query<(Entity, &SmartActor, Option<&InPlace>)>,
     about: Query<(
         Option<&NarrativeKey>,
@@ -112,9 +114,10 @@ pub(super) fn remember_what_was_witnessed(
             .iter()
             .filter(move |(_, _, in_place)| place.is_some() && in_place.map(|p| p.0) == place)
     };
+    // One line of the prompt's list of memories, whatever the text's breaks.
+    let memory = |text: &str| fit_words(&one_line(text), settings.recall.token_budget);
     for seen in witnessed.read() {
-        // One line of the prompt's list of memories, whatever the text's breaks.
-        let text = one_line(&seen.text);
+        let text = memory(&seen.text);
         let place = seen.place.or_else(|| place_of(seen.actor));
         let mut tags: Vec<String> = [seen.actor]
             .into_iter()
@@ -129,7 +132,7 @@ pub(super) fn remember_what_was_witnessed(
             .filter(|(_, _, in_place)| place.is_none() || in_place.map(|p| p.0) != place);
         for (_, actor, _) in witnesses(place).chain(did_it) {
             history.append(NewMemory {
-                text: text.clone().into_owned(),
+                text: text.clone(),
                 tags: tags.clone(),
                 scope: Some(store_key(actor)),
                 turn: clock.turn,
@@ -145,7 +148,7 @@ pub(super) fn remember_what_was_witnessed(
             .ok()
             .and_then(|(_, _, name)| name)
             .map_or("Someone", |n| n.0.as_str());
-        let heard = one_line(&format!("{speaker} said: \"{}\"", line.text)).into_owned();
+        let heard = memory(&format!("{speaker} said: \"{}\"", line.text));
         let tags: Vec<String> = [Some(line.actor), place]
             .into_iter()
             .flatten()

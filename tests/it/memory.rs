@@ -104,6 +104,36 @@ fn a_store_put_in_starts_each_conversation_again_with_its_memories() {
     );
 }
 
+/// A line pasted at a smart actor, however long, is remembered by each listener only
+/// as far as recall could ever show it: a memory past the recall budget is never
+/// recalled, and every listener would keep the whole of it.
+#[test]
+fn a_memory_is_kept_only_as_long_as_recall_can_show_it() {
+    let (mut app, _) = speaking_tavern();
+    let pasted = format!("@Marta, {}", "spam ".repeat(20_000));
+    app.world_mut().write_message(PlayerSaid { text: pasted });
+    app.update();
+    app.update();
+    let budget = app
+        .world()
+        .resource::<SmartActorSettings>()
+        .recall
+        .token_budget;
+    let store = app.world().resource::<HistoryStore>();
+    let heard: Vec<&MemoryEntry> = (store.entries().iter())
+        .filter(|e| e.text.contains("spam"))
+        .collect();
+    assert_eq!(heard.len(), 3, "each in the room heard it: {}", heard.len());
+    for memory in heard {
+        assert!(
+            bevy_loom::prompt::estimate_tokens(&memory.text) <= budget,
+            "{} characters",
+            memory.text.len()
+        );
+        assert!(memory.text.ends_with('…'), "cut, and says so");
+    }
+}
+
 #[test]
 fn a_memory_is_one_line_whatever_its_speaker_is_called() {
     let (mut app, scene) = speaking_tavern();
