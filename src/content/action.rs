@@ -186,12 +186,18 @@ pub struct ActionParameter {
 }
 
 impl ActionParameter {
-    /// The default as template text: strings without quotes.
+    /// The default as template text ([`value_text`]).
     pub fn default_text(&self) -> String {
-        match &self.default {
-            serde_json::Value::String(text) => text.clone(),
-            other => other.to_string(),
-        }
+        value_text(&self.default).into_owned()
+    }
+}
+
+/// A parameter's value as template text: a string without quotes, anything else as
+/// JSON writes it.
+pub fn value_text(value: &serde_json::Value) -> std::borrow::Cow<'_, str> {
+    match value {
+        serde_json::Value::String(text) => text.into(),
+        other => other.to_string().into(),
     }
 }
 

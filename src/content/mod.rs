@@ -60,7 +60,7 @@ pub use ability::{
 };
 pub use action::{
     ActionDefinition, ActionParameter, ActionTargets, Lifeline, TagRule, TargetRole, TargetSlot,
-    action_namespace, template_placeholders,
+    action_namespace, template_placeholders, value_text,
 };
 pub use actor::{ActorHistory, ActorPolicy, ActorSpec, MemorySeed, Persona};
 pub(crate) use aliases::command_words_are;

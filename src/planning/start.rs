@@ -10,7 +10,9 @@ use super::{
     PlanWriters, Refinement,
 };
 use crate::content::ContentRegistry;
-use crate::world::{ActionMenu, FollowingPlan, PlanFailed, PlanOrigin, StartPlan, StopPlan};
+use crate::world::{
+    ActionMenu, FollowingPlan, ParamValue, PlanFailed, PlanOrigin, StartPlan, StopPlan,
+};
 
 /// Ends the plan of each actor a [`StopPlan`] names, as failed with its reason and the
 /// step handed to the game, if one was; of stops for one actor in one frame, the
@@ -194,8 +196,14 @@ fn begin<'n>(
     let targets: Vec<Entity> = (bound.params.iter())
         .filter_map(|(_, value)| value.entity())
         .collect();
-    let command =
-        (tasks.render(&start.task_id, &targets, name)).unwrap_or_else(|| start.task_id.clone());
+    let values: std::collections::BTreeMap<String, serde_json::Value> = (bound.params.iter())
+        .filter_map(|(name, value)| match value {
+            ParamValue::Value(value) => Some((name.clone(), value.clone())),
+            ParamValue::Entity(_) => None,
+        })
+        .collect();
+    let command = (tasks.render(&start.task_id, &targets, name, &values))
+        .unwrap_or_else(|| start.task_id.clone());
     let refinement = Refinement::start(bound, registry, facts)?;
     let method_id = refinement.method().unwrap_or_default();
     let method_steps = registry.method(method_id).map_or(0, |m| m.steps.len());

@@ -150,7 +150,8 @@ fn request_for(
     frame: &FrameWorld,
 ) -> ActionRequest {
     let targets = action.targets;
-    let command = (menu.render(&action.action_id, &targets, |e| frame.name(e)))
+    let name = |entity| frame.name(entity);
+    let command = (menu.render(&action.action_id, &targets, name, &action.parameters))
         .unwrap_or_else(|| action.action_id.to_string());
     let parameters = (action.parameters.into_iter())
         .filter(|(name, value)| {

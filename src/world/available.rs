@@ -1,6 +1,6 @@
 //! The actions an actor can take right now: definitions × scope-resolved targets × tag rules.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use bevy::prelude::*;
@@ -9,7 +9,8 @@ use smallvec::SmallVec;
 use super::offered::Offered;
 use super::scope::{Scope, ScopeReach};
 use super::{OfferedActions, TargetScopes, WorldView};
-use crate::content::{ActionDefinition, ContentRegistry, Lifeline};
+use crate::content::{ActionDefinition, ContentRegistry, Lifeline, value_text};
+use serde_json::Value;
 
 /// Every action `actor` may take, numbered from 1 in a stable order: the
 /// registry's action order (by group, then id), then targets by name.
@@ -156,19 +157,22 @@ impl ActionMenu {
     }
 
     /// The command of the action `action_id` on `targets` (in slot order, each named by
-    /// `name`), its template parsed once for the menu: as [`render_command`] writes it.
+    /// `name`), with the parameters' `values` (the defaults for those it does not
+    /// hold), its template parsed once for the menu: as [`render_command`] writes it.
     /// `None` for an action the menu does not hold.
     pub fn render<'n>(
         &self,
         action_id: &str,
         targets: &[Entity],
         name: impl Fn(Entity) -> &'n str,
+        values: &BTreeMap<String, Value>,
     ) -> Option<String> {
         let action = self.actions.iter().find(|a| a.definition.id == action_id)?;
         let named: SmallVec<[(Entity, &str); 3]> = targets.iter().map(|&e| (e, name(e))).collect();
         // Allocated once, at its length.
-        let mut command = String::with_capacity(action.template.rendered_len(&named));
-        action.template.render_into(&mut command, &named);
+        let length = action.template.rendered_len(&named, values);
+        let mut command = String::with_capacity(length);
+        action.template.render_into(&mut command, &named, values);
         Some(command)
     }
 
@@ -308,7 +312,9 @@ impl<'v> ActionOffers<'v> {
             let mut chosen = SmallVec::new();
             for_each_combination(&lists, &mut chosen, &mut |targets| {
                 let start = commands.len();
-                action.template.render_into(&mut commands, targets);
+                action
+                    .template
+                    .render_into(&mut commands, targets, NO_VALUES);
                 let mut entities = [Entity::PLACEHOLDER; 3];
                 for (entity, &(target, _)) in entities.iter_mut().zip(targets) {
                     *entity = target;
@@ -398,7 +404,12 @@ struct CommandTemplate {
 enum Piece {
     Text(Box<str>),
     Target(usize),
+    /// A parameter, by name, and its default as text.
+    Parameter(Box<str>, Box<str>),
 }
+
+/// No parameter's value: each at its default.
+const NO_VALUES: &BTreeMap<String, Value> = &BTreeMap::new();
 
 impl CommandTemplate {
     fn parse(action: &ActionDefinition) -> Self {
@@ -414,7 +425,9 @@ impl CommandTemplate {
                 .position(|(_, slot)| slot.placeholder == name);
             pieces.push(match (slot, action.parameters.get(name)) {
                 (Some(slot), _) => Piece::Target(slot),
-                (None, Some(parameter)) => Piece::Text(parameter.default_text().into()),
+                (None, Some(parameter)) => {
+                    Piece::Parameter(name.into(), parameter.default_text().into())
+                }
                 (None, None) => Piece::Text(rest[open..open + close + 2].into()),
             });
             rest = &after[close + 1..];
@@ -425,23 +438,37 @@ impl CommandTemplate {
     }
 
     /// The length of the command [`render_into`](Self::render_into) writes.
-    fn rendered_len(&self, targets: &[(Entity, &str)]) -> usize {
+    fn rendered_len(&self, targets: &[(Entity, &str)], values: &BTreeMap<String, Value>) -> usize {
         let length = |piece: &Piece| match piece {
             Piece::Text(text) => text.len(),
             Piece::Target(slot) => targets
                 .get(*slot)
                 .map_or(SOMETHING.len(), |&(_, name)| name.len()),
+            Piece::Parameter(name, default) => values
+                .get(&**name)
+                .map_or(default.len(), |value| value_text(value).len()),
         };
         self.pieces.iter().map(length).sum()
     }
 
-    fn render_into(&self, command: &mut String, targets: &[(Entity, &str)]) {
+    /// Writes the command for `targets` (in slot order, with their names) and the
+    /// parameters' `values`, each one missing at its default.
+    fn render_into(
+        &self,
+        command: &mut String,
+        targets: &[(Entity, &str)],
+        values: &BTreeMap<String, Value>,
+    ) {
         for piece in &self.pieces {
             match piece {
                 Piece::Text(text) => command.push_str(text),
                 Piece::Target(slot) => {
                     command.push_str(targets.get(*slot).map_or(SOMETHING, |&(_, name)| name));
                 }
+                Piece::Parameter(name, default) => match values.get(&**name) {
+                    Some(value) => command.push_str(&value_text(value)),
+                    None => command.push_str(default),
+                },
             }
         }
     }
@@ -451,7 +478,7 @@ impl CommandTemplate {
 pub fn render_command(action: &ActionDefinition, targets: &[Entity], view: &WorldView) -> String {
     let named: Vec<(Entity, &str)> = targets.iter().map(|&e| (e, view.name(e))).collect();
     let mut command = String::new();
-    CommandTemplate::parse(action).render_into(&mut command, &named);
+    CommandTemplate::parse(action).render_into(&mut command, &named, NO_VALUES);
     command
 }
 
@@ -612,6 +639,36 @@ pub(crate) mod tests {
         let waiting = menu.filtered(|action| action.id == "core:wait");
         assert_eq!(waiting.reach(&scopes), ScopeReach::Place);
         assert_eq!(ActionMenu::default().reach(&scopes), ScopeReach::Place);
+    }
+
+    /// A command rendered for a plan's step says the step's parameters, not the
+    /// action's defaults; one the step leaves out says its default.
+    #[test]
+    fn a_command_says_the_parameters_it_is_given() {
+        let registry = registry(&[json!({
+            "id": "items:take", "name": "Take", "description": "Pick up",
+            "template": "pick up {item} {manner}, {count} times",
+            "targets": { "primary": { "scope": "things_here", "placeholder": "item" } },
+            "parameters": { "manner": { "default": "quietly" }, "count": { "default": 1 } }
+        })]);
+        let menu = ActionMenu::new(&registry);
+        let name = |_: Entity| "mug";
+        let values = BTreeMap::from([
+            ("manner".to_owned(), json!("with a flourish")),
+            ("count".to_owned(), json!(2)),
+        ]);
+        let rendered = |values: &BTreeMap<String, serde_json::Value>| {
+            menu.render("items:take", &[entity(22)], name, values)
+        };
+        assert_eq!(
+            rendered(&values).as_deref(),
+            Some("pick up mug with a flourish, 2 times")
+        );
+        assert_eq!(
+            rendered(&BTreeMap::new()).as_deref(),
+            Some("pick up mug quietly, 1 times"),
+            "the defaults"
+        );
     }
 
     #[test]
