@@ -334,6 +334,13 @@ impl StepCheck<'_, '_> {
         }
         for (name, value) in values {
             let pointer = format!("{at}/parameters/{}", pointer_token(name));
+            if bindings.contains_key(name) {
+                let message = format!(
+                    "`{name}` is bound in `parameterBindings` too: give it a value or bind it, not both"
+                );
+                self.problem(pointer, message);
+                continue;
+            }
             match sub.parameter(name).and_then(|p| p.value.as_ref()) {
                 Some(parameter) if parameter.kind.admits(value) => {}
                 Some(parameter) => {
@@ -882,6 +889,42 @@ mod tests {
             problems[3]
                 .message
                 .contains("missing required binding `drink`")
+        );
+    }
+
+    #[test]
+    fn a_task_steps_parameter_is_bound_or_given_a_value_not_both() {
+        let (_, _, problems) = settled(
+            vec![
+                task("tavern:serve", json!({})),
+                task("tavern:pour", json!({})),
+            ],
+            vec![
+                method("tavern:by_hand", "tavern:pour", serving()),
+                method(
+                    "tavern:by_pouring",
+                    "tavern:serve",
+                    json!([{
+                        "stepType": "task",
+                        "taskId": "tavern:pour",
+                        "parameterBindings": {
+                            "customer": "task.params.customer",
+                            "drink": "task.params.drink",
+                            "rounds": "task.params.rounds"
+                        },
+                        "parameters": { "rounds": 2 }
+                    }]),
+                ),
+            ],
+        );
+        // Then its task, left with no method, is left out too.
+        assert_eq!(pointers(&problems)[..1], ["/steps/0/parameters/rounds"]);
+        assert!(
+            problems[0]
+                .message
+                .contains("bound in `parameterBindings` too"),
+            "{}",
+            problems[0].message
         );
     }
 }

@@ -39,13 +39,24 @@ pub struct BoundTask {
 
 impl BoundTask {
     /// `task` with the values `given`, and each value parameter not given at its default;
-    /// an entity parameter not given, a parameter the task does not have, or a value of
-    /// the wrong kind or type is an error that names it and what it takes.
+    /// an entity parameter not given, a parameter given twice or that the task does
+    /// not have, or a value of the wrong kind or type is an error that names it and
+    /// what it takes.
     pub fn new(
         task: &TaskDefinition,
         given: impl IntoIterator<Item = (String, ParamValue)>,
     ) -> Result<Self, String> {
-        let mut given: BTreeMap<String, ParamValue> = given.into_iter().collect();
+        let mut values: BTreeMap<String, ParamValue> = BTreeMap::new();
+        for (name, value) in given {
+            if values.contains_key(&name) {
+                return Err(format!(
+                    "parameter `{name}` of `{}` is given twice: give it once",
+                    task.id
+                ));
+            }
+            values.insert(name, value);
+        }
+        let mut given = values;
         let mut params = Vec::with_capacity(task.parameters.len());
         for parameter in &task.parameters {
             let value = match (given.remove(&parameter.name), &parameter.value) {
@@ -1202,6 +1213,14 @@ mod tests {
             BoundTask::new(&task, unknown)
                 .expect_err("unknown")
                 .contains("has no parameter `meals`")
+        );
+        let twice = [
+            ("guest".to_owned(), ParamValue::Entity(entity(1))),
+            ("guest".to_owned(), ParamValue::Entity(entity(2))),
+        ];
+        assert_eq!(
+            BoundTask::new(&task, twice).expect_err("which guest?"),
+            "parameter `guest` of `tavern:rent` is given twice: give it once"
         );
     }
 }
