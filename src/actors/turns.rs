@@ -139,6 +139,20 @@ pub(super) fn start_turns(
     }
 }
 
+/// A smart actor the player may talk to: its spec, name, mind and place.
+type Listener = (
+    Entity,
+    &'static SmartActor,
+    Option<&'static DisplayName>,
+    &'static mut ActorMind,
+    Option<&'static InPlace>,
+);
+
+/// What the player calls a smart actor: its name, or without one its key.
+fn label<'a>(actor: &'a SmartActor, name: Option<&'a DisplayName>) -> &'a str {
+    name.map_or(&actor.spec, |name| &name.0)
+}
+
 /// Reads the player's lines: starts and ends conversations, and has the actor talked
 /// with reply to each line, in place of its own action this turn.
 pub(super) fn hear_the_player(
@@ -148,13 +162,7 @@ pub(super) fn hear_the_player(
     mut bridge: ResMut<LlmBridge>,
     player: Query<(Entity, &InPlace, Option<&DisplayName>), With<Player>>,
     mut witnessed: MessageWriter<Witnessed>,
-    mut actors: Query<(
-        Entity,
-        &SmartActor,
-        &DisplayName,
-        &mut ActorMind,
-        Option<&InPlace>,
-    )>,
+    mut actors: Query<Listener>,
 ) {
     for line in lines.read() {
         let speaker = player.iter().next();
@@ -165,7 +173,7 @@ pub(super) fn hear_the_player(
             .map(|(entity, actor, name, ..)| conversation::Visible {
                 entity,
                 name: conversation::Addressable {
-                    label: &name.0,
+                    label: label(actor, name),
                     key: &actor.spec,
                 },
             })
@@ -176,14 +184,14 @@ pub(super) fn hear_the_player(
         let Some((to, said)) = heard.reply else {
             continue;
         };
-        let Ok((.., name, mut mind, _)) = actors.get_mut(to) else {
+        let Ok((_, actor, name, mut mind, _)) = actors.get_mut(to) else {
             continue;
         };
         // Everyone there hears it, and remembers it (the one spoken to beyond its
         // conversation with the model, which restarts when it grows too long).
         if let Some((player, _, player_name)) = speaker.filter(|_| !said.trim().is_empty()) {
             let player_name = player_name.map_or("Someone", |n| n.0.as_str());
-            let text = format!("{player_name} said to {}: \"{said}\"", name.0);
+            let text = format!("{player_name} said to {}: \"{said}\"", label(actor, name));
             witnessed.write(Witnessed::new(player, text).at(here).involving([to]));
         }
         // The reply takes the place of whatever the actor was about to do, and answers

@@ -102,6 +102,21 @@ impl Tavern {
 
 const WELCOME: &str = r#"{"action": null, "speech": "Rooms are two silver.", "thought": ""}"#;
 
+/// A smart actor the game gave no `DisplayName` is still there to talk to, by its key.
+#[test]
+fn an_actor_without_a_name_is_addressed_by_its_key() {
+    let mut tavern = open_tavern(WELCOME);
+    tavern
+        .app
+        .world_mut()
+        .entity_mut(tavern.marta)
+        .remove::<DisplayName>();
+    let log = tavern.say("@tavern:marta, any rooms free?", false);
+    assert_eq!(tavern.heard(), [ConversationUpdate::Started(tavern.marta)]);
+    assert_eq!(log.spoke.len(), 1, "{log:#?}");
+    assert_eq!(log.spoke[0].actor, tavern.marta);
+}
+
 #[test]
 fn the_addressed_actor_replies_instead_of_acting_while_others_act() {
     let mut tavern = open_tavern(WELCOME);
