@@ -5,7 +5,7 @@ use bevy::prelude::*;
 
 use super::memory::{self, MemoryEntry, MemoryScope, NewMemory};
 use super::{ActorSpoke, HistoryStore, SmartActor, SmartActorSettings, TurnClock};
-use crate::content::{ActorSpec, ContentRegistry};
+use crate::content::{ActorSpec, ContentRegistry, MemorySeed};
 use crate::prompt::fit_words;
 use crate::world::{DisplayName, InPlace, NarrativeKey, Witnessed, one_line};
 
@@ -14,7 +14,8 @@ use crate::world::{DisplayName, InPlace, NarrativeKey, Witnessed, one_line};
 /// spec), when content is loaded again (a spec
 /// edited on disk), and when the game puts in another [`HistoryStore`] (a save
 /// loaded): a seed the store already pins, same source, text and scope, is not added
-/// again, and the old words of one edited or removed are no longer recalled.
+/// again, and the old words of one edited or removed are no longer recalled, whether
+/// or not an actor of its spec is about.
 pub(super) fn seed_memories(
     registry: Res<ContentRegistry>,
     clock: Res<TurnClock>,
@@ -34,6 +35,13 @@ pub(super) fn seed_memories(
     }
     if renewed {
         seeded.clear();
+        // Of every spec: an actor of one edited while none was about, or of one
+        // removed, may come back, and its plot's seeds are everyone's meanwhile.
+        history.unpin_where(|entry| {
+            let owner = seed_owner(&entry.source, &registry);
+            owner.is_some_and(|spec| !spec.seeds().any(|seed| is_seed(entry, spec, seed)))
+                || (entry.source.starts_with(SEED_SOURCE) && owner.is_none())
+        });
     }
     for actor in &actors {
         if seeded.contains(&actor.spec) {
@@ -42,7 +50,7 @@ pub(super) fn seed_memories(
         let Some(spec) = registry.actor(&actor.spec) else {
             continue;
         };
-        seed(&mut history, spec, clock.turn);
+        seed(&mut history, spec, &registry, clock.turn);
         seeded.insert(actor.spec.clone());
     }
 }
@@ -50,37 +58,64 @@ pub(super) fn seed_memories(
 /// Pins `spec`'s seeds as it has them now, at `turn`: each one the history does not
 /// pin already (same source, text and scope), once, and no longer those of its seeds
 /// edited or removed since.
-fn seed(history: &mut HistoryStore, spec: &ActorSpec, turn: u64) {
-    // Each seed with its source and scope, and the id of its newest pinned copy: a
-    // save made after it was edited away and back brings older ones pinned too.
+fn seed(history: &mut HistoryStore, spec: &ActorSpec, registry: &ContentRegistry, turn: u64) {
+    // Each seed and the id of its newest pinned copy: a save made after it was edited
+    // away and back brings older ones pinned too.
     let seeds: Vec<_> = (spec.seeds())
         .map(|seed| {
-            let scope = match &seed.plot {
-                Some(plot) => MemoryScope::Plot(plot.clone()),
-                None => MemoryScope::Actor(spec.store_key().to_owned()),
-            };
-            let source = format!("seed {}/{}", spec.id, seed.id);
-            let is =
-                |e: &MemoryEntry| e.source == source && e.text == seed.text && e.scope == scope;
-            let newest = history.pinned().filter(|e| is(e)).map(|e| e.id).max();
-            (seed, source, scope, newest)
+            let is = |entry: &MemoryEntry| is_seed(entry, spec, seed);
+            (seed, history.pinned().filter(|e| is(e)).map(|e| e.id).max())
         })
         .collect();
-    let ours = format!("seed {}/", spec.id);
-    let kept: Vec<u64> = seeds.iter().filter_map(|seed| seed.3).collect();
-    history.unpin_where(|entry| entry.source.starts_with(&ours) && !kept.contains(&entry.id));
-    for (seed, source, scope, newest) in seeds {
+    let kept: Vec<u64> = seeds.iter().filter_map(|seed| seed.1).collect();
+    history.unpin_where(|entry| {
+        let ours = seed_owner(&entry.source, registry).is_some_and(|owner| owner.id == spec.id);
+        ours && !kept.contains(&entry.id)
+    });
+    for (seed, newest) in seeds {
         if newest.is_none() {
             history.append(NewMemory {
                 text: seed.text.clone(),
                 tags: seed.tags.clone(),
-                scope: Some(scope),
+                scope: Some(seed_scope(spec, seed)),
                 turn,
-                source,
+                source: seed_source(spec, seed),
                 pinned: true,
             });
         }
     }
+}
+
+/// How every seed's source begins: `seed <spec id>/<seed id>`.
+const SEED_SOURCE: &str = "seed ";
+
+/// The source a seed of `spec` is pinned with.
+fn seed_source(spec: &ActorSpec, seed: &MemorySeed) -> String {
+    format!("{SEED_SOURCE}{}/{}", spec.id, seed.id)
+}
+
+/// Whose memory a seed of `spec` is: its plot's, or the spec's store key's.
+fn seed_scope(spec: &ActorSpec, seed: &MemorySeed) -> MemoryScope {
+    match &seed.plot {
+        Some(plot) => MemoryScope::Plot(plot.clone()),
+        None => MemoryScope::Actor(spec.store_key().to_owned()),
+    }
+}
+
+/// Whether `entry` is `seed` of `spec` as it is now: its source, text and scope.
+fn is_seed(entry: &MemoryEntry, spec: &ActorSpec, seed: &MemorySeed) -> bool {
+    entry.text == seed.text
+        && entry.scope == seed_scope(spec, seed)
+        && entry.source == seed_source(spec, seed)
+}
+
+/// The loaded spec whose seed the source `seed <spec id>/<seed id>` names: of the
+/// specs whose id and a `/` begin it, the one of the longest id (`core:troop/elders`
+/// before `core:troop`), as either id may hold a `/`. `None` for another source.
+fn seed_owner<'r>(source: &str, registry: &'r ContentRegistry) -> Option<&'r ActorSpec> {
+    let named = source.strip_prefix(SEED_SOURCE)?;
+    let ends = named.match_indices('/').map(|(at, _)| at).rev();
+    ends.filter_map(|at| registry.actor(&named[..at])).next()
 }
 
 /// Writes what each smart actor witnessed into its memory (under its spec's store

@@ -500,6 +500,96 @@ fn a_seed_edited_or_removed_is_recalled_as_it_is_now() {
     assert_eq!(recalled(&app, "island:monkeys"), ["The grove is sacred."]);
 }
 
+/// The texts of the seeds the store pins now, sorted.
+fn pinned_texts(app: &App) -> Vec<String> {
+    let store = app.world().resource::<HistoryStore>();
+    let mut texts: Vec<String> = store.pinned().map(|e| e.text.clone()).collect();
+    texts.sort();
+    texts
+}
+
+/// A seed edited on disk while none of its spec's actors is about is no longer
+/// pinned: its old words are not recalled (by those of its plot, or after a save is
+/// loaded) until an actor of the spec comes back.
+#[test]
+fn a_seed_edited_with_no_actor_of_its_spec_about_is_no_longer_pinned() {
+    let dir = content_dir(&island());
+    let mut app = troop_in_the_grove(dir.path());
+    let mut troops = app.world_mut().query_filtered::<Entity, With<SmartActor>>();
+    let troop: Vec<Entity> = troops.iter(app.world()).collect();
+    for entity in troop {
+        app.world_mut().despawn(entity);
+    }
+    crate::support::write(
+        dir.path(),
+        "mods/core/actors/troop.actor.json",
+        &json!({
+            "id": "core:troop",
+            "persona": { "name": "the troop", "role": "a band of monkeys" },
+            "memorySeeds": [{ "id": "oath", "text": "The grove is ours alone." }],
+            "history": { "storeKey": "island:monkeys" }
+        })
+        .to_string(),
+    );
+    update_until(&mut app, "the old oath unpinned", |app| {
+        !pinned_texts(app).contains(&"The grove is sacred.".to_owned())
+    });
+    assert_eq!(
+        pinned_texts(&app),
+        Vec::<String>::new(),
+        "nothing is pinned anew"
+    );
+}
+
+/// A spec whose id continues another's (`core:troop/elders` after `core:troop`) keeps
+/// its own seeds: each spec's seeds are told apart by the whole id.
+#[test]
+fn a_spec_whose_id_continues_anothers_keeps_its_seeds() {
+    let mut files = island();
+    files[0].1 = manifest(
+        "core",
+        json!({ "content": {
+            "actions": ["actions/wait.action.json"],
+            "actors": ["actors/troop.actor.json", "actors/parrot.actor.json", "actors/elders.actor.json"]
+        } }),
+    );
+    files.push((
+        "mods/core/actors/elders.actor.json",
+        json!({
+            "id": "core:troop/elders",
+            "persona": { "name": "the elders", "role": "old monkeys" },
+            "memorySeeds": [{ "id": "rule", "text": "Elders eat first." }]
+        })
+        .to_string(),
+    ));
+    let dir = content_dir(&files);
+    let mut app = answering_app(dir.path(), r#"{"do": 0, "say": ""}"#);
+    let world = app.world_mut();
+    let grove = world.spawn((Place, DisplayName("the grove".into()))).id();
+    for (spec, name) in [
+        ("core:troop/elders", "the elders"),
+        ("core:troop", "the troop"),
+    ] {
+        world.spawn((
+            SmartActor::new(spec),
+            DisplayName(name.into()),
+            InPlace(grove),
+        ));
+    }
+    run_turn(&mut app);
+    run_turn(&mut app);
+    assert_eq!(
+        pinned_texts(&app),
+        [
+            "A lantern was stolen from the campfire.",
+            "Elders eat first.",
+            "The grove is sacred."
+        ]
+    );
+    let store = app.world().resource::<HistoryStore>();
+    assert_eq!(store.len(), 3, "seeded once each: {:#?}", store.entries());
+}
+
 /// Seeds are pinned again when a spec is edited on disk (a new seed joins the store)
 /// and when the game puts in another store (a new game, or a save without them).
 #[test]
