@@ -201,12 +201,17 @@ pub fn value_text(value: &serde_json::Value) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The `{placeholder}` names in a template, in order of appearance.
+/// The `{placeholder}` names in a template, in order of appearance, read as templates
+/// are filled: from a `{` to the next `}`, whatever is between (`{{actor}}` names
+/// `{actor`, which no template has).
 pub fn template_placeholders(template: &str) -> impl Iterator<Item = &str> {
-    template
-        .split('{')
-        .skip(1)
-        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
+    let mut rest = template;
+    std::iter::from_fn(move || {
+        let after = &rest[rest.find('{')? + 1..];
+        let close = after.find('}')?;
+        rest = &after[close + 1..];
+        Some(&after[..close])
+    })
 }
 
 #[cfg(test)]

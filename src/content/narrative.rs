@@ -641,6 +641,23 @@ mod tests {
         );
     }
 
+    /// Braces read as the narrator fills them: `{{actor}}` names the placeholder
+    /// `{actor`, which it leaves as written, so it is refused, not passed as `{actor}`.
+    #[test]
+    fn a_placeholder_is_read_as_the_narrator_fills_it() {
+        for fragment in ["{{actor}} nods", "nods to {a {actor}"] {
+            let json = json_of(fragment);
+            let problems = parse(&json).expect_err("braces the narrator would print");
+            assert_eq!(problems.len(), 1, "{fragment}: {problems:?}");
+            assert_eq!(problems[0].pointer, "/traits/0");
+        }
+        assert!(parse(&json_of("nods to {actor}")).is_ok());
+    }
+
+    fn json_of(fragment: &str) -> String {
+        serde_json::json!({ "key": "tavern:lute", "traits": [fragment] }).to_string()
+    }
+
     #[test]
     fn a_key_from_another_mod_is_refused() {
         let problems = parse(r#"{"key": "items:lute"}"#).expect_err("the key names another mod");
