@@ -368,7 +368,9 @@ impl HistoryStore {
             path: path.to_owned(),
             detail,
         };
-        let save: Save<Vec<MemoryEntry>> =
+        // Which format and version first: another version's entries may be laid out
+        // otherwise, and are no damage.
+        let save: Save<serde::de::IgnoredAny> =
             serde_json::from_slice(&bytes).map_err(|error| corrupt(error.to_string()))?;
         if save.format != SAVE_FORMAT {
             return Err(corrupt(format!(
@@ -383,6 +385,8 @@ impl HistoryStore {
                 supported: SAVE_VERSION,
             });
         }
+        let save: Save<Vec<MemoryEntry>> =
+            serde_json::from_slice(&bytes).map_err(|error| corrupt(error.to_string()))?;
         let mut store = Self::new();
         for (position, entry) in save.entries.into_iter().enumerate() {
             if entry.id != position as u64 + 1 {
@@ -819,9 +823,10 @@ mod tests {
     fn a_save_of_another_version_says_so_and_is_not_called_damaged() {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let path = dir.path().join("history.json");
+        // Its entries laid out as this version does not lay them.
         std::fs::write(
             &path,
-            br#"{"format":"bevy_loom history","version":7,"entries":[]}"#,
+            br#"{"format":"bevy_loom history","version":7,"entries":[{"id":"a1","scope":{"who":"x"}}]}"#,
         )
         .expect("write");
         let error = HistoryStore::load(&path).expect_err("a later version is refused");
