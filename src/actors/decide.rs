@@ -86,10 +86,10 @@ pub(super) fn apply_decisions(
         };
         let allowed = (permitted, policy_allows);
         let mut verdict = judge(result, &pending, &registry, allowed, &settings.fallback);
-        // Nothing is allowed an actor whose spec is not loaded, not even a line: say
-        // that, as thinking does.
-        if let (Some(actor), None, Ok(_) | Err(RejectionReason::NoLongerAllowed(_))) =
-            (actor, spec, &verdict.decision)
+        // Nothing is allowed an actor whose spec is not loaded, not even a line, and
+        // what its answer was matters no more: say that, as thinking does.
+        if let (Some(actor), None) = (actor, spec)
+            && !matches!(verdict.decision, Err(RejectionReason::NoAnswer(_)))
         {
             verdict.decision = Err(RejectionReason::UnknownSpec(actor.spec.clone()));
         }

@@ -298,8 +298,10 @@ fn an_action_chosen_under_a_spec_no_longer_loaded_says_the_spec_is_missing() {
 /// told of the game's missing content, which it cannot mend.
 #[test]
 fn a_line_said_under_a_spec_no_longer_loaded_is_rejected_and_not_told_the_model() {
-    let (backend, gate) =
-        crate::support::GatedBackend::choice(|_| r#"{"do": 0, "say": "Evening."}"#.to_owned());
+    // A line, and a command named in words, which no action of a spec not loaded is.
+    let (backend, gate) = crate::support::GatedBackend::choice(|_| {
+        r#"{"do": "order ale", "say": "Evening."}"#.to_owned()
+    });
     let (mut app, scene) = tavern_app(backend);
     let marta = scene.entities["marta"];
     app.world_mut().write_message(TurnEnded);
