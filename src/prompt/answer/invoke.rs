@@ -329,7 +329,7 @@ pub fn tool_call_answer(reply: &LlmReply, abilities: &OfferedAbilities) -> Optio
     let answer = json!({
         ABILITY_FIELD: ability,
         "inputs": call.arguments,
-        LINE_FIELD: reply.text.trim()
+        LINE_FIELD: super::answer_body(&reply.text)
     });
     Some(answer.to_string())
 }

@@ -351,17 +351,26 @@ fn said_nothing(text: &str) -> bool {
 
 /// The answer in a model's text: without what shows nothing around it ([`unseen`]),
 /// the thinking a reasoning model wrote before it inline (`<think>…</think>`, which
-/// DeepSeek-R1 and Qwen3 write when the server does not take it apart), or a code
-/// fence around it. Thinking that never ends leaves no answer: empty.
+/// DeepSeek-R1 and Qwen3 write when the server does not take it apart; the opening tag
+/// may be the prompt's, leaving only `…</think>`), or a code fence around it. Thinking
+/// that never ends leaves no answer: empty.
 pub(crate) fn answer_body(raw: &str) -> &str {
     let text = raw.trim_matches(unseen);
     let text = match text.strip_prefix("<think>") {
-        Some(thinking) => thinking
-            .split_once("</think>")
-            .map_or("", |(_, after)| after.trim_matches(unseen)),
+        Some(thinking) => thought(thinking).unwrap_or_default(),
+        // An answer starts as an answer does; thinking begun by the prompt does not.
+        None if !text.starts_with(['{', '[', '`']) => thought(text).unwrap_or(text),
         None => text,
     };
-    strip_code_fence(text)
+    strip_code_fence(text.trim_matches(unseen))
+}
+
+/// Where a reasoning model's thinking ends.
+const THOUGHT_ENDS: &str = "</think>";
+
+/// What follows the thinking that `text` holds, if it holds its end.
+fn thought(text: &str) -> Option<&str> {
+    text.split_once(THOUGHT_ENDS).map(|(_, after)| after)
 }
 
 fn strip_code_fence(text: &str) -> &str {
@@ -736,6 +745,16 @@ mod tests {
             answer("<think>\nA stranger. Say little.\n</think>\n\n{\"do\": 0, \"say\": \"Hm.\"}"),
             Answer::Color("Hm.".into()),
             "after a reasoning model's thinking"
+        );
+        assert_eq!(
+            answer("A stranger. Say little.\n</think>\n{\"do\": 0, \"say\": \"Hm.\"}"),
+            Answer::Color("Hm.".into()),
+            "after thinking the prompt opened"
+        );
+        assert_eq!(
+            answer("{\"do\": 0, \"say\": \"I </think> too.\"}"),
+            Answer::Color("I </think> too.".into()),
+            "an answer that says the tag is an answer"
         );
         assert_eq!(
             answer("\u{feff}\u{200b}{\"do\": 0, \"say\": \"Hm.\"}\u{200b}"),
