@@ -144,7 +144,7 @@ fn compact(
     let names = |field: &str| match object.get(field) {
         None => false,
         Some(Value::Null) => !object.contains_key(CHOICE_FIELD),
-        Some(Value::String(text)) => !text.trim().is_empty() || !object.contains_key(CHOICE_FIELD),
+        Some(Value::String(text)) => !said_nothing(text) || !object.contains_key(CHOICE_FIELD),
         Some(_) => true,
     };
     if names(ABILITY_FIELD) {
@@ -337,11 +337,20 @@ fn text_field(
 
 /// Whether `c` shows nothing: white space, or a character Unicode does not count as
 /// white space that a reader cannot see either (zero-width spaces, joiners and
-/// direction marks, the word joiner and invisible operators, the byte-order mark, the
-/// soft hyphen). A model's line of them alone says nothing.
+/// direction marks and isolates, the word joiner and invisible operators, the
+/// byte-order mark, the soft hyphen, the combining grapheme joiner, the Mongolian vowel
+/// separator). A model's line of them alone says nothing.
 fn unseen(c: char) -> bool {
     c.is_whitespace()
-        || matches!(c, '\u{AD}' | '\u{200B}'..='\u{200F}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}')
+        || matches!(
+            c,
+            '\u{AD}'
+                | '\u{34F}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{FEFF}'
+        )
 }
 
 /// Whether `text` shows nothing ([`unseen`]).
@@ -954,6 +963,7 @@ mod tests {
             r#"{"do": 2, "say": "Here.", "use": " ", "inputs": {}}"#,
             r#"{"do": 2, "say": "Here.", "ask": null}"#,
             r#"{"do": 2, "say": "Here.", "ask": ""}"#,
+            "{\"do\": 2, \"say\": \"Here.\", \"ask\": \"\u{200b}\"}",
         ] {
             assert_eq!(
                 read(merged).map(|decision| decision.answer),
