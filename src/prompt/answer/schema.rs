@@ -56,7 +56,8 @@ pub fn decision_schema<'a>(offer: impl Into<Offer<'a>>, limits: &DecisionLimits)
                 .map(|ability| invoke_schema(ability, &line)),
         );
     }
-    if speaks {
+    // A question has at least a character: no room for one, no question.
+    if speaks && limits.max_speech_chars > 0 {
         // An empty question asks nothing: the parser refuses it.
         let mut question = line;
         question["minLength"] = json!(1);
