@@ -67,9 +67,10 @@ pub fn play_turns(app: &mut App, options: &Options) -> Result<(), String> {
             Box::new(player_lines(std::io::stdin().lock()))
         }
         Some(PlayerLines::Script(path)) => {
+            // Read whole before play: a file that cannot be read is told at once.
             let script =
-                std::fs::File::open(path).map_err(|e| format!("script {}: {e}", path.display()))?;
-            Box::new(player_lines(std::io::BufReader::new(script)))
+                std::fs::read(path).map_err(|e| format!("script {}: {e}", path.display()))?;
+            Box::new(player_lines(std::io::Cursor::new(script)))
         }
     };
     // With a player, a turn a line until the lines run out.

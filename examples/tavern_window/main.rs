@@ -94,6 +94,11 @@ fn parse_args() -> Result<Option<WindowOptions>, String> {
                 ));
             }
             "--help" | "-h" => return Ok(None),
+            // The tavern's options that take a value: the value is no option.
+            "--content" | "--scene" | "--turns" | "--seed" => {
+                let given = value(&arg)?;
+                rest.extend([arg, given]);
+            }
             _ => rest.push(arg),
         }
     }
