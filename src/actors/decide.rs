@@ -296,7 +296,8 @@ fn tool_call_as_answer<'r>(
     let answer = (result.as_ref().ok()).and_then(|reply| tool_call_answer(reply, abilities));
     match (answer, result) {
         (Some(text), Ok(reply)) => {
-            // Asked for one call (`parallel_tool_calls`), which not every server keeps.
+            // An answer invokes one ability. (`parallel_tool_calls: false` would ask for
+            // one call, but some models refuse a request that sends it.)
             if let [first, rest @ ..] = reply.tool_calls.as_slice()
                 && !rest.is_empty()
             {

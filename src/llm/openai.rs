@@ -231,8 +231,6 @@ impl OpenAiBackend {
                 .tools
                 .as_deref()
                 .map(|tools| super::http::tools_body(tools)),
-            // An answer invokes one ability: the calls after the first would be lost.
-            parallel_tool_calls: request.tools.as_ref().map(|_| false),
             stream_options: stream.then_some(StreamOptions {
                 include_usage: true,
             }),
@@ -255,8 +253,6 @@ struct ChatBody<'a> {
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    parallel_tool_calls: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]

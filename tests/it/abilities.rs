@@ -475,11 +475,6 @@ fn abilities_go_out_as_tools_and_a_tool_call_comes_back_as_an_invocation() {
             .is_some_and(|d| d.contains("When:"))
     );
     assert_eq!(reply["stream"], json!(false));
-    assert_eq!(
-        reply["parallel_tool_calls"],
-        json!(false),
-        "one call: an answer invokes one ability"
-    );
     let schema = reply["response_format"].to_string();
     assert!(
         !schema.contains("\"use\"") && schema.contains("\"ask\""),
