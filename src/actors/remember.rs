@@ -35,12 +35,13 @@ pub(super) fn seed_memories(
     }
     if renewed {
         seeded.clear();
-        // Of every spec: an actor of one edited while none was about, or of one
-        // removed, may come back, and its plot's seeds are everyone's meanwhile.
+        // Of every loaded spec: an actor of one edited while none was about may come
+        // back, and its plot's seeds are everyone's meanwhile. (Those of a spec not
+        // loaded stay: it may be back once its file is mended, and unpinned they would
+        // be pinned again as copies.)
         history.unpin_where(|entry| {
             let owner = seed_owner(&entry.source, &registry);
             owner.is_some_and(|spec| !spec.seeds().any(|seed| is_seed(entry, spec, seed)))
-                || (entry.source.starts_with(SEED_SOURCE) && owner.is_none())
         });
     }
     for actor in &actors {
