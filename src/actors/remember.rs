@@ -122,7 +122,8 @@ fn seed_owner<'r>(source: &str, registry: &'r ContentRegistry) -> Option<&'r Act
 /// Writes what each smart actor witnessed into its memory (under its spec's store
 /// key): the narration of every action in the place it happened (and of its own,
 /// wherever it is now), and what others in its place said. Each is one line, kept as
-/// far as recall could show it (its whole token budget): the rest would never be read.
+/// far as recall could show it (twice its token budget in estimated tokens, which a
+/// server's own tokens may outnumber): the rest would never be read.
 pub(super) fn remember_what_was_witnessed(
     settings: Res<SmartActorSettings>,
     registry: Res<ContentRegistry>,
@@ -150,8 +151,11 @@ pub(super) fn remember_what_was_witnessed(
             .iter()
             .filter(move |(_, _, in_place)| place.is_some() && in_place.map(|p| p.0) == place)
     };
-    // One line of the prompt's list of memories, whatever the text's breaks.
-    let memory = |text: &str| fit_words(&one_line(text), settings.recall.token_budget);
+    // One line of the prompt's list of memories, whatever the text's breaks. The budget
+    // is the server's tokens, which recall reads as more or fewer estimated ones by
+    // the server's measured density: room is left for that.
+    let most = settings.recall.token_budget.saturating_mul(2);
+    let memory = |text: &str| fit_words(&one_line(text), most);
     for seen in witnessed.read() {
         let text = memory(&seen.text);
         let place = seen.place.or_else(|| place_of(seen.actor));
