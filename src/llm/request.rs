@@ -331,9 +331,8 @@ pub enum LlmError {
     #[error("no answer within {0:?}; raise the deadline or use a faster model")]
     TimedOut(Duration),
     /// The HTTP backend's own `timeout` ended the request first: a backstop against a
-    /// connection that hangs ([`BACKSTOP_TIMEOUT`](super::BACKSTOP_TIMEOUT) by
-    /// default), shorter than the request's deadline, so a longer deadline would not
-    /// have helped.
+    /// connection that hangs (ten minutes by default), shorter than the request's
+    /// deadline, so a longer deadline would not have helped.
     #[error(
         "no whole answer within {0:?}, the HTTP backend's `timeout` (a backstop against a server that hangs); if the server is this slow, raise `timeout` in the backend's settings (OpenAiSettings, OllamaSettings)"
     )]

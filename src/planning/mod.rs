@@ -22,8 +22,9 @@
 //!    [`PlanningSettings::step_timeout`];
 //! 4. the plan ends with [`PlanCompleted`] or [`PlanFailed`] (with the reason and the
 //!    step), and its component is removed; [`StopPlan`] ends it early, as failed.
-//!    Despawning the actor ends it with the actor; a bound target that is gone fails
-//!    the step that needs it.
+//!    Despawning the actor ends it with the actor; an entity parameter not in the
+//!    world as it starts fails it at once, and a bound target gone since fails the step
+//!    that needs it.
 //!
 //! While a plan runs its actor carries [`FollowingPlan`], and a smart actor is not asked
 //! to decide: the plan decides for it, until it ends or the player's words interrupt, or

@@ -1,5 +1,5 @@
 //! Starting and stopping plans: a [`StartPlan`] puts a [`Plan`] on its actor (ending
-//! one running first), a [`StopPlan`] ends it, each answered with [`PlanStarted`] or
+//! one running first, unless the model chose it), a [`StopPlan`] ends it, each answered with [`PlanStarted`] or
 //! [`PlanFailed`].
 
 use bevy::ecs::entity::EntityHashMap;
@@ -81,7 +81,7 @@ pub(super) fn start_plans(
         let begun = match (followed, commands.get_spawned_entity(start.actor)) {
             (Some(followed), _) => Err(PlanFailure {
                 reason: format!(
-                    "the actor follows the plan `{}`, put on it as the model answered: a task the model chose does not replace it",
+                    "the actor follows the plan `{}`: a task the model chose does not replace it (the answer came as the plan was put on)",
                     super::task_id(followed)
                 ),
                 step: None,
@@ -190,7 +190,7 @@ fn begin<'n>(
         .find(|&(_, entity)| !facts.exists(entity));
     if let Some((name, entity)) = gone {
         return Err(failure(format!(
-            "`{name}` is {entity}, which is not in the world (despawned, or without a DisplayName, Place, InPlace or CarriedBy)"
+            "`{name}` is {entity}, which is not in the world (despawned, its spawn not applied yet, or without a DisplayName, Place, InPlace or CarriedBy)"
         )));
     }
     let targets: Vec<Entity> = (bound.params.iter())

@@ -287,7 +287,8 @@ impl ParamValue {
 }
 
 /// Starts a task for an actor, replacing any plan it has. Written by the game, or by
-/// smart actors for an answer that chose a task.
+/// smart actors for an answer that chose a task, which replaces no plan: an actor on one
+/// is not asked to decide, and a start of the model's over one fails.
 #[derive(Message, Debug, Clone, PartialEq)]
 pub struct StartPlan {
     /// Who carries it out.
