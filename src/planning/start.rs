@@ -75,25 +75,10 @@ pub(super) fn start_plans(
         let replaced = put_on.get(&start.actor).or(running);
         let facts = frame.of(start.actor);
         let name = |entity| frame.name(entity);
-        // An actor on a plan is not asked to decide: a task the model chose comes from
-        // an answer read as the plan was put on, which it does not replace.
-        let followed = replaced.filter(|_| start.chosen_by == PlanOrigin::Model);
-        let begun = match (followed, commands.get_spawned_entity(start.actor)) {
-            (Some(followed), _) => Err(PlanFailure {
-                reason: format!(
-                    "the actor follows the plan `{}`: a task the model chose does not replace it (the answer came as the plan was put on)",
-                    super::task_id(followed)
-                ),
-                step: None,
-            }),
-            (None, Ok(_)) => begin(start, (registry, tasks, &facts, name), &mut ids),
-            (None, Err(_)) => Err(PlanFailure {
-                reason: format!(
-                    "the actor {} is not in the world (despawned, or its spawn not applied yet)",
-                    start.actor
-                ),
-                step: None,
-            }),
+        let spawned = commands.get_spawned_entity(start.actor).is_ok();
+        let begun = match refused(start, replaced, spawned) {
+            Some(reason) => Err(PlanFailure { reason, step: None }),
+            None => begin(start, (registry, tasks, &facts, name), &mut ids),
         };
         match begun {
             Ok(mut plan) => {
@@ -128,6 +113,25 @@ pub(super) fn start_plans(
         // follow the plan then.
         commands.entity(actor).try_insert(plan);
     }
+}
+
+/// Why `start` is refused before its task is looked at, over the plan it would
+/// replace, if any: its actor is not `spawned`, or the model chose it over a plan.
+fn refused(start: &StartPlan, replaced: Option<&Plan>, spawned: bool) -> Option<String> {
+    // An actor on a plan is not asked to decide: a task the model chose comes from an
+    // answer read as the plan was put on, which it does not replace.
+    if let Some(followed) = replaced.filter(|_| start.chosen_by == PlanOrigin::Model) {
+        return Some(format!(
+            "the actor follows the plan `{}`: a task the model chose does not replace it (the answer came as the plan was put on)",
+            super::task_id(followed)
+        ));
+    }
+    (!spawned).then(|| {
+        format!(
+            "the actor {} is not in the world (despawned, or its spawn not applied yet)",
+            start.actor
+        )
+    })
 }
 
 /// The plans to start: those written before content had loaded, then those written
