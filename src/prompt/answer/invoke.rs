@@ -126,7 +126,17 @@ fn input_value(
                     i64::MAX
                 ));
             };
-            in_range(whole as f64, input)?;
+            // Compared as whole numbers: past 2^53 floats are 2 apart, and one past a
+            // bound would round onto it.
+            let exact = |bound: f64| match bound {
+                _ if bound.fract() == 0.0 && bound.abs() < 9.2e18 => {
+                    (whole as i128).cmp(&(bound as i128))
+                }
+                _ => (whole as f64).total_cmp(&bound),
+            };
+            let below = input.min.is_some_and(|min| exact(min).is_lt());
+            let above = input.max.is_some_and(|max| exact(max).is_gt());
+            within(!(below || above), whole, input)?;
             Ok(InputValue::Integer(whole))
         }
         InputType::Number => {
@@ -212,7 +222,16 @@ fn in_range(number: f64, input: &AbilityInput) -> Result<(), String> {
     // JSON holds no NaN; one would be in no range.
     let below = input.min.is_some_and(|min| number < min) || number.is_nan();
     let above = input.max.is_some_and(|max| number > max);
-    if !(below || above) {
+    within(!(below || above), number, input)
+}
+
+/// Nothing when `number` is `inside` `input`'s range; otherwise what is wrong.
+fn within(
+    inside: bool,
+    number: impl std::fmt::Display,
+    input: &AbilityInput,
+) -> Result<(), String> {
+    if inside {
         return Ok(());
     }
     // `f64` displays as a person writes: `14`, not `14.0`.
@@ -646,6 +665,17 @@ mod tests {
                 InputValue::Integer(4_000_000_000_000_000_000)
             )]),
             "a whole float within i64"
+        );
+        // Past 2^53 floats are 2 apart: one past a bound there rounds onto it.
+        let mut bounded = unbounded.clone();
+        let mut definition = (*bounded.definition).clone();
+        definition.inputs.required[0].max = Some(9_007_199_254_740_992.0);
+        bounded.definition = Arc::new(definition);
+        let past = json!({ "nights": 9_007_199_254_740_993_i64 });
+        let reason = check_invocation(&bounded, Some(&past)).expect_err("one past the bound");
+        assert!(
+            (reason.to_string()).contains("9007199254740993 is not from 1 to 9007199254740992"),
+            "{reason}"
         );
         let fraction = check(json!(2.5)).expect_err("a fraction").to_string();
         assert!(
