@@ -852,8 +852,15 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_task_step_binds_every_entity_parameter_with_its_kind() {
+    /// The problems of serving by pouring: a method of `tavern:serve` whose one step
+    /// runs `tavern:pour` (which has a method of its own) with these bindings and values.
+    fn pouring(bindings: Value, values: Value) -> Vec<ContentError> {
+        let step = json!([{
+            "stepType": "task",
+            "taskId": "tavern:pour",
+            "parameterBindings": bindings,
+            "parameters": values
+        }]);
         let (_, _, problems) = settled(
             vec![
                 task("tavern:serve", json!({})),
@@ -861,17 +868,17 @@ mod tests {
             ],
             vec![
                 method("tavern:by_hand", "tavern:pour", serving()),
-                method(
-                    "tavern:by_pouring",
-                    "tavern:serve",
-                    json!([{
-                        "stepType": "task",
-                        "taskId": "tavern:pour",
-                        "parameterBindings": { "customer": "task.params.rounds", "guest": "task.params.customer" },
-                        "parameters": { "rounds": "two" }
-                    }]),
-                ),
+                method("tavern:by_pouring", "tavern:serve", step),
             ],
+        );
+        problems
+    }
+
+    #[test]
+    fn a_task_step_binds_every_entity_parameter_with_its_kind() {
+        let problems = pouring(
+            json!({ "customer": "task.params.rounds", "guest": "task.params.customer" }),
+            json!({ "rounds": "two" }),
         );
         assert_eq!(
             pointers(&problems)[..4],
@@ -894,29 +901,12 @@ mod tests {
 
     #[test]
     fn a_task_steps_parameter_is_bound_or_given_a_value_not_both() {
-        let (_, _, problems) = settled(
-            vec![
-                task("tavern:serve", json!({})),
-                task("tavern:pour", json!({})),
-            ],
-            vec![
-                method("tavern:by_hand", "tavern:pour", serving()),
-                method(
-                    "tavern:by_pouring",
-                    "tavern:serve",
-                    json!([{
-                        "stepType": "task",
-                        "taskId": "tavern:pour",
-                        "parameterBindings": {
-                            "customer": "task.params.customer",
-                            "drink": "task.params.drink",
-                            "rounds": "task.params.rounds"
-                        },
-                        "parameters": { "rounds": 2 }
-                    }]),
-                ),
-            ],
-        );
+        let bindings = json!({
+            "customer": "task.params.customer",
+            "drink": "task.params.drink",
+            "rounds": "task.params.rounds"
+        });
+        let problems = pouring(bindings, json!({ "rounds": 2 }));
         // Then its task, left with no method, is left out too.
         assert_eq!(pointers(&problems)[..1], ["/steps/0/parameters/rounds"]);
         assert!(
