@@ -351,14 +351,14 @@ fn compose(world: &mut World, mut told: Local<HashSet<(Entity, String)>>) {
             .filter(|hesitation| hesitation.reason.is_none())
             .map(|hesitation| Line::plain(hesitation.line.clone())),
     );
-    // An actor's reason is told whole once; a dead server would otherwise fill every
-    // turn with the same paragraph for each actor.
+    // An actor's reason is told whole once, with what the model wrote; a dead server
+    // would otherwise fill every turn with the same paragraph for each actor.
     lines.extend(turn.rejections.iter().map(|rejection| {
         let reason = rejection.reason.to_string();
-        let why = if told.insert((rejection.actor, reason.clone())) {
-            reason
-        } else {
-            "as before".to_owned()
+        let why = match told.insert((rejection.actor, reason.clone())) {
+            true if rejection.raw.trim().is_empty() => reason,
+            true => format!("{reason}; the model wrote \"{}\"", excerpt(&rejection.raw)),
+            false => "as before".to_owned(),
         };
         Line::plain(format!(
             "{} passes (rejected: {why})",
@@ -369,6 +369,20 @@ fn compose(world: &mut World, mut told: Local<HashSet<(Entity, String)>>) {
     next.lines = lines;
     // Plans that ended before the turn was resolved are told with it.
     next.endings = turn.endings;
+}
+
+/// The start of what a model wrote, on one line and with no control character to
+/// upset the terminal: enough to see what went wrong.
+fn excerpt(written: &str) -> String {
+    const SHOWN: usize = 80;
+    let words: Vec<&str> = written.split_whitespace().collect();
+    let line: String = (words.join(" ").chars())
+        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+        .collect();
+    match line.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
 }
 
 /// A line for each carried-out or refused request, with what its actor said

@@ -196,7 +196,12 @@ fn a_rejection_told_before_is_told_in_short() {
     let mut lines: Vec<&str> = text.lines().collect();
     let whole =
         |line: &str, who: &str| line.starts_with(&format!("{who} passes (rejected: the answer"));
-    assert!(whole(lines.remove(0), "Vesk"), "{text}");
+    let first = lines.remove(0);
+    assert!(whole(first, "Vesk"), "{text}");
+    assert!(
+        first.ends_with("; the model wrote \"no answer of the contract\")"),
+        "what the model wrote, told once: {first}"
+    );
     lines.sort_unstable();
     let [mira, vesk] = lines[..] else {
         panic!("a line for each of them: {text}");
