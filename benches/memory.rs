@@ -5,6 +5,9 @@
 //!   five context tags from a vocabulary of 60 keys, one to three tags an entry.
 //! - `memory/retrieve_newest4_of_100000`: the same store and actor without context
 //!   tags: the newest four in scope.
+//! - `memory/append_one_entry_of_20000_tags`: appending one memory with 20,000
+//!   distinct tags to an empty store, as loading a crafted or damaged save does: each
+//!   tag is indexed once.
 //!
 //! Run with `cargo bench --bench memory`.
 
@@ -92,5 +95,27 @@ fn retrieval(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, retrieval);
+fn many_tags(c: &mut Criterion) {
+    let tags: Vec<String> = (0..20_000).map(|i| format!("tavern:key{i}")).collect();
+    let mut group = c.benchmark_group("memory");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
+    group.bench_function("append_one_entry_of_20000_tags", |b| {
+        b.iter(|| {
+            let mut store = HistoryStore::new();
+            store.append(NewMemory {
+                text: "A crowded memory.".to_owned(),
+                tags: tags.clone(),
+                scope: Some(MemoryScope::Actor(ACTOR.to_owned())),
+                ..NewMemory::default()
+            });
+            black_box(store)
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, retrieval, many_tags);
 criterion_main!(benches);

@@ -268,23 +268,25 @@ impl HistoryStore {
             self.pinned[scope as usize].push(index);
         } else {
             self.by_scope[scope as usize].push(index);
-            let mut seen: SmallVec<[u32; 8]> = SmallVec::new();
-            for tag in &entry.tags {
-                let tag = match self.tag_ids.get(tag) {
+            let tag_ids = &mut self.tag_ids;
+            let mut tags: SmallVec<[u32; 8]> = (entry.tags.iter())
+                .map(|tag| match tag_ids.get(tag) {
                     Some(&id) => id,
                     None => {
-                        let id = self.tag_ids.len() as u32;
-                        self.tag_ids.insert(tag.clone(), id);
+                        let id = tag_ids.len() as u32;
+                        tag_ids.insert(tag.clone(), id);
                         id
                     }
-                };
-                if !seen.contains(&tag) {
-                    seen.push(tag);
-                    self.by_scope_tag
-                        .entry((scope, tag))
-                        .or_default()
-                        .push(index);
-                }
+                })
+                .collect();
+            // Each tag once, however many an entry has (a save may hold any number).
+            tags.sort_unstable();
+            tags.dedup();
+            for tag in tags {
+                self.by_scope_tag
+                    .entry((scope, tag))
+                    .or_default()
+                    .push(index);
             }
         }
         let tokens = estimate_tokens(&entry.text);
