@@ -118,7 +118,8 @@ pub fn fit_said(said: &str, budget: usize) -> String {
     if estimate_tokens(said) <= budget {
         return said.to_owned();
     }
-    let lines: Vec<&str> = said.lines().collect();
+    // Blank lines say nothing: the newest line is the newest with words.
+    let lines: Vec<&str> = said.lines().filter(|line| !line.trim().is_empty()).collect();
     // "…" and its line break first.
     let (mut kept, mut chars) = (0, 2);
     for line in lines.iter().rev() {
@@ -602,6 +603,10 @@ mod tests {
         assert_eq!(fit_said(said, 5), "…\nAny rooms?");
         assert_eq!(fit_said(said, 3), "Any rooms?", "the newest line alone");
         assert_eq!(fit_said(said, 2), "Any…", "its first words");
+        // A blank line last says nothing: the line before it is the newest.
+        let long = format!("{}\n \n", "word ".repeat(200));
+        let fitted = fit_said(&long, 20);
+        assert!(fitted.starts_with("word word"), "{fitted:?}");
         for budget in [2, 3, 5, 16] {
             assert!(
                 estimate_tokens(&fit_said(said, budget)) <= budget,
