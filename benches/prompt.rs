@@ -1,5 +1,10 @@
 //! Prompt-assembly benchmarks: the available-actions block, the available-actions
-//! computation and the world-view snapshot they read.
+//! computation and the world-view snapshot they read; and fitting a long text to a
+//! large budget.
+//!
+//! - `fit_words/100kb_line_10000_tokens`: a pasted line of 100,000 characters in
+//!   20,000 words, fitted by whole words to 10,000 estimated tokens (`fit_words`, as
+//!   the player's words and memories are fitted): the words kept are counted once.
 //!
 //! Run with `cargo bench --bench prompt`. Tuned for a small (2-core) machine: the
 //! whole run takes well under two minutes.
@@ -12,7 +17,7 @@ use bevy::ecs::entity::Entity;
 use bevy_loom::content::{
     ActionDefinition, ContentRegistry, ContentSources, GameManifest, ModManifest,
 };
-use bevy_loom::prompt::{BlockOptions, render_available_actions};
+use bevy_loom::prompt::{BlockOptions, fit_words, render_available_actions};
 use bevy_loom::world::{AvailableAction, EntityView, TargetScopes, WorldView, available_actions};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -1113,12 +1118,22 @@ fn bench_world(c: &mut Criterion) {
     });
 }
 
+fn bench_fit(c: &mut Criterion) {
+    let pasted = "word ".repeat(20_000);
+    let mut group = c.benchmark_group("fit_words");
+    group.sample_size(10);
+    group.bench_function("100kb_line_10000_tokens", |b| {
+        b.iter(|| fit_words(black_box(&pasted), 10_000))
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_secs(2))
         .measurement_time(Duration::from_secs(5))
         .sample_size(50);
-    targets = bench_block, bench_world
+    targets = bench_block, bench_world, bench_fit
 }
 criterion_main!(benches);

@@ -89,14 +89,19 @@ pub fn fit_words(text: &str, budget: usize) -> String {
         return text.to_owned();
     }
     let mut kept = String::new();
+    // Characters kept, counted as they are added: counting all of them again for each
+    // word made a long text with a large budget cost the square of its length.
+    let mut chars = 0;
     for word in text.split_whitespace() {
         let before = kept.len();
         if !kept.is_empty() {
             kept.push(' ');
+            chars += 1;
         }
         kept.push_str(word);
+        chars += word.chars().count();
         // Room for the ellipsis.
-        if estimate_tokens(&kept) + 1 > budget {
+        if tokens_of_chars(chars) + 1 > budget {
             kept.truncate(before);
             break;
         }
@@ -119,7 +124,10 @@ pub fn fit_said(said: &str, budget: usize) -> String {
         return said.to_owned();
     }
     // Blank lines say nothing: the newest line is the newest with words.
-    let lines: Vec<&str> = said.lines().filter(|line| !line.trim().is_empty()).collect();
+    let lines: Vec<&str> = said
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .collect();
     // "…" and its line break first.
     let (mut kept, mut chars) = (0, 2);
     for line in lines.iter().rev() {
