@@ -336,10 +336,21 @@ impl<'a> Frame<'a, '_, '_> {
         if std::mem::replace(&mut mind.memories_from, store) != store {
             mind.transcript.forget();
         }
+        let context = bridge.context_per_slot(Some(affinity));
         // The offer gets what the rest of a fresh prompt leaves of the budget, and the
-        // tasks theirs, fixed for the life of the transcript.
+        // tasks theirs, fixed for the life of the transcript. A fresh prompt, tasks and
+        // abilities with it, fits what the transcript may reach: on a small server
+        // slot, with less of the offer, rather than sent whole and refused.
         if !mind.transcript.continues(&system.message.content) {
-            let total = scale.to_estimate(budgets.total);
+            let answer = limits.max_answer_tokens_invoking(&abilities);
+            let room = transcript_budget(budgets.transcript, context, answer);
+            let beside = budgets.tasks * usize::from(settings.offer_tasks)
+                + if abilities.is_empty() {
+                    0
+                } else {
+                    budgets.abilities
+                };
+            let total = scale.to_estimate(budgets.total.min(room.saturating_sub(beside)));
             mind.actions_budget =
                 actions_budget(total, &system.message.content, template, &whole, user);
             mind.tasks_budget = scale.to_estimate(budgets.tasks);
@@ -367,7 +378,6 @@ impl<'a> Frame<'a, '_, '_> {
         }
         let (note, fresh_note) = mind.notes.tell(&mut mind.notes_told);
         (whole.actions_block, whole.note) = (shown.actions, note.as_deref());
-        let context = bridge.context_per_slot(Some(affinity));
         let answer_tokens = limits.max_answer_tokens_invoking(&abilities);
         let budget = transcript_budget(budgets.transcript, context, answer_tokens);
         let tasks = shown_offer.shown_tasks().clone();

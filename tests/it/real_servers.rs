@@ -341,6 +341,31 @@ fn transcripts_start_again_before_outgrowing_the_servers_context() {
     );
 }
 
+/// On a server slot too small for the default fresh prompt and its answer (llama.cpp's
+/// `-c 4096 -np 4` gives 1,024 tokens a slot), a fresh prompt offers less, to fit,
+/// instead of being sent whole and refused: a server on a CPU reads the whole prompt
+/// before it refuses it.
+#[test]
+fn a_fresh_prompt_fits_a_small_server_slot() {
+    const CONTEXT: u64 = 1000;
+    let fits = |messages: &[Value], max_tokens| four_chars_a_token(messages, max_tokens) <= CONTEXT;
+    let props = json!({ "default_generation_settings": { "n_ctx": CONTEXT }, "total_slots": 4 });
+    let (_server, url, seen) = llama_with_context(fits, Some(props));
+    let mut app = tavern_served_by(&url);
+    crate::support::update_until(&mut app, "the server's limits", |app| {
+        app.world().resource::<LlmBridge>().context_per_slot(None) == Some(CONTEXT as u32)
+    });
+    for _ in 0..2 {
+        let turn = run_turn(&mut app);
+        assert!(turn.rejected.is_empty(), "{:?}", turn.rejected);
+    }
+    let asked = seen.take();
+    assert!(
+        asked.iter().all(|&(_, refused)| !refused),
+        "refused: {asked:?}"
+    );
+}
+
 /// A model whose second turn of every actor runs out of time, and whose server counts
 /// tokens like a real tokenizer: 0.3 a character, and 4 more a message for the chat
 /// template.
