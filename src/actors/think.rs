@@ -339,11 +339,12 @@ impl<'a> Frame<'a, '_, '_> {
         let context = bridge.context_per_slot(Some(affinity));
         // The offer gets what the rest of a fresh prompt leaves of the budget, and the
         // tasks theirs, fixed for the life of the transcript. A fresh prompt, tasks and
-        // abilities with it, fits what the transcript may reach: on a small server
-        // slot, with less of the offer, rather than sent whole and refused.
+        // abilities with it, fits the server's slot with room for its answer, when the
+        // server said what its slot holds: on a small one, with less of the offer,
+        // rather than sent whole and refused.
         if !mind.transcript.continues(&system.message.content) {
             let answer = limits.max_answer_tokens_invoking(&abilities);
-            let room = transcript_budget(budgets.transcript, context, answer);
+            let room = transcript_budget(usize::MAX, context, answer);
             let beside = budgets.tasks * usize::from(settings.offer_tasks)
                 + if abilities.is_empty() {
                     0
