@@ -242,15 +242,16 @@ fn write_verdict(
             return;
         }
     };
+    // A fighter that hesitates does nothing else, but still answers the player.
     let speech = decision.speech();
+    let says = !speech.is_empty() && (!verdict.hesitates || verdict.replies);
+    if says {
+        out.spoke.write(ActorSpoke {
+            actor: entity,
+            text: speech.to_owned(),
+        });
+    }
     if verdict.hesitates {
-        // A fighter spoken to still answers the player, though it does nothing else.
-        if verdict.replies && !speech.is_empty() {
-            out.spoke.write(ActorSpoke {
-                actor: entity,
-                text: speech.to_owned(),
-            });
-        }
         return;
     }
     if let Some(chosen) = &verdict.action {
@@ -273,12 +274,7 @@ fn write_verdict(
     if let Some(plan) = plan {
         out.plans.write(plan);
     }
-    if !speech.is_empty() {
-        out.spoke.write(ActorSpoke {
-            actor: entity,
-            text: speech.to_owned(),
-        });
-    } else if !acts {
+    if !says && !acts {
         out.passed.write(ActorPassed {
             actor: entity,
             thought: decision.thought,

@@ -1,6 +1,7 @@
 //! Refining a task into primitive actions, one step at a time.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use bevy::prelude::Entity;
 use serde_json::{Map, Value};
@@ -46,20 +47,22 @@ impl BoundTask {
         task: &TaskDefinition,
         given: impl IntoIterator<Item = (String, ParamValue)>,
     ) -> Result<Self, String> {
-        let mut values: BTreeMap<String, ParamValue> = BTreeMap::new();
+        let mut by_name: BTreeMap<String, ParamValue> = BTreeMap::new();
         for (name, value) in given {
-            if values.contains_key(&name) {
-                return Err(format!(
-                    "parameter `{name}` of `{}` is given twice: give it once",
-                    task.id
-                ));
+            match by_name.entry(name) {
+                Entry::Vacant(vacant) => _ = vacant.insert(value),
+                Entry::Occupied(taken) => {
+                    let name = taken.key();
+                    return Err(format!(
+                        "parameter `{name}` of `{}` is given twice: give it once",
+                        task.id
+                    ));
+                }
             }
-            values.insert(name, value);
         }
-        let mut given = values;
         let mut params = Vec::with_capacity(task.parameters.len());
         for parameter in &task.parameters {
-            let value = match (given.remove(&parameter.name), &parameter.value) {
+            let value = match (by_name.remove(&parameter.name), &parameter.value) {
                 (Some(ParamValue::Entity(entity)), None) => ParamValue::Entity(entity),
                 (Some(ParamValue::Value(value)), Some(kind)) if kind.kind.admits(&value) => {
                     ParamValue::Value(value)
@@ -85,7 +88,7 @@ impl BoundTask {
             };
             params.push((parameter.name.clone(), value));
         }
-        if let Some(name) = given.keys().next() {
+        if let Some(name) = by_name.keys().next() {
             return Err(format!(
                 "`{}` has no parameter `{name}`: its parameters are {}",
                 task.id,

@@ -1,6 +1,6 @@
 //! Starting and stopping plans: a [`StartPlan`] puts a [`Plan`] on its actor (ending
-//! one running first, unless the model chose it), a [`StopPlan`] ends it, each answered with [`PlanStarted`] or
-//! [`PlanFailed`].
+//! one running first, unless the model chose it), a [`StopPlan`] ends it, each
+//! answered with [`PlanStarted`] or [`PlanFailed`].
 
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
@@ -40,8 +40,8 @@ pub(super) fn stop_plans(
 /// Puts a [`Plan`] on each actor a [`StartPlan`] names, with its task's first
 /// applicable method; a task that cannot start is a [`PlanFailed`] at once. A plan
 /// started over one running ends that one first, as failed, unless the model chose it
-/// (an answer read as the game put the plan on): that one fails instead. Starts that come before
-/// content has loaded (a game's `Startup` systems) wait for it.
+/// (an answer read as the game put the plan on): that one fails instead. Starts that
+/// come before content has loaded (a game's `Startup` systems) wait for it.
 pub(super) fn start_plans(
     context: PlanContext,
     mut starts: Starts,

@@ -153,12 +153,12 @@ pub fn decision_system_prompt(
         }
         system.push('\n');
     }
-    push_items(&mut system, &persona.lines);
+    push_items(&mut system, &persona.lines, String::push_str);
     system.push_str("</character>\n");
     sections.mark("character", &system);
     if !persona.taboos.is_empty() {
         system.push('\n');
-        push_tagged_list(&mut system, "never", &persona.taboos);
+        push_tagged_list(&mut system, "never", &persona.taboos, String::push_str);
     }
     sections.mark("never", &system);
     if let Some(backstory) = spec.backstory.as_deref().filter(|b| !b.trim().is_empty()) {
@@ -169,7 +169,7 @@ pub fn decision_system_prompt(
     sections.mark("backstory", &system);
     if !persona.goals.is_empty() {
         system.push('\n');
-        push_tagged_list(&mut system, "goals", &persona.goals);
+        push_tagged_list(&mut system, "goals", &persona.goals, String::push_str);
     }
     sections.mark("goals", &system);
     PromptPart {
@@ -231,13 +231,8 @@ pub fn write_decision_user_prompt(
     }
     sections.mark("perception", user);
     if !memories.is_empty() {
-        user.push_str("<memories>\n");
-        for memory in memories.iter() {
-            user.push_str("- ");
-            push_as_text(user, memory);
-            user.push('\n');
-        }
-        user.push_str("</memories>\n\n");
+        push_tagged_list(user, "memories", memories, push_as_text);
+        user.push('\n');
     }
     sections.mark("memories", user);
     if let Some(words) = player_says {
@@ -253,11 +248,11 @@ pub fn write_decision_user_prompt(
     part.sections = sections.sections;
 }
 
-/// `- item` lines.
-fn push_items(text: &mut String, items: &[impl AsRef<str>]) {
+/// `- item` lines, each item written by `push`.
+fn push_items(text: &mut String, items: &[impl AsRef<str>], push: fn(&mut String, &str)) {
     for item in items {
         text.push_str("- ");
-        text.push_str(item.as_ref());
+        push(text, item.as_ref());
         text.push('\n');
     }
 }
@@ -279,12 +274,17 @@ fn push_as_text(text: &mut String, said: &str) {
     text.push_str(rest);
 }
 
-/// `<tag>`, `- item` lines, `</tag>`.
-fn push_tagged_list(text: &mut String, tag: &str, items: &[impl AsRef<str>]) {
+/// `<tag>`, `- item` lines (each item written by `push`), `</tag>`.
+fn push_tagged_list(
+    text: &mut String,
+    tag: &str,
+    items: &[impl AsRef<str>],
+    push: fn(&mut String, &str),
+) {
     text.push('<');
     text.push_str(tag);
     text.push_str(">\n");
-    push_items(text, items);
+    push_items(text, items, push);
     text.push_str("</");
     text.push_str(tag);
     text.push_str(">\n");

@@ -276,17 +276,25 @@ fn an_action_chosen_under_a_spec_replaced_meanwhile_is_rejected() {
     );
 }
 
-#[test]
-fn an_action_chosen_under_a_spec_no_longer_loaded_says_the_spec_is_missing() {
-    let (backend, gate) = crate::support::GatedBackend::choice(give);
+/// The tavern with Marta's answer (`answer` to her prompt) held back until her spec id
+/// is changed to one never loaded; the app, Marta, and why her answer was rejected.
+fn answered_under_a_spec_not_loaded(
+    answer: fn(&str) -> String,
+) -> (bevy::app::App, bevy::ecs::entity::Entity, RejectionReason) {
+    let (backend, gate) = crate::support::GatedBackend::choice(answer);
     let (mut app, scene) = tavern_app(backend);
     let marta = scene.entities["marta"];
     app.world_mut().write_message(TurnEnded);
     app.update();
-    // Her spec id is changed to one never loaded before her answer comes.
     (app.world_mut().entity_mut(marta)).insert(SmartActor::new("tavern:marta_typo"));
     gate.store(true, std::sync::atomic::Ordering::SeqCst);
     let reason = crate::support::rejection_of(&mut app, marta);
+    (app, marta, reason)
+}
+
+#[test]
+fn an_action_chosen_under_a_spec_no_longer_loaded_says_the_spec_is_missing() {
+    let (_, _, reason) = answered_under_a_spec_not_loaded(give);
     assert_eq!(
         reason,
         RejectionReason::UnknownSpec("tavern:marta_typo".to_owned()),
@@ -299,16 +307,9 @@ fn an_action_chosen_under_a_spec_no_longer_loaded_says_the_spec_is_missing() {
 #[test]
 fn a_line_said_under_a_spec_no_longer_loaded_is_rejected_and_not_told_the_model() {
     // A line, and a command named in words, which no action of a spec not loaded is.
-    let (backend, gate) = crate::support::GatedBackend::choice(|_| {
+    let (mut app, marta, reason) = answered_under_a_spec_not_loaded(|_| {
         r#"{"do": "order ale", "say": "Evening."}"#.to_owned()
     });
-    let (mut app, scene) = tavern_app(backend);
-    let marta = scene.entities["marta"];
-    app.world_mut().write_message(TurnEnded);
-    app.update();
-    (app.world_mut().entity_mut(marta)).insert(SmartActor::new("tavern:marta_typo"));
-    gate.store(true, std::sync::atomic::Ordering::SeqCst);
-    let reason = crate::support::rejection_of(&mut app, marta);
     assert_eq!(
         reason,
         RejectionReason::UnknownSpec("tavern:marta_typo".to_owned())

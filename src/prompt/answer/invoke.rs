@@ -128,11 +128,12 @@ fn input_value(
             };
             // Compared as whole numbers: past 2^53 floats are 2 apart, and one past a
             // bound would round onto it.
-            let exact = |bound: f64| match bound {
-                _ if bound.fract() == 0.0 && bound.abs() < 9.2e18 => {
+            let exact = |bound: f64| {
+                if bound.fract() == 0.0 && bound.abs() < 9.2e18 {
                     (whole as i128).cmp(&(bound as i128))
+                } else {
+                    (whole as f64).total_cmp(&bound)
                 }
-                _ => (whole as f64).total_cmp(&bound),
             };
             let below = input.min.is_some_and(|min| exact(min).is_lt());
             let above = input.max.is_some_and(|max| exact(max).is_gt());
