@@ -48,7 +48,7 @@ use crate::llm::{
     ChatMessage, LlmBridge, LlmDelta, LlmError, LlmRequest, LlmResponse, Priority, RequestId,
     SamplingOptions,
 };
-use crate::prompt::{NARRATOR_RULES, narration_user_message};
+use crate::prompt::{NARRATOR_RULES, StreamedAnswer, narration_user_message};
 use crate::world::{
     Character, DisplayName, Exits, InPlace, LoomSystems, NarrativeKey, Place, Player, Witnessed,
 };
@@ -110,8 +110,10 @@ pub enum NarrationSource {
 }
 
 /// Narration of one report. Streamed pieces arrive as `is_final: false`, each with
-/// the text written since the previous one (append them to show the text growing);
-/// exactly one `is_final: true` message, with the whole text, ends each report.
+/// the text written since the previous one (append them to show the text growing;
+/// a reasoning model's thinking, `<think>…</think>`, is not among them, nor what shows
+/// nothing before the text); exactly one `is_final: true` message, with the whole
+/// text, ends each report.
 #[derive(Message, Debug, Clone, PartialEq)]
 pub struct NarrationText {
     /// The report narrated.
@@ -233,6 +235,8 @@ struct PendingNarration {
     place: Option<Entity>,
     offline: String,
     to_player: bool,
+    /// What of the model's text has come, as streamed pieces are shown.
+    streamed: StreamedAnswer,
 }
 
 /// Forgets the recent picks of entities despawned, once enough of them piled up.
@@ -377,6 +381,7 @@ fn narrate_reports(
                     place,
                     offline,
                     to_player,
+                    streamed: StreamedAnswer::default(),
                 };
                 narrator.pending.insert(id, pending);
             }
@@ -471,12 +476,16 @@ fn receive_narration(
     }
     for delta in deltas.read() {
         // Each piece is passed on alone: copying the text so far for every piece made a
-        // long answer cost time in the square of its length.
-        if let Some(pending) = narrator.pending.get(&delta.id) {
+        // long answer cost time in the square of its length. A reasoning model's
+        // thinking is not: the player sees the prose.
+        let Some(pending) = narrator.pending.get_mut(&delta.id) else {
+            continue;
+        };
+        if let Some(text) = pending.streamed.show(&delta.text) {
             texts.write(NarrationText {
                 report: Arc::clone(&pending.report),
                 place: pending.place,
-                text: delta.text.clone(),
+                text,
                 is_final: false,
                 source: NarrationSource::Model,
                 to_player: pending.to_player,

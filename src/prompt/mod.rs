@@ -28,13 +28,13 @@ pub use actions_block::{
     BlockOptions, render_available_actions, render_available_tasks, write_available_actions,
     write_available_tasks,
 };
-pub(crate) use answer::answer_body;
 pub use answer::{
     ABILITY_ANSWERS, ABILITY_TOOL_ANSWERS, ANSWER_FIELD, ANSWER_TYPES, Answer, Choices,
     DECISION_REPLY, DECISION_RULES, Decision, DecisionLimits, NOTHING_OFFERED, Offer,
     OfflineDecision, RejectionReason, TASK_ANSWER, ability_tools, decision_schema, match_utterance,
     parse_decision, read_decision,
 };
+pub(crate) use answer::{StreamedAnswer, answer_body};
 pub use budget::{PromptBudgets, fit_lines, fit_said, fit_words, trim_mask};
 pub(crate) use budget::{TrimScratch, trim_mask_with};
 pub use decision::{

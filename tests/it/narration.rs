@@ -17,6 +17,9 @@ use crate::support::{content_dir, game, manifest, update_until, wait_for_content
 enum Answer {
     /// Streams "You " and "nod.", then ends with the whole text.
     Streamed,
+    /// Streams its thinking (`<think>…</think>`) before "You nod.", as a reasoning
+    /// model does when the server does not take it apart.
+    StreamedThinking,
     /// A client error, which the bridge does not retry.
     Refused,
     /// Never answers.
@@ -40,6 +43,16 @@ impl LlmBackend for TestBackend {
                     deltas.send("nod.");
                 }
                 Box::pin(async { Ok(LlmReply::text("You nod.")) })
+            }
+            Answer::StreamedThinking => {
+                let pieces = [
+                    "<th", "ink>", "Be brief", ".</think", ">\n\n", "You ", "nod.",
+                ];
+                if request.stream {
+                    pieces.into_iter().for_each(|piece| deltas.send(piece));
+                }
+                let whole = pieces.concat();
+                Box::pin(async move { Ok(LlmReply::text(whole)) })
             }
             Answer::Refused => Box::pin(async {
                 Err(LlmError::Status {
@@ -310,6 +323,22 @@ fn a_streamed_answer_arrives_in_pieces_then_one_final_text() {
         finals(&texts)
             .iter()
             .all(|t| t.source == NarrationSource::Model)
+    );
+}
+
+#[test]
+fn a_reasoning_models_thinking_is_not_streamed_to_the_player() {
+    let mut scene = scene(Some(Answer::StreamedThinking), NarrationSettings::default());
+    let texts = scene.narrate();
+    assert_one_final_each(&scene, &texts);
+    let first: Vec<(&str, bool)> = texts
+        .iter()
+        .filter(|t| *t.report == scene.reports()[0])
+        .map(|t| (t.text.as_str(), t.is_final))
+        .collect();
+    assert_eq!(
+        first,
+        [("You ", false), ("nod.", false), ("You nod.", true)]
     );
 }
 

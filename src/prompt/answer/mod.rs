@@ -36,6 +36,7 @@ mod invoke;
 mod offline;
 mod parse;
 mod schema;
+mod streamed;
 mod utterance;
 
 pub use decision::{Answer, Decision, RejectionReason};
@@ -45,6 +46,7 @@ pub use offline::OfflineDecision;
 pub(crate) use parse::answer_body;
 pub use parse::parse_decision;
 pub use schema::decision_schema;
+pub(crate) use streamed::StreamedAnswer;
 pub use utterance::match_utterance;
 use utterance::named_task;
 

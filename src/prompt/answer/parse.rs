@@ -340,7 +340,7 @@ fn text_field(
 /// direction marks and isolates, the word joiner and invisible operators, the
 /// byte-order mark, the soft hyphen, the combining grapheme joiner, the Mongolian vowel
 /// separator). A model's line of them alone says nothing.
-fn unseen(c: char) -> bool {
+pub(super) fn unseen(c: char) -> bool {
     c.is_whitespace()
         || matches!(
             c,
@@ -365,7 +365,7 @@ fn said_nothing(text: &str) -> bool {
 /// that never ends leaves no answer: empty.
 pub(crate) fn answer_body(raw: &str) -> &str {
     let text = raw.trim_matches(unseen);
-    let text = match text.strip_prefix("<think>") {
+    let text = match text.strip_prefix(THOUGHT_BEGINS) {
         Some(thinking) => thought(thinking).unwrap_or_default(),
         // An answer starts as an answer does; thinking begun by the prompt does not.
         None if !text.starts_with(['{', '[', '`']) => thought(text).unwrap_or(text),
@@ -374,8 +374,10 @@ pub(crate) fn answer_body(raw: &str) -> &str {
     strip_code_fence(text.trim_matches(unseen))
 }
 
-/// Where a reasoning model's thinking ends.
-const THOUGHT_ENDS: &str = "</think>";
+/// Where a reasoning model's thinking begins.
+pub(super) const THOUGHT_BEGINS: &str = "<think>";
+/// Where it ends.
+pub(super) const THOUGHT_ENDS: &str = "</think>";
 
 /// What follows the thinking that `text` holds, if it holds its end.
 fn thought(text: &str) -> Option<&str> {

@@ -1,0 +1,106 @@
+//! A model's text as it streams in, piece by piece: what of it can be shown before it
+//! ends. A reasoning model's thinking, written inline before its answer
+//! (`<think>…</think>`), is held back, as [`answer_body`](super::answer_body) leaves
+//! it out of the whole text.
+
+use super::parse::{THOUGHT_BEGINS, THOUGHT_ENDS, unseen};
+
+/// Where a streamed answer is: each piece that comes is given to
+/// [`show`](Self::show), which says what of it to show now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StreamedAnswer {
+    /// Nothing shown yet: what came so far shows nothing, or may begin the thinking
+    /// (`<thi`), and is held until the next piece tells.
+    Starting(String),
+    /// In the thinking: held back, with the end of what came, which may hold the
+    /// start of its end (`</thi`).
+    Thinking(String),
+    /// Past the start: pieces are shown as they come.
+    Showing,
+}
+
+impl Default for StreamedAnswer {
+    fn default() -> Self {
+        Self::Starting(String::new())
+    }
+}
+
+impl StreamedAnswer {
+    /// What of `piece`, the text that came since the last, to show now: nothing while
+    /// the answer has not begun, or is thinking; the answer's start without what shows
+    /// nothing before it; after it, every piece as it comes.
+    pub(crate) fn show(&mut self, piece: &str) -> Option<String> {
+        match self {
+            Self::Showing => Some(piece.to_owned()),
+            Self::Starting(held) => {
+                held.push_str(piece);
+                let start = held.trim_start_matches(unseen);
+                if let Some(thinking) = start.strip_prefix(THOUGHT_BEGINS) {
+                    let thinking = thinking.to_owned();
+                    *self = Self::Thinking(String::new());
+                    return self.show(&thinking);
+                }
+                if start.is_empty() || THOUGHT_BEGINS.starts_with(start) {
+                    return None;
+                }
+                let start = start.to_owned();
+                *self = Self::Showing;
+                Some(start)
+            }
+            Self::Thinking(tail) => {
+                tail.push_str(piece);
+                if let Some((_, after)) = tail.split_once(THOUGHT_ENDS) {
+                    let after = after.to_owned();
+                    *self = Self::default();
+                    return self.show(&after);
+                }
+                // Only the end of what came may begin the thinking's end.
+                let mut keep = tail.len().saturating_sub(THOUGHT_ENDS.len() - 1);
+                while !tail.is_char_boundary(keep) {
+                    keep -= 1;
+                }
+                tail.drain(..keep);
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What is shown of `pieces`, streamed in turn, each shown piece in brackets.
+    fn shown(pieces: &[&str]) -> String {
+        let mut streamed = StreamedAnswer::default();
+        let shown = pieces.iter().filter_map(|piece| streamed.show(piece));
+        shown.map(|piece| format!("[{piece}]")).collect()
+    }
+
+    #[test]
+    fn an_answer_without_thinking_is_shown_as_it_comes_from_its_first_visible_piece() {
+        assert_eq!(shown(&["You", " nod", "."]), "[You][ nod][.]");
+        assert_eq!(shown(&["\n", " \u{200b}", " You", " nod."]), "[You][ nod.]");
+        assert_eq!(shown(&["<b>You</b>", " nod."]), "[<b>You</b>][ nod.]");
+        assert_eq!(shown(&["<", "3 you"]), "[<3 you]");
+    }
+
+    #[test]
+    fn thinking_is_held_back_however_its_tags_are_cut_into_pieces() {
+        let pieces = [
+            "<think>", "Marta is", " wary.", "</think>", "\n\n", "You", " nod.",
+        ];
+        assert_eq!(shown(&pieces), "[You][ nod.]");
+        let cut = ["<th", "ink>Hm", "m. </th", "in", "k>\nYou", " nod."];
+        assert_eq!(shown(&cut), "[You][ nod.]");
+        assert_eq!(shown(&["<think>Hmm.</think>You nod."]), "[You nod.]");
+        assert_eq!(shown(&[" <think>é", "é</think> You"]), "[You]");
+    }
+
+    #[test]
+    fn thinking_that_never_ends_shows_nothing() {
+        assert_eq!(shown(&["<think>", "Marta", " is wary"]), "");
+        assert_eq!(shown(&["<thi"]), "");
+        assert_eq!(shown(&["   "]), "");
+    }
+}
