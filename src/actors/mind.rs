@@ -111,19 +111,27 @@ pub struct ActorMind {
     /// What the turn out with the model told it: given back to `notes` when that turn
     /// is taken back, so the next one tells it instead.
     pub(super) notes_told: Notes,
-    /// The estimated tokens its offer may take, set when its transcript starts, so an
+    /// What its offer may take of its prompt, set when its transcript starts, so an
     /// unchanged world keeps the same offer from turn to turn.
-    pub(super) actions_budget: usize,
-    /// The estimated tokens its tasks may take, set with `actions_budget`.
-    pub(super) tasks_budget: usize,
-    /// The estimated tokens its abilities may take, fixed with the actions' budget.
-    pub(super) abilities_budget: usize,
+    pub(super) budgets: FreshBudgets,
     /// The last offer it was shown, and how.
     pub(super) shown_offer: ShownOffer,
     /// What it last perceived, and how much of it was shown.
     pub(super) perceived: Perceived,
     /// Whether an [`OfferTrimmed`](super::OfferTrimmed) was written for it.
     pub(super) trimming_reported: bool,
+}
+
+/// The estimated tokens each part of a smart actor's offer may take, as what a fresh
+/// prompt leaves it when its transcript starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct FreshBudgets {
+    /// Its actions.
+    pub actions: usize,
+    /// Its tasks.
+    pub tasks: usize,
+    /// Its abilities.
+    pub abilities: usize,
 }
 
 /// What a smart actor last perceived, and the part of it its prompt shows: fitted to

@@ -19,7 +19,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
-use super::mind::Perceived;
+use super::mind::{FreshBudgets, Perceived};
 use super::prompt_cache::PromptCache;
 use super::{
     ActorMind, DecisionRejected, DecisionRequested, DecisionWriters, HistoryStore, InCombat,
@@ -29,7 +29,7 @@ use super::{
 use crate::content::{ActorSpec, ContentRegistry, PromptTemplate, TagIndex};
 use crate::llm::{LlmBridge, LlmRequest};
 use crate::prompt::{
-    DecisionContext, DecisionLimits, PromptPart, TokenScale, TrimScratch, TurnPrompt,
+    DecisionContext, DecisionLimits, PromptPart, TokenScale, TrimScratch, TurnPlan, TurnPrompt,
     ability_tools, estimate_tokens, fit_said, text_fingerprint, write_decision_user_prompt,
 };
 use crate::world::{
@@ -319,11 +319,12 @@ impl<'a> Frame<'a, '_, '_> {
         self.perceive(asked.entity, &mut mind.perceived, around);
         let (seen, seen_fingerprint, cut) =
             mind.perceived.fitted(scale.to_estimate(budgets.perception));
-        let (offered, tasks) = self.offers(asked, &mut mind.shown_offer, cache, (place, around));
-        let mut abilities = self.offer_abilities(asked, cache);
+        let next = self.offers(asked, &mut mind.shown_offer, cache, (place, around));
+        let offered_abilities = self.offer_abilities(asked, cache);
         let as_tools = settings.abilities_as_tools;
         let system = cache.system(asked.spec, template, &limits);
-        let mut whole = DecisionContext {
+        // The turn's context but its actions and note.
+        let whole = DecisionContext {
             perception: seen,
             memories: &memories,
             player_says: player_says.as_deref(),
@@ -337,66 +338,74 @@ impl<'a> Frame<'a, '_, '_> {
             mind.transcript.forget();
         }
         let context = bridge.context_per_slot(Some(affinity));
-        // The offer gets what the rest of a fresh prompt leaves of the budget, and the
-        // tasks theirs, fixed for the life of the transcript. A fresh prompt, tasks and
-        // abilities with it, fits the server's slot with room for its answer, when the
-        // server said what its slot holds: on a small one, with less of the offer,
-        // rather than sent whole and refused.
-        if !mind.transcript.continues(&system.message.content) {
-            let answer = limits.max_answer_tokens_invoking(&abilities);
+        // What a fresh prompt leaves the offer.
+        let fresh_budgets = |whole: &DecisionContext<'_>, user: &mut PromptPart| {
+            let answer = limits.max_answer_tokens_invoking(&offered_abilities);
             let room = transcript_budget(usize::MAX, context, answer);
-            let beside = budgets.tasks * usize::from(settings.offer_tasks)
-                + if abilities.is_empty() {
-                    0
-                } else {
-                    budgets.abilities
-                };
-            let total = scale.to_estimate(budgets.total.min(room.saturating_sub(beside)));
-            mind.actions_budget =
-                actions_budget(total, &system.message.content, template, &whole, user);
-            mind.tasks_budget = scale.to_estimate(budgets.tasks);
-            mind.abilities_budget = scale.to_estimate(budgets.abilities);
-        }
-        let trimmed = self.show(
-            asked,
-            (
-                &mut mind.shown_offer,
-                (mind.actions_budget, mind.tasks_budget),
-            ),
-            &mut mind.trimming_reported,
-            (offered, tasks),
-            &recalled,
-        );
-        let shown_offer = &mind.shown_offer;
-        let perceived = (seen, seen_fingerprint);
-        let mut shown = shown_offer.shown(&system.message.content, perceived, &memory_ids);
-        if !abilities.is_empty() {
-            let block = &mut self.with_abilities;
-            let budget = (mind.abilities_budget, as_tools);
-            abilities = show_abilities(block, shown_offer, &abilities, budget);
-            shown.actions_fingerprint = text_fingerprint(block);
-            shown.actions = block;
+            let prompt = (&*system.message.content, template, whole, user);
+            let abilities = !offered_abilities.is_empty();
+            FreshBudgets::of(settings, scale, (room, abilities), prompt)
+        };
+        let mut starting = !mind.transcript.continues(&system.message.content);
+        if starting {
+            mind.budgets = fresh_budgets(&whole, user);
         }
         let (note, fresh_note) = mind.notes.tell(&mut mind.notes_told);
-        (whole.actions_block, whole.note) = (shown.actions, note.as_deref());
-        let answer_tokens = limits.max_answer_tokens_invoking(&abilities);
-        let budget = transcript_budget(budgets.transcript, context, answer_tokens);
-        let tasks = shown_offer.shown_tasks().clone();
-        let changes = &mut self.perception_changes;
-        let mut turn = mind.transcript.next_turn(
-            &shown,
-            &system.sections,
-            scale.to_estimate(budget),
-            user,
-            |plan, shown_perception, user| {
+        let mut next = Some(next);
+        let mut trimmed = None;
+        // A transcript that outgrew its budget starts again: its fresh prompt shows
+        // the offer trimmed to what that prompt leaves it now (the memories and the
+        // player's words grow), shown again when that is another budget.
+        let (mut turn, abilities, tasks, answer_tokens) = loop {
+            let budgets_now = (mind.budgets.actions, mind.budgets.tasks);
+            let next = next.take().unwrap_or_default();
+            let shown_offer = (&mut mind.shown_offer, budgets_now);
+            let reported = &mut mind.trimming_reported;
+            trimmed = trimmed.or(self.show(asked, shown_offer, reported, next, &recalled));
+            let shown_offer = &mind.shown_offer;
+            let perceived = (seen, seen_fingerprint);
+            let mut shown = shown_offer.shown(&system.message.content, perceived, &memory_ids);
+            let mut abilities = OfferedAbilities::default();
+            if !offered_abilities.is_empty() {
+                let block = &mut self.with_abilities;
+                let budget = (mind.budgets.abilities, as_tools);
+                abilities = show_abilities(block, shown_offer, &offered_abilities, budget);
+                shown.actions_fingerprint = text_fingerprint(block);
+                shown.actions = block;
+            }
+            let turn_context = DecisionContext {
+                actions_block: shown.actions,
+                note: note.as_deref(),
+                ..whole
+            };
+            let answer_tokens = limits.max_answer_tokens_invoking(&abilities);
+            let budget = transcript_budget(budgets.transcript, context, answer_tokens);
+            let tasks = shown_offer.shown_tasks().clone();
+            let changes = &mut self.perception_changes;
+            let mut write = |plan: &TurnPlan, shown_perception: &str, user: &mut PromptPart| {
                 let note = fresh_note.as_deref();
                 // A perception cut to its budget may have lost a line that is still
                 // true: it is said whole.
                 let before = if cut { "" } else { shown_perception };
-                let shown = (&whole, !tasks.is_empty());
+                let shown = (&turn_context, !tasks.is_empty());
                 write_turn_message(user, template, plan, shown, (before, changes), note);
-            },
-        );
+            };
+            let transcript = &mut mind.transcript;
+            let budget = scale.to_estimate(budget);
+            if let Some(turn) = transcript.append_turn(&shown, budget, user, &mut write) {
+                break (turn, abilities, tasks, answer_tokens);
+            }
+            if !std::mem::replace(&mut starting, true) {
+                let fresh = fresh_budgets(&whole, user);
+                if fresh != mind.budgets {
+                    mind.budgets = fresh;
+                    continue;
+                }
+            }
+            let turn = transcript.fresh_turn(&shown, &system.sections, user, write);
+            break (turn, abilities, tasks, answer_tokens);
+        };
+        let shown_offer = &mind.shown_offer;
         (turn.sections.iter_mut())
             .for_each(|section| section.tokens = scale.to_server(section.tokens));
         let offered = shown_offer.trimmed().clone();
@@ -579,21 +588,39 @@ impl<'a> Frame<'a, '_, '_> {
     }
 }
 
-/// What the available actions may take of a fresh prompt of `total` estimated
-/// tokens: what the `system` message and the user message without them (`whole`,
-/// written from `template` into the buffer `user`) leave.
-fn actions_budget(
-    total: usize,
-    system: &str,
-    template: &PromptTemplate,
-    whole: &DecisionContext<'_>,
-    user: &mut PromptPart,
-) -> usize {
-    user.text.clear();
-    user.sections.clear();
-    write_decision_user_prompt(user, template, whole);
-    let rest = estimate_tokens(system) + estimate_tokens(&user.text);
-    total.saturating_sub(rest)
+impl FreshBudgets {
+    /// What a fresh prompt leaves the offer, fixed for the life of the transcript it
+    /// starts: the actions get what the `system` message and the user message without
+    /// them (`whole`, written from `template` into the buffer `user`) leave of
+    /// `settings`' total, and the tasks and abilities their own budgets. A fresh
+    /// prompt, tasks and abilities (when it is offered any) with it, fits `room`, what
+    /// the server's slot holds besides the answer: on a small one, with less of the
+    /// offer, rather than sent whole and refused.
+    fn of(
+        settings: &SmartActorSettings,
+        scale: TokenScale,
+        (room, abilities): (usize, bool),
+        (system, template, whole, user): (
+            &str,
+            &PromptTemplate,
+            &DecisionContext<'_>,
+            &mut PromptPart,
+        ),
+    ) -> Self {
+        let budgets = &settings.budgets;
+        let beside = budgets.tasks * usize::from(settings.offer_tasks)
+            + budgets.abilities * usize::from(abilities);
+        let total = scale.to_estimate(budgets.total.min(room.saturating_sub(beside)));
+        user.text.clear();
+        user.sections.clear();
+        write_decision_user_prompt(user, template, whole);
+        let rest = estimate_tokens(system) + estimate_tokens(&user.text);
+        Self {
+            actions: total.saturating_sub(rest),
+            tasks: scale.to_estimate(budgets.tasks),
+            abilities: scale.to_estimate(budgets.abilities),
+        }
+    }
 }
 
 /// The narrative keys of what each place holds and each character carries, each

@@ -169,14 +169,27 @@ impl Transcript {
         user: &mut PromptPart,
         mut write: impl FnMut(&TurnPlan, &str, &mut PromptPart),
     ) -> TurnPrompt {
+        match self.append_turn(shown, budget, user, &mut write) {
+            Some(turn) => turn,
+            None => self.fresh_turn(shown, system_sections, user, write),
+        }
+    }
+
+    /// The next turn's request appended to the transcript, as
+    /// [`next_turn`](Self::next_turn) appends it; `None`, and the transcript as it was,
+    /// when the turn must start it again: under another system message, after a turn
+    /// left unanswered, or past `budget` tokens. A caller that shows a fresh prompt
+    /// something else than an appended turn (an offer trimmed to what a fresh prompt
+    /// leaves it) learns so before it is written.
+    pub fn append_turn(
+        &mut self,
+        shown: &Shown<'_>,
+        budget: usize,
+        user: &mut PromptPart,
+        mut write: impl FnMut(&TurnPlan, &str, &mut PromptPart),
+    ) -> Option<TurnPrompt> {
         let seen = Seen::of(shown);
         let plan = self.plan(shown, seen);
-        let mut write_for = |plan: &TurnPlan, shown_perception: &str, user: &mut PromptPart| {
-            user.text.clear();
-            user.sections.clear();
-            write(plan, shown_perception, user);
-            estimate_tokens(&user.text)
-        };
         // An appended turn that shows the actions again is at least their block: when
         // that does not fit, the turn starts afresh without being written to be measured.
         let too_long = |plan: &TurnPlan| match plan {
@@ -185,30 +198,44 @@ impl Transcript {
             }
             _ => false,
         };
-        if !plan.is_fresh() && !too_long(&plan) {
-            let tokens = write_for(&plan, &self.perception_text, user);
-            if self.fits(tokens, budget) {
-                let earlier = self.tokens;
-                let reused = self.requested_chars;
-                self.before_turn = Some(BeforeTurn {
-                    messages: self.messages.len(),
-                    tokens: self.tokens,
-                    chars: self.chars,
-                    actions: self.actions,
-                    perception: self.perception,
-                    new_memories: plan.new_memories(shown.memories),
-                });
-                self.append(shown, seen, Arc::from(user.text.as_str()), tokens);
-                let mut all = Vec::with_capacity(user.sections.len() + 1);
-                all.push(PromptSection {
-                    name: "earlier_turns",
-                    tokens: earlier,
-                });
-                all.extend_from_slice(&user.sections);
-                return self.prompt(all, reused);
-            }
+        if plan.is_fresh() || too_long(&plan) {
+            return None;
         }
-        let tokens = write_for(&TurnPlan::Fresh, &self.perception_text, user);
+        let tokens = write_into(&plan, &self.perception_text, user, &mut write);
+        if !self.fits(tokens, budget) {
+            return None;
+        }
+        let earlier = self.tokens;
+        let reused = self.requested_chars;
+        self.before_turn = Some(BeforeTurn {
+            messages: self.messages.len(),
+            tokens: self.tokens,
+            chars: self.chars,
+            actions: self.actions,
+            perception: self.perception,
+            new_memories: plan.new_memories(shown.memories),
+        });
+        self.append(shown, seen, Arc::from(user.text.as_str()), tokens);
+        let mut all = Vec::with_capacity(user.sections.len() + 1);
+        all.push(PromptSection {
+            name: "earlier_turns",
+            tokens: earlier,
+        });
+        all.extend_from_slice(&user.sections);
+        Some(self.prompt(all, reused))
+    }
+
+    /// The next turn's request from a fresh prompt, which starts the transcript again:
+    /// the system message (whose sections are `system_sections`) and the whole user
+    /// message, written by `write` as [`next_turn`](Self::next_turn) writes it.
+    pub fn fresh_turn(
+        &mut self,
+        shown: &Shown<'_>,
+        system_sections: &[PromptSection],
+        user: &mut PromptPart,
+        mut write: impl FnMut(&TurnPlan, &str, &mut PromptPart),
+    ) -> TurnPrompt {
+        let tokens = write_into(&TurnPlan::Fresh, &self.perception_text, user, &mut write);
         // What a fresh start shares with the last request: the system message when it
         // is the same, and the start of the first user message; all of it, kept, when
         // nothing it says changed.
@@ -225,7 +252,7 @@ impl Transcript {
             _ => (0, None),
         };
         let first_user = kept.unwrap_or_else(|| Arc::from(user.text.as_str()));
-        self.restart(shown, seen, first_user, tokens);
+        self.restart(shown, Seen::of(shown), first_user, tokens);
         self.before_turn = None;
         let mut all = Vec::with_capacity(system_sections.len() + user.sections.len());
         all.extend_from_slice(system_sections);
@@ -379,6 +406,20 @@ impl Seen {
     }
 }
 
+/// Writes the user message of `plan` with `write` into `user`, cleared first, given the
+/// perception shown last; returns its estimated tokens.
+fn write_into(
+    plan: &TurnPlan,
+    shown_perception: &str,
+    user: &mut PromptPart,
+    write: &mut impl FnMut(&TurnPlan, &str, &mut PromptPart),
+) -> usize {
+    user.text.clear();
+    user.sections.clear();
+    write(plan, shown_perception, user);
+    estimate_tokens(&user.text)
+}
+
 /// A fingerprint of a text: two texts with the same one are, but for a 64-bit hash
 /// collision, the same text.
 pub fn text_fingerprint(text: &str) -> u64 {
@@ -503,6 +544,37 @@ mod tests {
         let shared = "rules".len() + "the whole turn".len();
         let whole = "rules".len() + "the whole turn, and more".len();
         assert_eq!(fourth.reused_prefix, shared as f32 / whole as f32);
+    }
+
+    #[test]
+    fn a_turn_that_cannot_be_appended_leaves_the_transcript_for_a_fresh_start() {
+        let mut transcript = Transcript::default();
+        let mut user = PromptPart::default();
+        let first = shown("wait", &[]);
+        assert!(
+            transcript
+                .append_turn(&first, 1000, &mut user, write)
+                .is_none()
+        );
+        assert!(transcript.messages().is_empty(), "nothing to append to");
+        transcript.fresh_turn(&first, &[], &mut user, write);
+        transcript.answered("{}");
+        let (messages, tokens) = (transcript.messages().to_vec(), transcript.tokens());
+        let too_small = tokens + estimate_tokens("what changed") - 1;
+        let next = shown("wait", &[7]);
+        assert!(
+            transcript
+                .append_turn(&next, too_small, &mut user, write)
+                .is_none()
+        );
+        assert_eq!(transcript.messages(), messages, "as it was");
+        assert_eq!(transcript.tokens(), tokens);
+        let turn = transcript.fresh_turn(&next, &[], &mut user, write);
+        assert_eq!(turn.messages.len(), 2, "started again");
+        assert!(
+            turn.reused_prefix > 0.0,
+            "the system message, as it was sent"
+        );
     }
 
     #[test]

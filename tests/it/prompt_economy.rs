@@ -139,6 +139,64 @@ fn a_transcript_past_its_budget_starts_again_from_a_fresh_prompt() {
 }
 
 #[test]
+fn a_transcript_started_again_fits_its_fresh_prompt_to_what_it_now_recalls() {
+    let budgets = PromptBudgets::default();
+    let (mut app, marta) = tavern(r#"{"do": 0, "say": ""}"#, budgets.clone());
+    let first = asked(&run_turn(&mut app), marta);
+    let tight = PromptBudgets {
+        transcript: tokens(&first.messages) + 10,
+        ..budgets.clone()
+    };
+    let (mut app, marta) = tavern(r#"{"do": 0, "say": ""}"#, tight);
+    let first = asked(&run_turn(&mut app), marta);
+    let (_, rest) = tasks_and_rest(&first.messages);
+    assert!(
+        rest <= budgets.total,
+        "{rest} estimated tokens but the tasks"
+    );
+    // What she heard since: her next fresh prompt recalls it, and must still fit.
+    for (n, heard) in [
+        "the cellar door",
+        "the hearth",
+        "the stranger's coin",
+        "the well",
+    ]
+    .iter()
+    .enumerate()
+    {
+        app.world_mut()
+            .resource_mut::<HistoryStore>()
+            .append(NewMemory {
+                text: format!(
+                    "Brom talked for an hour about {heard}, and of little else {}.",
+                    "again and again ".repeat(8)
+                ),
+                tags: vec!["tavern:hearth".into()],
+                scope: Some(MemoryScope::Actor("tavern:marta".into())),
+                turn: n as u64,
+                source: "test".into(),
+                pinned: true,
+            });
+    }
+    let second = asked(&run_turn(&mut app), marta);
+    assert_eq!(second.messages.len(), 2, "started again");
+    assert!(
+        second.messages[1]
+            .content
+            .contains("Brom talked for an hour")
+    );
+    let (_, rest) = tasks_and_rest(&second.messages);
+    assert!(
+        rest <= budgets.total,
+        "{rest} estimated tokens but the tasks"
+    );
+    assert!(
+        second.offered.len() < first.offered.len(),
+        "the offer makes room for what she recalls"
+    );
+}
+
+#[test]
 fn a_tight_budget_trims_the_offer_and_numbers_it_again() {
     let budgets = PromptBudgets {
         total: 700,
