@@ -59,11 +59,20 @@ pub(super) struct Timeouts {
     pub(super) whole: Duration,
 }
 
-/// The HTTP client a backend sends with, each request bounded by `timeouts`.
-pub(super) fn http_client(timeouts: Timeouts) -> Result<reqwest::Client, LlmError> {
-    reqwest::Client::builder()
+/// The HTTP client a backend sends to `url` with, each request bounded by `timeouts`.
+/// It follows no redirect: a prompt goes only to the address the game set
+/// ([`LlmError::Redirected`] says where the server redirects to). A server on this
+/// machine is reached directly, whatever proxy the environment names (`HTTP_PROXY`,
+/// `ALL_PROXY`), which could not reach it; one elsewhere, through that proxy.
+fn http_client(timeouts: Timeouts, url: &ServerUrl) -> Result<reqwest::Client, LlmError> {
+    let mut client = reqwest::Client::builder()
         .connect_timeout(timeouts.connect)
         .timeout(timeouts.whole)
+        .redirect(reqwest::redirect::Policy::none());
+    if url.on_this_machine() {
+        client = client.no_proxy();
+    }
+    client
         .build()
         .map_err(|error| LlmError::Setup(format!("HTTP client: {error}")))
 }
@@ -85,9 +94,10 @@ impl ChatEndpoint {
         path: &str,
         (timeouts, limits): (Timeouts, ResponseLimits),
     ) -> Result<Self, LlmError> {
+        let url = ServerUrl::new(base_url, path)?;
         Ok(Self {
-            client: http_client(timeouts)?,
-            url: ServerUrl::new(base_url, path)?,
+            client: http_client(timeouts, &url)?,
+            url,
             timeout: timeouts.whole,
             limits,
         })
@@ -124,6 +134,21 @@ impl ServerUrl {
                 ))
             })?;
         Ok(Self { url, shown })
+    }
+
+    /// Whether it names this machine: `localhost` or a loopback address.
+    fn on_this_machine(&self) -> bool {
+        let Some(host) = self.url.host_str() else {
+            return false;
+        };
+        let address = host.trim_start_matches('[').trim_end_matches(']');
+        match address.parse::<std::net::IpAddr>() {
+            Ok(address) => address.is_loopback(),
+            Err(_) => {
+                let name = host.trim_end_matches('.').to_ascii_lowercase();
+                name == "localhost" || name.ends_with(".localhost")
+            }
+        }
     }
 
     /// A GET of this URL.
@@ -165,6 +190,17 @@ impl Exchange {
         let status = response.status();
         if status.is_success() {
             return Ok(response);
+        }
+        if status.is_redirection() {
+            let location = response.headers().get(reqwest::header::LOCATION);
+            let to = location.and_then(|value| value.to_str().ok());
+            return Err(LlmError::Redirected {
+                url: self.url.to_string(),
+                status: status.as_u16(),
+                to: to.map_or("nowhere it names".to_owned(), |to| {
+                    truncate(&without_credentials(to), 300)
+                }),
+            });
         }
         // Only the seconds form of Retry-After; a date is treated as absent.
         let retry_after = response
@@ -472,6 +508,32 @@ mod tests {
 
     use super::*;
     use crate::llm::{ToolCall, ToolSpec};
+
+    #[test]
+    fn loopback_addresses_and_localhost_are_this_machine() {
+        let here = |base: &str| {
+            let url = ServerUrl::new(base, "/chat/completions").expect("a URL");
+            url.on_this_machine()
+        };
+        for base in [
+            "http://127.0.0.1:8080/v1",
+            "http://127.4.5.6:8080",
+            "http://[::1]:8080/v1",
+            "http://localhost:11434",
+            "http://LocalHost.:11434",
+            "http://llm.localhost/v1",
+        ] {
+            assert!(here(base), "{base}");
+        }
+        for base in [
+            "http://192.168.1.20:8080/v1",
+            "https://api.openai.com/v1",
+            "http://localhost.example.com/v1",
+            "http://[::2]:8080",
+        ] {
+            assert!(!here(base), "{base}");
+        }
+    }
 
     #[test]
     fn tools_go_out_as_functions_and_calls_come_back_with_their_arguments() {

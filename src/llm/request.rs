@@ -300,6 +300,19 @@ pub enum LlmError {
         /// How the address of this kind of server is written.
         hint: &'static str,
     },
+    /// The server redirected the request (HTTP 3xx): it is not followed, so a
+    /// prompt goes only to the address the game set.
+    #[error(
+        "the model server at {url} redirects to {to} (HTTP {status}); a request is sent only to the address set: set it (LOOM_LLM_URL, or the url in llm.ron) to the address the server redirects to, if that is the server to use"
+    )]
+    Redirected {
+        /// The address tried.
+        url: String,
+        /// The HTTP status code.
+        status: u16,
+        /// Where the server redirects to (its `Location`), or "nowhere it names".
+        to: String,
+    },
     /// The server does not have the model the request named (HTTP 404).
     #[error(
         "the model server at {url} does not have the model asked for ({detail}); check its name (LOOM_LLM_MODEL), or fetch it first (`ollama pull NAME` for Ollama)"

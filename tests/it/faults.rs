@@ -194,6 +194,64 @@ fn other_client_errors_are_not_retried() {
 }
 
 #[test]
+fn a_redirect_is_not_followed_to_another_address() {
+    let (_elsewhere, elsewhere, reached) = server(|_, _| completion("Evening."));
+    let to = format!("{elsewhere}/chat/completions");
+    let (_server, url, count) = server(move |_, _| {
+        let location = [(header::LOCATION, to.clone())];
+        (StatusCode::TEMPORARY_REDIRECT, location, "").into_response()
+    });
+    let mut app = retrying_app(&url);
+    let id = submit(&mut app, request("hello"));
+    let done = outcomes(&mut app, &[id]);
+    let error = done[&id].result.as_ref().expect_err("not followed");
+    assert!(matches!(error, LlmError::Redirected { .. }), "{error:?}");
+    let said = error.to_string();
+    assert!(
+        said.contains(&elsewhere),
+        "names where it redirects: {said}"
+    );
+    assert!(said.contains("LOOM_LLM_URL"), "says what to set: {said}");
+    assert_eq!(count.load(Ordering::SeqCst), 1, "not retried");
+    assert_eq!(reached.load(Ordering::SeqCst), 0, "nothing sent elsewhere");
+}
+
+/// Set in the process [`a_server_on_this_machine_is_reached_without_a_proxy`] runs
+/// itself in, with a proxy set.
+const UNDER_A_PROXY: &str = "LOOM_TEST_UNDER_A_PROXY";
+
+#[test]
+fn a_server_on_this_machine_is_reached_without_a_proxy() {
+    if std::env::var_os(UNDER_A_PROXY).is_some() {
+        let (_server, url, count) = server(|_, _| completion("Evening."));
+        let mut app = retrying_app(&url);
+        let id = submit(&mut app, request("hello"));
+        let done = outcomes(&mut app, &[id]);
+        let answer = done[&id].result.as_ref().map(|r| r.text.as_str());
+        assert_eq!(answer, Ok("Evening."));
+        assert_eq!(count.load(Ordering::SeqCst), 1);
+        return;
+    }
+    // The proxy variables are the process's own: this test runs again in a process of
+    // its own with them set, and this one is the proxy.
+    let (_proxy, proxy, proxied) = server(|_, _| completion("from the proxy"));
+    let proxy = proxy.trim_end_matches("/v1");
+    let name = "faults::a_server_on_this_machine_is_reached_without_a_proxy";
+    let status = std::process::Command::new(std::env::current_exe().expect("this test"))
+        .args(["--exact", name, "--test-threads", "1"])
+        .env(UNDER_A_PROXY, "1")
+        .env("HTTP_PROXY", proxy)
+        .env("http_proxy", proxy)
+        .env("ALL_PROXY", proxy)
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .status()
+        .expect("the test runs again");
+    assert!(status.success(), "under a proxy: {status}");
+    assert_eq!(proxied.load(Ordering::SeqCst), 0, "nothing went through it");
+}
+
+#[test]
 fn a_breaker_opens_and_fails_fast() {
     let (_server, url, count) =
         server(move |_, _| (StatusCode::BAD_GATEWAY, "down").into_response());
