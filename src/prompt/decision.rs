@@ -262,7 +262,8 @@ fn push_items(text: &mut String, items: &[impl AsRef<str>], push: fn(&mut String
 /// close none of the prompt's sections.
 fn push_as_text(text: &mut String, said: &str) {
     let mut rest = said;
-    while let Some(at) = rest.find(['<', '>']) {
+    // Found a byte at a time: a char pattern's search decodes every character.
+    while let Some(at) = rest.bytes().position(|b| matches!(b, b'<' | b'>')) {
         text.push_str(&rest[..at]);
         text.push(if rest.as_bytes()[at] == b'<' {
             '‹'
