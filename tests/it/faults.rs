@@ -237,7 +237,7 @@ fn a_server_on_this_machine_is_reached_without_a_proxy() {
     let (_proxy, proxy, proxied) = server(|_, _| completion("from the proxy"));
     let proxy = proxy.trim_end_matches("/v1");
     let name = "faults::a_server_on_this_machine_is_reached_without_a_proxy";
-    let status = std::process::Command::new(std::env::current_exe().expect("this test"))
+    let run = std::process::Command::new(std::env::current_exe().expect("this test"))
         .args(["--exact", name, "--test-threads", "1"])
         .env(UNDER_A_PROXY, "1")
         .env("HTTP_PROXY", proxy)
@@ -245,9 +245,10 @@ fn a_server_on_this_machine_is_reached_without_a_proxy() {
         .env("ALL_PROXY", proxy)
         .env_remove("NO_PROXY")
         .env_remove("no_proxy")
-        .status()
+        .output()
         .expect("the test runs again");
-    assert!(status.success(), "under a proxy: {status}");
+    let said = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "under a proxy: {said}");
     assert_eq!(proxied.load(Ordering::SeqCst), 0, "nothing went through it");
 }
 
