@@ -181,11 +181,28 @@ pub(super) fn judge<'a>(
         Some(Answer::Invoke { ability, .. }) => Some(ability.as_str()),
         _ => None,
     };
+    // A definition whose targets are others now (reordered, renamed, removed) would
+    // read what was chosen for one target as another.
+    let action_changed = chosen.filter(|chosen| {
+        let now = registry.action(chosen.action_id);
+        let slots = now.into_iter().flat_map(ActionDefinition::target_slots);
+        let placeholders = slots.map(|(_, slot)| slot.placeholder.as_str());
+        now.is_some() && !placeholders.eq(offered.placeholders(chosen.index))
+    });
+    let task_changed = task.filter(|task| {
+        let now = registry.task(task.action_id);
+        let parameters = now.into_iter().flat_map(TaskDefinition::entity_parameters);
+        let placeholders = parameters.map(|(parameter, _)| parameter.name.as_str());
+        now.is_some() && !placeholders.eq(tasks.placeholders(task.index))
+    });
     let action_gone = chosen.filter(|chosen| !allowed_now(chosen));
     let task_id = task.map(|task| task.action_id);
-    let stale = (action_gone.map(|action| action.action_id))
+    let ability_gone =
+        |id: &str| registry.ability(id).is_none() || !policy_allows(Named::Ability(id));
+    let stale = (action_gone.or(action_changed).or(task_changed))
+        .map(|action| action.action_id)
         .or(task_id.filter(|&id| !policy_allows(Named::Task(id))))
-        .or(invoked.filter(|&id| !policy_allows(Named::Ability(id))));
+        .or(invoked.filter(|&id| ability_gone(id)));
     let (decision, chosen, task) = match stale {
         Some(stale) => {
             let reason = RejectionReason::NoLongerAllowed(stale.to_owned());
@@ -427,6 +444,54 @@ mod tests {
             verdict.decision.is_ok() && verdict.task.is_some(),
             "permitted"
         );
+    }
+
+    #[test]
+    fn a_choice_whose_targets_changed_meaning_while_it_decided_is_rejected() {
+        let go = Ok(LlmReply::text(r#"{"do": 1}"#));
+        let everything = (|_: &ActionDefinition| true, |_: Named| true);
+        let offered_go = PendingDecision {
+            offered: crate::world::offer_to_go(),
+            ..pending(false)
+        };
+        let fallback = DecisionFallback::Pass;
+        let go_to = |placeholder: &str| {
+            crate::world::registry_of_actions(&[serde_json::json!({
+                "id": "core:go", "name": "Go", "description": "Leave",
+                "template": format!("go to {{{placeholder}}}"),
+                "targets": { "primary": { "scope": "exits", "placeholder": placeholder } } })])
+        };
+        // Offered with its target as `place`, as it still is: taken.
+        let verdict = judge(&go, &offered_go, &go_to("place"), everything, &fallback);
+        assert!(verdict.decision.is_ok() && verdict.action.is_some());
+        // Its target is another now: what was chosen for `place` may not be that.
+        let verdict = judge(&go, &offered_go, &go_to("way"), everything, &fallback);
+        let changed = RejectionReason::NoLongerAllowed("core:go".to_owned());
+        assert_eq!(verdict.decision, Err(changed));
+        assert!(verdict.action.is_none());
+    }
+
+    #[test]
+    fn an_ability_no_longer_loaded_is_not_invoked() {
+        let rent = Ok(LlmReply::text(
+            r#"{"use": "tavern:rent_room", "inputs": {}, "say": "Here."}"#,
+        ));
+        let definition = serde_json::from_value(serde_json::json!({
+            "id": "tavern:rent_room", "description": "d", "what": "w", "when": "w", "inputs": {} }));
+        let offered = crate::world::OfferedAbility {
+            definition: std::sync::Arc::new(definition.expect("an ability")),
+            candidates: Vec::new(),
+        };
+        let pending = PendingDecision {
+            abilities: std::iter::once(offered).collect(),
+            ..pending(false)
+        };
+        let everything = (|_: &ActionDefinition| true, |_: Named| true);
+        let fallback = DecisionFallback::Pass;
+        let registry = ContentRegistry::default();
+        let verdict = judge(&rent, &pending, &registry, everything, &fallback);
+        let gone = RejectionReason::NoLongerAllowed("tavern:rent_room".to_owned());
+        assert_eq!(verdict.decision, Err(gone));
     }
 
     #[test]

@@ -546,7 +546,7 @@ pub(crate) mod tests {
         ])
     }
 
-    fn registry(actions: &[serde_json::Value]) -> ContentRegistry {
+    pub(crate) fn registry(actions: &[serde_json::Value]) -> ContentRegistry {
         let mut manifests: Vec<ModManifest> = ["core", "items"]
             .iter()
             .map(|id| {

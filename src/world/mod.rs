@@ -31,7 +31,7 @@ pub use acting::{
     PlanFailed, PlanOrigin, PlanStepRef, StartPlan, StopPlan,
 };
 #[cfg(test)]
-pub(crate) use available::tests::offer_to_go;
+pub(crate) use available::tests::{offer_to_go, registry as registry_of_actions};
 pub use available::{ActionMenu, ActionOffers, available_actions, render_command};
 pub use components::{
     CarriedBy, Character, DisplayName, Exits, FollowingPlan, InPlace, NarrativeKey, Place, Player,

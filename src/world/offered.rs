@@ -104,6 +104,19 @@ impl OfferedActions {
             .map(|offered| list.view(position, offered))
     }
 
+    /// The placeholders of the target slots of the definition the action numbered
+    /// `index` was offered from, in slot order: what each of its targets was chosen as.
+    pub(crate) fn placeholders(&self, index: usize) -> impl Iterator<Item = &str> {
+        let list = self.0.as_deref();
+        let offered = list.zip(index.checked_sub(1)).and_then(|(list, position)| {
+            let offered = list.offered.get(position)?;
+            Some(&list.menu[offered.action as usize].definition)
+        });
+        (offered.into_iter())
+            .flat_map(|definition| definition.target_slots())
+            .map(|(_, slot)| slot.placeholder.as_str())
+    }
+
     /// Keeps the actions `keep` says yes to, numbered again from 1 in the same order.
     pub fn retain(&mut self, mut keep: impl FnMut(AvailableAction<'_>) -> bool) {
         let left_out: Vec<bool> = self.iter().map(|action| !keep(action)).collect();
