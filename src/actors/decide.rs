@@ -54,6 +54,14 @@ pub(super) fn apply_decisions(
                 continue;
             }
         };
+        // One that stopped being a smart actor this frame, before its departure is
+        // seen: nobody is left to act on its answer, as when it is
+        // (`forget_departed_actors`). Its turn is taken back, and it is idle.
+        let Some(actor) = actor else {
+            mind.take_back_turn();
+            mind.state = ThinkState::Idle;
+            continue;
+        };
         let result = tool_call_as_answer(&response.result, &pending.abilities);
         let result = &*result;
         mind.close_turn(result);
@@ -74,7 +82,7 @@ pub(super) fn apply_decisions(
         // What the actor may do now: its spec or the content may have changed while it
         // thought, or a fight broken out.
         pending.fighting |= in_combat;
-        let spec = actor.and_then(|actor| registry.actor(&actor.spec));
+        let spec = registry.actor(&actor.spec);
         let permitted = |action: &ActionDefinition| {
             spec.is_some_and(|spec| permits(spec, &settings.combat_verbs, pending.fighting, action))
         };
@@ -88,9 +96,7 @@ pub(super) fn apply_decisions(
         let mut verdict = judge(result, &pending, &registry, allowed, &settings.fallback);
         // Nothing is allowed an actor whose spec is not loaded, not even a line, and
         // what its answer was matters no more: say that, as thinking does.
-        if let (Some(actor), None) = (actor, spec)
-            && !matches!(verdict.decision, Err(RejectionReason::NoAnswer(_)))
-        {
+        if spec.is_none() && !matches!(verdict.decision, Err(RejectionReason::NoAnswer(_))) {
             verdict.decision = Err(RejectionReason::UnknownSpec(actor.spec.clone()));
         }
         if let Err(reason) = &verdict.decision {

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use bevy::prelude::*;
 use bevy_loom::prelude::*;
 
 use crate::support::{FixedBackend, run_turn, tavern_app};
@@ -520,4 +521,63 @@ fn an_answer_cut_off_at_the_token_limit_says_so() {
             rejected.reason
         );
     }
+}
+
+/// The smart actor whose answer removes its `SmartActor`, in the frame the answer comes.
+#[derive(Resource)]
+struct LeavesWhenAnswered(Entity, bevy_loom::llm::RequestId);
+
+fn leave_when_answered(
+    leaves: Res<LeavesWhenAnswered>,
+    mut responses: MessageReader<LlmResponse>,
+    mut commands: Commands,
+) {
+    if responses.read().any(|response| response.id == leaves.1) {
+        commands.entity(leaves.0).remove::<SmartActor>();
+    }
+}
+
+#[test]
+fn an_answer_to_an_actor_that_stopped_being_a_smart_actor_that_frame_is_not_applied() {
+    let (backend, gate) =
+        crate::support::GatedBackend::choice(|_| r#"{"do": 0, "say": "Evening."}"#.to_owned());
+    let (mut app, scene) = tavern_app(backend);
+    let marta = scene.entities["marta"];
+    app.world_mut().write_message(TurnEnded);
+    app.update();
+    let log = app.world().resource::<crate::support::TurnLog>();
+    let request = (log.prompts.iter())
+        .find(|p| p.actor == marta)
+        .expect("she is asked")
+        .request;
+    app.insert_resource(LeavesWhenAnswered(marta, request));
+    app.add_systems(
+        Update,
+        leave_when_answered
+            .after(LoomSystems::Receive)
+            .before(LoomSystems::Decide),
+    );
+    gate.store(true, std::sync::atomic::Ordering::SeqCst);
+    crate::support::update_until(&mut app, "her answer", |app| {
+        let log = app.world().resource::<crate::support::TurnLog>();
+        log.responses.iter().any(|r| r.id == request)
+    });
+    app.update();
+    let log = app.world().resource::<crate::support::TurnLog>();
+    assert!(
+        log.spoke.iter().all(|s| s.actor != marta),
+        "{:?}",
+        log.spoke
+    );
+    assert!(
+        log.rejected.iter().all(|r| r.actor != marta),
+        "{:?}",
+        log.rejected
+    );
+    let mind = app
+        .world()
+        .get::<ActorMind>(marta)
+        .expect("her mind is kept");
+    let idle = matches!(mind.state(), bevy_loom::actors::ThinkState::Idle);
+    assert!(idle, "{:?}", mind.state());
 }
