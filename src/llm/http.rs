@@ -296,9 +296,7 @@ impl Exchange {
     /// A failure while reading a body whose headers already arrived.
     fn broke_off(&self, error: reqwest::Error) -> LlmError {
         match self.error(error) {
-            LlmError::Unreachable { detail, .. } => {
-                LlmError::InvalidResponse(format!("the answer broke off: {detail}"))
-            }
+            LlmError::Unreachable { detail, .. } => LlmError::BrokeOff(detail),
             other => other,
         }
     }

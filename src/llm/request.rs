@@ -22,10 +22,11 @@ pub struct ChatMessage {
 }
 
 impl LlmError {
-    /// Whether trying again may help: the server was unreachable, overloaded (429) or failing (5xx).
+    /// Whether trying again may help: the server was unreachable, overloaded (429),
+    /// failing (5xx) or broke off its answer.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::Unreachable { .. } | Self::Loading { .. } => true,
+            Self::Unreachable { .. } | Self::Loading { .. } | Self::BrokeOff(_) => true,
             Self::Status { status, .. } => *status == 429 || *status >= 500,
             _ => false,
         }
@@ -366,6 +367,12 @@ pub enum LlmError {
     /// The server answered with something that is not a chat completion.
     #[error("the model server's answer was not understood: {0}")]
     InvalidResponse(String),
+    /// The connection broke while the answer came, its headers already sent: the
+    /// server crashed, restarted or was stopped mid-answer.
+    #[error(
+        "the model server's answer broke off: {0}; check the server's log: it may have crashed (out of memory, as a server can reading a long prompt) or been restarted"
+    )]
+    BrokeOff(String),
     /// The server sent more than the backend reads of an answer.
     #[error(
         "the model server's {what} passed the limit of {limit} bytes; if such answers are expected, raise `limits.{setting}` in the backend's settings"

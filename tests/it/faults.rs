@@ -368,14 +368,34 @@ fn a_connection_reset_mid_stream_fails_once() {
     );
     let done = outcomes_while_running(&mut app, &[id]);
     let result = &done[&id].result;
-    assert!(
-        matches!(result, Err(LlmError::InvalidResponse(m)) if m.contains("broke off")),
-        "{result:?}"
-    );
+    assert!(matches!(result, Err(LlmError::BrokeOff(_))), "{result:?}");
     assert_eq!(
         done[&id].retries, 0,
         "a stream that reached the game is not asked again"
     );
+}
+
+#[test]
+fn an_answer_that_broke_off_before_reaching_the_game_is_asked_again() {
+    // The server goes down with the headers sent, as one that runs out of memory
+    // reading the prompt; then it is back.
+    let (_server, url, count) = server(|n, _| match n {
+        0 => {
+            let broken = futures_lite::stream::once_future(async {
+                // The headers reach the client first.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Err::<Bytes, _>(std::io::Error::other("reset"))
+            });
+            Body::from_stream(broken).into_response()
+        }
+        _ => completion("Evening."),
+    });
+    let mut app = retrying_app(&url);
+    let id = submit(&mut app, request("hello"));
+    let done = outcomes(&mut app, &[id]);
+    let answer = done[&id].result.as_ref().map(|r| r.text.as_str());
+    assert_eq!(answer, Ok("Evening."));
+    assert_eq!((done[&id].retries, count.load(Ordering::SeqCst)), (1, 2));
 }
 
 #[test]
