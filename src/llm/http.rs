@@ -118,10 +118,11 @@ pub(super) struct ServerUrl {
 }
 
 impl ServerUrl {
-    /// `base_url` with `path` appended; an error that says what to fix when it is not
-    /// an `http` or `https` URL.
+    /// `base_url` (without spaces around it, as a settings file may leave) with `path`
+    /// appended; an error that says what to fix when it is not an `http` or `https`
+    /// URL.
     pub(super) fn new(base_url: &str, path: &str) -> Result<Self, LlmError> {
-        let joined = format!("{}{path}", base_url.trim_end_matches('/'));
+        let joined = format!("{}{path}", base_url.trim().trim_end_matches('/'));
         let shown: Arc<str> = without_credentials(&joined).into();
         let url = reqwest::Url::parse(&joined)
             .ok()
@@ -506,6 +507,17 @@ mod tests {
 
     use super::*;
     use crate::llm::{ToolCall, ToolSpec};
+
+    #[test]
+    fn spaces_around_an_address_are_not_part_of_it() {
+        let url = ServerUrl::new(" http://127.0.0.1:8080/v1/ \n", "/chat/completions");
+        let url = url.expect("a URL");
+        assert_eq!(
+            url.url.as_str(),
+            "http://127.0.0.1:8080/v1/chat/completions"
+        );
+        assert_eq!(&*url.shown, "http://127.0.0.1:8080/v1/chat/completions");
+    }
 
     #[test]
     fn loopback_addresses_and_localhost_are_this_machine() {

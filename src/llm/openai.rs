@@ -188,7 +188,7 @@ impl OpenAiBackend {
         };
         let bounds = (timeouts, settings.limits);
         let chat = ChatEndpoint::new(&settings.base_url, "/chat/completions", bounds)?;
-        let root = settings.base_url.trim_end_matches('/');
+        let root = settings.base_url.trim().trim_end_matches('/');
         let props = ServerUrl::new(root.strip_suffix("/v1").unwrap_or(root), "/props")?;
         Ok(Self {
             settings,
