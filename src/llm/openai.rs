@@ -337,25 +337,15 @@ impl LlmBackend for OpenAiBackend {
         Box::pin(async move {
             let response = exchange.send(call).await?;
             if !stream {
-                let body = exchange.body(response).await?;
-                // The usual answer, read without building a JSON tree; anything else
-                // is read as JSON to say what is wrong with it.
-                if let Ok(completion) = serde_json::from_slice::<Completion<'_>>(&body)
-                    && let Some(reply) = completion.reply()
-                {
-                    return Ok(reply);
-                }
-                let value = json_value(&body)?;
-                let measured = (openai_usage(&value), llama_timings(&value));
-                let reply = message_reply(&value, "/choices/0/message", measured)?;
-                let cut_off = cut_off_at(&value, "/choices/0/finish_reason");
-                return Ok(LlmReply { cut_off, ..reply });
+                return whole_answer(&exchange.body(response).await?);
             }
             // Server-sent events: `data: {chunk}` lines, then `data: [DONE]`; an error
             // comes as a chunk with an `error`, or (llama.cpp's server before late
             // 2025) as an `error: {error}` event.
             let mut lines = exchange.lines(response);
             let mut reply = LlmReply::default();
+            // What came that is no event: a server that does not stream answers whole.
+            let mut not_events = String::new();
             while let Some(line) = lines.next().await? {
                 if let Some(event) = line.strip_prefix("error:") {
                     let error = stream_chunk(event.trim())?;
@@ -364,6 +354,10 @@ impl LlmBackend for OpenAiBackend {
                     return Err(super::error_body::reported_error(error, context));
                 }
                 let Some(data) = line.strip_prefix("data:").map(str::trim) else {
+                    if !is_event_field(&line) {
+                        not_events.push_str(&line);
+                        not_events.push('\n');
+                    }
                     continue;
                 };
                 if data == "[DONE]" {
@@ -387,11 +381,48 @@ impl LlmBackend for OpenAiBackend {
                 reply.usage = openai_usage(&chunk).or(reply.usage);
                 reply.timings = llama_timings(&chunk).or(reply.timings);
             }
+            if !not_events.trim().is_empty() {
+                return whole_answer(not_events.trim().as_bytes());
+            }
             Err(LlmError::InvalidResponse(
                 "the stream ended before `data: [DONE]`: the server stopped mid-answer".to_owned(),
             ))
         })
     }
+}
+
+/// Whether a line of a server-sent event stream is one of its fields (`event:`,
+/// `id:`, `retry:`), a comment (`: keep-alive`) or the blank line between events:
+/// what a stream holds besides its `data:` lines.
+fn is_event_field(line: &str) -> bool {
+    let line = line.trim();
+    line.is_empty()
+        || line.starts_with(':')
+        || ["event:", "id:", "retry:"]
+            .iter()
+            .any(|field| line.starts_with(field))
+}
+
+/// A whole answer: a chat completion, or the server's error object in its place (a
+/// 200 that says the server failed). Also what a server that does not stream sends a
+/// streamed request.
+fn whole_answer(body: &[u8]) -> Result<LlmReply, LlmError> {
+    // The usual answer, read without building a JSON tree; anything else is read as
+    // JSON to say what is wrong with it.
+    if let Ok(completion) = serde_json::from_slice::<Completion<'_>>(body)
+        && let Some(reply) = completion.reply()
+    {
+        return Ok(reply);
+    }
+    let value = json_value(body)?;
+    if let Some(error) = value.get("error") {
+        let context = "the server answered with an error";
+        return Err(super::error_body::reported_error(error, context));
+    }
+    let measured = (openai_usage(&value), llama_timings(&value));
+    let reply = message_reply(&value, "/choices/0/message", measured)?;
+    let cut_off = cut_off_at(&value, "/choices/0/finish_reason");
+    Ok(LlmReply { cut_off, ..reply })
 }
 
 /// The parts of a chat completion the backend reads.

@@ -399,6 +399,29 @@ fn an_answer_that_broke_off_before_reaching_the_game_is_asked_again() {
 }
 
 #[test]
+fn a_streamed_request_answered_whole_or_with_an_error_is_read_as_it_came() {
+    let (_server, url, _) = server(|_, body| {
+        if body.to_string().contains("hello") {
+            return completion("Evening.");
+        }
+        let overloaded = json!({ "error": { "message": "model is overloaded, try tiny" } });
+        axum::Json(overloaded).into_response()
+    });
+    let mut app = retrying_app(&url);
+    let streamed = |text| LlmRequest {
+        stream: true,
+        ..request(text)
+    };
+    let whole = submit(&mut app, streamed("hello"));
+    let refused = submit(&mut app, streamed("hi"));
+    let done = outcomes(&mut app, &[whole, refused]);
+    let answer = done[&whole].result.as_ref().map(|r| r.text.as_str());
+    assert_eq!(answer, Ok("Evening."), "a server that does not stream");
+    let error = done[&refused].result.as_ref().expect_err("an error");
+    assert!(error.to_string().contains("model is overloaded"), "{error}");
+}
+
+#[test]
 fn slow_answers_time_out_and_cancelled_ones_end_cancelled() {
     let (_server, url, _) = server(|_, _| {
         std::thread::sleep(Duration::from_millis(1500));
