@@ -18,8 +18,8 @@ use crate::llm::{LlmError, LlmReply, LlmResponse};
 use crate::prompt::answer::tool_call_answer;
 use crate::prompt::{Answer, read_decision};
 use crate::world::{
-    AbilityInvoked, ActionTargets, AvailableAction, DisplayName, OfferedAbilities, ParamValue,
-    PlanOrigin, StartPlan,
+    AbilityInvoked, ActionTargets, AvailableAction, DisplayName, OfferedAbilities, OfferedActions,
+    ParamValue, PlanOrigin, StartPlan,
 };
 
 /// A smart actor whose answer came: its mind, spec, name, and whether it fights now.
@@ -146,10 +146,11 @@ pub(super) enum Named<'a> {
 /// Judges the model's `reply` to a pending decision: read against what was offered
 /// and the actions `permitted` now and the tasks and abilities the policy of the
 /// moment allows, with `fallback` for a rejected one outside combat. A chosen action
-/// no longer loaded or permitted, or a chosen task or invoked ability no longer
-/// allowed (the actor's spec, or the content, changed while it thought), rejects the
-/// answer; the fallback is taken only while it is loaded and permitted. (A chosen
-/// task no longer loaded fails to start as a plan, saying so.)
+/// no longer loaded or permitted, a chosen task or invoked ability no longer allowed
+/// (the actor's spec, or the content, changed while it thought), an ability no longer
+/// loaded, or an action or task whose targets are others now, rejects the answer; the
+/// fallback is taken only while it is loaded, permitted and its targets the same. (A
+/// chosen task no longer loaded fails to start as a plan, saying so.)
 pub(super) fn judge<'a>(
     reply: &Result<LlmReply, LlmError>,
     pending: &'a PendingDecision,
@@ -187,19 +188,14 @@ pub(super) fn judge<'a>(
         Some(Answer::Invoke { ability, .. }) => Some(ability.as_str()),
         _ => None,
     };
-    // A definition whose targets are others now (reordered, renamed, removed) would
-    // read what was chosen for one target as another.
-    let action_changed = chosen.filter(|chosen| {
-        let now = registry.action(chosen.action_id);
-        let slots = now.into_iter().flat_map(ActionDefinition::target_slots);
-        let placeholders = slots.map(|(_, slot)| slot.placeholder.as_str());
-        now.is_some() && !placeholders.eq(offered.placeholders(chosen.index))
-    });
+    // A definition whose targets are others now (reordered, renamed, removed, from
+    // another scope) would read what was chosen for one target as another.
+    let action_changed = chosen.filter(|chosen| !targets_as_offered(chosen, offered, registry));
     let task_changed = task.filter(|task| {
         let now = registry.task(task.action_id);
         let parameters = now.into_iter().flat_map(TaskDefinition::entity_parameters);
-        let placeholders = parameters.map(|(parameter, _)| parameter.name.as_str());
-        now.is_some() && !placeholders.eq(tasks.placeholders(task.index))
+        let slots = parameters.map(|(parameter, entity)| (&*parameter.name, &*entity.scope));
+        now.is_some() && !slots.eq(tasks.target_slots(task.index))
     });
     let action_gone = chosen.filter(|chosen| !allowed_now(chosen));
     let task_id = task.map(|task| task.action_id);
@@ -221,6 +217,7 @@ pub(super) fn judge<'a>(
         (Err(_), DecisionFallback::Action(id)) if !pending.fighting => offered
             .iter()
             .find(|a| a.action_id == id.as_str())
+            .filter(|a| targets_as_offered(a, offered, registry))
             .filter(|fallback| allowed_now(fallback)),
         (Err(_), _) => None,
     };
@@ -343,6 +340,20 @@ fn raw_answer(reply: &Result<LlmReply, LlmError>) -> &str {
     reply.as_ref().map_or("", |reply| reply.text.as_str())
 }
 
+/// Whether the targets of `action`, one of `offered`, are those of its definition
+/// now: the same slots, in order, each from the same scope. One whose targets are
+/// others reads what was chosen for one target as another.
+fn targets_as_offered(
+    action: &AvailableAction,
+    offered: &OfferedActions,
+    registry: &ContentRegistry,
+) -> bool {
+    let now = registry.action(action.action_id);
+    let slots = now.into_iter().flat_map(ActionDefinition::target_slots);
+    let slots = slots.map(|(_, slot)| (&*slot.placeholder, &*slot.scope));
+    now.is_none() || slots.eq(offered.target_slots(action.index))
+}
+
 /// The plan that carries out an offered task for `actor`, its entity parameters bound
 /// to the task's targets in order (as
 /// [`TaskDefinition::as_action`](crate::content::TaskDefinition::as_action) made them
@@ -461,20 +472,35 @@ mod tests {
             ..pending(false)
         };
         let fallback = DecisionFallback::Pass;
-        let go_to = |placeholder: &str| {
+        let go_to = |placeholder: &str, scope: &str| {
             crate::world::registry_of_actions(&[serde_json::json!({
                 "id": "core:go", "name": "Go", "description": "Leave",
                 "template": format!("go to {{{placeholder}}}"),
-                "targets": { "primary": { "scope": "exits", "placeholder": placeholder } } })])
+                "targets": { "primary": { "scope": scope, "placeholder": placeholder } } })])
         };
-        // Offered with its target as `place`, as it still is: taken.
-        let verdict = judge(&go, &offered_go, &go_to("place"), everything, &fallback);
+        // Offered with its target as `place` among the exits, as it still is: taken.
+        let as_offered = go_to("place", "exits");
+        let verdict = judge(&go, &offered_go, &as_offered, everything, &fallback);
         assert!(verdict.decision.is_ok() && verdict.action.is_some());
         // Its target is another now: what was chosen for `place` may not be that.
-        let verdict = judge(&go, &offered_go, &go_to("way"), everything, &fallback);
         let changed = RejectionReason::NoLongerAllowed("core:go".to_owned());
-        assert_eq!(verdict.decision, Err(changed));
-        assert!(verdict.action.is_none());
+        for other in [go_to("way", "exits"), go_to("place", "things_here")] {
+            let verdict = judge(&go, &offered_go, &other, everything, &fallback);
+            assert_eq!(verdict.decision, Err(changed.clone()));
+            assert!(verdict.action.is_none());
+            // Nor is it the fallback.
+            let go_instead = DecisionFallback::Action("core:go".to_owned());
+            let unread = Ok(LlmReply::text("no JSON"));
+            let verdict = judge(&unread, &offered_go, &other, everything, &go_instead);
+            assert!(
+                verdict.action.is_none(),
+                "the fallback's targets changed too"
+            );
+        }
+        let go_instead = DecisionFallback::Action("core:go".to_owned());
+        let unread = Ok(LlmReply::text("no JSON"));
+        let verdict = judge(&unread, &offered_go, &as_offered, everything, &go_instead);
+        assert!(verdict.action.is_some(), "the fallback, as offered");
     }
 
     #[test]

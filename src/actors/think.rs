@@ -352,7 +352,7 @@ impl<'a> Frame<'a, '_, '_> {
         }
         let (note, fresh_note) = mind.notes.tell(&mut mind.notes_told);
         let mut next = Some(next);
-        let mut trimmed = None;
+        let mut trimmed;
         // A transcript that outgrew its budget starts again: its fresh prompt shows
         // the offer trimmed to what that prompt leaves it now (the memories and the
         // player's words grow), shown again when that is another budget.
@@ -360,8 +360,8 @@ impl<'a> Frame<'a, '_, '_> {
             let budgets_now = (mind.budgets.actions, mind.budgets.tasks);
             let next = next.take().unwrap_or_default();
             let shown_offer = (&mut mind.shown_offer, budgets_now);
-            let reported = &mut mind.trimming_reported;
-            trimmed = trimmed.or(self.show(asked, shown_offer, reported, next, &recalled));
+            let reported = mind.trimming_reported;
+            trimmed = self.show(asked, shown_offer, reported, next, &recalled);
             let shown_offer = &mind.shown_offer;
             let perceived = (seen, seen_fingerprint);
             let mut shown = shown_offer.shown(&system.message.content, perceived, &memory_ids);
@@ -392,7 +392,9 @@ impl<'a> Frame<'a, '_, '_> {
             };
             let transcript = &mut mind.transcript;
             let budget = scale.to_estimate(budget);
-            if let Some(turn) = transcript.append_turn(&shown, budget, user, &mut write) {
+            if !starting
+                && let Some(turn) = transcript.append_turn(&shown, budget, user, &mut write)
+            {
                 break (turn, abilities, tasks, answer_tokens);
             }
             if !std::mem::replace(&mut starting, true) {
@@ -405,6 +407,14 @@ impl<'a> Frame<'a, '_, '_> {
             let turn = transcript.fresh_turn(&shown, &system.sections, user, write);
             break (turn, abilities, tasks, answer_tokens);
         };
+        if let Some(trimmed) = &trimmed {
+            mind.trimming_reported = true;
+            warn!(
+                "smart actor {} ({}): {} of its {} offered actions were left out to fit {} \
+                 estimated tokens; raise PromptBudgets::total or shorten its persona",
+                asked.entity, asked.spec_id, trimmed.left_out, trimmed.offered, trimmed.budget
+            );
+        }
         let shown_offer = &mind.shown_offer;
         (turn.sections.iter_mut())
             .for_each(|section| section.tokens = scale.to_server(section.tokens));
@@ -532,13 +542,13 @@ impl<'a> Frame<'a, '_, '_> {
 
     /// Shows `offered` to `asked` within its actions budget (`shown` is what it was
     /// last shown, and the budget), weighed by what it remembers (`recalled`), unless
-    /// it shows it already; an offer trimmed past half is reported once an actor
-    /// (`reported`).
+    /// it shows it already; an offer trimmed past half is to be reported, unless it
+    /// was (`reported`).
     fn show(
         &mut self,
         asked: &Asked<'_>,
         (shown, budgets): (&mut ShownOffer, (usize, usize)),
-        reported: &mut bool,
+        reported: bool,
         next: (NextOffer, NextOffer),
         recalled: &[&MemoryEntry],
     ) -> Option<OfferTrimmed> {
@@ -569,16 +579,9 @@ impl<'a> Frame<'a, '_, '_> {
             |action: &AvailableAction<'_>| relevance.of(action),
             &mut self.trim,
         );
-        if left_out * 2 <= count || *reported {
+        if left_out * 2 <= count || reported {
             return None;
         }
-        *reported = true;
-        warn!(
-            "smart actor {} ({}): {left_out} of its {count} offered actions were left out \
-             to fit {budget} estimated tokens; raise PromptBudgets::total or shorten its \
-             persona",
-            asked.entity, asked.spec_id
-        );
         Some(OfferTrimmed {
             actor: asked.entity,
             offered: count,

@@ -137,14 +137,19 @@ impl ServerUrl {
         Ok(Self { url, shown })
     }
 
-    /// Whether it names this machine: `localhost` or a loopback address.
+    /// Whether it names this machine: `localhost`, a loopback address, or the
+    /// unspecified address (`0.0.0.0`, which a server started with `--host 0.0.0.0`
+    /// prints as its own, and which reaches this machine).
     fn on_this_machine(&self) -> bool {
         let Some(host) = self.url.host_str() else {
             return false;
         };
         let address = host.trim_start_matches('[').trim_end_matches(']');
         match address.parse::<std::net::IpAddr>() {
-            Ok(address) => address.is_loopback(),
+            Ok(address) => {
+                let address = address.to_canonical();
+                address.is_loopback() || address.is_unspecified()
+            }
             Err(_) => {
                 let name = host.trim_end_matches('.').to_ascii_lowercase();
                 name == "localhost" || name.ends_with(".localhost")
@@ -193,13 +198,15 @@ impl Exchange {
             return Ok(response);
         }
         if status.is_redirection() {
+            // Where to, whole: a server may name only the path.
             let location = response.headers().get(reqwest::header::LOCATION);
             let to = location.and_then(|value| value.to_str().ok());
+            let to = to.map(|to| response.url().join(to).map_or(to.to_owned(), String::from));
             return Err(LlmError::Redirected {
                 url: self.url.to_string(),
                 status: status.as_u16(),
                 to: to.map_or("nowhere it names".to_owned(), |to| {
-                    truncate(&without_credentials(to), 300)
+                    truncate(&without_credentials(&to), 300)
                 }),
             });
         }
@@ -532,6 +539,8 @@ mod tests {
             "http://localhost:11434",
             "http://LocalHost.:11434",
             "http://llm.localhost/v1",
+            "http://0.0.0.0:8080/v1",
+            "http://[::ffff:127.0.0.1]:8080/v1",
         ] {
             assert!(here(base), "{base}");
         }

@@ -345,7 +345,7 @@ impl LlmBackend for OpenAiBackend {
             let mut lines = exchange.lines(response);
             let mut reply = LlmReply::default();
             // What came that is no event: a server that does not stream answers whole.
-            let mut not_events = String::new();
+            let (mut not_events, mut events) = (String::new(), false);
             while let Some(line) = lines.next().await? {
                 if let Some(event) = line.strip_prefix("error:") {
                     let error = stream_chunk(event.trim())?;
@@ -360,6 +360,7 @@ impl LlmBackend for OpenAiBackend {
                     }
                     continue;
                 };
+                events = true;
                 if data == "[DONE]" {
                     return Ok(reply);
                 }
@@ -381,7 +382,7 @@ impl LlmBackend for OpenAiBackend {
                 reply.usage = openai_usage(&chunk).or(reply.usage);
                 reply.timings = llama_timings(&chunk).or(reply.timings);
             }
-            if !not_events.trim().is_empty() {
+            if !events && !not_events.trim().is_empty() {
                 return whole_answer(not_events.trim().as_bytes());
             }
             Err(LlmError::InvalidResponse(
@@ -415,7 +416,7 @@ fn whole_answer(body: &[u8]) -> Result<LlmReply, LlmError> {
         return Ok(reply);
     }
     let value = json_value(body)?;
-    if let Some(error) = value.get("error") {
+    if let Some(error) = value.get("error").filter(|error| !error.is_null()) {
         let context = "the server answered with an error";
         return Err(super::error_body::reported_error(error, context));
     }

@@ -111,9 +111,10 @@ pub enum NarrationSource {
 
 /// Narration of one report. Streamed pieces arrive as `is_final: false`, each with
 /// the text written since the previous one (append them to show the text growing;
-/// a reasoning model's thinking, `<think>…</think>`, is not among them, nor what shows
-/// nothing before the text); exactly one `is_final: true` message, with the whole
-/// text, ends each report.
+/// thinking a reasoning model's answer opens with, `<think>…</think>`, is not among
+/// them, nor what shows nothing before the text; thinking the prompt opened, which
+/// the answer only closes, is, until the final text leaves it out); exactly one
+/// `is_final: true` message, with the whole text, ends each report.
 #[derive(Message, Debug, Clone, PartialEq)]
 pub struct NarrationText {
     /// The report narrated.

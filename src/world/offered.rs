@@ -104,9 +104,10 @@ impl OfferedActions {
             .map(|offered| list.view(position, offered))
     }
 
-    /// The placeholders of the target slots of the definition the action numbered
-    /// `index` was offered from, in slot order: what each of its targets was chosen as.
-    pub(crate) fn placeholders(&self, index: usize) -> impl Iterator<Item = &str> {
+    /// The target slots of the definition the action numbered `index` was offered
+    /// from, in slot order, each its placeholder and scope: what each of its targets
+    /// was chosen as.
+    pub(crate) fn target_slots(&self, index: usize) -> impl Iterator<Item = (&str, &str)> {
         let list = self.0.as_deref();
         let offered = list.zip(index.checked_sub(1)).and_then(|(list, position)| {
             let offered = list.offered.get(position)?;
@@ -114,7 +115,7 @@ impl OfferedActions {
         });
         (offered.into_iter())
             .flat_map(|definition| definition.target_slots())
-            .map(|(_, slot)| slot.placeholder.as_str())
+            .map(|(_, slot)| (slot.placeholder.as_str(), slot.scope.as_str()))
     }
 
     /// Keeps the actions `keep` says yes to, numbered again from 1 in the same order.

@@ -247,8 +247,9 @@ fn a_server_on_this_machine_is_reached_without_a_proxy() {
         .env_remove("no_proxy")
         .output()
         .expect("the test runs again");
-    let said = String::from_utf8_lossy(&run.stdout);
+    let said = String::from_utf8_lossy(&run.stdout) + String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "under a proxy: {said}");
+    assert!(said.contains("1 passed"), "it ran again: {said}");
     assert_eq!(proxied.load(Ordering::SeqCst), 0, "nothing went through it");
 }
 
