@@ -515,6 +515,14 @@ fn pool_problems(
             TEXT_LIMITS.fragment,
             "fragment",
         ));
+        if brace_never_closed(fragment.text()) {
+            problems.push(ContentError::new(
+                file,
+                &pointer,
+                "a `{` never closed: close its placeholder (`{item}`), or write the text \
+                 without braces; the narrator cannot fill it, and passes the fragment over",
+            ));
+        }
         for placeholder in super::template_placeholders(fragment.text()) {
             if !FRAGMENT_PLACEHOLDERS.contains(&placeholder) {
                 problems.push(ContentError::new(
@@ -533,6 +541,18 @@ fn pool_problems(
         }
     }
     problems
+}
+
+/// Whether `text` has a `{` with no `}` after it.
+fn brace_never_closed(text: &str) -> bool {
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        match rest[open + 1..].find('}') {
+            Some(close) => rest = &rest[open + 1 + close + 1..],
+            None => return true,
+        }
+    }
+    false
 }
 
 impl ContentAsset for NarrativeContext {
@@ -636,6 +656,19 @@ mod tests {
         assert_eq!(problems[0].pointer, "/traits/1");
         assert!(
             problems[0].message.contains("{owner}"),
+            "{}",
+            problems[0].message
+        );
+    }
+
+    #[test]
+    fn a_brace_never_closed_names_the_fragment() {
+        let problems = parse(r#"{"key": "tavern:lute", "traits": ["fine", "owned by {owner"]}"#)
+            .expect_err("an unclosed brace is refused");
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].pointer, "/traits/1");
+        assert!(
+            problems[0].message.contains("never closed"),
             "{}",
             problems[0].message
         );

@@ -236,14 +236,13 @@ impl FragmentResolver {
             (Some(owner), Some(pool)) => {
                 let recent = self.recent.entry(owner.entity).or_default();
                 let core = pick(&pool.core, recent, &mut self.rng, self.window)
-                    .map(|f| fill(f, owner.called.as_ref(), &names));
+                    .and_then(|f| fill(f, owner.called.as_ref(), &names));
                 let colors = if full && !pool.color.is_empty() {
                     let count = self.rng.random_range(1..=2usize).min(pool.color.len());
                     let mut colors = Vec::with_capacity(count);
                     for _ in 0..count {
-                        if let Some(color) = pick(&pool.color, recent, &mut self.rng, self.window) {
-                            colors.push(fill(color, owner.called.as_ref(), &names));
-                        }
+                        let color = pick(&pool.color, recent, &mut self.rng, self.window);
+                        colors.extend(color.and_then(|c| fill(c, owner.called.as_ref(), &names)));
                     }
                     colors
                 } else {
@@ -269,11 +268,8 @@ impl FragmentResolver {
                     let recent = self.recent.entry(stateful.entity).or_default();
                     pick(pool, recent, &mut self.rng, self.window)
                 });
-                match picked {
-                    Some(variant) => (
-                        Some(fill(variant, stateful.called.as_ref(), &names)),
-                        Some(Cow::Borrowed(stateful.called.as_ref())),
-                    ),
+                match picked.and_then(|variant| fill(variant, stateful.called.as_ref(), &names)) {
+                    Some(variant) => (Some(variant), Some(Cow::Borrowed(stateful.called.as_ref()))),
                     None => (
                         Some(Cow::Owned(defaults::state(
                             state,
@@ -396,7 +392,7 @@ impl FragmentResolver {
         traits.extend(
             (0..count)
                 .filter_map(|_| pick(pool, recent, &mut self.rng, self.window))
-                .map(|f| fill(f, entity.called.as_ref(), names)),
+                .filter_map(|f| fill(f, entity.called.as_ref(), names)),
         );
         traits
     }
@@ -421,13 +417,13 @@ impl FragmentResolver {
             Some((owner, pool)) => {
                 let recent = self.recent.entry(owner.entity).or_default();
                 let core = pick(&pool.core, recent, &mut self.rng, self.window)
-                    .map(|f| fill(f, owner.called.as_ref(), names));
+                    .and_then(|f| fill(f, owner.called.as_ref(), names));
                 let wants_color = self.verbosity == Verbosity::Full
                     && !pool.color.is_empty()
                     && self.rng.random_range(0..=1u8) == 1;
                 let color = if wants_color {
                     pick(&pool.color, recent, &mut self.rng, self.window)
-                        .map(|f| fill(f, owner.called.as_ref(), names))
+                        .and_then(|f| fill(f, owner.called.as_ref(), names))
                 } else {
                     None
                 };
@@ -551,12 +547,14 @@ impl<'n> Names<'n> {
     }
 }
 
-/// The fragment with its placeholders filled; borrowed when it has none. A
-/// placeholder the report cannot fill stays as written.
-fn fill<'a>(fragment: &'a Fragment, own_name: &str, names: &Names<'_>) -> Cow<'a, str> {
+/// The fragment with its placeholders filled; borrowed when it has none. `None` when
+/// the report cannot fill one (`{target}` of a report with no indirect object, a
+/// placeholder of content built in code that no report fills, a `{` never closed):
+/// such a fragment is passed over rather than said with the braces in it.
+fn fill<'a>(fragment: &'a Fragment, own_name: &str, names: &Names<'_>) -> Option<Cow<'a, str>> {
     let text = fragment.text();
     if !fragment.has_placeholders() {
-        return Cow::Borrowed(text);
+        return Some(Cow::Borrowed(text));
     }
     // Fragments are short: a plain byte scan beats a searcher's set-up.
     let find = |text: &str, byte: u8| text.bytes().position(|b| b == byte);
@@ -565,11 +563,7 @@ fn fill<'a>(fragment: &'a Fragment, own_name: &str, names: &Names<'_>) -> Cow<'a
     while let Some(open) = find(rest, b'{') {
         filled.push_str(&rest[..open]);
         let after = &rest[open + 1..];
-        let Some(close) = find(after, b'}') else {
-            filled.push_str(&rest[open..]);
-            rest = "";
-            break;
-        };
+        let close = find(after, b'}')?;
         let value = match &after[..close] {
             "name" => Some(own_name),
             "actor" => Some(names.actor),
@@ -579,14 +573,11 @@ fn fill<'a>(fragment: &'a Fragment, own_name: &str, names: &Names<'_>) -> Cow<'a
             "place" => names.place,
             _ => None,
         };
-        match value {
-            Some(value) => filled.push_str(value),
-            None => filled.push_str(&rest[open..open + close + 2]),
-        }
+        filled.push_str(value?);
         rest = &after[close + 1..];
     }
     filled.push_str(rest);
-    Cow::Owned(filled)
+    Some(Cow::Owned(filled))
 }
 
 #[cfg(test)]
@@ -857,6 +848,26 @@ mod tests {
             selection.fragments.action_core,
             "you hand the rusty sword to Brom"
         );
+        assert_eq!(
+            selection.fragments.action_color,
+            ["the rusty sword glints for Traveler"]
+        );
+    }
+
+    #[test]
+    fn a_fragment_naming_what_the_report_lacks_is_passed_over_for_the_generic_line() {
+        let world = World::new();
+        let mut entities = world.entities(true);
+        // Given to nobody the game named: `{target}` has nothing to say.
+        entities.indirect_object = None;
+        let give = ActionReport::new(entity(1), "give").object(entity(3));
+        let mut resolver = FragmentResolver::new(7, 10, Verbosity::Full);
+        let selection = resolver.select(&give, &entities);
+        let core = &selection.fragments.action_core;
+        assert!(!core.contains('{'), "{core}");
+        let object = entities.object.as_ref().map(|o| o.called.as_ref());
+        assert_eq!(core, &default_core(&give, &entities.actor, object));
+        // A color it can fill is still said.
         assert_eq!(
             selection.fragments.action_color,
             ["the rusty sword glints for Traveler"]
