@@ -22,6 +22,9 @@ pub trait CatalogItem {
     /// The JSON pointer of the id in the item's file.
     const ID_POINTER: &'static str = "/id";
 
+    /// What messages call the id: `id`, or `key` for narrative files.
+    const ID_WORD: &'static str = "id";
+
     /// The item's id (`items:give`), or key for narrative files (`tavern:lute`).
     fn id(&self) -> &str;
 }
@@ -51,12 +54,12 @@ impl<T: CatalogItem> ContentCatalog<T> {
     pub fn insert(&mut self, file: &str, item: T) -> Result<(), ContentError> {
         let id = item.id();
         if let Some(&first) = self.index.get(id) {
-            let (kind, first) = (T::KIND, &self.files[first]);
+            let (kind, word, first) = (T::KIND, T::ID_WORD, &self.files[first]);
             return Err(ContentError::new(
                 file,
                 T::ID_POINTER,
                 format!(
-                    "duplicate {kind} id `{id}`, already defined in {first}: give this {kind} its own id"
+                    "duplicate {kind} {word} `{id}`, already defined in {first}: give this {kind} its own {word}"
                 ),
             ));
         }
@@ -201,6 +204,8 @@ impl CatalogItem for RefinementMethod {
 
 impl CatalogItem for NarrativeContext {
     const KIND: &'static str = "narrative";
+    const ID_POINTER: &'static str = "/key";
+    const ID_WORD: &'static str = "key";
     fn id(&self) -> &str {
         &self.key
     }
@@ -235,6 +240,26 @@ mod tests {
         assert_eq!(catalog.defined_in("b.json"), Some(&Item("m:b", 1)));
         assert_eq!(catalog.get("m:c"), None);
         assert_eq!(catalog.defined_in("c.json"), None);
+    }
+
+    #[test]
+    fn a_second_narrative_file_for_a_key_is_pointed_at_its_key() {
+        let lute = || NarrativeContext {
+            key: "tavern:lute".into(),
+            ..NarrativeContext::default()
+        };
+        let mut catalog = ContentCatalog::default();
+        catalog
+            .insert("first.narrative.json", lute())
+            .expect("the first");
+        let duplicate = (catalog.insert("second.narrative.json", lute()))
+            .expect_err("the second is a duplicate");
+        assert_eq!(duplicate.pointer, "/key");
+        assert_eq!(
+            duplicate.message,
+            "duplicate narrative key `tavern:lute`, already defined in first.narrative.json: \
+             give this narrative its own key"
+        );
     }
 
     #[test]

@@ -114,7 +114,7 @@ impl ContentRegistry {
     /// Like [`build`](Self::build), keeping from `previous` the last valid version of
     /// any file whose new version breaks a rule that spans files.
     pub fn rebuild<'a>(sources: ContentSources<'a>, previous: &'a ContentRegistry) -> Self {
-        let Some((_, game)) = sources.game else {
+        let Some((game_path, game)) = sources.game else {
             return Self::default();
         };
         let mut problems = Vec::new();
@@ -242,8 +242,28 @@ impl ContentRegistry {
             let wrong_kind = misfiled(&loaded.file, &loaded.manifest.content);
             registry.warnings.extend(wrong_kind);
         }
+        let unknown_groups = registry.unknown_groups(game_path, game);
+        registry.warnings.extend(unknown_groups);
         registry.problems = problems;
         registry
+    }
+
+    /// The ids of `game`'s `actionGroupOrder` (in the file `game_path`) that name no
+    /// loaded mod, as warnings: a misspelt one leaves that mod's actions where the
+    /// alphabet puts them.
+    fn unknown_groups(&self, game_path: &str, game: &GameManifest) -> Vec<ContentError> {
+        let loaded: Vec<&str> = self.mods.iter().map(|m| m.manifest.id.as_str()).collect();
+        let known = |id: &str| loaded.iter().any(|m| m.eq_ignore_ascii_case(id));
+        (game.action_group_order.iter().enumerate())
+            .filter(|(_, id)| !known(id))
+            .map(|(index, id)| {
+                let message = format!(
+                    "`{id}` is no loaded mod, so it orders no actions: name one of {}",
+                    loaded.join(", ")
+                );
+                ContentError::new(game_path, format!("/actionGroupOrder/{index}"), message)
+            })
+            .collect()
     }
 
     /// A registry of these mods, in load order, with their action groups ordered and

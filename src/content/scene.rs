@@ -103,13 +103,17 @@ impl ContentAsset for SceneDefinition {
         }
         for (index, place) in self.places.iter().enumerate() {
             for (exit_index, exit) in place.exits.iter().enumerate() {
-                if ids.get(exit.as_str()) != Some(&true) {
-                    problems.push(ContentError::new(
-                        file,
-                        format!("/places/{index}/exits/{exit_index}"),
-                        format!("`{exit}` is not a place of this scene"),
-                    ));
-                }
+                let message = if ids.get(exit.as_str()) != Some(&true) {
+                    format!("`{exit}` is not a place of this scene")
+                } else if *exit == place.id {
+                    format!("an exit from `{exit}` to itself: list the places it leads to")
+                } else if place.exits[..exit_index].contains(exit) {
+                    format!("`{exit}` is listed twice: list each exit once")
+                } else {
+                    continue;
+                };
+                let pointer = format!("/places/{index}/exits/{exit_index}");
+                problems.push(ContentError::new(file, pointer, message));
             }
         }
         problems.extend(self.entity_problems(file, &ids));
@@ -361,6 +365,27 @@ mod tests {
         assert_eq!(
             pointers(&problems),
             ["/entities/1/id", "/places/1/exits/1", "/entities/1/place"]
+        );
+    }
+
+    #[test]
+    fn an_exit_leads_elsewhere_and_once() {
+        let mut bad = scene(json!([]));
+        bad.places[0].exits = vec!["hall".into(), "cellar".into(), "cellar".into()];
+        let problems = bad.check(FILE);
+        assert_eq!(
+            pointers(&problems),
+            ["/places/0/exits/0", "/places/0/exits/2"]
+        );
+        assert!(
+            problems[0].message.contains("itself"),
+            "{}",
+            problems[0].message
+        );
+        assert!(
+            problems[1].message.contains("twice"),
+            "{}",
+            problems[1].message
         );
     }
 

@@ -183,6 +183,32 @@ fn actions_are_in_prompt_order_and_aliases_resolve_against_their_mod() {
 }
 
 #[test]
+fn a_group_order_naming_no_loaded_mod_is_a_warning() {
+    let mut game_file = game(&["core", "tavern"]);
+    game_file.action_group_order = vec!["tavern".to_owned(), "convresation".to_owned()];
+    let (core, tavern) = (manifest("core", json!({})), manifest("tavern", json!({})));
+    let mods = [
+        ("mods/core/mod.json", &core),
+        ("mods/tavern/mod.json", &tavern),
+    ];
+    let registry = build(&game_file, &mods, &[], &[]);
+    assert_eq!(pointers(registry.warnings()), ["/actionGroupOrder/1"]);
+    let warning = &registry.warnings()[0];
+    assert_eq!(warning.file, "game.loom.json");
+    assert!(
+        warning.message.contains("`convresation`"),
+        "{}",
+        warning.message
+    );
+    assert!(
+        warning.message.contains("core, tavern"),
+        "{}",
+        warning.message
+    );
+    assert!(registry.problems().is_empty());
+}
+
+#[test]
 fn tag_files_merge_in_load_order_and_unknown_keys_are_warnings() {
     let game_file = game(&["tavern"]);
     let tavern = manifest(

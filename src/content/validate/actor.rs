@@ -115,9 +115,12 @@ impl ContentAsset for ActorSpec {
 
     fn parse_hint(pointer: &str, detail: &str) -> Option<&'static str> {
         const FLAT: [&str; 6] = ["name", "role", "voice", "traits", "goals", "taboos"];
-        let moved = FLAT
-            .iter()
-            .any(|field| detail.starts_with(&format!("unknown field `{field}`")));
+        // A field of the spec itself, not of a seed or the policy.
+        let top_level = pointer.rfind('/') == Some(0);
+        let moved = top_level
+            && FLAT
+                .iter()
+                .any(|field| detail.starts_with(&format!("unknown field `{field}`")));
         let old_persona = pointer == "/persona" && detail.starts_with("invalid type: sequence");
         (moved || old_persona).then_some(
             "specs keep `name`, `role`, `voice`, `traits`, `goals` and `taboos` in the `persona` object, and the old `persona` list as `persona.lines`: \"persona\": {\"name\": .., \"role\": .., \"lines\": [..]}",
@@ -228,6 +231,25 @@ mod tests {
             json!({ "promptId": "core:plain", "properties": { "mood": "calm" } }),
         );
         assert_eq!(marta.check(FILE), []);
+    }
+
+    #[test]
+    fn a_persona_field_at_the_top_is_pointed_to_the_persona_and_none_elsewhere() {
+        let error = |spec: serde_json::Value| {
+            let bytes = serde_json::to_vec(&spec).expect("JSON");
+            let problems = crate::content::parse_content::<ActorSpec>(&bytes, FILE)
+                .expect_err("an unknown field");
+            problems[0].message.clone()
+        };
+        let base = json!({ "id": "tavern:marta", "persona": { "name": "Marta", "role": "r" } });
+        let mut flat = base.clone();
+        flat["name"] = json!("Marta");
+        assert!(error(flat).contains("`persona` object"));
+        let mut seed = base;
+        seed["memorySeeds"] = json!([{ "id": "oath", "name": "oath", "text": "An oath." }]);
+        let message = error(seed);
+        assert!(message.contains("unknown field `name`"), "{message}");
+        assert!(!message.contains("persona"), "{message}");
     }
 
     #[test]
