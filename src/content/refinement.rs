@@ -11,8 +11,8 @@ use bevy::platform::collections::HashMap;
 use super::references::unknown_scope;
 use super::validate::pointer_token;
 use super::{
-    ActionDefinition, Binding, ContentCatalog, ContentError, MAX_NESTING, RefinementMethod,
-    RefinementStep, TaskDefinition, TaskParameter, ValueType, action_namespace,
+    ActionDefinition, Binding, Condition, ContentCatalog, ContentError, MAX_NESTING,
+    RefinementMethod, RefinementStep, TaskDefinition, TaskParameter, ValueType, action_namespace,
 };
 
 /// What a method's steps are checked against.
@@ -178,6 +178,9 @@ pub(super) fn method_problems(
         known,
         found: &mut found,
     };
+    if let Some(applicability) = &method.applicability {
+        check.condition(applicability, "/applicability");
+    }
     check.steps(&method.steps, "/steps");
     found
 }
@@ -217,9 +220,23 @@ impl StepCheck<'_, '_> {
                     );
                 }
                 RefinementStep::Conditional(step) => {
+                    self.condition(&step.condition, &format!("{at}/condition"));
                     self.steps(&step.then_steps, &format!("{at}/thenSteps"));
                     self.steps(&step.else_steps, &format!("{at}/elseSteps"));
                 }
+            }
+        }
+    }
+
+    /// Each fact `condition` (at `pointer`) reads (`{"var": "actor.tags"}`) that
+    /// conditions are not given: a misspelt one reads as nothing, and the condition
+    /// holds, or fails, whatever the world is.
+    fn condition(&mut self, condition: &Condition, pointer: &str) {
+        let mut read = Vec::new();
+        facts_read(condition.source(), &mut read);
+        for path in read {
+            if let Some(message) = unknown_fact(path, self.task) {
+                self.problem(pointer.to_owned(), message);
             }
         }
     }
@@ -490,6 +507,107 @@ fn walk<'a>(
     None
 }
 
+/// What a plan's conditions read of an entity ([`PlanFacts`](crate::planning)): the
+/// actor, and each entity a task names (which also says whether it is `here`).
+const ENTITY_FACTS: [&str; 6] = [
+    "name",
+    "tags",
+    "place",
+    "carries",
+    "carriedTags",
+    "carriedBy",
+];
+
+/// What conditions read of a plan's progress.
+const STATE_FACTS: [&str; 2] = ["actionsDone", "triedMethods"];
+
+/// Operators whose arguments after the first read each element of the first (as
+/// `{"var": ""}`), not the facts.
+const OVER_ELEMENTS: [&str; 6] = ["some", "all", "none", "map", "filter", "reduce"];
+
+/// Puts in `read` each path `rule` reads of the facts with `var`.
+fn facts_read<'r>(rule: &'r serde_json::Value, read: &mut Vec<&'r str>) {
+    match rule {
+        serde_json::Value::Object(map) => {
+            for (operator, arguments) in map {
+                let over_elements = OVER_ELEMENTS.contains(&operator.as_str());
+                match (operator.as_str(), arguments) {
+                    ("var", serde_json::Value::String(path)) => read.push(path),
+                    ("var", serde_json::Value::Array(arguments)) => {
+                        if let Some(serde_json::Value::String(path)) = arguments.first() {
+                            read.push(path);
+                        }
+                        arguments.iter().skip(1).for_each(|a| facts_read(a, read));
+                    }
+                    (_, serde_json::Value::Array(arguments)) if over_elements => {
+                        arguments.iter().take(1).for_each(|a| facts_read(a, read));
+                    }
+                    _ => facts_read(arguments, read),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|item| facts_read(item, read)),
+        _ => {}
+    }
+}
+
+/// Why conditions of a method of `task` are not given the fact at `path`, if they are
+/// not: `actor` and each entity parameter as [`ENTITY_FACTS`], `task.state` as
+/// [`STATE_FACTS`], `task.params` by the task's parameters, `world` as the game
+/// keeps it.
+fn unknown_fact(path: &str, task: &TaskDefinition) -> Option<String> {
+    let mut parts = path.split('.');
+    let entity_fact = |fact: Option<&str>, what: &str, here: bool| {
+        let fact = fact?;
+        let known = ENTITY_FACTS.contains(&fact) || (here && fact == "here");
+        let here = if here { ", here" } else { "" };
+        (!known).then(|| {
+            format!(
+                "`{path}` is no fact: {what} has {}{here}",
+                ENTITY_FACTS.join(", ")
+            )
+        })
+    };
+    match parts.next() {
+        None | Some("") | Some("world") => None,
+        Some("actor") => entity_fact(parts.next(), "the actor", false),
+        Some("task") => match parts.next() {
+            None => None,
+            Some("params") => {
+                let name = parts.next()?;
+                let Some(parameter) = task.parameters.iter().find(|p| p.name == name) else {
+                    let names: Vec<&str> = task.parameters.iter().map(|p| &*p.name).collect();
+                    return Some(format!(
+                        "`{path}` is no fact: task `{}` has no parameter `{name}`; its parameters are {}",
+                        task.id,
+                        list_or_none(&names)
+                    ));
+                };
+                let what = format!("its `{name}`");
+                parameter
+                    .entity
+                    .as_ref()
+                    .and_then(|_| entity_fact(parts.next(), &what, true))
+            }
+            Some("state") => {
+                let fact = parts.next()?;
+                (!STATE_FACTS.contains(&fact)).then(|| {
+                    format!(
+                        "`{path}` is no fact: a plan's state has {}",
+                        STATE_FACTS.join(", ")
+                    )
+                })
+            }
+            Some(_) => Some(format!(
+                "`{path}` is no fact: `task` has `params` and `state`"
+            )),
+        },
+        Some(_) => Some(format!(
+            "`{path}` is no fact: conditions read `actor`, `task` and `world`"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
@@ -605,6 +723,61 @@ mod tests {
         );
         assert!(methods.is_empty(), "a method with problems is left out");
         problems
+    }
+
+    #[test]
+    fn a_condition_reads_only_facts_there_are() {
+        let mut steps = serving();
+        steps.as_array_mut().expect("steps").push(json!({
+            "stepType": "conditional",
+            "condition": { "and": [
+                { "in": ["behind_bar", { "var": "actor.tag" }] },
+                { "var": "task.params.drnk" },
+                { "var": ["task.params.drink.carriedBy", null] },
+                { "var": "task.params.rounds" },
+                { "var": "task.state.actionsDone" },
+                { "var": "world.weather.rain" },
+                { "some": [{ "var": "actor.carriedTags" }, { "==": [{ "var": "" }, "ale"] }] },
+                { "var": "task.params.customer.here" },
+                { "var": "you" }
+            ] },
+            "thenSteps": serving()
+        }));
+        let mut method = method("tavern:by_hand", "tavern:serve", steps);
+        method.applicability =
+            Some(serde_json::from_value(json!({ "var": "task.state.tries" })).expect("a rule"));
+        let (_, methods, problems) = settled(vec![task("tavern:serve", json!({}))], vec![method]);
+        assert!(methods.is_empty(), "{problems:?}");
+        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(
+            pointers(&problems),
+            [
+                "/applicability",
+                "/steps/2/condition",
+                "/steps/2/condition",
+                "/steps/2/condition",
+                "/methods"
+            ],
+            "{messages:#?}"
+        );
+        assert!(
+            messages[0].contains("`task.state.tries`"),
+            "{}",
+            messages[0]
+        );
+        assert!(
+            messages[0].contains("actionsDone, triedMethods"),
+            "{}",
+            messages[0]
+        );
+        assert!(messages[1].contains("`actor.tag`") && messages[1].contains("carriedTags"));
+        assert!(
+            messages[2].contains("`task.params.drnk`")
+                && messages[2].contains("customer, drink, rounds")
+        );
+        assert!(
+            messages[3].contains("`you`") && messages[3].contains("`actor`, `task` and `world`")
+        );
     }
 
     #[test]
