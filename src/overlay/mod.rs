@@ -18,11 +18,13 @@ use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
-use crate::actors::{ActorPassed, ActorSpoke, DecisionRejected, DecisionRequested};
+use crate::actors::{ActorHesitated, ActorPassed, ActorSpoke, DecisionRejected, DecisionRequested};
 use crate::content::ContentError;
 use crate::llm::{LlmDelta, LlmResponse, RequestId};
 use crate::prompt::PromptSection;
-use crate::world::{AbilityInvoked, ActionRequest, ForgetGone, InputValue, LoomSystems};
+use crate::world::{
+    AbilityInvoked, ActionRequest, ForgetGone, InputValue, LoomSystems, PlanOrigin, StartPlan,
+};
 
 #[cfg(feature = "overlay")]
 mod ui;
@@ -58,6 +60,8 @@ impl Plugin for DebugLogPlugin {
             .add_message::<ActorSpoke>()
             .add_message::<ActorPassed>()
             .add_message::<DecisionRejected>()
+            .add_message::<StartPlan>()
+            .add_message::<ActorHesitated>()
             .add_message::<ContentError>()
             .init_resource::<DebugLog>()
             .configure_sets(Update, DebugOverlaySystems.after(LoomSystems::Narrate))
@@ -80,6 +84,8 @@ pub struct DebugLog {
     requests: HashMap<RequestId, Entity>,
     /// The latest content errors, oldest first.
     pub errors: Vec<ContentError>,
+    /// How many content errors there were in all.
+    pub errors_seen: usize,
     /// When the records and requests look for actors gone.
     forget_gone: ForgetGone,
 }
@@ -117,8 +123,12 @@ pub enum Verdict {
     Spoke(String),
     /// The actor let the moment pass.
     Passed,
-    /// The answer was rejected: why.
+    /// The answer was rejected: why, and what was done instead, if anything.
     Rejected(String),
+    /// A task was taken on: its id.
+    TookOn(String),
+    /// In combat, the answer chose no combat action.
+    Hesitated,
 }
 
 /// The messages [`record`] reads.
@@ -132,6 +142,8 @@ struct Heard<'w, 's> {
     spoke: MessageReader<'w, 's, ActorSpoke>,
     passed: MessageReader<'w, 's, ActorPassed>,
     rejected: MessageReader<'w, 's, DecisionRejected>,
+    started: MessageReader<'w, 's, StartPlan>,
+    hesitated: MessageReader<'w, 's, ActorHesitated>,
     errors: MessageReader<'w, 's, ContentError>,
 }
 
@@ -179,23 +191,35 @@ fn record(mut log: ResMut<DebugLog>, mut heard: Heard, entities: &Entities) {
     for invoked in heard.invoked.read() {
         log.decided(invoked.actor, Verdict::Invoked(invocation(invoked)));
     }
+    // The plans the game starts are not decisions.
+    let chosen = |start: &&StartPlan| start.chosen_by == PlanOrigin::Model;
+    for start in heard.started.read().filter(chosen) {
+        log.decided(start.actor, Verdict::TookOn(start.task_id.clone()));
+    }
+    // Words said with an action, an ability or a task go with it; a reply's, with the
+    // hesitation that came with it in combat.
     for line in heard.spoke.read() {
-        // Words said with an action or an ability go with it.
-        let record = log.actors.entry(line.actor).or_default();
-        if record.verdict.is_none() {
-            record.verdict = Some(Verdict::Spoke(line.text.clone()));
-        }
+        log.decided_unless_known(line.actor, || Verdict::Spoke(line.text.clone()));
+    }
+    for hesitation in heard.hesitated.read() {
+        log.decided_unless_known(hesitation.actor, || Verdict::Hesitated);
     }
     for pass in heard.passed.read() {
         log.decided(pass.actor, Verdict::Passed);
     }
     for rejection in heard.rejected.read() {
-        log.decided(
-            rejection.actor,
-            Verdict::Rejected(rejection.reason.to_string()),
-        );
+        let mut why = String::new();
+        let instead = rejection.fallback.as_ref();
+        let instead = instead.map_or(String::new(), |command| format!("; did instead: {command}"));
+        // Bounded, what was done instead kept: a server's error can be a whole page.
+        let room = MAX_ANSWER_CHARS.saturating_sub(instead.chars().count());
+        why.extend(rejection.reason.to_string().chars().take(room));
+        why.push_str(&instead);
+        log.decided(rejection.actor, Verdict::Rejected(why));
     }
-    log.errors.extend(heard.errors.read().cloned());
+    let errors = heard.errors.read();
+    log.errors_seen += errors.len();
+    log.errors.extend(errors.cloned());
     let over = log.errors.len().saturating_sub(MAX_ERRORS);
     log.errors.drain(..over);
     log.forget_gone(|actor| entities.contains_spawned(actor));
@@ -224,6 +248,17 @@ impl DebugLog {
     /// Notes what came of `actor`'s decision.
     fn decided(&mut self, actor: Entity, verdict: Verdict) {
         self.actors.entry(actor).or_default().verdict = Some(verdict);
+    }
+
+    /// Notes what came of `actor`'s decision, unless something else did already.
+    fn decided_unless_known(&mut self, actor: Entity, verdict: impl FnOnce() -> Verdict) {
+        let record = self.actors.entry(actor).or_default();
+        record.verdict.get_or_insert_with(verdict);
+    }
+
+    /// The latest content errors, and how many there were in all.
+    pub fn content_errors(&self) -> (&[ContentError], usize) {
+        (&self.errors, self.errors_seen)
     }
 }
 

@@ -276,6 +276,82 @@ fn a_rambling_answer_is_kept_bounded_and_errors_are_the_latest() {
     let log = app.world().resource::<DebugLog>();
     assert_eq!(log.errors.len(), MAX_ERRORS);
     assert_eq!(log.errors[0].file, "file 5", "the oldest go first");
+    let lines = global_view("offline", &LlmStats::default(), &[], log.content_errors());
+    assert!(
+        lines.contains(&format!(
+            "Content errors: {} (the latest {MAX_ERRORS})",
+            MAX_ERRORS + 5
+        )),
+        "{lines:#?}"
+    );
+}
+
+#[test]
+fn a_task_taken_on_and_a_hesitation_are_verdicts() {
+    let mut app = app();
+    let (marta, brom) = (entity(7), entity(8));
+    app.world_mut().write_message(asked(marta, 1));
+    app.world_mut().write_message(asked(brom, 2));
+    app.update();
+    // The game's own plan is no verdict of the model's.
+    let mut started = crate::world::StartPlan::new(marta, "tavern:serve_drink");
+    app.world_mut().write_message(started.clone());
+    app.update();
+    assert_eq!(record(&app, marta).verdict, None);
+    started.chosen_by = crate::world::PlanOrigin::Model;
+    app.world_mut().write_message(started);
+    app.world_mut()
+        .write_message(crate::actors::ActorHesitated {
+            actor: brom,
+            line: "Brom hesitates.".to_owned(),
+            reason: None,
+        });
+    app.update();
+    let verdict = record(&app, marta).verdict;
+    assert_eq!(verdict, Some(Verdict::TookOn("tavern:serve_drink".into())));
+    assert_eq!(record(&app, brom).verdict, Some(Verdict::Hesitated));
+    let view = actor_view(
+        "Marta",
+        &ThinkState::Idle,
+        None,
+        Some(&record(&app, marta)),
+        &[],
+    );
+    assert!(
+        view.lines
+            .contains(&"Verdict: takes on tavern:serve_drink".to_owned()),
+        "{:?}",
+        view.lines
+    );
+}
+
+#[test]
+fn a_rejection_says_what_was_done_instead_and_is_kept_bounded() {
+    let mut app = app();
+    let brom = entity(8);
+    app.world_mut().write_message(asked(brom, 2));
+    app.update();
+    let error = LlmError::InvalidResponse("x".repeat(1 << 20));
+    app.world_mut().write_message(DecisionRejected {
+        actor: brom,
+        reason: RejectionReason::NoAnswer(error),
+        raw: String::new(),
+        fallback: Some("look around".to_owned()),
+    });
+    app.update();
+    let Some(Verdict::Rejected(why)) = record(&app, brom).verdict else {
+        panic!("rejected");
+    };
+    assert!(
+        why.chars().count() <= MAX_ANSWER_CHARS,
+        "{} characters",
+        why.len()
+    );
+    assert!(
+        why.ends_with("; did instead: look around"),
+        "{}",
+        &why[why.len() - 60..]
+    );
 }
 
 #[test]
@@ -288,7 +364,7 @@ fn the_global_view_never_shows_a_credential() {
     let backend = crate::llm::OpenAiBackend::new(settings).expect("a backend");
     let described = crate::llm::LlmBackend::describe(&backend);
     let errors = [ContentError::new("mods/a/mod.json", "/id", "bad id")];
-    let lines = global_view(&described, &LlmStats::default(), &[], &errors);
+    let lines = global_view(&described, &LlmStats::default(), &[], (&errors, 1));
     let all = lines.join("\n");
     assert!(
         !all.contains("hunter2") && !all.contains("sk-secret"),

@@ -120,8 +120,11 @@ const DIM: Color = Color::srgb(0.6, 0.65, 0.7);
 /// Pixels a line of the wheel scrolls.
 const LINE: f32 = 18.0;
 
-fn font(size: f32) -> TextFont {
-    TextFont::from_font_size(size)
+/// Text of `size`, wrapped at words, and inside a word too long for the panel (a
+/// model's minified JSON, a long address), which would otherwise run off the window.
+fn font(size: f32) -> (TextFont, TextLayout) {
+    let wrapping = TextLayout::linebreak(LineBreak::WordOrCharacter);
+    (TextFont::from_font_size(size), wrapping)
 }
 
 /// Spawns the panel, hidden unless the overlay starts shown.

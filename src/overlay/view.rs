@@ -120,7 +120,7 @@ pub fn overlay_view(snapshot: &OverlaySnapshot<'_>) -> OverlayView {
             actor_view(actor.name, actor.state, plan, record, &memories)
         });
     OverlayView {
-        global: global_view(backend, stats, endpoints, &log.errors),
+        global: global_view(backend, stats, endpoints, log.content_errors()),
         rows,
         detail,
     }
@@ -180,6 +180,8 @@ pub fn actor_view(
             Some(Verdict::Spoke(text)) => format!("Verdict: says \"{text}\""),
             Some(Verdict::Passed) => "Verdict: lets the moment pass".to_owned(),
             Some(Verdict::Rejected(reason)) => format!("Verdict: rejected: {reason}"),
+            Some(Verdict::TookOn(task)) => format!("Verdict: takes on {task}"),
+            Some(Verdict::Hesitated) => "Verdict: hesitates".to_owned(),
             None => "Verdict: not yet".to_owned(),
         });
         if let Some(latency) = record.latency {
@@ -222,12 +224,13 @@ fn state_line(state: &ThinkState, plan: Option<&PlanProgress>) -> String {
 
 /// What the overlay shows of the whole game: the model server (`backend`, as the
 /// bridge describes it, which never holds a credential), its traffic, each endpoint's
-/// health, and the content errors, each with its file.
+/// health, and the content errors (the latest kept, each with its file, and how many
+/// there were in all).
 pub fn global_view(
     backend: &str,
     stats: &LlmStats,
     endpoints: &[EndpointHealth],
-    errors: &[ContentError],
+    (errors, in_all): (&[ContentError], usize),
 ) -> Vec<String> {
     let seconds = |duration: Option<Duration>| {
         duration.map_or("-".to_owned(), |d| format!("{:.2} s", d.as_secs_f32()))
@@ -286,7 +289,11 @@ pub fn global_view(
             n + 1
         ));
     }
-    lines.push(format!("Content errors: {}", errors.len()));
+    lines.push(if in_all > errors.len() {
+        format!("Content errors: {in_all} (the latest {})", errors.len())
+    } else {
+        format!("Content errors: {}", errors.len())
+    });
     lines.extend(errors.iter().map(ToString::to_string));
     lines
 }
