@@ -4,7 +4,8 @@
 //! tokens, those the server served from its cache, those it read anew, the answer's
 //! tokens, the time to the answer and to its first piece, and whether it was
 //! answered, not sent as too slow for its deadline, or lost; then totals, medians,
-//! and the speeds the bridge measured.
+//! and the speeds the bridge measured. It fails (exit code 1) when the server
+//! answered none of the decisions, saying why.
 //!
 //! ```text
 //! cargo run --release --example economy -- [--turns N] [--seed S] [--no-tasks]
@@ -83,7 +84,8 @@ fn run(options: cli::Options) -> Result<(), String> {
     print(&mut app, &tables);
     let speeds = measured_speeds(app.world());
     print(&mut app, &speeds);
-    Ok(())
+    // Every row "lost" for a server that never answered is no economy to compare.
+    print::nobody_answered(app.world()).map_or(Ok(()), Err)
 }
 
 /// The speeds the bridge measured of each model server.

@@ -101,9 +101,24 @@ pub fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Options>, 
             "--show-prompt" => options.show_prompt = true,
             "--no-tasks" => options.tasks = false,
             "--warm-up" => options.warm_up = true,
-            "--interactive" => options.player = Some(PlayerLines::Stdin),
-            "--script" => {
-                options.player = Some(PlayerLines::Script(PathBuf::from(value("--script")?)))
+            "--interactive" | "--script" => {
+                if let Some(given) = &options.player {
+                    let given = match given {
+                        PlayerLines::Stdin => "--interactive",
+                        PlayerLines::Script(_) => "--script",
+                    };
+                    return Err(if given == arg {
+                        format!("{arg} is given twice: give it once\n{USAGE}")
+                    } else {
+                        format!(
+                            "--interactive and --script are two ways to play: give one\n{USAGE}"
+                        )
+                    });
+                }
+                options.player = Some(match arg.as_str() {
+                    "--script" => PlayerLines::Script(PathBuf::from(value("--script")?)),
+                    _ => PlayerLines::Stdin,
+                });
             }
             "--help" | "-h" => return Ok(None),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),

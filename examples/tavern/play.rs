@@ -38,7 +38,16 @@ pub fn headless_tavern<M>(
         cadence: PlanCadence::EveryTurn,
         ..default()
     });
+    // What the bridge and the content warn of, on stderr (a cassette that could not
+    // be written, a server with fewer slots than set); what an actor's turn came to
+    // is the transcript's to say.
+    let log = bevy::log::LogPlugin {
+        level: bevy::log::Level::WARN,
+        filter: "wgpu=error,bevy_loom::actors=error,bevy_loom::narration=error".to_owned(),
+        ..default()
+    };
     app.insert_non_send(printer).add_plugins((
+        log,
         RulesPlugin,
         TranscriptPlugin {
             show_prompt: options.show_prompt,

@@ -405,6 +405,10 @@ fn a_count_the_command_line_cannot_take_says_what_is_wrong() {
     );
     assert!(error(&["--turns", ""]).starts_with("--turns needs a whole number"));
     assert!(error(&["--turns"]).starts_with("--turns needs a value"));
+    let both = error(&["--interactive", "--script", "lines.txt"]);
+    assert!(both.starts_with("--interactive and --script"), "{both}");
+    let twice = error(&["--script", "a.txt", "--script", "b.txt"]);
+    assert!(twice.starts_with("--script is given twice"), "{twice}");
     let Ok(Some(options)) = parse(&["--turns", " 3 ", "--seed", "7"]) else {
         panic!("valid options refused");
     };
