@@ -125,12 +125,29 @@ fn named_backend(environment: &LlmEnvironment) -> Option<BackendChoice> {
     }
 }
 
-/// What is wrong with `LOOM_LLM_PROVIDER`, when it names no provider.
-pub(super) fn provider_problem(environment: &LlmEnvironment) -> Option<LlmSettingsError> {
-    let provider = environment.var("LOOM_LLM_PROVIDER")?;
-    let known = ["openai", "ollama", "offline"];
-    let named = provider.trim().to_ascii_lowercase();
-    (!known.contains(&named.as_str())).then_some(LlmSettingsError::UnknownProvider(named))
+/// What is wrong with the variables that name a choice rather than a place: a
+/// `LOOM_LLM_PROVIDER` that names no provider, a `LOOM_LLM_SCHEMA` no format, a
+/// `LOOM_LLM_SLOTS` no count. Read as they are, each would fall back to its default
+/// without a word.
+pub(super) fn environment_problem(environment: &LlmEnvironment) -> Option<LlmSettingsError> {
+    if let Some(provider) = environment.var("LOOM_LLM_PROVIDER") {
+        let known = ["openai", "ollama", "offline"];
+        let named = provider.trim().to_ascii_lowercase();
+        if !known.contains(&named.as_str()) {
+            return Some(LlmSettingsError::UnknownProvider(named));
+        }
+    }
+    #[cfg(feature = "http")]
+    if let Some(schema) = environment.var("LOOM_LLM_SCHEMA")
+        && super::SchemaFormat::parse(&schema).is_none()
+    {
+        return Some(LlmSettingsError::UnknownSchema(schema.trim().to_owned()));
+    }
+    let slots = environment.var("LOOM_LLM_SLOTS")?;
+    let count = slots.trim().parse::<u32>().ok().filter(|&count| count > 0);
+    count
+        .is_none()
+        .then(|| LlmSettingsError::NotASlotCount(slots.trim().to_owned()))
 }
 
 /// One member per comma-separated address; a fleet when there are several.
@@ -156,7 +173,7 @@ mod tests {
     #[test]
     fn a_provider_that_is_none_is_a_settings_problem() {
         let provider = |name: &str| {
-            provider_problem(&LlmEnvironment::from_vars([("LOOM_LLM_PROVIDER", name)]))
+            environment_problem(&LlmEnvironment::from_vars([("LOOM_LLM_PROVIDER", name)]))
         };
         assert_eq!(
             provider("Olama"),
@@ -166,9 +183,28 @@ mod tests {
             assert_eq!(provider(known), None, "{known}");
         }
         assert_eq!(
-            provider_problem(&LlmEnvironment::from_vars::<&str, &str>([])),
+            environment_problem(&LlmEnvironment::from_vars::<&str, &str>([])),
             None
         );
+    }
+
+    #[test]
+    fn a_schema_or_slot_count_that_is_none_is_a_settings_problem() {
+        let problem = |name: &str, value: &str| {
+            environment_problem(&LlmEnvironment::from_vars([(name, value)]))
+        };
+        assert_eq!(
+            problem("LOOM_LLM_SCHEMA", "json-object"),
+            Some(LlmSettingsError::UnknownSchema("json-object".to_owned()))
+        );
+        for slots in ["four", "0", "-2"] {
+            let expected = LlmSettingsError::NotASlotCount(slots.to_owned());
+            assert_eq!(problem("LOOM_LLM_SLOTS", slots), Some(expected), "{slots}");
+        }
+        assert_eq!(problem("LOOM_LLM_SCHEMA", " JSON_object "), None);
+        assert_eq!(problem("LOOM_LLM_SLOTS", " 4 "), None);
+        let said = LlmSettingsError::UnknownSchema("json-object".to_owned()).to_string();
+        assert!(said.contains("json_schema, json_object or off"), "{said}");
     }
 
     fn described(choice: &BackendChoice) -> Vec<String> {

@@ -169,7 +169,7 @@ impl BackendChoice {
         match self {
             Self::FromEnv => {
                 let environment = LlmEnvironment::process();
-                environment::provider_problem(&environment).map_or(Ok(()), Err)?;
+                environment::environment_problem(&environment).map_or(Ok(()), Err)?;
                 Self::from_environment(&environment).validate()
             }
             Self::Fleet(members) if members.is_empty() => Err(LlmSettingsError::EmptyFleet),
@@ -281,6 +281,14 @@ pub enum LlmSettingsError {
     /// `LOOM_LLM_PROVIDER` names no provider.
     #[error("LOOM_LLM_PROVIDER=`{0}` is not a provider: use `openai`, `ollama` or `offline`")]
     UnknownProvider(String),
+    /// `LOOM_LLM_SCHEMA` names no way to send the answer's schema.
+    #[error("LOOM_LLM_SCHEMA=`{0}` is not a schema format: use json_schema, json_object or off")]
+    UnknownSchema(String),
+    /// `LOOM_LLM_SLOTS` is no count of slots.
+    #[error(
+        "LOOM_LLM_SLOTS=`{0}` is not a slot count: give the server's slots (llama.cpp's `--parallel`), 1 or more, or leave it unset"
+    )]
+    NotASlotCount(String),
 }
 
 /// What the bridge applies to each request, changeable at run time.
