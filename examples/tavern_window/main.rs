@@ -84,7 +84,10 @@ fn parse_args() -> Result<Option<WindowOptions>, String> {
         match arg.as_str() {
             "--frames" => {
                 let count = value("--frames")?;
-                frames = Some(count.parse().map_err(|e| format!("--frames: {e}"))?);
+                let parsed = count.trim().parse();
+                let problem =
+                    |_| format!("--frames: `{count}` is not a whole number (0 or more)\n{USAGE}");
+                frames = Some(parsed.map_err(problem)?);
             }
             "--screenshot" => screenshot = Some(PathBuf::from(value("--screenshot")?)),
             "--show-overlay" => show_overlay = true,
@@ -292,6 +295,7 @@ impl Transcript {
         TranscriptWriter {
             lines: Arc::clone(&self.lines),
             pending: Vec::new(),
+            printing: true,
         }
     }
 }
@@ -299,11 +303,17 @@ impl Transcript {
 struct TranscriptWriter {
     lines: Arc<Mutex<Vec<String>>>,
     pending: Vec<u8>,
+    /// Whether stdout still takes what is written.
+    printing: bool,
 }
 
 impl Write for TranscriptWriter {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        std::io::stdout().write_all(bytes)?;
+        // The window's log is kept whatever becomes of stdout (`| head` closes it):
+        // once it fails, only the log is written.
+        if self.printing {
+            self.printing = std::io::stdout().write_all(bytes).is_ok();
+        }
         self.pending.extend_from_slice(bytes);
         while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = self.pending.drain(..=end).collect();
@@ -315,6 +325,9 @@ impl Write for TranscriptWriter {
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stdout().flush()
+        if self.printing {
+            self.printing = std::io::stdout().flush().is_ok();
+        }
+        Ok(())
     }
 }
