@@ -305,20 +305,30 @@ fn a_model_that_misses_the_deadline_is_replaced_by_the_offline_weave() {
     );
 }
 
-#[test]
-fn a_streamed_answer_arrives_in_pieces_then_one_final_text() {
-    let mut scene = scene(Some(Answer::Streamed), NarrationSettings::default());
+/// What `answer` streams of the scene's first report, piece by piece, then its final
+/// text, each with whether it is the final one; every report ends in one final text.
+fn first_report_streamed(answer: Answer) -> (Vec<(String, bool)>, Vec<NarrationText>) {
+    let mut scene = scene(Some(answer), NarrationSettings::default());
     let texts = scene.narrate();
     assert_one_final_each(&scene, &texts);
-    let first: Vec<(&str, bool)> = texts
-        .iter()
+    let first = (texts.iter())
         .filter(|t| *t.report == scene.reports()[0])
-        .map(|t| (t.text.as_str(), t.is_final))
+        .map(|t| (t.text.clone(), t.is_final))
         .collect();
-    assert_eq!(
-        first,
-        [("You ", false), ("nod.", false), ("You nod.", true)]
-    );
+    (first, texts)
+}
+
+/// "You nod.", streamed in two pieces, then whole.
+fn you_nod_in_pieces() -> Vec<(String, bool)> {
+    [("You ", false), ("nod.", false), ("You nod.", true)]
+        .map(|(text, is_final)| (text.to_owned(), is_final))
+        .to_vec()
+}
+
+#[test]
+fn a_streamed_answer_arrives_in_pieces_then_one_final_text() {
+    let (first, texts) = first_report_streamed(Answer::Streamed);
+    assert_eq!(first, you_nod_in_pieces());
     assert!(
         finals(&texts)
             .iter()
@@ -328,18 +338,8 @@ fn a_streamed_answer_arrives_in_pieces_then_one_final_text() {
 
 #[test]
 fn a_reasoning_models_thinking_is_not_streamed_to_the_player() {
-    let mut scene = scene(Some(Answer::StreamedThinking), NarrationSettings::default());
-    let texts = scene.narrate();
-    assert_one_final_each(&scene, &texts);
-    let first: Vec<(&str, bool)> = texts
-        .iter()
-        .filter(|t| *t.report == scene.reports()[0])
-        .map(|t| (t.text.as_str(), t.is_final))
-        .collect();
-    assert_eq!(
-        first,
-        [("You ", false), ("nod.", false), ("You nod.", true)]
-    );
+    let (first, _) = first_report_streamed(Answer::StreamedThinking);
+    assert_eq!(first, you_nod_in_pieces());
 }
 
 #[test]
