@@ -18,7 +18,9 @@ use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
-use crate::actors::{ActorHesitated, ActorPassed, ActorSpoke, DecisionRejected, DecisionRequested};
+use crate::actors::{
+    ActorHesitated, ActorPassed, ActorSpoke, DecisionRejected, DecisionRequested, SmartActor,
+};
 use crate::content::ContentError;
 use crate::llm::{LlmDelta, LlmResponse, RequestId};
 use crate::prompt::PromptSection;
@@ -129,6 +131,8 @@ pub enum Verdict {
     TookOn(String),
     /// In combat, the answer chose no combat action.
     Hesitated,
+    /// The actor stopped being a smart actor before its answer was used.
+    Withdrawn,
 }
 
 /// The messages [`record`] reads.
@@ -145,6 +149,7 @@ struct Heard<'w, 's> {
     started: MessageReader<'w, 's, StartPlan>,
     hesitated: MessageReader<'w, 's, ActorHesitated>,
     errors: MessageReader<'w, 's, ContentError>,
+    departed: RemovedComponents<'w, 's, SmartActor>,
 }
 
 /// Notes this frame's messages in the log, and forgets the actors gone once they
@@ -216,6 +221,12 @@ fn record(mut log: ResMut<DebugLog>, mut heard: Heard, entities: &Entities) {
         why.extend(rejection.reason.to_string().chars().take(room));
         why.push_str(&instead);
         log.decided(rejection.actor, Verdict::Rejected(why));
+    }
+    // Its answer, if it comes, is not used: nothing else will say so.
+    for actor in heard.departed.read() {
+        if let Some(record) = log.actors.get_mut(&actor) {
+            record.verdict.get_or_insert(Verdict::Withdrawn);
+        }
     }
     let errors = heard.errors.read();
     log.errors_seen += errors.len();

@@ -533,3 +533,23 @@ fn the_records_of_actors_gone_are_forgotten_once_they_pile_up() {
         );
     }
 }
+
+#[test]
+fn an_actor_that_stopped_being_a_smart_actor_is_not_left_waiting_for_a_verdict() {
+    let mut app = app();
+    let marta = app.world_mut().spawn(SmartActor::new("tavern:marta")).id();
+    app.world_mut().write_message(asked(marta, 1));
+    app.update();
+    app.world_mut().entity_mut(marta).remove::<SmartActor>();
+    app.update();
+    assert_eq!(record(&app, marta).verdict, Some(Verdict::Withdrawn));
+    let view = actor_view(
+        "Marta",
+        &ThinkState::Idle,
+        None,
+        Some(&record(&app, marta)),
+        &[],
+    );
+    let said = "Verdict: none: it stopped being a smart actor before its answer was used";
+    assert!(view.lines.contains(&said.to_owned()), "{:?}", view.lines);
+}

@@ -182,6 +182,10 @@ pub fn actor_view(
             Some(Verdict::Rejected(reason)) => format!("Verdict: rejected: {reason}"),
             Some(Verdict::TookOn(task)) => format!("Verdict: takes on {task}"),
             Some(Verdict::Hesitated) => "Verdict: hesitates".to_owned(),
+            Some(Verdict::Withdrawn) => {
+                "Verdict: none: it stopped being a smart actor before its answer was used"
+                    .to_owned()
+            }
             None => "Verdict: not yet".to_owned(),
         });
         if let Some(latency) = record.latency {
