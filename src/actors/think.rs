@@ -30,17 +30,15 @@ use crate::content::{ActorSpec, ContentRegistry, PromptTemplate, TagIndex};
 use crate::llm::{LlmBridge, LlmRequest};
 use crate::prompt::{
     DecisionContext, DecisionLimits, PromptPart, TokenScale, TrimScratch, TurnPlan, TurnPrompt,
-    ability_tools, estimate_tokens, fit_said, text_fingerprint, write_decision_user_prompt,
+    ability_tools, fit_said, text_fingerprint,
 };
 use crate::world::{
-    ActionMenu, ActionOffers, AvailableAction, CarriedBy, InPlace, NarrativeKey, OfferedAbilities,
-    OfferedActions, PlaceRevisions, Player, ScopeReach, TargetScopes, WorldView, WorldViewChanges,
-    WorldViewQuery, write_surroundings,
+    ActionMenu, ActionOffers, CarriedBy, InPlace, NarrativeKey, OfferedAbilities, OfferedActions,
+    PlaceRevisions, Player, ScopeReach, TargetScopes, WorldView, WorldViewChanges, WorldViewQuery,
+    write_surroundings,
 };
 use abilities::{offers_abilities, show_abilities};
 pub(super) use offer::ShownOffer;
-use offer::{KeptOffer, NextOffer};
-use offer::{Relevance, remembered_targets};
 use turn::{
     decision_limits, decision_request, offline_decision, transcript_budget, write_turn_message,
 };
@@ -468,30 +466,6 @@ impl<'a> Frame<'a, '_, '_> {
         }
     }
 
-    /// The offers `asked` is to be shown, each made again only when what its menu reads
-    /// changed ([`KeptOffer::next`](offer::KeptOffer::next), `None` when kept): its
-    /// actions (none in a reply) from the menu its spec allows, and its tasks (none in
-    /// a reply or a fight, or with tasks turned off) from the tasks its spec allows.
-    fn offers(
-        &mut self,
-        asked: &Asked<'_>,
-        shown: &mut ShownOffer,
-        cache: &mut PromptCache,
-        around: Around,
-    ) -> (NextOffer, NextOffer) {
-        let (settings, replying) = (self.settings, asked.reply_to.is_some());
-        let menu = (!replying).then(|| {
-            let verbs = &settings.combat_verbs;
-            cache.menu(self.registry, asked.spec, asked.fighting, verbs)
-        });
-        let actions = self.offer_from(asked.entity, &mut shown.actions, menu, around);
-        let menu = (settings.offer_tasks && !replying && !asked.fighting)
-            .then(|| cache.task_menu(self.registry, asked.spec))
-            .filter(|menu| !menu.is_empty());
-        let tasks = self.offer_from(asked.entity, &mut shown.tasks, menu, around);
-        (actions, tasks)
-    }
-
     /// The abilities `asked` may invoke now: those its spec allows, when the settings
     /// offer them (in a conversation, by default), never in a fight.
     fn offer_abilities(&self, asked: &Asked<'_>, cache: &mut PromptCache) -> OfferedAbilities {
@@ -501,128 +475,6 @@ impl<'a> Frame<'a, '_, '_> {
         }
         let definitions = cache.abilities(self.registry, asked.spec).iter().cloned();
         OfferedAbilities::new(definitions, self.view, self.scopes, asked.entity)
-    }
-
-    /// The offer `kept` makes next to `actor` from `menu` (nothing without one), with
-    /// what is `around` the actor.
-    fn offer_from(
-        &mut self,
-        actor: Entity,
-        kept: &mut KeptOffer,
-        menu: Option<&ActionMenu>,
-        around: Around,
-    ) -> NextOffer {
-        let revision = self.revisions.revision();
-        // Without a menu nothing is read.
-        let changed_at = menu.map_or(revision, |menu| self.changed_at(menu, around));
-        let offers = &mut self.offers;
-        kept.next(menu, (changed_at, revision), |menu, last| {
-            offers.offer_again(menu, actor, last)
-        })
-    }
-
-    /// The revision at which what `menu` reads for an actor last changed, with what is
-    /// `around` the actor.
-    fn changed_at(&mut self, menu: &ActionMenu, (place, around): Around) -> u64 {
-        let known = self.reaches.iter().find(|(known, _)| known.shares(menu));
-        let reach = match known {
-            Some(&(_, reach)) => reach,
-            None => {
-                let reach = menu.reach(self.scopes);
-                self.reaches.push((menu.clone(), reach));
-                reach
-            }
-        };
-        match reach {
-            // What `changed_within` would give, looked up already for the perception.
-            ScopeReach::Place => around,
-            _ => self.revisions.changed_within(place, reach),
-        }
-    }
-
-    /// Shows `offered` to `asked` within its actions budget (`shown` is what it was
-    /// last shown, and the budget), weighed by what it remembers (`recalled`), unless
-    /// it shows it already; an offer trimmed past half is to be reported, unless it
-    /// was (`reported`).
-    fn show(
-        &mut self,
-        asked: &Asked<'_>,
-        (shown, budgets): (&mut ShownOffer, (usize, usize)),
-        reported: bool,
-        next: (NextOffer, NextOffer),
-        recalled: &[&MemoryEntry],
-    ) -> Option<OfferTrimmed> {
-        if shown.shows((next.0.as_ref(), next.1.as_ref()), budgets) {
-            return None;
-        }
-        let (offered, tasks) = shown.or_last(next);
-        let budget = budgets.0;
-        let key_holders = self.key_holders;
-        let with_key = self.with_key.get_or_insert_with(|| {
-            let mut with_key: HashMap<&str, SmallVec<[Entity; 1]>> = HashMap::new();
-            for (entity, key) in key_holders {
-                with_key.entry(key.0.as_str()).or_default().push(entity);
-            }
-            with_key
-        });
-        let tags = recalled.iter().flat_map(|memory| &memory.tags);
-        remembered_targets(&mut self.remembered, tags, with_key);
-        let relevance = Relevance {
-            players: &self.players,
-            remembered: &self.remembered,
-        };
-        let count = offered.len();
-        let left_out = shown.show(
-            (offered, tasks),
-            budgets,
-            (self.registry, &self.settings.block),
-            |action: &AvailableAction<'_>| relevance.of(action),
-            &mut self.trim,
-        );
-        if left_out * 2 <= count || reported {
-            return None;
-        }
-        Some(OfferTrimmed {
-            actor: asked.entity,
-            offered: count,
-            left_out,
-            budget,
-        })
-    }
-}
-
-impl FreshBudgets {
-    /// What a fresh prompt leaves the offer, fixed for the life of the transcript it
-    /// starts: the actions get what the `system` message and the user message without
-    /// them (`whole`, written from `template` into the buffer `user`) leave of
-    /// `settings`' total, and the tasks and abilities their own budgets. A fresh
-    /// prompt, tasks and abilities (when it is offered any) with it, fits `room`, what
-    /// the server's slot holds besides the answer: on a small one, with less of the
-    /// offer, rather than sent whole and refused.
-    fn of(
-        settings: &SmartActorSettings,
-        scale: TokenScale,
-        (room, abilities): (usize, bool),
-        (system, template, whole, user): (
-            &str,
-            &PromptTemplate,
-            &DecisionContext<'_>,
-            &mut PromptPart,
-        ),
-    ) -> Self {
-        let budgets = &settings.budgets;
-        let beside = budgets.tasks * usize::from(settings.offer_tasks)
-            + budgets.abilities * usize::from(abilities);
-        let total = scale.to_estimate(budgets.total.min(room.saturating_sub(beside)));
-        user.text.clear();
-        user.sections.clear();
-        write_decision_user_prompt(user, template, whole);
-        let rest = estimate_tokens(system) + estimate_tokens(&user.text);
-        Self {
-            actions: total.saturating_sub(rest),
-            tasks: scale.to_estimate(budgets.tasks),
-            abilities: scale.to_estimate(budgets.abilities),
-        }
     }
 }
 

@@ -55,6 +55,27 @@ pub(super) fn load_order<'a>(
     kept
 }
 
+/// The ids of the game file's `actionGroupOrder` (`preferred`, in the file
+/// `game_path`) that name none of the `loaded` mods, as warnings: a misspelt one leaves
+/// that mod's actions where the alphabet puts them.
+pub(super) fn unknown_groups(
+    game_path: &str,
+    preferred: &[String],
+    loaded: &[&str],
+) -> Vec<ContentError> {
+    let known = |id: &str| loaded.iter().any(|m| m.eq_ignore_ascii_case(id));
+    (preferred.iter().enumerate())
+        .filter(|(_, id)| !known(id))
+        .map(|(index, id)| {
+            let message = format!(
+                "`{id}` is no loaded mod, so it orders no actions: name one of {}",
+                loaded.join(", ")
+            );
+            ContentError::new(game_path, format!("/actionGroupOrder/{index}"), message)
+        })
+        .collect()
+}
+
 /// The order of the loaded mods' action groups in prompts, as lower-cased ids: the
 /// game file's `actionGroupOrder` first (loaded mods only, each once), then the rest
 /// alphabetically.

@@ -9,7 +9,7 @@ use bevy::ecs::resource::Resource;
 
 use super::aliases::resolve_aliases;
 use super::catalog::CatalogItem;
-use super::mod_order::{group_order, load_order};
+use super::mod_order::{group_order, load_order, unknown_groups};
 use super::references::{
     misfiled, unknown_allowed_ids, unknown_allowed_verbs, unknown_input_scopes, unknown_prompt,
     unknown_scopes, unknown_tag_keys, unknown_verb, unlisted_files,
@@ -242,28 +242,15 @@ impl ContentRegistry {
             let wrong_kind = misfiled(&loaded.file, &loaded.manifest.content);
             registry.warnings.extend(wrong_kind);
         }
-        let unknown_groups = registry.unknown_groups(game_path, game);
-        registry.warnings.extend(unknown_groups);
+        let loaded: Vec<&str> = registry
+            .mods
+            .iter()
+            .map(|m| m.manifest.id.as_str())
+            .collect();
+        let unknown = unknown_groups(game_path, &game.action_group_order, &loaded);
+        registry.warnings.extend(unknown);
         registry.problems = problems;
         registry
-    }
-
-    /// The ids of `game`'s `actionGroupOrder` (in the file `game_path`) that name no
-    /// loaded mod, as warnings: a misspelt one leaves that mod's actions where the
-    /// alphabet puts them.
-    fn unknown_groups(&self, game_path: &str, game: &GameManifest) -> Vec<ContentError> {
-        let loaded: Vec<&str> = self.mods.iter().map(|m| m.manifest.id.as_str()).collect();
-        let known = |id: &str| loaded.iter().any(|m| m.eq_ignore_ascii_case(id));
-        (game.action_group_order.iter().enumerate())
-            .filter(|(_, id)| !known(id))
-            .map(|(index, id)| {
-                let message = format!(
-                    "`{id}` is no loaded mod, so it orders no actions: name one of {}",
-                    loaded.join(", ")
-                );
-                ContentError::new(game_path, format!("/actionGroupOrder/{index}"), message)
-            })
-            .collect()
     }
 
     /// A registry of these mods, in load order, with their action groups ordered and

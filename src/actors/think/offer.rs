@@ -8,12 +8,16 @@ use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
+use super::{Around, Asked, Frame};
+use crate::actors::OfferTrimmed;
+use crate::actors::memory::MemoryEntry;
+use crate::actors::prompt_cache::PromptCache;
 use crate::content::ContentRegistry;
 use crate::prompt::{
     BlockOptions, Shown, TrimScratch, estimate_tokens, text_fingerprint, trim_mask_with,
     write_available_actions, write_available_tasks,
 };
-use crate::world::{ActionMenu, AvailableAction, OfferedActions};
+use crate::world::{ActionMenu, AvailableAction, OfferedActions, ScopeReach};
 
 /// The last offer an actor was shown, trimmed to its budget and written as a block:
 /// the same offer next turn is shown the same way without trimming or writing it again.
@@ -268,6 +272,120 @@ pub(super) fn remembered_targets<'t>(
             .flatten()
             .copied(),
     );
+}
+
+/// How a frame makes each actor's offers and shows them.
+impl Frame<'_, '_, '_> {
+    /// The offers `asked` is to be shown, each made again only when what its menu reads
+    /// changed ([`KeptOffer::next`], `None` when kept): its
+    /// actions (none in a reply) from the menu its spec allows, and its tasks (none in
+    /// a reply or a fight, or with tasks turned off) from the tasks its spec allows.
+    pub(super) fn offers(
+        &mut self,
+        asked: &Asked<'_>,
+        shown: &mut ShownOffer,
+        cache: &mut PromptCache,
+        around: Around,
+    ) -> (NextOffer, NextOffer) {
+        let (settings, replying) = (self.settings, asked.reply_to.is_some());
+        let menu = (!replying).then(|| {
+            let verbs = &settings.combat_verbs;
+            cache.menu(self.registry, asked.spec, asked.fighting, verbs)
+        });
+        let actions = self.offer_from(asked.entity, &mut shown.actions, menu, around);
+        let menu = (settings.offer_tasks && !replying && !asked.fighting)
+            .then(|| cache.task_menu(self.registry, asked.spec))
+            .filter(|menu| !menu.is_empty());
+        let tasks = self.offer_from(asked.entity, &mut shown.tasks, menu, around);
+        (actions, tasks)
+    }
+
+    /// The offer `kept` makes next to `actor` from `menu` (nothing without one), with
+    /// what is `around` the actor.
+    fn offer_from(
+        &mut self,
+        actor: Entity,
+        kept: &mut KeptOffer,
+        menu: Option<&ActionMenu>,
+        around: Around,
+    ) -> NextOffer {
+        let revision = self.revisions.revision();
+        // Without a menu nothing is read.
+        let changed_at = menu.map_or(revision, |menu| self.changed_at(menu, around));
+        let offers = &mut self.offers;
+        kept.next(menu, (changed_at, revision), |menu, last| {
+            offers.offer_again(menu, actor, last)
+        })
+    }
+
+    /// The revision at which what `menu` reads for an actor last changed, with what is
+    /// `around` the actor.
+    fn changed_at(&mut self, menu: &ActionMenu, (place, around): Around) -> u64 {
+        let known = self.reaches.iter().find(|(known, _)| known.shares(menu));
+        let reach = match known {
+            Some(&(_, reach)) => reach,
+            None => {
+                let reach = menu.reach(self.scopes);
+                self.reaches.push((menu.clone(), reach));
+                reach
+            }
+        };
+        match reach {
+            // What `changed_within` would give, looked up already for the perception.
+            ScopeReach::Place => around,
+            _ => self.revisions.changed_within(place, reach),
+        }
+    }
+
+    /// Shows `offered` to `asked` within its actions budget (`shown` is what it was
+    /// last shown, and the budget), weighed by what it remembers (`recalled`), unless
+    /// it shows it already; an offer trimmed past half is to be reported, unless it
+    /// was (`reported`).
+    pub(super) fn show(
+        &mut self,
+        asked: &Asked<'_>,
+        (shown, budgets): (&mut ShownOffer, (usize, usize)),
+        reported: bool,
+        next: (NextOffer, NextOffer),
+        recalled: &[&MemoryEntry],
+    ) -> Option<OfferTrimmed> {
+        if shown.shows((next.0.as_ref(), next.1.as_ref()), budgets) {
+            return None;
+        }
+        let (offered, tasks) = shown.or_last(next);
+        let budget = budgets.0;
+        let key_holders = self.key_holders;
+        let with_key = self.with_key.get_or_insert_with(|| {
+            let mut with_key: HashMap<&str, SmallVec<[Entity; 1]>> = HashMap::new();
+            for (entity, key) in key_holders {
+                with_key.entry(key.0.as_str()).or_default().push(entity);
+            }
+            with_key
+        });
+        let tags = recalled.iter().flat_map(|memory| &memory.tags);
+        remembered_targets(&mut self.remembered, tags, with_key);
+        let relevance = Relevance {
+            players: &self.players,
+            remembered: &self.remembered,
+        };
+        let count = offered.len();
+        let left_out = shown.show(
+            (offered, tasks),
+            budgets,
+            (self.registry, &self.settings.block),
+            |action: &AvailableAction<'_>| relevance.of(action),
+            &mut self.trim,
+        );
+        if left_out * 2 <= count || reported {
+            return None;
+        }
+        Some(OfferTrimmed {
+            actor: asked.entity,
+            offered: count,
+            left_out,
+            budget,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -1,16 +1,19 @@
-//! One turn's request: the limits its answer is held to, the user message for how the
-//! turn goes into the transcript, and the request sent to the bridge.
+//! One turn's request: the limits its answer is held to, what a fresh prompt leaves
+//! the offer, the user message for how the turn goes into the transcript, and the
+//! request sent to the bridge.
 
 use std::sync::Arc;
 
 use serde_json::Value;
 use smallvec::SmallVec;
 
+use super::super::SmartActorSettings;
+use super::super::mind::FreshBudgets;
 use crate::content::{ActorSpec, PromptTemplate};
 use crate::llm::{ChatMessage, LlmRequest, Priority, SamplingOptions};
 use crate::prompt::{
-    DecisionContext, DecisionLimits, OfflineDecision, PromptPart, TurnPlan,
-    write_decision_user_prompt,
+    DecisionContext, DecisionLimits, OfflineDecision, PromptPart, TokenScale, TurnPlan,
+    estimate_tokens, write_decision_user_prompt,
 };
 use crate::world::{OfferedActions, write_perception_changes};
 
@@ -140,6 +143,41 @@ pub(super) fn offline_decision(
         actor: Arc::clone(name),
         offered: offered.clone(),
         tasks: tasks.clone(),
+    }
+}
+
+impl FreshBudgets {
+    /// What a fresh prompt leaves the offer, fixed for the life of the transcript it
+    /// starts: the actions get what the `system` message and the user message without
+    /// them (`whole`, written from `template` into the buffer `user`) leave of
+    /// `settings`' total, and the tasks and abilities their own budgets. A fresh
+    /// prompt, tasks and abilities (when it is offered any) with it, fits `room`, what
+    /// the server's slot holds besides the answer: on a small one, with less of the
+    /// offer, rather than sent whole and refused.
+    pub(super) fn of(
+        settings: &SmartActorSettings,
+        scale: TokenScale,
+        (room, abilities): (usize, bool),
+        (system, template, whole, user): (
+            &str,
+            &PromptTemplate,
+            &DecisionContext<'_>,
+            &mut PromptPart,
+        ),
+    ) -> Self {
+        let budgets = &settings.budgets;
+        let beside = budgets.tasks * usize::from(settings.offer_tasks)
+            + budgets.abilities * usize::from(abilities);
+        let total = scale.to_estimate(budgets.total.min(room.saturating_sub(beside)));
+        user.text.clear();
+        user.sections.clear();
+        write_decision_user_prompt(user, template, whole);
+        let rest = estimate_tokens(system) + estimate_tokens(&user.text);
+        Self {
+            actions: total.saturating_sub(rest),
+            tasks: scale.to_estimate(budgets.tasks),
+            abilities: scale.to_estimate(budgets.abilities),
+        }
     }
 }
 
