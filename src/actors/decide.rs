@@ -190,12 +190,14 @@ pub(super) fn judge<'a>(
     };
     // A definition whose targets are others now (reordered, renamed, removed, from
     // another scope) would read what was chosen for one target as another.
-    let action_changed = chosen.filter(|chosen| !targets_as_offered(chosen, offered, registry));
+    let action_changed =
+        chosen.filter(|chosen| !action_targets_as_offered(chosen, offered, registry));
     let task_changed = task.filter(|task| {
-        let now = registry.task(task.action_id);
-        let parameters = now.into_iter().flat_map(TaskDefinition::entity_parameters);
-        let slots = parameters.map(|(parameter, entity)| (&*parameter.name, &*entity.scope));
-        now.is_some() && !slots.eq(tasks.target_slots(task.index))
+        let now = registry.task(task.action_id).map(|task| {
+            let parameters = task.entity_parameters();
+            parameters.map(|(parameter, entity)| (&*parameter.name, &*entity.scope))
+        });
+        !targets_as_offered(now, task, tasks)
     });
     let action_gone = chosen.filter(|chosen| !allowed_now(chosen));
     let task_id = task.map(|task| task.action_id);
@@ -217,7 +219,7 @@ pub(super) fn judge<'a>(
         (Err(_), DecisionFallback::Action(id)) if !pending.fighting => offered
             .iter()
             .find(|a| a.action_id == id.as_str())
-            .filter(|a| targets_as_offered(a, offered, registry))
+            .filter(|a| action_targets_as_offered(a, offered, registry))
             .filter(|fallback| allowed_now(fallback)),
         (Err(_), _) => None,
     };
@@ -340,18 +342,29 @@ fn raw_answer(reply: &Result<LlmReply, LlmError>) -> &str {
     reply.as_ref().map_or("", |reply| reply.text.as_str())
 }
 
-/// Whether the targets of `action`, one of `offered`, are those of its definition
-/// now: the same slots, in order, each from the same scope. One whose targets are
+/// Whether the targets of `chosen`, one of `offered`, are those its definition has
+/// `now` (each target's placeholder and scope, in order; `None`: no longer loaded,
+/// which is judged apart): the same slots from the same scopes. One whose targets are
 /// others reads what was chosen for one target as another.
-fn targets_as_offered(
+fn targets_as_offered<'n>(
+    now: Option<impl Iterator<Item = (&'n str, &'n str)>>,
+    chosen: &AvailableAction,
+    offered: &'n OfferedActions,
+) -> bool {
+    now.is_none_or(|now| now.eq(offered.target_slots(chosen.index)))
+}
+
+/// [`targets_as_offered`] for an offered action.
+fn action_targets_as_offered(
     action: &AvailableAction,
     offered: &OfferedActions,
     registry: &ContentRegistry,
 ) -> bool {
-    let now = registry.action(action.action_id);
-    let slots = now.into_iter().flat_map(ActionDefinition::target_slots);
-    let slots = slots.map(|(_, slot)| (&*slot.placeholder, &*slot.scope));
-    now.is_none() || slots.eq(offered.target_slots(action.index))
+    let now = registry.action(action.action_id).map(|definition| {
+        let slots = definition.target_slots();
+        slots.map(|(_, slot)| (&*slot.placeholder, &*slot.scope))
+    });
+    targets_as_offered(now, action, offered)
 }
 
 /// The plan that carries out an offered task for `actor`, its entity parameters bound
