@@ -39,6 +39,7 @@ mod narrative;
 mod prompt_template;
 mod references;
 mod refinement;
+pub(crate) use refinement::{ENTITY_FACTS, STATE_FACTS};
 mod registry;
 mod scene;
 mod tags;

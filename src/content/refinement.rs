@@ -507,9 +507,9 @@ fn walk<'a>(
     None
 }
 
-/// What a plan's conditions read of an entity ([`PlanFacts`](crate::planning)): the
-/// actor, and each entity a task names (which also says whether it is `here`).
-const ENTITY_FACTS: [&str; 6] = [
+/// What a plan's conditions read of an entity: the actor, and each entity a task names
+/// (which also says whether it is `here`). Planning writes the facts by these names.
+pub(crate) const ENTITY_FACTS: [&str; 6] = [
     "name",
     "tags",
     "place",
@@ -518,8 +518,8 @@ const ENTITY_FACTS: [&str; 6] = [
     "carriedBy",
 ];
 
-/// What conditions read of a plan's progress.
-const STATE_FACTS: [&str; 2] = ["actionsDone", "triedMethods"];
+/// What conditions read of a plan's progress, by the names planning writes them by.
+pub(crate) const STATE_FACTS: [&str; 2] = ["actionsDone", "triedMethods"];
 
 /// Operators whose arguments after the first read each element of the first (as
 /// `{"var": ""}`), not the facts.

@@ -8,6 +8,7 @@ use bevy::prelude::*;
 use serde_json::{Map, Value};
 
 use super::PlanFacts;
+use crate::content::ENTITY_FACTS;
 use crate::world::{WorldView, WorldViewQuery};
 
 /// What the game tells plan conditions about the world, as `world` in JSON Logic:
@@ -100,15 +101,16 @@ pub fn describe(view: &WorldView, entity: Entity) -> Option<Value> {
         .place_of(entity)
         .map_or(Value::Null, |p| view.name(p).into());
     let carrier = seen.carried_by.map_or(Value::Null, |c| view.name(c).into());
-    Some(Value::Object(Map::from_iter([
-        ("name".to_owned(), Value::from(seen.name.as_ref())),
-        (
-            "tags".to_owned(),
-            strings(seen.tags.iter().map(String::as_str).collect()),
-        ),
-        ("place".to_owned(), place),
-        ("carries".to_owned(), names(carried)),
-        ("carriedTags".to_owned(), strings(carried_tags)),
-        ("carriedBy".to_owned(), carrier),
-    ])))
+    // By the names method conditions are checked against when content loads.
+    let tags = strings(seen.tags.iter().map(String::as_str).collect());
+    let facts = [
+        Value::from(seen.name.as_ref()),
+        tags,
+        place,
+        names(carried),
+        strings(carried_tags),
+        carrier,
+    ];
+    let named = ENTITY_FACTS.iter().map(|&name| name.to_owned()).zip(facts);
+    Some(Value::Object(Map::from_iter(named)))
 }

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::content::{
     ConditionArena, ConditionalFailure, ContentRegistry, FallbackBehavior, RefinementMethod,
-    RefinementStep, TaskDefinition,
+    RefinementStep, STATE_FACTS, TaskDefinition,
 };
 use crate::world::ParamValue;
 
@@ -561,9 +561,10 @@ fn condition_data(
         .collect();
     // Built as maps, not with `json!`, which would copy each value it is given.
     let tried = tried.iter().cloned().map(Value::String).collect();
+    let [actions_done, tried_methods] = STATE_FACTS.map(str::to_owned);
     let state = Map::from_iter([
-        ("actionsDone".to_owned(), Value::from(done)),
-        ("triedMethods".to_owned(), Value::Array(tried)),
+        (actions_done, Value::from(done)),
+        (tried_methods, Value::Array(tried)),
     ]);
     let task = Map::from_iter([
         ("params".to_owned(), Value::Object(params)),
