@@ -15,6 +15,8 @@ use super::setup::{self, Play};
 
 /// How long a turn may go on with nothing asked of the model before it is stuck.
 const STALLED: Duration = Duration::from_secs(5);
+/// How long a turn waits on the model with no answer before the player is told so.
+const QUIET: Duration = Duration::from_secs(3);
 
 /// The tavern without a window, with `plugins` of the caller's, its content loaded and
 /// its scene spawned, printing its transcript with `printer`.
@@ -88,6 +90,9 @@ pub fn play_turns(app: &mut App, options: &Options) -> Result<(), String> {
     } else {
         options.turns
     };
+    // The first wait on the model long enough to wonder about is explained, once: a
+    // model on a CPU, or a server that does not answer.
+    let mut told_waiting = false;
     for number in 1..=turns {
         if let Some(stopped) = app.world().non_send::<Printer>().stopped() {
             return stopped;
@@ -106,10 +111,16 @@ pub fn play_turns(app: &mut App, options: &Options) -> Result<(), String> {
         // Every request to the model ends, answered or not, so a turn ends unless
         // something waits for what no request will bring.
         let mut idle_since: Option<Instant> = None;
+        let (began, outcomes) = (Instant::now(), outcomes(app));
         while app.world().resource::<Turn>().in_progress() {
             app.update();
             if let Some(stopped) = app.world().non_send::<Printer>().stopped() {
                 return stopped;
+            }
+            if !told_waiting && began.elapsed() > QUIET && self::outcomes(app) == outcomes {
+                told_waiting = true;
+                let waiting = waiting_notice(app.world().resource::<LlmBridge>());
+                print(app, &waiting);
             }
             if app.world().resource::<LlmBridge>().is_idle() {
                 if idle_since.get_or_insert_with(Instant::now).elapsed() > STALLED {
@@ -127,6 +138,31 @@ pub fn play_turns(app: &mut App, options: &Options) -> Result<(), String> {
         .non_send::<Printer>()
         .stopped()
         .unwrap_or(Ok(()))
+}
+
+/// How many requests to the model have ended, answered or not.
+fn outcomes(app: &App) -> u64 {
+    let stats = app.world().resource::<LlmStats>();
+    stats.completed + stats.failed + stats.cancelled + stats.timed_out
+}
+
+/// What the player is told when the model has not answered for a while: what it
+/// waits on, and why the server last failed, if it did.
+fn waiting_notice(bridge: &LlmBridge) -> String {
+    let seconds = QUIET.as_secs();
+    let mut notice = format!(
+        "(waiting for the model: no answer yet after {seconds} s from {}",
+        bridge.backend_description()
+    );
+    let health = bridge.endpoint_health();
+    if let Some(failure) = health.iter().find_map(|h| h.last_failure.as_deref()) {
+        notice.push_str("; it last failed: ");
+        notice.push_str(failure);
+    } else if health.iter().any(|h| h.loading) {
+        notice.push_str("; it is not ready: loading its model, or not accepting connections yet");
+    }
+    notice.push(')');
+    notice
 }
 
 pub fn print(app: &mut App, text: &str) {

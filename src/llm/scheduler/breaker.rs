@@ -49,7 +49,8 @@ pub struct EndpointHealth {
     pub endpoint: String,
     /// Its breaker.
     pub breaker: BreakerState,
-    /// Whether the server was last seen loading its model.
+    /// Whether the server was last seen not ready: loading its model, or not
+    /// accepting connections yet ([`RetryPolicy::startup_grace`](crate::llm::RetryPolicy::startup_grace)).
     pub loading: bool,
     /// Why it last failed since it last answered, if it did.
     pub last_failure: Option<String>,
