@@ -21,7 +21,10 @@
 //!    its doings meanwhile is not), or the step fails after
 //!    [`PlanningSettings::step_timeout`];
 //! 4. the plan ends with [`PlanCompleted`] or [`PlanFailed`] (with the reason and the
-//!    step), and its component is removed; [`StopPlan`] ends it early, as failed.
+//!    step), and its component is removed: in the frame its last step's report comes
+//!    (whatever the cadence: its actor decides again at the next turn), or when its
+//!    next step is to be handed out and none is left; [`StopPlan`] ends it early, as
+//!    failed.
 //!    Despawning the actor ends it with the actor; an entity parameter not in the
 //!    world as it starts fails it at once, and a bound target gone since fails the step
 //!    that needs it.

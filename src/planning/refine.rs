@@ -321,6 +321,32 @@ impl Refinement {
         }
     }
 
+    /// How the plan ended, when it has: failed, or with every step done. Read without
+    /// the world: a plan with a step left (an action, a conditional or a task step to
+    /// decide) has not ended, nor has one whose method is no longer what it ran.
+    pub fn ended(&self, registry: &ContentRegistry) -> Option<PlanStep> {
+        if let Some(failure) = &self.failed {
+            return Some(PlanStep::Failed(failure.clone()));
+        }
+        // Out of each list of steps as `next_step` leaves it: at its end, leaving
+        // it moves past the step around it (a conditional, or a task's step).
+        let mut past = 0;
+        for frame in self.frames.iter().rev() {
+            if frame.cursor.is_empty() {
+                return Some(PlanStep::Done);
+            }
+            let method = registry.method(&frame.method)?;
+            for depth in (1..=frame.cursor.len()).rev() {
+                let steps = current(method, &frame.cursor[..depth])?;
+                if frame.cursor[depth - 1].index + past < steps.len() {
+                    return None;
+                }
+                past = 1;
+            }
+        }
+        Some(PlanStep::Done)
+    }
+
     /// How the action last handed out by [`next_step`](Self::next_step) went: the plan
     /// goes on after a success, and a failure (with the game's reason) is handled as the
     /// method's or the enclosing conditional step's fallback says.
@@ -1127,6 +1153,52 @@ mod tests {
         let (acted, end) = run(&mut plan, &registry, &world);
         assert_eq!(acted, ["core:wait", "items:pick_up", "items:give"]);
         assert_eq!(end, PlanStep::Done);
+    }
+
+    #[test]
+    fn a_plan_has_ended_once_its_last_step_inside_a_branch_and_a_task_is_reported() {
+        let registry = registry(
+            "fail",
+            &[
+                method(
+                    "tavern:fetching",
+                    "tavern:fetch",
+                    json!([wait(), pick_up()]),
+                ),
+                method(
+                    "tavern:by_hand",
+                    "tavern:serve",
+                    json!([
+                        give(),
+                        { "stepType": "conditional", "condition": true, "thenSteps": [
+                            { "stepType": "task", "taskId": "tavern:fetch", "parameterBindings": { "drink": "task.params.drink" } }
+                        ] }
+                    ]),
+                ),
+            ],
+        );
+        let (mut plan, world) = start(&registry);
+        let mut ends = Vec::new();
+        for _ in 0..3 {
+            assert_eq!(plan.ended(&registry), None, "a step is left");
+            act(plan.next_step(&registry, &world));
+            assert_eq!(plan.ended(&registry), None, "its step is out");
+            plan.report(Ok(()), &registry, &world);
+            ends.push(plan.ended(&registry));
+        }
+        assert_eq!(
+            ends,
+            [None, None, Some(PlanStep::Done)],
+            "the conditional and the task step are still to decide after the first step"
+        );
+        assert_eq!(plan.next_step(&registry, &world), PlanStep::Done);
+
+        // A step refused past its fallbacks ends the plan as failed.
+        let (mut plan, world) = start(&registry);
+        act(plan.next_step(&registry, &world));
+        plan.report(Err("no mug".to_owned()), &registry, &world);
+        let failure = failed(plan.ended(&registry).expect("ended"), "refused");
+        assert_eq!(failure.reason, "no mug");
     }
 
     #[test]

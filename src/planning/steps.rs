@@ -95,27 +95,48 @@ pub(super) fn advance_plans(
                     since: time.elapsed(),
                 });
             }
-            PlanStep::Done => {
-                out.completed.write(PlanCompleted {
-                    actor,
-                    task_id: task_id(plan),
-                    actions: plan.actions_done(),
-                    chosen_by: plan.chosen_by,
-                });
-                plan.take_off(actor, &mut commands);
-            }
-            PlanStep::Failed(failure) => {
-                out.failed.write(PlanFailed {
-                    actor,
-                    task_id: task_id(plan),
-                    reason: failure.reason,
-                    step: failure.step,
-                    chosen_by: plan.chosen_by,
-                });
-                plan.take_off(actor, &mut commands);
-            }
+            end => end_plan(
+                (actor, plan),
+                end,
+                (&mut out.completed, &mut out.failed),
+                &mut commands,
+            ),
         }
     }
+}
+
+/// Ends `actor`'s plan as `end` says (done or failed): tells the game, and takes the
+/// plan off its actor.
+fn end_plan(
+    (actor, plan): (Entity, &Plan),
+    end: PlanStep,
+    (completed, failed): (
+        &mut MessageWriter<PlanCompleted>,
+        &mut MessageWriter<PlanFailed>,
+    ),
+    commands: &mut Commands,
+) {
+    match end {
+        PlanStep::Act(_) => return,
+        PlanStep::Done => {
+            completed.write(PlanCompleted {
+                actor,
+                task_id: task_id(plan),
+                actions: plan.actions_done(),
+                chosen_by: plan.chosen_by,
+            });
+        }
+        PlanStep::Failed(failure) => {
+            failed.write(PlanFailed {
+                actor,
+                task_id: task_id(plan),
+                reason: failure.reason,
+                step: failure.step,
+                chosen_by: plan.chosen_by,
+            });
+        }
+    }
+    plan.take_off(actor, commands);
 }
 
 /// Which step of `plan` the action is, its ids shared through `ids`.
@@ -171,11 +192,15 @@ fn request_for(
 
 /// The outcome of each plan's step out: the next [`ActionReport`] for its actor that
 /// reports on it ([`Awaiting::is_reported_by`]), or a failure once the game took
-/// longer than [`PlanningSettings::step_timeout`].
+/// longer than [`PlanningSettings::step_timeout`]. A plan that ends with it (its
+/// last step done, or failed past its fallbacks) ends now: the game hears of it in
+/// this frame, and the actor decides again at the next turn.
 pub(super) fn hear_reports(
     context: PlanContext,
     mut reports: MessageReader<ActionReport>,
     mut plans: Query<(Entity, &mut Plan)>,
+    (mut completed, mut failed): (MessageWriter<PlanCompleted>, MessageWriter<PlanFailed>),
+    mut commands: Commands,
 ) {
     let PlanContext {
         settings,
@@ -205,6 +230,14 @@ pub(super) fn hear_reports(
             }
             Err(reason) => fail(actor, &mut plan, reason),
         }
+        if let Some(end) = plan.refinement.ended(registry) {
+            end_plan(
+                (actor, &plan),
+                end,
+                (&mut completed, &mut failed),
+                &mut commands,
+            );
+        }
     }
     let now = time.elapsed();
     for (actor, mut plan) in &mut plans {
@@ -225,6 +258,14 @@ pub(super) fn hear_reports(
                 settings.step_timeout
             );
             fail(actor, &mut plan, reason);
+            if let Some(end) = plan.refinement.ended(registry) {
+                end_plan(
+                    (actor, &plan),
+                    end,
+                    (&mut completed, &mut failed),
+                    &mut commands,
+                );
+            }
         }
     }
 }

@@ -598,6 +598,35 @@ fn plans_that_move_by_turns_take_one_step_a_turn() {
     }
 }
 
+#[test]
+fn a_plan_ends_in_the_frame_its_last_step_is_reported() {
+    let (mut app, scene) = tavern();
+    let marta = scene.entities["marta"];
+    app.world_mut().resource_mut::<PlanningSettings>().cadence = PlanCadence::EveryTurn;
+    serve(&mut app, &scene);
+    // A step a turn, each reported in the frame it is handed out.
+    for _ in 0..3 {
+        crate::support::run_turn(&mut app);
+    }
+    let game = app.world().resource::<Game>();
+    assert_eq!(game.issued.len(), 3, "every step was handed out");
+    assert_eq!(game.failed, [], "the plan does not fail");
+    assert_eq!(
+        game.completed.len(),
+        1,
+        "the last report ends the plan: it does not wait for another turn"
+    );
+    assert!(app.world().get::<Plan>(marta).is_none());
+    assert!(app.world().get::<FollowingPlan>(marta).is_none());
+    // The game starts another plan: the first one, done, is not ended as replaced.
+    serve(&mut app, &scene);
+    app.update();
+    app.update();
+    let game = app.world().resource::<Game>();
+    assert_eq!(game.failed, [], "a completed plan is not replaced");
+    assert_eq!(game.started.len(), 2);
+}
+
 /// Who was asked to decide in a turn.
 fn asked(log: &crate::support::TurnLog) -> Vec<Entity> {
     log.prompts.iter().map(|p| p.actor).collect()
