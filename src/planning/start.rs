@@ -82,14 +82,15 @@ pub(super) fn start_plans(
         };
         match begun {
             Ok(mut plan) => {
-                plan.brought_hold = match replaced {
-                    Some(replaced) => {
-                        let reason = format!("replaced by a new plan: `{}`", start.task_id);
-                        out.failed.write(replaced.ended(start.actor, reason));
-                        replaced.brought_hold
-                    }
-                    None => !now.is_some_and(|(_, held)| held),
-                };
+                // The plan brings the hold it puts on: when the actor is not held now
+                // (the game may have let go of its own hold while a plan ran), or the
+                // plan it replaces brought the hold there is.
+                let held = now.is_some_and(|(_, held)| held);
+                plan.brought_hold = !held || replaced.is_some_and(|r| r.brought_hold);
+                if let Some(replaced) = replaced {
+                    let reason = format!("replaced by a new plan: `{}`", start.task_id);
+                    out.failed.write(replaced.ended(start.actor, reason));
+                }
                 out.started.write(PlanStarted {
                     actor: start.actor,
                     task_id: start.task_id.clone(),

@@ -33,7 +33,10 @@ pub struct DisplayName(pub String);
 /// unless they are in combat or the player talks to them, and a decision one was
 /// queued for or waits on when it comes is withdrawn. Planning keeps it with the
 /// plan's component and takes it off when the plan ends; a game may put it on any actor
-/// to hold its decisions, and a plan that ends leaves the game's hold on.
+/// to hold its decisions, and a plan that ends leaves the game's hold on. The hold is
+/// one marker: the game's is the one on the actor as a plan starts (put on while a
+/// plan that brought its own runs, it goes with that plan), and taking it off while a
+/// plan runs lets the plan's next replacement bring its own.
 #[derive(Component, Debug, Clone, Copy, Default, Reflect)]
 #[reflect(Component)]
 pub struct FollowingPlan;

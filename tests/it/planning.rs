@@ -681,6 +681,33 @@ fn a_plan_ending_leaves_the_game_s_own_hold_on_an_actor() {
 }
 
 #[test]
+fn a_hold_the_game_took_back_mid_plan_goes_with_the_plan_that_replaced_it() {
+    let (mut app, scene) = tavern();
+    let marta = scene.entities["marta"];
+    app.world_mut().resource_mut::<Game>().silent = true;
+    // The game holds Marta (a cutscene) as a plan starts, and lets go while it runs.
+    app.world_mut().entity_mut(marta).insert(FollowingPlan);
+    serve(&mut app, &scene);
+    app.update();
+    app.world_mut().entity_mut(marta).remove::<FollowingPlan>();
+    // Another plan takes its place: it holds her again, and so lets go as it ends.
+    serve(&mut app, &scene);
+    app.update();
+    assert!(app.world().get::<FollowingPlan>(marta).is_some());
+    app.world_mut().write_message(StopPlan {
+        actor: marta,
+        reason: "the inn is closing".to_owned(),
+    });
+    app.update();
+    app.update();
+    assert!(app.world().get::<Plan>(marta).is_none());
+    assert!(
+        app.world().get::<FollowingPlan>(marta).is_none(),
+        "no hold is left that nobody holds"
+    );
+}
+
+#[test]
 fn a_fight_interrupts_a_plan_for_the_decision() {
     let (mut app, marta) = serving_unanswered();
     app.world_mut().entity_mut(marta).insert(InCombat);
