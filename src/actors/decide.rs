@@ -148,7 +148,8 @@ pub(super) enum Named<'a> {
 /// moment allows, with `fallback` for a rejected one outside combat. A chosen action
 /// no longer loaded or permitted, a chosen task or invoked ability no longer allowed
 /// (the actor's spec, or the content, changed while it thought), an ability no longer
-/// loaded, or an action or task whose targets are others now, rejects the answer; the
+/// loaded or whose inputs are others now, or an action or task whose targets are
+/// others now, rejects the answer; the
 /// fallback is taken only while it is loaded, permitted and its targets the same. (A
 /// chosen task no longer loaded fails to start as a plan, saying so.)
 pub(super) fn judge<'a>(
@@ -201,8 +202,16 @@ pub(super) fn judge<'a>(
     });
     let action_gone = chosen.filter(|chosen| !allowed_now(chosen));
     let task_id = task.map(|task| task.action_id);
-    let ability_gone =
-        |id: &str| registry.ability(id).is_none() || !policy_allows(Named::Ability(id));
+    // An ability whose inputs are others now would hand the game inputs read against
+    // the ones offered.
+    let ability_gone = |id: &str| {
+        let offered = pending
+            .abilities
+            .get(id)
+            .map(|offered| &offered.definition.inputs);
+        let now = registry.ability(id).map(|now| &now.inputs);
+        now.is_none() || now != offered || !policy_allows(Named::Ability(id))
+    };
     let stale = (action_gone.or(action_changed).or(task_changed))
         .map(|action| action.action_id)
         .or(task_id.filter(|&id| !policy_allows(Named::Task(id))))
@@ -537,6 +546,68 @@ mod tests {
         let verdict = judge(&rent, &pending, &registry, everything, &fallback);
         let gone = RejectionReason::NoLongerAllowed("tavern:rent_room".to_owned());
         assert_eq!(verdict.decision, Err(gone));
+    }
+
+    #[test]
+    fn an_ability_whose_inputs_changed_since_it_was_offered_is_not_invoked() {
+        use crate::content::fixtures::{game, manifest, parsed};
+        let ability = |inputs: serde_json::Value| -> crate::content::AbilityDefinition {
+            let base = serde_json::json!({ "id": "tavern:rent_room", "description": "d",
+                "what": "Rents a room.", "when": "Asked for one." });
+            parsed(base, serde_json::json!({ "inputs": inputs }))
+        };
+        let nights = |max: u32| {
+            serde_json::json!({ "mode": "explicit", "required": [
+                { "name": "nights", "type": "integer", "min": 1, "max": max, "description": "how many" }
+            ] })
+        };
+        // Offered for up to 14 nights; the file now allows 3 and says it otherwise.
+        let offered = crate::world::OfferedAbility {
+            definition: std::sync::Arc::new(ability(nights(14))),
+            candidates: Vec::new(),
+        };
+        let pending = PendingDecision {
+            abilities: std::iter::once(offered).collect(),
+            ..pending(false)
+        };
+        let registry_with = |loaded: &crate::content::AbilityDefinition| {
+            let tavern = manifest(
+                "tavern",
+                serde_json::json!({ "content": { "abilities": ["rent.ability.json"] } }),
+            );
+            let registry = ContentRegistry::build(crate::content::ContentSources {
+                game: Some(("game.loom.json", &game(&["tavern"]))),
+                mods: &[("mods/tavern/mod.json", &tavern)],
+                abilities: &[("mods/tavern/rent.ability.json", loaded)],
+                ..Default::default()
+            });
+            assert_eq!(registry.problems(), [], "the test content is valid");
+            registry
+        };
+        let rent = Ok(LlmReply::text(
+            r#"{"use": "tavern:rent_room", "inputs": {"nights": 10}, "say": "Here."}"#,
+        ));
+        let everything = (|_: &ActionDefinition| true, |_: Named| true);
+        let fallback = DecisionFallback::Pass;
+        let mut reworded = ability(nights(14));
+        reworded.what = "Lets a room upstairs.".to_owned();
+        let verdict = judge(
+            &rent,
+            &pending,
+            &registry_with(&reworded),
+            everything,
+            &fallback,
+        );
+        assert!(verdict.decision.is_ok(), "other words, the same inputs");
+        let verdict = judge(
+            &rent,
+            &pending,
+            &registry_with(&ability(nights(3))),
+            everything,
+            &fallback,
+        );
+        let changed = RejectionReason::NoLongerAllowed("tavern:rent_room".to_owned());
+        assert_eq!(verdict.decision, Err(changed));
     }
 
     #[test]

@@ -28,7 +28,7 @@ mod app_ext;
 mod catalog;
 mod error;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 pub mod lint;
 mod loader;
 mod manifest;
