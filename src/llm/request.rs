@@ -70,7 +70,9 @@ impl ChatMessage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RequestId(pub u64);
 
-/// Sampling options; `None` leaves the server's default.
+/// Sampling options. On a request, `None` takes the bridge's
+/// ([`LlmSettings::sampling`](crate::llm::LlmSettings::sampling)); there, `None` leaves
+/// the server's default.
 #[derive(Debug, Clone, Default, PartialEq, Reflect, serde::Serialize, serde::Deserialize)]
 pub struct SamplingOptions {
     /// Randomness, usually 0.0–1.0.

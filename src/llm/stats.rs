@@ -20,7 +20,8 @@ pub struct LlmStats {
     pub in_flight: usize,
     /// Answered.
     pub completed: u64,
-    /// Ended in an error other than a cancellation or a timeout.
+    /// Ended in an error other than a cancellation, a timeout or
+    /// [`LlmError::TooSlow`] (counted in `too_slow`).
     pub failed: u64,
     /// Cancelled.
     pub cancelled: u64,

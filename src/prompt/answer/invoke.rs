@@ -289,8 +289,9 @@ pub fn inputs_schema(offered: &OfferedAbility) -> Value {
 }
 
 /// The abilities offered as tools for a server's native tool calling: each named by
-/// its id as a tool name ([`tool_names`]), described by what it does and when to use
-/// it, its inputs the arguments.
+/// its id as a tool name (`mod__ability`, with `_` for any character a tool name does
+/// not take, cut to 64 characters, and `_2`, `_3`... after a name an earlier ability
+/// has), described by what it does and when to use it, its inputs the arguments.
 pub fn ability_tools(abilities: &OfferedAbilities) -> Vec<ToolSpec> {
     (abilities.iter().zip(tool_names(abilities)))
         .map(|(ability, name)| ToolSpec {
