@@ -19,9 +19,15 @@ use super::{DeltaSink, LlmBackend, LlmFuture, LlmReply, LlmRequest};
 #[derive(Debug, Default)]
 pub struct OfflineBackend {
     seed: u64,
-    /// How often each prompt was seen, so a repeated prompt gets a fresh answer.
+    /// How often each prompt was seen, so a repeated prompt gets a fresh answer; at
+    /// most [`REMEMBERED_PROMPTS`] of them.
     repeats: Mutex<HashMap<u64, u64>>,
 }
+
+/// The most prompts the backend remembers having seen; past it, it starts over (as
+/// determined by the requests as the rest), so a game that runs offline for hours,
+/// every turn a new prompt, does not grow it for good.
+const REMEMBERED_PROMPTS: usize = 4096;
 
 impl OfflineBackend {
     /// An offline backend whose choices follow from this seed.
@@ -38,6 +44,9 @@ impl OfflineBackend {
         let fingerprint = request_fingerprint(request);
         let repeat = match self.repeats.lock() {
             Ok(mut repeats) => {
+                if repeats.len() >= REMEMBERED_PROMPTS && !repeats.contains_key(&fingerprint) {
+                    repeats.clear();
+                }
                 let seen = repeats.entry(fingerprint).or_default();
                 *seen += 1;
                 *seen
@@ -84,4 +93,48 @@ fn request_fingerprint(request: &LlmRequest) -> u64 {
         }
     }
     hash
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::llm::ChatMessage;
+
+    fn asking(text: String) -> LlmRequest {
+        LlmRequest {
+            messages: Arc::new(vec![ChatMessage::user(text)]),
+            offline: Some(Arc::new(OneOfMany)),
+            ..LlmRequest::default()
+        }
+    }
+
+    /// An offline answer that shows which random draw it got.
+    #[derive(Debug)]
+    struct OneOfMany;
+
+    impl crate::llm::OfflineAnswer for OneOfMany {
+        fn write(&self, rng: &mut dyn rand::Rng) -> String {
+            rng.next_u64().to_string()
+        }
+    }
+
+    #[test]
+    fn a_repeated_prompt_gets_a_fresh_answer_and_the_prompts_remembered_are_bounded() {
+        let backend = OfflineBackend::new(3);
+        let first = backend.answer(&asking("Hello".to_owned()));
+        assert_ne!(backend.answer(&asking("Hello".to_owned())), first);
+        // Hours of turns offline, each prompt a new one.
+        let again = OfflineBackend::new(3);
+        for n in 0..REMEMBERED_PROMPTS * 2 + 5 {
+            let (one, other) = (
+                backend.answer(&asking(format!("turn {n}"))),
+                again.answer(&asking(format!("turn {n}"))),
+            );
+            assert_eq!(one, other, "the same requests, the same answers");
+        }
+        let remembered = backend.repeats.lock().map(|r| r.len()).unwrap_or_default();
+        assert!(remembered <= REMEMBERED_PROMPTS, "{remembered}");
+    }
 }
