@@ -284,6 +284,7 @@ struct DecisionWriters<'w> {
 #[derive(Resource, Debug, Default)]
 struct ThinkQueue {
     waiting: VecDeque<Entity>,
+    /// Each request out for an actor (a decision, or a warm-up) and whose it is.
     /// Hashed with bevy's fixed hasher: one insert an actor a turn, and a departed
     /// actor's requests are cancelled in the same order on every run.
     pending: HashMap<RequestId, Entity>,

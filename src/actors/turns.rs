@@ -34,14 +34,14 @@ pub(super) fn forget_departed_actors(
             conversation.with = None;
             updates.write(ConversationUpdate::Ended(entity));
         }
-        if let Ok(mut mind) = minds.get_mut(entity) {
-            if mind.is_thinking() {
-                queue.withdraw(entity, &mut mind, &mut bridge);
-            }
-            continue;
+        match minds.get_mut(entity) {
+            Ok(mut mind) if mind.is_thinking() => queue.withdraw(entity, &mut mind, &mut bridge),
+            Ok(_) => {}
+            // Despawned: its place in the queue too.
+            Err(_) => queue.waiting.retain(|&waiting| waiting != entity),
         }
-        // Despawned: its requests as the queue knows them.
-        queue.waiting.retain(|&waiting| waiting != entity);
+        // Its requests still out, as the queue knows them: a despawned actor's
+        // decision, a warm-up.
         let cancelled: Vec<RequestId> = queue
             .pending
             .iter()

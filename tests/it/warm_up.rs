@@ -82,3 +82,37 @@ fn by_default_nothing_is_sent_before_a_turn() {
     let (_app, recorder) = tavern(SmartActorSettings::default());
     assert!(recorder.sent().is_empty());
 }
+
+/// Never answers: every request stays out until it is cancelled.
+struct Silent;
+
+impl LlmBackend for Silent {
+    fn describe(&self) -> String {
+        "a server that never answers".to_owned()
+    }
+
+    fn complete(&self, _request: &LlmRequest, _deltas: DeltaSink) -> LlmFuture {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[test]
+fn an_actor_that_goes_takes_its_warm_up_with_it() {
+    let settings = SmartActorSettings {
+        warm_up: true,
+        ..default()
+    };
+    let (mut app, scene) = tavern_app_with(BackendChoice::Custom(Arc::new(Silent)), settings);
+    app.update();
+    app.update();
+    assert_eq!(app.world().resource::<LlmStats>().cancelled, 0);
+    // Marta stops being a smart actor, Silas leaves the game, before the server reads
+    // their system messages: nobody is left to warm up for.
+    let (marta, silas) = (scene.entities["marta"], scene.entities["silas"]);
+    app.world_mut().entity_mut(marta).remove::<SmartActor>();
+    app.world_mut().despawn(silas);
+    crate::support::update_until(&mut app, "the warm-ups to be cancelled", |app| {
+        app.world().resource::<LlmStats>().cancelled >= 2
+    });
+    assert_eq!(app.world().resource::<LlmStats>().cancelled, 2);
+}

@@ -9,7 +9,7 @@ use bevy::prelude::*;
 
 use super::turn::decision_limits;
 use crate::actors::prompt_cache::PromptCache;
-use crate::actors::{SmartActor, SmartActorSettings};
+use crate::actors::{SmartActor, SmartActorSettings, ThinkQueue};
 use crate::content::{ContentRegistry, PromptTemplate};
 use crate::llm::{ChatMessage, LlmBridge, LlmRequest, Priority, SamplingOptions};
 
@@ -32,13 +32,13 @@ pub(in crate::actors) fn warm_up_request(system: &ChatMessage, affinity: u64) ->
 
 /// Sends each smart actor that appeared (with the content loaded) its warm-up request,
 /// when [`SmartActorSettings::warm_up`] is on. Its answer is of no use and nobody
-/// reads it; an actor whose spec is not loaded is left for its first decision to
-/// report.
+/// reads it; it is out as the actor's, so it is cancelled if the actor goes first. An
+/// actor whose spec is not loaded is left for its first decision to report.
 pub(in crate::actors) fn warm_up_new_actors(
     settings: Res<SmartActorSettings>,
     registry: Res<ContentRegistry>,
     appeared: Query<(Entity, &SmartActor), Added<SmartActor>>,
-    mut bridge: ResMut<LlmBridge>,
+    (mut bridge, mut queue): (ResMut<LlmBridge>, ResMut<ThinkQueue>),
     mut cache: ResMut<PromptCache>,
     builtin: Local<PromptTemplate>,
 ) {
@@ -53,6 +53,7 @@ pub(in crate::actors) fn warm_up_new_actors(
         let template = registry.prompt_for(spec).unwrap_or(&builtin);
         let limits = decision_limits(spec, &settings.limits);
         let system = cache.system(spec, template, &limits);
-        bridge.submit(warm_up_request(&system.message, entity.to_bits()));
+        let id = bridge.submit(warm_up_request(&system.message, entity.to_bits()));
+        queue.pending.insert(id, entity);
     }
 }
