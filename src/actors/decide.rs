@@ -18,8 +18,8 @@ use crate::llm::{LlmError, LlmReply, LlmResponse};
 use crate::prompt::answer::tool_call_answer;
 use crate::prompt::{Answer, read_decision};
 use crate::world::{
-    AbilityInvoked, ActionTargets, AvailableAction, DisplayName, OfferedAbilities, OfferedActions,
-    ParamValue, PlanOrigin, StartPlan,
+    AbilityInvoked, ActionTargets, AvailableAction, DisplayName, InputValue, OfferedAbilities,
+    OfferedActions, ParamValue, PlanOrigin, StartPlan,
 };
 
 /// A smart actor whose answer came: its mind, spec, name, and whether it fights now.
@@ -36,7 +36,7 @@ pub(super) fn apply_decisions(
     registry: Res<ContentRegistry>,
     mut responses: MessageReader<LlmResponse>,
     mut queue: ResMut<ThinkQueue>,
-    mut actors: Query<Answered>,
+    (mut actors, entities): (Query<Answered>, &bevy::ecs::entity::Entities),
     mut out: DecisionWriters,
 ) {
     for response in responses.read() {
@@ -92,31 +92,42 @@ pub(super) fn apply_decisions(
                 Named::Ability(id) => spec.policy.allows_ability(id),
             })
         };
-        let allowed = (permitted, policy_allows);
-        let mut verdict = judge(result, &pending, &registry, allowed, &settings.fallback);
+        let exists = |entity| entities.contains_spawned(entity);
+        let now = AllowedNow {
+            permitted: &permitted,
+            policy_allows: &policy_allows,
+            exists: &exists,
+        };
+        let mut verdict = judge(result, &pending, &registry, &now, &settings.fallback);
         // Nothing is allowed an actor whose spec is not loaded, not even a line, and
         // what its answer was matters no more: say that, as thinking does.
         if spec.is_none() && !matches!(verdict.decision, Err(RejectionReason::NoAnswer(_))) {
             verdict.decision = Err(RejectionReason::UnknownSpec(actor.spec.clone()));
         }
         if let Err(reason) = &verdict.decision {
-            match reason {
-                RejectionReason::NoAnswer(error) => {
-                    warn!("smart actor {entity} gets no decision: {error}");
-                }
-                _ => {
-                    warn!("smart actor {entity}: decision rejected: {reason}");
-                    // A spec not loaded is the game's content to mend, not the model's.
-                    if !matches!(reason, RejectionReason::UnknownSpec(_)) {
-                        let note = format!("Your last answer was not used: {reason}.");
-                        mind.notes.answer = Some(note);
-                    }
-                }
-            }
+            tell_rejection(entity, reason, &mut mind);
         }
         let name = name.map_or("Someone", |n| n.0.as_str());
         let plan = verdict.task.map(|task| plan_for(entity, &task, &registry));
         write_verdict((entity, name), verdict, plan, raw_answer(result), &mut out);
+    }
+}
+
+/// Logs why `entity`'s answer was rejected, and notes it for its next prompt when the
+/// answer was the model's to mend.
+fn tell_rejection(entity: Entity, reason: &RejectionReason, mind: &mut ActorMind) {
+    match reason {
+        RejectionReason::NoAnswer(error) => {
+            warn!("smart actor {entity} gets no decision: {error}");
+        }
+        _ => {
+            warn!("smart actor {entity}: decision rejected: {reason}");
+            // A spec not loaded is the game's content to mend, not the model's.
+            if !matches!(reason, RejectionReason::UnknownSpec(_)) {
+                let note = format!("Your last answer was not used: {reason}.");
+                mind.notes.answer = Some(note);
+            }
+        }
     }
 }
 
@@ -143,29 +154,48 @@ pub(super) enum Named<'a> {
     Ability(&'a str),
 }
 
-/// Judges the model's `reply` to a pending decision: read against what was offered
-/// and the actions `permitted` now and the tasks and abilities the policy of the
-/// moment allows, with `fallback` for a rejected one outside combat. A chosen action
-/// no longer loaded or permitted, a chosen task or invoked ability no longer allowed
-/// (the actor's spec, or the content, changed while it thought), an ability no longer
-/// loaded or whose inputs are others now, or an action or task whose targets are
-/// others now, rejects the answer; the
-/// fallback is taken only while it is loaded, permitted and its targets the same. (A
-/// chosen task no longer loaded fails to start as a plan, saying so.)
+/// What an actor may do as its answer comes: the actions permitted it, the tasks and
+/// abilities its policy allows, and which entities are still in the world.
+pub(super) struct AllowedNow<'a> {
+    pub(super) permitted: &'a dyn Fn(&ActionDefinition) -> bool,
+    pub(super) policy_allows: &'a dyn Fn(Named) -> bool,
+    pub(super) exists: &'a dyn Fn(Entity) -> bool,
+}
+
+impl AllowedNow<'_> {
+    /// Whether an offered action (loaded, permitted, its targets still there) may be
+    /// taken now.
+    fn takes(&self, action: &AvailableAction, registry: &ContentRegistry) -> bool {
+        registry
+            .action(action.action_id)
+            .is_some_and(self.permitted)
+            && action.targets.iter().all(|&target| (self.exists)(target))
+    }
+}
+
+/// Judges the model's `reply` to a pending decision: read against what was offered,
+/// then against what the actor may do `now` ([`why_not_now`]), with `fallback` for a
+/// rejected one outside combat. The fallback is taken only while it is loaded,
+/// permitted, its targets the same and still there. (A chosen task no longer loaded
+/// fails to start as a plan, saying so.)
 pub(super) fn judge<'a>(
     reply: &Result<LlmReply, LlmError>,
     pending: &'a PendingDecision,
     registry: &ContentRegistry,
-    (permitted, policy_allows): (impl Fn(&ActionDefinition) -> bool, impl Fn(Named) -> bool),
+    now: &AllowedNow,
     fallback: &DecisionFallback,
 ) -> Verdict<'a> {
     let (offered, tasks) = (&pending.offered, &pending.tasks);
-    let allowed_now =
-        |action: &AvailableAction| registry.action(action.action_id).is_some_and(&permitted);
     let decision = match reply {
         Ok(reply) => {
             let choices = (offered, tasks, &pending.abilities);
-            let read = read_decision(&reply.text, choices, registry, &permitted, &pending.limits);
+            let read = read_decision(
+                &reply.text,
+                choices,
+                registry,
+                now.permitted,
+                &pending.limits,
+            );
             // An answer the server cut short is unreadable for that reason.
             read.map_err(|reason| {
                 if reply.cut_off {
@@ -177,7 +207,6 @@ pub(super) fn judge<'a>(
         }
         Err(error) => Err(RejectionReason::NoAnswer(error.clone())),
     };
-    // What it chose; one no longer allowed rejects it.
     let made = decision.as_ref().ok();
     let chosen = made
         .and_then(Decision::action)
@@ -185,8 +214,46 @@ pub(super) fn judge<'a>(
     let task = made
         .and_then(Decision::task)
         .and_then(|position| tasks.get(position));
+    let (decision, chosen, task) = match why_not_now(made, (chosen, task), pending, registry, now) {
+        Some(reason) => (Err(reason), None, None),
+        None => (decision, chosen, task),
+    };
+    let action = match (&decision, fallback) {
+        (Ok(_), _) => chosen,
+        (Err(_), DecisionFallback::Action(id)) if !pending.fighting => offered
+            .iter()
+            .find(|a| a.action_id == id.as_str())
+            .filter(|a| action_targets_as_offered(a, offered, registry))
+            .filter(|fallback| now.takes(fallback, registry)),
+        (Err(_), _) => None,
+    };
+    Verdict {
+        hesitates: pending.fighting && chosen.is_none(),
+        replies: pending.reply_to.is_some(),
+        decision,
+        action,
+        task,
+    }
+}
+
+/// Why what a decision `made` chose (the offered action and task among them) can no
+/// longer be done `now`, when it cannot: an action no longer loaded or permitted, a
+/// task or an ability no longer allowed (the actor's spec, or the content, changed
+/// while it thought), an ability no longer loaded or whose inputs are others now, an
+/// action or task whose targets are others now, or an entity it names no longer in the
+/// world (despawned while it thought).
+fn why_not_now(
+    made: Option<&Decision>,
+    (chosen, task): (Option<AvailableAction>, Option<AvailableAction>),
+    pending: &PendingDecision,
+    registry: &ContentRegistry,
+    now: &AllowedNow,
+) -> Option<RejectionReason> {
+    let (offered, tasks) = (&pending.offered, &pending.tasks);
     let invoked = match made.map(|decision| &decision.answer) {
-        Some(Answer::Invoke { ability, .. }) => Some(ability.as_str()),
+        Some(Answer::Invoke {
+            ability, inputs, ..
+        }) => Some((ability.as_str(), inputs)),
         _ => None,
     };
     // A definition whose targets are others now (reordered, renamed, removed, from
@@ -200,8 +267,8 @@ pub(super) fn judge<'a>(
         });
         !targets_as_offered(now, task, tasks)
     });
-    let action_gone = chosen.filter(|chosen| !allowed_now(chosen));
-    let task_id = task.map(|task| task.action_id);
+    let action_gone =
+        chosen.filter(|chosen| !registry.action(chosen.action_id).is_some_and(now.permitted));
     // An ability whose inputs are others now would hand the game inputs read against
     // the ones offered.
     let ability_gone = |id: &str| {
@@ -209,36 +276,27 @@ pub(super) fn judge<'a>(
             .abilities
             .get(id)
             .map(|offered| &offered.definition.inputs);
-        let now = registry.ability(id).map(|now| &now.inputs);
-        now.is_none() || now != offered || !policy_allows(Named::Ability(id))
+        let loaded = registry.ability(id).map(|loaded| &loaded.inputs);
+        loaded.is_none() || loaded != offered || !(now.policy_allows)(Named::Ability(id))
     };
+    let task_id = task.map(|task| task.action_id);
     let stale = (action_gone.or(action_changed).or(task_changed))
         .map(|action| action.action_id)
-        .or(task_id.filter(|&id| !policy_allows(Named::Task(id))))
-        .or(invoked.filter(|&id| ability_gone(id)));
-    let (decision, chosen, task) = match stale {
-        Some(stale) => {
-            let reason = RejectionReason::NoLongerAllowed(stale.to_owned());
-            (Err(reason), None, None)
-        }
-        None => (decision, chosen, task),
-    };
-    let action = match (&decision, fallback) {
-        (Ok(_), _) => chosen,
-        (Err(_), DecisionFallback::Action(id)) if !pending.fighting => offered
-            .iter()
-            .find(|a| a.action_id == id.as_str())
-            .filter(|a| action_targets_as_offered(a, offered, registry))
-            .filter(|fallback| allowed_now(fallback)),
-        (Err(_), _) => None,
-    };
-    Verdict {
-        hesitates: pending.fighting && chosen.is_none(),
-        replies: pending.reply_to.is_some(),
-        decision,
-        action,
-        task,
+        .or(task_id.filter(|&id| !(now.policy_allows)(Named::Task(id))))
+        .or(invoked.map(|(id, _)| id).filter(|&id| ability_gone(id)));
+    if let Some(stale) = stale {
+        return Some(RejectionReason::NoLongerAllowed(stale.to_owned()));
     }
+    let gone = |entity: &Entity| !(now.exists)(*entity);
+    let named_gone = (chosen.into_iter().chain(task))
+        .find(|choice| choice.targets.iter().any(gone))
+        .map(|choice| choice.command.to_owned());
+    let input_gone = invoked
+        .filter(|(_, inputs)| {
+            (inputs.iter()).any(|(_, value)| matches!(value, InputValue::Entity(e) if gone(e)))
+        })
+        .map(|(id, _)| id.to_owned());
+    named_gone.or(input_gone).map(RejectionReason::Gone)
 }
 
 /// Writes what a verdict comes to for the actor `entity`, called `name`: with the
@@ -414,6 +472,13 @@ mod tests {
     use crate::prompt::DecisionLimits;
     use crate::world::OfferedActions;
 
+    /// Everything allowed: every action, task and ability, and every entity there.
+    const ALLOWED: AllowedNow<'static> = AllowedNow {
+        permitted: &|_| true,
+        policy_allows: &|_| true,
+        exists: &|_| true,
+    };
+
     fn pending(fighting: bool) -> PendingDecision {
         PendingDecision {
             request: RequestId(7),
@@ -438,7 +503,7 @@ mod tests {
             &answer.map(LlmReply::text),
             &pending,
             &ContentRegistry::default(),
-            (|_: &ActionDefinition| true, |_: Named| true),
+            &ALLOWED,
             &DecisionFallback::Action("core:wait".into()),
         );
         (
@@ -451,7 +516,7 @@ mod tests {
     #[test]
     fn a_choice_no_longer_loaded_or_permitted_is_rejected_and_no_fallback() {
         let go = || LlmReply::text(r#"{"type": "ACTION", "action": 1}"#);
-        let everything = (|_: &ActionDefinition| true, |_: Named| true);
+        let everything = &ALLOWED;
         // `core:go` was offered; the registry holds it no longer.
         let offered_go = PendingDecision {
             offered: crate::world::offer_to_go(),
@@ -472,10 +537,10 @@ mod tests {
             ..pending(false)
         };
         let task = Ok(LlmReply::text(r#"{"type": "TASK", "task": 1}"#));
-        let not_tasks = (
-            |_: &ActionDefinition| true,
-            |named: Named<'_>| !matches!(named, Named::Task(_)),
-        );
+        let not_tasks = &AllowedNow {
+            policy_allows: &|named: Named<'_>| !matches!(named, Named::Task(_)),
+            ..ALLOWED
+        };
         let verdict = judge(&task, &task_go, &registry, not_tasks, &fallback);
         assert_eq!((verdict.decision, verdict.task), (Err(gone), None));
         let verdict = judge(&task, &task_go, &registry, everything, &fallback);
@@ -488,7 +553,7 @@ mod tests {
     #[test]
     fn a_choice_whose_targets_changed_meaning_while_it_decided_is_rejected() {
         let go = Ok(LlmReply::text(r#"{"do": 1}"#));
-        let everything = (|_: &ActionDefinition| true, |_: Named| true);
+        let everything = &ALLOWED;
         let offered_go = PendingDecision {
             offered: crate::world::offer_to_go(),
             ..pending(false)
@@ -526,21 +591,46 @@ mod tests {
     }
 
     #[test]
+    fn a_choice_naming_an_entity_despawned_while_it_decided_is_rejected() {
+        let offered_go = PendingDecision {
+            offered: crate::world::offer_to_go(),
+            ..pending(false)
+        };
+        let place = offered_go.offered.get(1).expect("offered").targets[0];
+        let go_to = crate::world::registry_of_actions(&[serde_json::json!({
+            "id": "core:go", "name": "Go", "description": "Leave", "template": "go to {place}",
+            "targets": { "primary": { "scope": "exits", "placeholder": "place" } } })]);
+        let command = offered_go
+            .offered
+            .get(1)
+            .expect("offered")
+            .command
+            .to_owned();
+        let place_gone = AllowedNow {
+            exists: &|entity| entity != place,
+            ..ALLOWED
+        };
+        let go = Ok(LlmReply::text(r#"{"do": 1}"#));
+        let fallback = DecisionFallback::Pass;
+        let verdict = judge(&go, &offered_go, &go_to, &place_gone, &fallback);
+        assert_eq!(verdict.decision, Err(RejectionReason::Gone(command)));
+        assert!(verdict.action.is_none(), "nothing is asked of the game");
+        // Nor is it the fallback.
+        let go_instead = DecisionFallback::Action("core:go".to_owned());
+        let unread = Ok(LlmReply::text("no JSON"));
+        let verdict = judge(&unread, &offered_go, &go_to, &place_gone, &go_instead);
+        assert!(verdict.action.is_none(), "the fallback's place is gone too");
+        let verdict = judge(&go, &offered_go, &go_to, &ALLOWED, &fallback);
+        assert!(verdict.decision.is_ok() && verdict.action.is_some());
+    }
+
+    #[test]
     fn an_ability_no_longer_loaded_is_not_invoked() {
         let rent = Ok(LlmReply::text(
             r#"{"use": "tavern:rent_room", "inputs": {}, "say": "Here."}"#,
         ));
-        let definition = serde_json::from_value(serde_json::json!({
-            "id": "tavern:rent_room", "description": "d", "what": "w", "when": "w", "inputs": {} }));
-        let offered = crate::world::OfferedAbility {
-            definition: std::sync::Arc::new(definition.expect("an ability")),
-            candidates: Vec::new(),
-        };
-        let pending = PendingDecision {
-            abilities: std::iter::once(offered).collect(),
-            ..pending(false)
-        };
-        let everything = (|_: &ActionDefinition| true, |_: Named| true);
+        let pending = offered_ability(rent_room(serde_json::json!({})), Vec::new());
+        let everything = &ALLOWED;
         let fallback = DecisionFallback::Pass;
         let registry = ContentRegistry::default();
         let verdict = judge(&rent, &pending, &registry, everything, &fallback);
@@ -548,66 +638,96 @@ mod tests {
         assert_eq!(verdict.decision, Err(gone));
     }
 
+    /// `tavern:rent_room` with these inputs.
+    fn rent_room(inputs: serde_json::Value) -> crate::content::AbilityDefinition {
+        let base = serde_json::json!({ "id": "tavern:rent_room", "description": "d",
+            "what": "Rents a room.", "when": "Asked for one." });
+        crate::content::fixtures::parsed(base, serde_json::json!({ "inputs": inputs }))
+    }
+
+    /// A registry with `loaded` as its one ability, in the mod `tavern`.
+    fn registry_with(loaded: &crate::content::AbilityDefinition) -> ContentRegistry {
+        use crate::content::fixtures::{game, manifest};
+        let tavern = manifest(
+            "tavern",
+            serde_json::json!({ "content": { "abilities": ["rent.ability.json"] } }),
+        );
+        let registry = ContentRegistry::build(crate::content::ContentSources {
+            game: Some(("game.loom.json", &game(&["tavern"]))),
+            mods: &[("mods/tavern/mod.json", &tavern)],
+            abilities: &[("mods/tavern/rent.ability.json", loaded)],
+            ..Default::default()
+        });
+        assert_eq!(registry.problems(), [], "the test content is valid");
+        registry
+    }
+
+    /// A decision pending on `ability`, offered with these candidates.
+    fn offered_ability(
+        ability: crate::content::AbilityDefinition,
+        candidates: Vec<(String, Vec<(Entity, String)>)>,
+    ) -> PendingDecision {
+        let offered = crate::world::OfferedAbility {
+            definition: std::sync::Arc::new(ability),
+            candidates,
+        };
+        PendingDecision {
+            abilities: std::iter::once(offered).collect(),
+            ..pending(false)
+        }
+    }
+
     #[test]
     fn an_ability_whose_inputs_changed_since_it_was_offered_is_not_invoked() {
-        use crate::content::fixtures::{game, manifest, parsed};
-        let ability = |inputs: serde_json::Value| -> crate::content::AbilityDefinition {
-            let base = serde_json::json!({ "id": "tavern:rent_room", "description": "d",
-                "what": "Rents a room.", "when": "Asked for one." });
-            parsed(base, serde_json::json!({ "inputs": inputs }))
-        };
         let nights = |max: u32| {
             serde_json::json!({ "mode": "explicit", "required": [
                 { "name": "nights", "type": "integer", "min": 1, "max": max, "description": "how many" }
             ] })
         };
         // Offered for up to 14 nights; the file now allows 3 and says it otherwise.
-        let offered = crate::world::OfferedAbility {
-            definition: std::sync::Arc::new(ability(nights(14))),
-            candidates: Vec::new(),
-        };
-        let pending = PendingDecision {
-            abilities: std::iter::once(offered).collect(),
-            ..pending(false)
-        };
-        let registry_with = |loaded: &crate::content::AbilityDefinition| {
-            let tavern = manifest(
-                "tavern",
-                serde_json::json!({ "content": { "abilities": ["rent.ability.json"] } }),
-            );
-            let registry = ContentRegistry::build(crate::content::ContentSources {
-                game: Some(("game.loom.json", &game(&["tavern"]))),
-                mods: &[("mods/tavern/mod.json", &tavern)],
-                abilities: &[("mods/tavern/rent.ability.json", loaded)],
-                ..Default::default()
-            });
-            assert_eq!(registry.problems(), [], "the test content is valid");
-            registry
-        };
+        let pending = offered_ability(rent_room(nights(14)), Vec::new());
         let rent = Ok(LlmReply::text(
             r#"{"use": "tavern:rent_room", "inputs": {"nights": 10}, "say": "Here."}"#,
         ));
-        let everything = (|_: &ActionDefinition| true, |_: Named| true);
         let fallback = DecisionFallback::Pass;
-        let mut reworded = ability(nights(14));
+        let mut reworded = rent_room(nights(14));
         reworded.what = "Lets a room upstairs.".to_owned();
         let verdict = judge(
             &rent,
             &pending,
             &registry_with(&reworded),
-            everything,
+            &ALLOWED,
             &fallback,
         );
         assert!(verdict.decision.is_ok(), "other words, the same inputs");
-        let verdict = judge(
-            &rent,
-            &pending,
-            &registry_with(&ability(nights(3))),
-            everything,
-            &fallback,
-        );
+        let narrowed = registry_with(&rent_room(nights(3)));
+        let verdict = judge(&rent, &pending, &narrowed, &ALLOWED, &fallback);
         let changed = RejectionReason::NoLongerAllowed("tavern:rent_room".to_owned());
         assert_eq!(verdict.decision, Err(changed));
+    }
+
+    #[test]
+    fn an_invocation_naming_an_entity_despawned_while_it_decided_is_rejected() {
+        let guest = serde_json::json!({ "mode": "explicit", "required": [
+            { "name": "guest", "type": "entity", "scope": "characters_here", "description": "who stays" }
+        ] });
+        let traveler = Entity::from_raw_u32(12).expect("a valid index");
+        let candidates = vec![("guest".to_owned(), vec![(traveler, "Traveler".to_owned())])];
+        let pending = offered_ability(rent_room(guest.clone()), candidates);
+        let registry = registry_with(&rent_room(guest));
+        let rent = Ok(LlmReply::text(
+            r#"{"use": "tavern:rent_room", "inputs": {"guest": "Traveler"}, "say": "Here."}"#,
+        ));
+        let fallback = DecisionFallback::Pass;
+        let verdict = judge(&rent, &pending, &registry, &ALLOWED, &fallback);
+        assert!(verdict.decision.is_ok(), "{:?}", verdict.decision);
+        let traveler_gone = AllowedNow {
+            exists: &|entity| entity != traveler,
+            ..ALLOWED
+        };
+        let verdict = judge(&rent, &pending, &registry, &traveler_gone, &fallback);
+        let gone = RejectionReason::Gone("tavern:rent_room".to_owned());
+        assert_eq!(verdict.decision, Err(gone));
     }
 
     #[test]

@@ -265,6 +265,10 @@ pub enum RejectionReason {
     /// spec, or the content, changed while it decided.
     #[error("`{0}` may no longer be taken: what this actor may do changed while it decided")]
     NoLongerAllowed(String),
+    /// The offered action, task or ability chosen names an entity no longer in the
+    /// world (despawned while the actor decided): the command, or the ability's id.
+    #[error("`{0}` can no longer be done: something it names is gone")]
+    Gone(String),
     /// The actor's spec is not loaded, so it could not think.
     #[error(
         "actor spec `{0}` is not loaded: check the SmartActor's spec id and the content errors"
