@@ -126,8 +126,6 @@ pub struct Plan {
     chosen_by: PlanOrigin,
     /// The task's and the current method's ids, shared by the steps' requests.
     ids: (Arc<str>, Arc<str>),
-    /// How many steps the current method has.
-    method_steps: usize,
     /// The task's command, with its parameters named: "serve Traveler mug of ale".
     command: String,
     /// The step handed to the game and not reported on yet.

@@ -211,13 +211,11 @@ fn begin<'n>(
         .unwrap_or_else(|| start.task_id.clone());
     let refinement = Refinement::start(bound, registry, facts)?;
     let method_id = refinement.method().unwrap_or_default();
-    let method_steps = registry.method(method_id).map_or(0, |m| m.steps.len());
     let method = ids.get(method_id);
     Ok(Plan {
         refinement,
         chosen_by: start.chosen_by,
         ids: (ids.get(&start.task_id), method),
-        method_steps,
         command,
         awaiting: None,
         brought_hold: true,

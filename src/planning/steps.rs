@@ -149,15 +149,16 @@ fn step_ref(
     let method = plan.refinement.method().unwrap_or_default();
     if *plan.ids.1 != *method {
         plan.ids.1 = ids.get(method);
-        plan.method_steps = registry.method(method).map_or(0, |m| m.steps.len());
     }
+    // Counted as the method is loaded now: its file may have been edited since.
+    let method_steps = registry.method(method).map_or(0, |m| m.steps.len());
     PlanStepRef {
         plan: plan.number,
         task_id: Arc::clone(&plan.ids.0),
         method_id: Arc::clone(&plan.ids.1),
         step: ids.pointer(&action.step),
         number: plan.actions_done() + 1,
-        progress: (action.step.top_level() + 1, plan.method_steps),
+        progress: (action.step.top_level() + 1, method_steps),
     }
 }
 

@@ -627,6 +627,49 @@ fn a_plan_ends_in_the_frame_its_last_step_is_reported() {
     assert_eq!(game.started.len(), 2);
 }
 
+#[test]
+fn a_step_tells_its_place_in_the_method_as_loaded_now() {
+    let (mut app, scene) = tavern();
+    app.world_mut().resource_mut::<Game>().silent = true;
+    serve(&mut app, &scene);
+    app.update();
+    let first = app.world().resource::<Game>().requests[0].clone();
+    let step = first.plan.clone().expect("a plan step");
+    assert_eq!(step.progress.1, 4, "serve_by_hand has 4 steps");
+    // The method's file is edited while the plan runs: a step more at its end.
+    let mut methods =
+        (app.world_mut()).resource_mut::<Assets<bevy_loom::content::RefinementMethod>>();
+    let (_, method) = (methods.iter_mut())
+        .find(|(_, method)| method.refinement_method_id == "tavern:serve_by_hand")
+        .expect("the method loaded");
+    let last = method.steps.last().cloned().expect("a step");
+    method.steps.push(last);
+    crate::support::update_until(&mut app, "the edit to load", |app| {
+        let registry = app.world().resource::<ContentRegistry>();
+        registry
+            .method("tavern:serve_by_hand")
+            .map(|m| m.steps.len())
+            == Some(5)
+    });
+    let report = ActionReport::new(first.actor, "pick_up").for_step(first.plan.clone());
+    app.world_mut().write_message(report);
+    update_until_requested(&mut app, 2);
+    let second = app.world().resource::<Game>().requests[1].clone();
+    assert_eq!(
+        second.plan.map(|step| step.progress.1),
+        Some(5),
+        "step {} of the 5 the method has now",
+        second.command
+    );
+}
+
+/// Updates until the game was asked for `count` plan steps.
+fn update_until_requested(app: &mut App, count: usize) {
+    crate::support::update_until(app, "the next plan step", |app| {
+        app.world().resource::<Game>().requests.len() >= count
+    });
+}
+
 /// Who was asked to decide in a turn.
 fn asked(log: &crate::support::TurnLog) -> Vec<Entity> {
     log.prompts.iter().map(|p| p.actor).collect()
