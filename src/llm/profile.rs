@@ -65,7 +65,8 @@ impl PromptMarks {
     }
 }
 
-/// The most affinities whose prompts a profile remembers; past it, it starts over.
+/// The most affinities whose prompts a profile remembers; past it, it forgets those
+/// it last sent to longest ago.
 const HELD_PROMPTS: usize = 4096;
 
 /// The fewest tokens a measurement of speed is taken from: fewer say more of a
@@ -249,8 +250,11 @@ impl ServerProfiles {
         };
         let sent = profile.sent.fetch_add(1, Ordering::Relaxed);
         let mut held = super::scheduler::lock(&profile.held);
-        if held.len() >= HELD_PROMPTS {
-            held.clear();
+        if held.len() >= HELD_PROMPTS && !held.contains_key(&affinity) {
+            // The older half goes: prompts sent that long ago are pushed out of any
+            // server with fewer slots, and the newer ones are what a server holds now.
+            let newest_half = sent.saturating_sub(HELD_PROMPTS as u64 / 2);
+            held.retain(|_, (sent, _)| *sent >= newest_half);
         }
         held.insert(affinity, (sent, marks));
     }
@@ -519,5 +523,23 @@ mod tests {
             Some(seconds(6)),
             "two slots still hold it"
         );
+        // A game whose actors come and go sends on ever more affinities: past the most
+        // the profile remembers, the newest prompts are still taken to be held.
+        let held = || super::super::scheduler::lock(&profiles.0[0].held).len();
+        let other = || PromptMarks::of(&[ChatMessage::user("w")]);
+        let mut affinity = 100;
+        while held() < HELD_PROMPTS - 1 {
+            profiles.hold(0, Some(affinity), other());
+            affinity += 1;
+        }
+        profiles.hold(0, Some(7), PromptMarks::of(&first.messages));
+        profiles.hold(0, Some(99), other());
+        profiles.hold(0, Some(98), other());
+        assert_eq!(
+            profiles.predict(0, (&second, &marks), (0, 3)),
+            Some(seconds(6)),
+            "three slots hold the last three prompts sent, past the most remembered"
+        );
+        assert!(held() <= HELD_PROMPTS, "{}", held());
     }
 }
