@@ -498,6 +498,10 @@ fn receive_narration(
             continue;
         };
         let accepted = match &response.result {
+            // Cut off at the token limit, its last sentence is unfinished.
+            Ok(reply) if reply.cut_off => Err(
+                "the model was cut off at the token limit before it finished (a reasoning model spends its tokens thinking: turn its thinking off)".to_owned(),
+            ),
             Ok(reply) => usable_text(&reply.text, settings.max_chars),
             Err(error) => Err(format!("the model did not answer: {error}")),
         };

@@ -26,6 +26,8 @@ enum Answer {
     Never,
     /// Answers with JSON instead of prose.
     Json,
+    /// Stopped at the token limit halfway through a sentence.
+    CutOff,
 }
 
 struct TestBackend(Answer);
@@ -63,6 +65,14 @@ impl LlmBackend for TestBackend {
             }),
             Answer::Never => Box::pin(std::future::pending()),
             Answer::Json => Box::pin(async { Ok(LlmReply::text("{\"text\": \"You nod.\"}")) }),
+            Answer::CutOff => Box::pin(async {
+                let reply =
+                    LlmReply::text("<think>Second person, one sentence.</think>You claim the");
+                Ok(LlmReply {
+                    cut_off: true,
+                    ..reply
+                })
+            }),
         }
     }
 }
@@ -352,6 +362,22 @@ fn an_answer_that_is_not_prose_falls_back() {
         assert_eq!(&text.text, offline);
         assert!(
             matches!(&text.source, NarrationSource::Fallback { reason } if reason.contains("JSON")),
+            "{:?}",
+            text.source
+        );
+    }
+}
+
+#[test]
+fn an_answer_cut_off_at_the_token_limit_falls_back() {
+    let expected = offline_texts();
+    let mut scene = scene(Some(Answer::CutOff), NarrationSettings::default());
+    let texts = scene.narrate();
+    assert_one_final_each(&scene, &texts);
+    for (text, offline) in finals(&texts).iter().zip(&expected) {
+        assert_eq!(&text.text, offline, "not the half sentence");
+        assert!(
+            matches!(&text.source, NarrationSource::Fallback { reason } if reason.contains("token limit")),
             "{:?}",
             text.source
         );
