@@ -532,9 +532,12 @@ fn receive_narration(
 /// The model's text as narration, or why it cannot be used.
 fn usable_text(answer: &str, max_chars: usize) -> Result<String, String> {
     let text = crate::prompt::answer_body(answer);
+    // Quoted whole: the quotes go, unless the prose holds others (it opens and
+    // closes with dialogue).
     let text = text
         .strip_prefix('"')
         .and_then(|t| t.strip_suffix('"'))
+        .filter(|inner| !inner.contains('"'))
         .unwrap_or(text)
         .trim();
     if text.is_empty() {
@@ -565,6 +568,9 @@ mod tests {
         assert!(usable_text("   ", 100).is_err());
         assert!(usable_text("{\"text\": \"hi\"}", 100).is_err());
         assert!(usable_text("word ".repeat(30).as_str(), 100).is_err());
+        // Prose that opens and closes with dialogue is not one quotation.
+        let shout = "\"Run!\" you shout. \"Now!\"";
+        assert_eq!(usable_text(shout, 100), Ok(shout.to_owned()));
     }
 
     #[test]
