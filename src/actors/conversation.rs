@@ -223,7 +223,9 @@ pub struct Heard {
 /// Hears a player's `line`, said while talking `with` someone (or nobody), among the
 /// `visible` smart actors: a conversation whose actor is no longer visible ends; a
 /// line naming an actor starts one with it; a goodbye ends it; an ambiguous, unknown
-/// or missing name is a notice; and what is said goes to the actor talked with.
+/// or missing name is a notice; and what is said goes to the actor talked with. A
+/// line that says nothing new (blank, or naming the actor already talked with and
+/// nothing more) asks no reply: the one under way goes on.
 pub fn hear(line: &str, with: Option<Entity>, visible: &[Visible<'_>]) -> Heard {
     let mut heard = Heard {
         with,
@@ -271,6 +273,10 @@ pub fn hear(line: &str, with: Option<Entity>, visible: &[Visible<'_>]) -> Heard 
         }
         PlayerLine::Addressed { actor, utterance } => {
             let to = visible[actor].entity;
+            // The partner named again, with nothing more: nothing new to answer.
+            if heard.with == Some(to) && utterance.trim().is_empty() {
+                return heard;
+            }
             if heard.with != Some(to) {
                 if let Some(previous) = heard.with {
                     heard.updates.push(ConversationUpdate::Ended(previous));
@@ -281,8 +287,9 @@ pub fn hear(line: &str, with: Option<Entity>, visible: &[Visible<'_>]) -> Heard 
             (to, utterance)
         }
         PlayerLine::Plain(text) => match heard.with {
-            Some(with) => (with, text),
-            None => return heard,
+            // A line that says nothing (an Enter pressed) asks nothing.
+            Some(with) if !text.trim().is_empty() => (with, text),
+            _ => return heard,
         },
     };
     heard.reply = Some((to, said));
@@ -460,6 +467,26 @@ mod tests {
         assert!(heard.updates.is_empty());
         assert_eq!(heard.reply, Some((entity(2), "how much?".to_owned())));
         assert_eq!(hear("how much?", None, &visible()), Heard::default());
+    }
+
+    #[test]
+    fn a_line_that_says_nothing_more_asks_no_reply() {
+        let talking = Heard {
+            with: Some(entity(2)),
+            ..Heard::default()
+        };
+        // An Enter pressed, or the partner named again with no words: nothing new to
+        // answer, so the reply under way is not asked again.
+        for nothing in ["", "   ", "@Brom", "talk to Brom"] {
+            assert_eq!(
+                hear(nothing, Some(entity(2)), &visible()),
+                talking,
+                "{nothing:?}"
+            );
+        }
+        // Naming someone else with no words starts a conversation, and they answer it.
+        let heard = hear("@Marta", Some(entity(2)), &visible());
+        assert_eq!(heard.reply, Some((entity(1), String::new())));
     }
 
     #[test]
