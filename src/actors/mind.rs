@@ -240,8 +240,8 @@ impl ActorMind {
     }
 
     /// Queues it to think, replying to `reply_to` when the player spoke to it; an
-    /// actor already queued keeps its place and takes the newer words. Returns whether
-    /// it joined the queue (it was not in it).
+    /// actor already queued takes the newer words. Returns whether it joined the queue
+    /// (it was not in it).
     pub(super) fn queue(&mut self, reply_to: Option<String>) -> bool {
         match &mut self.state {
             ThinkState::Queued {

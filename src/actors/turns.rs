@@ -199,8 +199,10 @@ pub(super) fn hear_the_player(
         // on from its last answered turn.
         let said = mind.to_answer(said);
         queue.cancel_pending(&mut mind, &mut bridge);
-        if mind.queue(Some(said)) {
-            queue.waiting.push_front(to);
+        // At the front, even when the turn queued it already.
+        if !mind.queue(Some(said)) {
+            queue.waiting.retain(|&waiting| waiting != to);
         }
+        queue.waiting.push_front(to);
     }
 }

@@ -160,6 +160,23 @@ fn the_addressed_actor_replies_instead_of_acting_while_others_act() {
 }
 
 #[test]
+fn the_player_s_words_go_first_even_when_the_turn_queued_the_actor_already() {
+    let mut tavern = open_tavern(WELCOME);
+    // One prompt a frame: the order of the queue is the order of the prompts.
+    let mut settings = tavern.app.world_mut().resource_mut::<SmartActorSettings>();
+    settings.max_new_thinkers_per_frame = 1;
+    // The turn queues Marta, Silas and Brom in turn; the player speaks to Brom.
+    let log = tavern.say("@Brom, a drink?", true);
+    let first = log.prompts.first().expect("prompts");
+    let user = &first.messages[1].content;
+    assert!(
+        user.contains("<player_says>\na drink?"),
+        "the reply goes first, not {:?}: {user}",
+        first.actor
+    );
+}
+
+#[test]
 fn a_name_nobody_has_gets_a_notice_and_no_reply() {
     let mut tavern = open_tavern(WELCOME);
     let log = tavern.say("@Mar hello", false);
