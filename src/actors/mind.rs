@@ -98,7 +98,12 @@ impl ThinkState {
 }
 
 /// A smart actor's turn state and what it keeps from turn to turn.
+///
+/// A copy of the entity (`clone_and_spawn`) does not copy it: the copy's
+/// [`SmartActor`](super::SmartActor) brings a fresh one, since a request out or a
+/// place in the queue belongs to the original alone.
 #[derive(Component, Debug, Clone, Default)]
+#[component(clone_behavior = Ignore)]
 pub struct ActorMind {
     /// Where it is in its turn.
     pub(super) state: ThinkState,

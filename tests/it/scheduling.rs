@@ -53,3 +53,40 @@ fn a_cadence_starts_turns_without_turn_ended() {
         app.world().resource::<TurnLog>().requests.len() >= 3
     });
 }
+
+/// A game copies a smart actor (`clone_and_spawn`) while it waits on its answer: the
+/// copy starts with a mind of its own and thinks at the next turn, and the original
+/// gets its answer.
+#[test]
+fn a_copy_of_a_waiting_actor_thinks_for_itself() {
+    let (backend, gate) = crate::support::GatedBackend::choice(|_| r#"{"do": 1}"#.to_owned());
+    let (mut app, scene) = crate::support::tavern_app(backend);
+    let marta = scene.entities["marta"];
+    app.world_mut().write_message(TurnEnded);
+    app.update();
+    let copy = app
+        .world_mut()
+        .commands()
+        .entity(marta)
+        .clone_and_spawn()
+        .id();
+    app.world_mut().flush();
+    gate.store(true, std::sync::atomic::Ordering::SeqCst);
+    crate::support::update_until(&mut app, "every actor to answer", |app| {
+        let mut minds = app.world_mut().query::<&ActorMind>();
+        !minds.iter(app.world()).any(ActorMind::is_thinking)
+    });
+    app.update();
+    let log = std::mem::take(&mut *app.world_mut().resource_mut::<crate::support::TurnLog>());
+    assert!(
+        log.requests.iter().any(|r| r.actor == marta),
+        "the original acts on its answer: {log:#?}"
+    );
+    let turn = crate::support::run_turn(&mut app);
+    let asked: Vec<Entity> = turn.prompts.iter().map(|p| p.actor).collect();
+    assert!(asked.contains(&copy), "the copy thinks: {asked:?}");
+    assert!(
+        asked.contains(&marta),
+        "and so does the original: {asked:?}"
+    );
+}
