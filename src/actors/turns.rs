@@ -99,13 +99,18 @@ impl CadenceClock<'_, '_> {
             return 0;
         };
         *self.since += self.time.delta();
-        let mut fired = 0;
-        while *self.since >= cadence {
-            *self.since -= cadence;
-            fired += 1;
-        }
-        fired
+        fire(&mut self.since, cadence)
     }
+}
+
+/// How many times `cadence` (not zero) fits in the time `since` it last fired, which
+/// keeps what is left: counted by division, as a cadence far shorter than a frame
+/// fires many times.
+fn fire(since: &mut Duration, cadence: Duration) -> u64 {
+    let (time, cadence) = (since.as_nanos(), cadence.as_nanos().max(1));
+    let left = u64::try_from(time % cadence).unwrap_or(u64::MAX);
+    *since = Duration::from_nanos(left);
+    u64::try_from(time / cadence).unwrap_or(u64::MAX)
 }
 
 pub(super) fn start_turns(
@@ -204,5 +209,23 @@ pub(super) fn hear_the_player(
             queue.waiting.retain(|&waiting| waiting != to);
         }
         queue.waiting.push_front(to);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cadence_fires_as_often_as_it_fits_and_keeps_the_rest() {
+        let mut since = Duration::from_millis(4_500);
+        assert_eq!(fire(&mut since, Duration::from_secs(2)), 2);
+        assert_eq!(since, Duration::from_millis(500));
+        assert_eq!(fire(&mut since, Duration::from_secs(2)), 0);
+        assert_eq!(since, Duration::from_millis(500));
+        // A nanosecond's cadence over a second's frame: a billion turns, counted at once.
+        let mut since = Duration::from_secs(1);
+        assert_eq!(fire(&mut since, Duration::from_nanos(1)), 1_000_000_000);
+        assert_eq!(since, Duration::ZERO);
     }
 }
