@@ -2,6 +2,7 @@
 //! witnessed (narration in its place, what others said) written under its store key.
 
 use bevy::prelude::*;
+use smallvec::SmallVec;
 
 use super::memory::{self, MemoryEntry, MemoryScope, NewMemory};
 use super::{ActorSpoke, HistoryStore, SmartActor, SmartActorSettings, TurnClock};
@@ -119,8 +120,27 @@ fn seed_owner<'r>(source: &str, registry: &'r ContentRegistry) -> Option<&'r Act
     ends.filter_map(|at| registry.actor(&named[..at])).next()
 }
 
+/// Appends a `memory` (its text, tags and source) to each of `stores`, as of `turn`.
+fn append_to(
+    history: &mut HistoryStore,
+    stores: &[MemoryScope],
+    (text, tags, source): (&str, &[String], &str),
+    turn: u64,
+) {
+    for store in stores {
+        history.append(NewMemory {
+            text: text.to_owned(),
+            tags: tags.to_vec(),
+            scope: Some(store.clone()),
+            turn,
+            source: source.to_owned(),
+            pinned: false,
+        });
+    }
+}
+
 /// Writes what each smart actor witnessed into its memory (under its spec's store
-/// key): the narration of every action in the place it happened (and of its own,
+/// key, once a store: actors sharing one share what they remember): the narration of every action in the place it happened (and of its own,
 /// wherever it is now), and what others in its place said. Each is one line, kept as
 /// far as recall could show it (twice its token budget in estimated tokens, which a
 /// server's own tokens may outnumber): the rest would never be read.
@@ -151,6 +171,14 @@ pub(super) fn remember_what_was_witnessed(
             .iter()
             .filter(move |(_, _, in_place)| place.is_some() && in_place.map(|p| p.0) == place)
     };
+    // The stores of those `who` saw it, each once: actors sharing a store (one spec,
+    // or one `storeKey`) share what they remember.
+    let stores_of = |who: &mut dyn Iterator<Item = &SmartActor>| {
+        let mut stores: SmallVec<[MemoryScope; 8]> = who.map(store_key).collect();
+        stores.sort_unstable();
+        stores.dedup();
+        stores
+    };
     // One line of the prompt's list of memories, whatever the text's breaks. The budget
     // is the server's tokens, which recall reads as more or fewer estimated ones by
     // the server's measured density: room is left for that.
@@ -170,16 +198,9 @@ pub(super) fn remember_what_was_witnessed(
         // Those where it happened, and whoever did it, wherever it went since.
         let did_it = (actors.get(seen.actor).ok())
             .filter(|(_, _, in_place)| place.is_none() || in_place.map(|p| p.0) != place);
-        for (_, actor, _) in witnesses(place).chain(did_it) {
-            history.append(NewMemory {
-                text: text.clone(),
-                tags: tags.clone(),
-                scope: Some(store_key(actor)),
-                turn: clock.turn,
-                source: "witnessed".to_owned(),
-                pinned: false,
-            });
-        }
+        let saw = &mut witnesses(place).chain(did_it).map(|(_, actor, _)| actor);
+        let what = (text.as_str(), tags.as_slice(), "witnessed");
+        append_to(&mut history, &stores_of(saw), what, clock.turn);
     }
     for line in spoke.read() {
         let place = place_of(line.actor);
@@ -194,18 +215,8 @@ pub(super) fn remember_what_was_witnessed(
             .flatten()
             .filter_map(key)
             .collect();
-        for (listener, actor, _) in witnesses(place) {
-            if listener == line.actor {
-                continue;
-            }
-            history.append(NewMemory {
-                text: heard.clone(),
-                tags: tags.clone(),
-                scope: Some(store_key(actor)),
-                turn: clock.turn,
-                source: "heard".to_owned(),
-                pinned: false,
-            });
-        }
+        let listeners = witnesses(place).filter(|(listener, ..)| *listener != line.actor);
+        let stores = stores_of(&mut listeners.map(|(_, actor, _)| actor));
+        append_to(&mut history, &stores, (&heard, &tags, "heard"), clock.turn);
     }
 }

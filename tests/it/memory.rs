@@ -219,6 +219,37 @@ fn what_a_player_gone_since_did_is_remembered_once() {
     assert!(seen[0].text.starts_with("Traveler "), "{}", seen[0].text);
 }
 
+/// Actors who share a store (one spec, or specs with one `storeKey`) share what they
+/// remember: what two of them saw together is remembered once, not once each.
+#[test]
+fn what_actors_sharing_a_store_saw_together_is_remembered_once() {
+    let (mut app, scene) = speaking_tavern();
+    let (player, marta) = (scene.entities["player"], scene.entities["marta"]);
+    let hall = app.world().get::<InPlace>(marta).map(|p| p.0);
+    let twin = (
+        SmartActor::new("tavern:marta"),
+        InPlace(hall.expect("in a place")),
+    );
+    app.world_mut()
+        .spawn((twin, DisplayName("Marta's twin".to_owned())));
+    let seen = "Traveler spills the ale.";
+    app.world_mut()
+        .write_message(Witnessed::new(player, seen).at(hall));
+    app.update();
+    app.world_mut().write_message(ActorSpoke {
+        actor: scene.entities["silas"],
+        text: "Careful.".to_owned(),
+    });
+    app.update();
+    let store = app.world().resource::<HistoryStore>();
+    let memories = memories_of(store, "tavern:marta");
+    assert_eq!(
+        memories,
+        [(seen, "witnessed"), ("Silas said: \"Careful.\"", "heard")],
+        "once each"
+    );
+}
+
 #[test]
 fn what_the_player_did_is_remembered_as_what_the_player_did() {
     let (mut app, scene) = speaking_tavern();
