@@ -162,6 +162,14 @@ struct Save<E> {
     entries: E,
 }
 
+/// What every version of the save file begins with: which format and version it is,
+/// whatever else another version holds.
+#[derive(Deserialize)]
+struct SaveHeader {
+    format: String,
+    version: u32,
+}
+
 const SAVE_FORMAT: &str = "bevy_loom history";
 const SAVE_VERSION: u32 = 1;
 
@@ -372,7 +380,7 @@ impl HistoryStore {
         };
         // Which format and version first: another version's entries may be laid out
         // otherwise, and are no damage.
-        let save: Save<serde::de::IgnoredAny> =
+        let save: SaveHeader =
             serde_json::from_slice(&bytes).map_err(|error| corrupt(error.to_string()))?;
         if save.format != SAVE_FORMAT {
             return Err(corrupt(format!(
@@ -846,5 +854,16 @@ mod tests {
         let message = error.to_string();
         assert!(!message.contains("delete"), "{message}");
         assert!(message.contains("version 7"), "{message}");
+        // One whose memories are no longer called `entries` at all.
+        std::fs::write(
+            &path,
+            br#"{"format":"bevy_loom history","version":8,"memories":{"by_actor":{}}}"#,
+        )
+        .expect("write");
+        let error = HistoryStore::load(&path).expect_err("a later version is refused");
+        assert!(
+            matches!(error, MemoryError::UnsupportedVersion { found: 8, .. }),
+            "{error}"
+        );
     }
 }
