@@ -314,6 +314,9 @@ impl HistoryStore {
                 .filter_map(|plot| self.plot_scopes.get(*plot).copied()),
         );
         scopes.extend(self.global_scope);
+        // Each scope once, however many times its plot is named.
+        scopes.sort_unstable();
+        scopes.dedup();
         let mut tags: SmallVec<[u32; 16]> = query
             .tags
             .iter()
@@ -610,6 +613,30 @@ mod tests {
             assert_eq!(
                 texts(&store.retrieve(&all)),
                 by_the_book(&store, &all),
+                "{tags:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_plot_named_twice_is_recalled_from_once() {
+        let mut store = HistoryStore::new();
+        let act2 = || MemoryScope::Plot("act2".into());
+        store.append(NewMemory {
+            pinned: true,
+            ..memory("The duke is dead.", &[], act2())
+        });
+        store.append(memory("The letter came.", &["tavern:letter"], act2()));
+        store.append(memory("Brom drank.", &["tavern:brom"], marta()));
+        for tags in [&["tavern:letter"][..], &[]] {
+            let twice = store.retrieve(&query(tags, &["act2", "act2"]));
+            assert_eq!(
+                texts(&twice),
+                texts(&store.retrieve(&query(tags, &["act2"])))
+            );
+            assert_eq!(
+                texts(&twice),
+                by_the_book(&store, &query(tags, &["act2"])),
                 "{tags:?}"
             );
         }
