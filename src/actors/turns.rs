@@ -13,7 +13,7 @@ use super::{
     SmartActorSettings, ThinkQueue, TurnClock, TurnEnded,
 };
 use crate::llm::{LlmBridge, RequestId};
-use crate::world::{DisplayName, FollowingPlan, InPlace, Player, StopPlan, Witnessed};
+use crate::world::{DisplayName, FollowingPlan, InPlace, Player, StopPlan, Witnessed, printable};
 
 /// Why a fight stops a plan, as the actor's next prompt tells it.
 pub(super) const FIGHT_STOPS_PLAN: &str = "a fight broke out";
@@ -183,7 +183,8 @@ pub(super) fn hear_the_player(
                 },
             })
             .collect();
-        let heard = conversation::hear(&line.text, conversation.with, &visible);
+        // What a terminal or a paste brings along is no part of what was said.
+        let heard = conversation::hear(&printable(&line.text), conversation.with, &visible);
         conversation.with = heard.with;
         updates.write_batch(heard.updates);
         let Some((to, said)) = heard.reply else {

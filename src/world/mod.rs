@@ -45,8 +45,8 @@ pub use perception::{
 pub(crate) use schedule::configure_loom_sets;
 pub use schedule::{LoomSystems, TurnEnded, WorldSystems};
 pub use scope::{ScopeFn, ScopeReach, TargetScopeAppExt, TargetScopes};
-pub(crate) use view::one_line;
 pub use view::{EntityView, PlaceRevisions, WorldView, WorldViewChanges, WorldViewQuery};
+pub(crate) use view::{one_line, printable};
 pub use witnessed::Witnessed;
 
 use crate::content::{ContentSystems, TargetScopeNames};

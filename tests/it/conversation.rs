@@ -177,6 +177,28 @@ fn the_player_s_words_go_first_even_when_the_turn_queued_the_actor_already() {
 }
 
 #[test]
+fn the_player_s_control_characters_and_reordering_marks_reach_no_prompt_or_memory() {
+    let mut tavern = open_tavern(WELCOME);
+    // A terminal colour, a NUL and a right-to-left override, typed or pasted.
+    let log = tavern.say("@Marta, \u{1b}[31mred\u{0} wine\u{202e}?", false);
+    let prompt = log.prompts.first().expect("Marta is asked");
+    let user = &prompt.messages[1].content;
+    assert!(user.contains("<player_says>\n[31mred wine?\n"), "{user}");
+    let store = tavern
+        .app
+        .world()
+        .resource::<bevy_loom::actors::HistoryStore>();
+    let heard = (store.entries().iter())
+        .find(|e| e.text.contains("red wine"))
+        .expect("the others remember it");
+    assert!(
+        !heard.text.contains(['\u{1b}', '\u{0}', '\u{202e}']),
+        "{:?}",
+        heard.text
+    );
+}
+
+#[test]
 fn a_name_nobody_has_gets_a_notice_and_no_reply() {
     let mut tavern = open_tavern(WELCOME);
     let log = tavern.say("@Mar hello", false);
