@@ -96,6 +96,7 @@ pub struct SmartActorSettings {
     /// Also start a turn this often in real time; `None` waits for [`TurnEnded`] only.
     pub cadence: Option<Duration>,
     /// At most this many actors start thinking in one frame; the rest wait for the next.
+    /// 0 holds every queued actor, the player's words to them too, until it is raised.
     pub max_new_thinkers_per_frame: usize,
     /// When the available actions are grouped by mod.
     pub block: BlockOptions,
