@@ -158,11 +158,15 @@ fn find_name(name: &[String], visible: &[Addressable<'_>]) -> Found {
         Some((longest, _)) if *longest > length => {}
         _ => best = Some((length, vec![actor])),
     };
+    // Each label's first word, lower-cased.
+    let mut first_words = Vec::with_capacity(visible.len());
+    let mut labelled = false;
     for (actor, who) in visible.iter().enumerate() {
         let label: Vec<String> = words(who.label).iter().map(|w| w.to_lowercase()).collect();
         // The exact label, however many words.
         if !label.is_empty() && name.len() >= label.len() && name[..label.len()] == label[..] {
             consider(actor, label.len());
+            labelled = true;
         }
         // The exact key, or its name after the mod.
         let key = who.key.to_lowercase();
@@ -170,23 +174,15 @@ fn find_name(name: &[String], visible: &[Addressable<'_>]) -> Found {
         if name[0] == key || name[0] == short {
             consider(actor, 1);
         }
+        first_words.push(label.into_iter().next());
     }
-    // The first word of a label, when it is the only label starting so.
-    if best.is_none() {
-        let starting: Vec<usize> = visible
-            .iter()
-            .enumerate()
-            .filter(|(_, who)| {
-                words(who.label)
-                    .first()
-                    .is_some_and(|first| first.to_lowercase() == name[0])
-            })
-            .map(|(actor, _)| actor)
-            .collect();
-        match starting[..] {
-            [actor] => return Found::One { actor, length: 1 },
-            [] => {}
-            _ => return Found::Ambiguous,
+    // The first word of a label, when no label is named whole: as good as a key, which
+    // the player cannot see, so a key and a first word alike are ambiguous.
+    if !labelled {
+        for (actor, first) in first_words.iter().enumerate() {
+            if first.as_deref() == Some(name[0].as_str()) {
+                consider(actor, 1);
+            }
         }
     }
     match best {
@@ -419,6 +415,31 @@ mod tests {
             PlayerLine::Unknown("Mart".to_owned()),
             "no fuzzy guessing"
         );
+    }
+
+    #[test]
+    fn a_key_the_player_cannot_see_does_not_beat_a_name_it_can() {
+        let keep = &[
+            Addressable {
+                label: "Ser Aldric",
+                key: "town:guard",
+            },
+            Addressable {
+                label: "Guard Captain Bren",
+                key: "town:captain",
+            },
+        ];
+        assert_eq!(read_player_line("@Guard hi", keep), PlayerLine::Ambiguous);
+        assert_eq!(
+            read_player_line("@Guard Captain Bren, hi", keep),
+            addressed(1, "hi")
+        );
+        assert_eq!(
+            read_player_line("@Aldric hi", keep),
+            PlayerLine::Unknown("Aldric".to_owned())
+        );
+        assert_eq!(read_player_line("@Ser hi", keep), addressed(0, "hi"));
+        assert_eq!(read_player_line("@town:guard hi", keep), addressed(0, "hi"));
     }
 
     #[test]
