@@ -65,6 +65,13 @@ impl EffectReport {
 /// Narration turns each report into exactly one final
 /// [`NarrationText`](crate::narration::NarrationText).
 ///
+/// Narration reads the entities a report names (their names, fragments, whether one
+/// is the player, and the place the actor is in, whose characters witness it) in
+/// [`LoomSystems::Narrate`](crate::LoomSystems::Narrate) of the frame the report is
+/// read. An entity despawned before then is told as "someone", and an actor moved
+/// before then is witnessed where it went: despawn a killed character, or move one
+/// that leaves, after that set (or a frame later) to have it told as it was.
+///
 /// ```
 /// # use bevy::prelude::*;
 /// # use bevy_loom::world::{ActionReport, EffectReport};
