@@ -215,7 +215,11 @@ pub(super) fn hear_reports(
         plan.refinement
             .report_failed(reason, registry, &frame.of(actor));
     };
-    for report in reports.read() {
+    // Reports naming a step first: within one frame, a step's own report is its
+    // outcome before another of the actor's doings with the step's verb.
+    let mut heard: Vec<&ActionReport> = reports.read().collect();
+    heard.sort_by_key(|report| report.plan.is_none());
+    for report in heard {
         let Ok((actor, mut plan)) = plans.get_mut(report.actor) else {
             continue;
         };

@@ -281,6 +281,29 @@ fn only_a_report_of_the_step_out_is_its_outcome() {
 }
 
 #[test]
+fn a_report_naming_the_step_is_its_outcome_before_one_with_its_verb_alone() {
+    let (mut app, marta) = serving_unanswered();
+    let out = (app.world().get::<Plan>(marta))
+        .and_then(|plan| plan.awaiting().cloned())
+        .expect("her first step is out");
+    // In one frame: another "take" of hers (no step named), refused, then the step's
+    // own report, carried out.
+    app.world_mut()
+        .write_message(ActionReport::new(marta, "take").failed("not_here"));
+    app.world_mut()
+        .write_message(ActionReport::new(marta, "take").for_step(Some(out.clone())));
+    app.update();
+    app.update();
+    let game = app.world().resource::<Game>();
+    assert_eq!(game.failed, [], "the step was carried out");
+    let now = app
+        .world()
+        .get::<Plan>(marta)
+        .and_then(|plan| plan.awaiting().cloned());
+    assert_ne!(now.as_ref(), Some(&out), "and the plan went on");
+}
+
+#[test]
 fn a_late_report_of_a_replaced_plan_is_not_the_new_plan_s() {
     let (mut app, scene) = tavern();
     let marta = scene.entities["marta"];
