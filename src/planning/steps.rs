@@ -210,10 +210,17 @@ pub(super) fn hear_reports(
         ..
     } = &context;
     let frame = context.frame();
-    let fail = |actor: Entity, plan: &mut Plan, reason: String| {
+    // The step out settled: the plan goes on, or ends now.
+    let mut settle = |actor: Entity, plan: &mut Plan, outcome: Result<(), String>| {
         plan.awaiting = None;
-        plan.refinement
-            .report_failed(reason, registry, &frame.of(actor));
+        match outcome {
+            Ok(()) => plan.refinement.report_done(),
+            Err(reason) => (plan.refinement).report_failed(reason, registry, &frame.of(actor)),
+        }
+        if let Some(end) = plan.refinement.ended(registry) {
+            let writers = (&mut completed, &mut failed);
+            end_plan((actor, plan), end, writers, &mut commands);
+        }
     };
     // Reports naming a step first: within one frame, a step's own report is its
     // outcome before another of the actor's doings with the step's verb.
@@ -228,21 +235,7 @@ pub(super) fn hear_reports(
         if !(plan.awaiting.as_ref()).is_some_and(|awaiting| awaiting.is_reported_by(report)) {
             continue;
         }
-        match outcome_of(report) {
-            Ok(()) => {
-                plan.awaiting = None;
-                plan.refinement.report_done();
-            }
-            Err(reason) => fail(actor, &mut plan, reason),
-        }
-        if let Some(end) = plan.refinement.ended(registry) {
-            end_plan(
-                (actor, &plan),
-                end,
-                (&mut completed, &mut failed),
-                &mut commands,
-            );
-        }
+        settle(actor, &mut plan, outcome_of(report));
     }
     let now = time.elapsed();
     for (actor, mut plan) in &mut plans {
@@ -262,15 +255,7 @@ pub(super) fn hear_reports(
                 "the game did not report on the step within {:?} (`PlanningSettings::step_timeout`)",
                 settings.step_timeout
             );
-            fail(actor, &mut plan, reason);
-            if let Some(end) = plan.refinement.ended(registry) {
-                end_plan(
-                    (actor, &plan),
-                    end,
-                    (&mut completed, &mut failed),
-                    &mut commands,
-                );
-            }
+            settle(actor, &mut plan, Err(reason));
         }
     }
 }
