@@ -562,6 +562,21 @@ impl<'a> WorldView<'a> {
 mod tests {
     use super::*;
 
+    /// The entity of this index.
+    fn entity(n: u32) -> Entity {
+        Entity::from_raw_u32(n).expect("a valid index")
+    }
+
+    /// A character called `name` in `place`.
+    fn character_in(place: Entity, name: &'static str) -> EntityView<'static> {
+        EntityView {
+            name: Cow::Borrowed(name),
+            place: Some(place),
+            character: true,
+            ..default()
+        }
+    }
+
     /// Whether the system below runs, and whether it revises or only watches.
     #[derive(Resource)]
     struct Runs {
@@ -805,7 +820,6 @@ mod tests {
 
     #[test]
     fn an_exit_to_an_entity_gone_is_no_exit() {
-        let entity = |n: u32| Entity::from_raw_u32(n).expect("a valid index");
         let (hall, cellar, gone, ann) = (entity(1), entity(2), entity(3), entity(4));
         let place = |name: &'static str, exits: Vec<Entity>| EntityView {
             name: Cow::Borrowed(name),
@@ -836,7 +850,6 @@ mod tests {
 
     #[test]
     fn a_carrier_let_go_of_in_the_same_place_is_a_change() {
-        let entity = |n: u32| Entity::from_raw_u32(n).expect("a valid index");
         let (hall, horse, rider) = (entity(1), entity(2), entity(3));
         let hall_view = || EntityView {
             is_place: true,
@@ -871,7 +884,6 @@ mod tests {
 
     #[test]
     fn what_is_gone_is_forgotten_unless_someone_is_still_in_it() {
-        let entity = |n: u32| Entity::from_raw_u32(n).expect("a valid index");
         let (hall, cellar, ann) = (entity(1), entity(2), entity(3));
         let place = |exits: Vec<Entity>| EntityView {
             is_place: true,
@@ -918,14 +930,8 @@ mod tests {
 
     #[test]
     fn a_name_is_one_line_in_the_view() {
-        let entity = |n: u32| Entity::from_raw_u32(n).expect("a valid index");
         let (hall, ann, bob) = (entity(1), entity(2), entity(3));
-        let someone = |name: &'static str| EntityView {
-            name: Cow::Borrowed(name),
-            place: Some(hall),
-            character: true,
-            ..default()
-        };
+        let someone = |name: &'static str| character_in(hall, name);
         let hall_view = EntityView {
             name: Cow::Borrowed("the\r\nhall\n"),
             is_place: true,
@@ -975,14 +981,8 @@ mod tests {
 
     #[test]
     fn a_name_opens_and_closes_no_section_of_a_prompt() {
-        let entity = |n: u32| Entity::from_raw_u32(n).expect("a valid index");
         let (hall, ann, eve) = (entity(1), entity(2), entity(3));
-        let someone = |name: &'static str| EntityView {
-            name: Cow::Borrowed(name),
-            place: Some(hall),
-            character: true,
-            ..default()
-        };
+        let someone = |name: &'static str| character_in(hall, name);
         let hall_view = EntityView {
             name: Cow::Borrowed("the <b>hall</b>"),
             is_place: true,
@@ -1011,7 +1011,6 @@ mod tests {
 
     #[test]
     fn what_a_place_holds_and_a_carrier_carries_is_sorted_by_name_then_entity() {
-        let entity = |n: u32| Entity::from_raw_u32(n).expect("a valid index");
         let (hall, yard, bob) = (entity(1), entity(2), entity(3));
         let in_place = |name: &str, place: Entity| EntityView {
             name: Cow::Owned(name.to_owned()),
