@@ -737,6 +737,20 @@ mod tests {
     }
 
     /// `carrying`: whether the actor carries the drink task's drink.
+    /// A task step that fetches the drink ([`fetching`]).
+    fn fetch() -> Value {
+        json!({ "stepType": "task", "taskId": "tavern:fetch", "parameterBindings": { "drink": "task.params.drink" } })
+    }
+
+    /// `tavern:fetch`'s method: wait, then pick the drink up.
+    fn fetching() -> (&'static str, &'static str, Value) {
+        method(
+            "tavern:fetching",
+            "tavern:fetch",
+            json!([wait(), pick_up()]),
+        )
+    }
+
     fn carrying() -> Value {
         json!({ "in": [{ "var": "task.params.drink.name" }, { "var": "actor.carries" }] })
     }
@@ -1134,19 +1148,8 @@ mod tests {
         let registry = registry(
             "fail",
             &[
-                method(
-                    "tavern:fetching",
-                    "tavern:fetch",
-                    json!([wait(), pick_up()]),
-                ),
-                method(
-                    "tavern:by_hand",
-                    "tavern:serve",
-                    json!([
-                        { "stepType": "task", "taskId": "tavern:fetch", "parameterBindings": { "drink": "task.params.drink" } },
-                        give()
-                    ]),
-                ),
+                fetching(),
+                method("tavern:by_hand", "tavern:serve", json!([fetch(), give()])),
             ],
         );
         let (mut plan, world) = start(&registry);
@@ -1160,18 +1163,14 @@ mod tests {
         let registry = registry(
             "fail",
             &[
-                method(
-                    "tavern:fetching",
-                    "tavern:fetch",
-                    json!([wait(), pick_up()]),
-                ),
+                fetching(),
                 method(
                     "tavern:by_hand",
                     "tavern:serve",
                     json!([
                         give(),
                         { "stepType": "conditional", "condition": true, "thenSteps": [
-                            { "stepType": "task", "taskId": "tavern:fetch", "parameterBindings": { "drink": "task.params.drink" } }
+                            fetch()
                         ] }
                     ]),
                 ),
