@@ -63,7 +63,9 @@ impl Default for PromptBudgets {
     }
 }
 
-/// The leading whole lines of `text` that fit in `budget` estimated tokens.
+/// The leading whole lines of `text` that fit in `budget` estimated tokens; when not
+/// even the first one fits, its leading whole words that do (a place described at
+/// length is still a place).
 pub fn fit_lines(text: &str, budget: usize) -> &str {
     if estimate_tokens(text) <= budget {
         return text;
@@ -78,7 +80,20 @@ pub fn fit_lines(text: &str, budget: usize) -> &str {
         }
         end = line_break;
     }
-    &text[..end]
+    if end > 0 {
+        return &text[..end];
+    }
+    // Not even the first line: its words, up to the space after the last that fits.
+    let first = text.lines().next().unwrap_or_default();
+    let mut chars = 0;
+    for (space, _) in first.match_indices(' ') {
+        if tokens_of_chars(chars + first[end..space].chars().count()) > budget {
+            break;
+        }
+        chars += first[end..space].chars().count();
+        end = space;
+    }
+    &first[..end]
 }
 
 /// The leading whole words of `text` that fit in `budget` estimated tokens, with "…"
@@ -588,7 +603,11 @@ mod tests {
         let text = "You are in the common room.\nHere with you: Brom.\nYou see: a bench.";
         assert_eq!(fit_lines(text, 100), text);
         assert_eq!(fit_lines(text, 7), "You are in the common room.");
-        assert_eq!(fit_lines(text, 1), "");
+        // Not even the first line: its first words.
+        assert_eq!(fit_lines(text, 3), "You are in");
+        assert_eq!(fit_lines(text, 1), "You");
+        assert_eq!(fit_lines(text, 0), "");
+        assert_eq!(fit_lines("Everywhere-and-nowhere.\nExits: none.", 2), "");
         // Budgets count characters, not bytes: "Ærøskøbing" is 10 of them, 13 bytes.
         let text = "Ærøskøbing.\nÆrø.\nHere.";
         assert_eq!(fit_lines(text, 3), "Ærøskøbing.");
