@@ -272,12 +272,10 @@ fn why_not_now(
     // An ability whose inputs are others now would hand the game inputs read against
     // the ones offered.
     let ability_gone = |id: &str| {
-        let offered = pending
-            .abilities
-            .get(id)
-            .map(|offered| &offered.definition.inputs);
-        let loaded = registry.ability(id).map(|loaded| &loaded.inputs);
-        loaded.is_none() || loaded != offered || !(now.policy_allows)(Named::Ability(id))
+        let offered = pending.abilities.get(id).map(|offered| &offered.definition);
+        let same = registry.ability(id).zip(offered);
+        !same.is_some_and(|(loaded, offered)| loaded.inputs.take_the_same(&offered.inputs))
+            || !(now.policy_allows)(Named::Ability(id))
     };
     let task_id = task.map(|task| task.action_id);
     let stale = (action_gone.or(action_changed).or(task_changed))
@@ -692,6 +690,11 @@ mod tests {
         let fallback = DecisionFallback::Pass;
         let mut reworded = rent_room(nights(14));
         reworded.what = "Lets a room upstairs.".to_owned();
+        reworded.inputs.required[0].description = "how long, in nights".to_owned();
+        reworded
+            .inputs
+            .examples
+            .push("two nights, please".to_owned());
         let verdict = judge(
             &rent,
             &pending,

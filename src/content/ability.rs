@@ -210,7 +210,31 @@ pub struct AbilityInput {
     pub choices: Vec<String>,
 }
 
+impl AbilityInputs {
+    /// Whether `other` takes the same inputs: the same required and optional inputs,
+    /// in order, each alike but for its description. What the prompt says of them
+    /// (the mode, where to infer them from, the validation text, the examples) may
+    /// differ: an answer checked against one is as valid for the other.
+    pub fn take_the_same(&self, other: &Self) -> bool {
+        let alike = |one: &[AbilityInput], other: &[AbilityInput]| {
+            one.len() == other.len() && one.iter().zip(other).all(|(a, b)| a.takes_as(b))
+        };
+        alike(&self.required, &other.required) && alike(&self.optional, &other.optional)
+    }
+}
+
 impl AbilityInput {
+    /// Whether `other` takes the same values under the same name: all alike but the
+    /// description.
+    fn takes_as(&self, other: &Self) -> bool {
+        fn values(input: &AbilityInput) -> impl PartialEq + '_ {
+            let entity = (&input.scope, &input.required_tags, &input.forbidden_tags);
+            let limits = (input.min, input.max, input.max_length, &input.choices);
+            (&input.name, input.kind, entity, limits)
+        }
+        values(self) == values(other)
+    }
+
     /// Whether an entity with these tags qualifies for an entity input.
     pub fn accepts<'a>(&self, has_tag: impl Fn(&str) -> bool + 'a) -> bool {
         super::action::tags_pass(&self.required_tags, &self.forbidden_tags, has_tag)
