@@ -8,7 +8,7 @@ use super::memory::{self, MemoryEntry, MemoryScope, NewMemory};
 use super::{ActorSpoke, HistoryStore, SmartActor, SmartActorSettings, TurnClock};
 use crate::content::{ActorSpec, ContentRegistry, MemorySeed};
 use crate::prompt::fit_words;
-use crate::world::{DisplayName, InPlace, NarrativeKey, Witnessed, one_line};
+use crate::world::{DisplayName, InPlace, NarrativeKey, Witnessed, one_line, printable};
 
 /// Pins each spec's `memorySeeds` and `history.seeds` into the history, under its store
 /// key, when one of its actors is first seen (an actor appears, or is given another
@@ -140,10 +140,12 @@ fn append_to(
 }
 
 /// Writes what each smart actor witnessed into its memory (under its spec's store
-/// key, once a store: actors sharing one share what they remember): the narration of every action in the place it happened (and of its own,
-/// wherever it is now), and what others in its place said. Each is one line, kept as
-/// far as recall could show it (twice its token budget in estimated tokens, which a
-/// server's own tokens may outnumber): the rest would never be read.
+/// key, once a store: actors sharing one share what they remember): the narration of
+/// every action in the place it happened (and of its own, wherever it is now), and
+/// what others in its place said. Each is one line without the characters a player may
+/// not show ([`printable`]), kept as far as recall could show it (twice its token
+/// budget in estimated tokens, which a server's own tokens may outnumber): the rest
+/// would never be read.
 pub(super) fn remember_what_was_witnessed(
     settings: Res<SmartActorSettings>,
     registry: Res<ContentRegistry>,
@@ -183,7 +185,7 @@ pub(super) fn remember_what_was_witnessed(
     // is the server's tokens, which recall reads as more or fewer estimated ones by
     // the server's measured density: room is left for that.
     let most = settings.recall.token_budget.saturating_mul(2);
-    let memory = |text: &str| fit_words(&one_line(text), most);
+    let memory = |text: &str| fit_words(&one_line(&printable(text)), most);
     for seen in witnessed.read() {
         let text = memory(&seen.text);
         let place = seen.place.or_else(|| place_of(seen.actor));

@@ -3,6 +3,7 @@
 
 use super::answer::{DECISION_REPLY, DECISION_RULES, DecisionLimits};
 use crate::content::{ActorSpec, PromptTemplate};
+use crate::world::push_as_text;
 
 /// A decision prompt: what stays the same turn after turn, and what changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -255,24 +256,6 @@ fn push_items(text: &mut String, items: &[impl AsRef<str>], push: fn(&mut String
         push(text, item.as_ref());
         text.push('\n');
     }
-}
-
-/// Pushes `said` (what the player typed, or memories, which hold what was said) with its
-/// angle brackets shown as `‹` `›`: words from outside the game's content open and
-/// close none of the prompt's sections.
-fn push_as_text(text: &mut String, said: &str) {
-    let mut rest = said;
-    // Found a byte at a time: a char pattern's search decodes every character.
-    while let Some(at) = rest.bytes().position(|b| matches!(b, b'<' | b'>')) {
-        text.push_str(&rest[..at]);
-        text.push(if rest.as_bytes()[at] == b'<' {
-            '‹'
-        } else {
-            '›'
-        });
-        rest = &rest[at + 1..];
-    }
-    text.push_str(rest);
 }
 
 /// `<tag>`, `- item` lines (each item written by `push`), `</tag>`.

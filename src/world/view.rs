@@ -375,9 +375,8 @@ pub(crate) fn one_line(text: &str) -> Cow<'_, str> {
 pub(crate) fn printable(text: &str) -> Cow<'_, str> {
     let forbidden = |c: char| crate::content::forbidden_character(c).is_some();
     // Most text is ASCII, checked a byte at a time.
-    let control = |b: u8| (b < b' ' || b == 0x7f) && !matches!(b, b'\n' | b'\r' | b'\t');
     let any = if text.is_ascii() {
-        text.bytes().any(control)
+        text.bytes().any(|b| forbidden(char::from(b)))
     } else {
         text.contains(forbidden)
     };
@@ -385,6 +384,24 @@ pub(crate) fn printable(text: &str) -> Cow<'_, str> {
         return Cow::Borrowed(text);
     }
     Cow::Owned(text.chars().filter(|&c| !forbidden(c)).collect())
+}
+
+/// Pushes `said` (what the player typed, memories, which hold what was said, or a
+/// name) with its angle brackets shown as `‹` `›`: words from outside the game's
+/// content open and close none of a prompt's sections.
+pub(crate) fn push_as_text(text: &mut String, said: &str) {
+    let mut rest = said;
+    // Found a byte at a time: a char pattern's search decodes every character.
+    while let Some(at) = rest.bytes().position(|b| matches!(b, b'<' | b'>')) {
+        text.push_str(&rest[..at]);
+        text.push(if rest.as_bytes()[at] == b'<' {
+            '‹'
+        } else {
+            '›'
+        });
+        rest = &rest[at + 1..];
+    }
+    text.push_str(rest);
 }
 
 /// A name as prompts show it: on one line ([`one_line`]), without the characters a
@@ -401,12 +418,9 @@ fn prompt_name(name: Cow<'_, str>) -> Cow<'_, str> {
     if !name.bytes().any(|b| matches!(b, b'<' | b'>')) {
         return name;
     }
-    let shown = name.chars().map(|c| match c {
-        '<' => '‹',
-        '>' => '›',
-        c => c,
-    });
-    Cow::Owned(shown.collect())
+    let mut shown = String::with_capacity(name.len() + 8);
+    push_as_text(&mut shown, &name);
+    Cow::Owned(shown)
 }
 
 impl<'a> WorldView<'a> {

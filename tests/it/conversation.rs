@@ -165,20 +165,30 @@ fn the_player_s_words_go_first_even_when_the_turn_queued_the_actor_already() {
     // One prompt a frame: the order of the queue is the order of the prompts.
     let mut settings = tavern.app.world_mut().resource_mut::<SmartActorSettings>();
     settings.max_new_thinkers_per_frame = 1;
-    // The turn queues Marta, Silas and Brom in turn; the player speaks to Brom.
-    let log = tavern.say("@Brom, a drink?", true);
+    // The turn queues the smart actors in the order it finds them; the player speaks
+    // to the one it queues last.
+    let world = tavern.app.world_mut();
+    let mut actors = world.query_filtered::<(Entity, &DisplayName), With<SmartActor>>();
+    let found: Vec<(Entity, String)> = (actors.iter(world))
+        .map(|(entity, name)| (entity, name.0.clone()))
+        .collect();
+    let (last, name) = found.last().cloned().expect("smart actors");
+    assert!(found.len() > 1, "others are queued before it");
+    let log = tavern.say(&format!("@{name}, a drink?"), true);
     let first = log.prompts.first().expect("prompts");
+    assert_eq!(first.actor, last, "the reply goes first");
     let user = &first.messages[1].content;
-    assert!(
-        user.contains("<player_says>\na drink?"),
-        "the reply goes first, not {:?}: {user}",
-        first.actor
-    );
+    assert!(user.contains("<player_says>\na drink?"), "{user}");
 }
 
 #[test]
 fn the_player_s_control_characters_and_reordering_marks_reach_no_prompt_or_memory() {
     let mut tavern = open_tavern(WELCOME);
+    // The player named themself with them too.
+    let world = tavern.app.world_mut();
+    let player = (world.query_filtered::<Entity, With<Player>>().single(world)).expect("a player");
+    let name = DisplayName("Tra\u{1b}veler\u{202e}".to_owned());
+    tavern.app.world_mut().entity_mut(player).insert(name);
     // A terminal colour, a NUL and a right-to-left override, typed or pasted.
     let log = tavern.say("@Marta, \u{1b}[31mred\u{0} wine\u{202e}?", false);
     let prompt = log.prompts.first().expect("Marta is asked");
@@ -193,6 +203,11 @@ fn the_player_s_control_characters_and_reordering_marks_reach_no_prompt_or_memor
         .expect("the others remember it");
     assert!(
         !heard.text.contains(['\u{1b}', '\u{0}', '\u{202e}']),
+        "{:?}",
+        heard.text
+    );
+    assert!(
+        heard.text.starts_with("Traveler said to Marta"),
         "{:?}",
         heard.text
     );
