@@ -117,7 +117,12 @@ pub fn play_turns(app: &mut App, options: &Options) -> Result<(), String> {
             if let Some(stopped) = app.world().non_send::<Printer>().stopped() {
                 return stopped;
             }
-            if !told_waiting && began.elapsed() > QUIET && self::outcomes(app) == outcomes {
+            let waiting = !app.world().resource::<LlmBridge>().is_idle();
+            if !told_waiting
+                && waiting
+                && began.elapsed() > QUIET
+                && self::outcomes(app) == outcomes
+            {
                 told_waiting = true;
                 let waiting = waiting_notice(app.world().resource::<LlmBridge>());
                 print(app, &waiting);
@@ -143,7 +148,7 @@ pub fn play_turns(app: &mut App, options: &Options) -> Result<(), String> {
 /// How many requests to the model have ended, answered or not.
 fn outcomes(app: &App) -> u64 {
     let stats = app.world().resource::<LlmStats>();
-    stats.completed + stats.failed + stats.cancelled + stats.timed_out
+    stats.completed + stats.failed + stats.cancelled + stats.timed_out + stats.too_slow
 }
 
 /// What the player is told when the model has not answered for a while: what it

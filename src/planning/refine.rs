@@ -736,7 +736,6 @@ mod tests {
         primitive("core:wait", json!({}))
     }
 
-    /// `carrying`: whether the actor carries the drink task's drink.
     /// A task step that fetches the drink ([`fetching`]).
     fn fetch() -> Value {
         json!({ "stepType": "task", "taskId": "tavern:fetch", "parameterBindings": { "drink": "task.params.drink" } })
@@ -751,6 +750,7 @@ mod tests {
         )
     }
 
+    /// `carrying`: whether the actor carries the drink task's drink.
     fn carrying() -> Value {
         json!({ "in": [{ "var": "task.params.drink.name" }, { "var": "actor.carries" }] })
     }
