@@ -1,7 +1,8 @@
 //! A model's text as it streams in, piece by piece: what of it can be shown before it
 //! ends. A reasoning model's thinking, written inline before its answer
 //! (`<think>…</think>`), is held back, as [`answer_body`](super::answer_body) leaves
-//! it out of the whole text.
+//! it out of the whole text; so is an answer that begins as JSON, a list or a code
+//! fence, which only the whole text can tell usable or not.
 
 use super::parse::{THOUGHT_BEGINS, THOUGHT_ENDS, unseen};
 
@@ -17,7 +18,16 @@ pub(crate) enum StreamedAnswer {
     Thinking(String),
     /// Past the start: pieces are shown as they come.
     Showing,
+    /// An answer that does not start as prose (JSON, a list, a fence): nothing of it
+    /// is shown until the whole text says whether it is usable.
+    Withheld,
 }
+
+/// How an answer that is not prose starts: JSON, a list, a code fence.
+const NOT_PROSE: [&str; 3] = ["{", "[", FENCE];
+
+/// A code fence.
+const FENCE: &str = "```";
 
 impl Default for StreamedAnswer {
     fn default() -> Self {
@@ -27,11 +37,13 @@ impl Default for StreamedAnswer {
 
 impl StreamedAnswer {
     /// What of `piece`, the text that came since the last, to show now: nothing while
-    /// the answer has not begun, or is thinking; the answer's start without what shows
-    /// nothing before it; after it, every piece as it comes.
+    /// the answer has not begun, or is thinking, or when it does not begin as prose;
+    /// the answer's start without what shows nothing before it; after it, every piece
+    /// as it comes.
     pub(crate) fn show(&mut self, piece: &str) -> Option<String> {
         match self {
             Self::Showing => Some(piece.to_owned()),
+            Self::Withheld => None,
             Self::Starting(held) => {
                 held.push_str(piece);
                 let start = held.trim_start_matches(unseen);
@@ -40,7 +52,13 @@ impl StreamedAnswer {
                     *self = Self::Thinking(String::new());
                     return self.show(&thinking);
                 }
-                if start.is_empty() || THOUGHT_BEGINS.starts_with(start) {
+                if NOT_PROSE.iter().any(|opening| start.starts_with(opening)) {
+                    *self = Self::Withheld;
+                    return None;
+                }
+                // What may still begin the thinking or a fence waits for more.
+                if start.is_empty() || THOUGHT_BEGINS.starts_with(start) || FENCE.starts_with(start)
+                {
                     return None;
                 }
                 let start = start.to_owned();
@@ -95,6 +113,18 @@ mod tests {
         assert_eq!(shown(&cut), "[You][ nod.]");
         assert_eq!(shown(&["<think>Hmm.</think>You nod."]), "[You nod.]");
         assert_eq!(shown(&[" <think>é", "é</think> You"]), "[You]");
+    }
+
+    #[test]
+    fn an_answer_that_is_not_prose_is_held_back_whole() {
+        // JSON (or a list) is refused as narration when it ends: none of it is shown.
+        assert_eq!(shown(&["{\"text\": ", "\"You nod.\"}"]), "");
+        assert_eq!(shown(&["<think>Hm.</think>", " [", "\"You\"]"]), "");
+        // A fence may hold prose or not: the whole text tells, when it ends.
+        assert_eq!(shown(&["`", "``\nYou", " nod.\n```"]), "");
+        // A quote or a back-tick inside prose is prose.
+        assert_eq!(shown(&["You nod", ": `yes`."]), "[You nod][: `yes`.]");
+        assert_eq!(shown(&["`Yes`", ", you nod."]), "[`Yes`][, you nod.]");
     }
 
     #[test]
