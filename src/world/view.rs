@@ -408,6 +408,14 @@ pub(crate) fn push_as_text(text: &mut String, said: &str) {
 /// player may not show ([`printable`]), with its angle brackets shown as `‹` `›`, so
 /// that it opens and closes none of a prompt's sections.
 fn prompt_name(name: Cow<'_, str>) -> Cow<'_, str> {
+    // Most names are printable ASCII without angle brackets, told in one pass: only
+    // the spaces around them go.
+    let plain = |b: u8| (b' '..=b'~').contains(&b) && !matches!(b, b'<' | b'>');
+    if let Cow::Borrowed(name) = name
+        && name.bytes().all(plain)
+    {
+        return Cow::Borrowed(name.trim());
+    }
     let name = match name {
         Cow::Borrowed(name) => match printable(name) {
             Cow::Borrowed(name) => one_line(name),
