@@ -411,10 +411,12 @@ fn prompt_name(name: Cow<'_, str>) -> Cow<'_, str> {
     // Most names are printable ASCII without angle brackets, told in one pass: only
     // the spaces around them go.
     let plain = |b: u8| (b' '..=b'~').contains(&b) && !matches!(b, b'<' | b'>');
-    if let Cow::Borrowed(name) = name
-        && name.bytes().all(plain)
-    {
-        return Cow::Borrowed(name.trim());
+    if name.bytes().all(plain) {
+        return match name {
+            Cow::Borrowed(name) => Cow::Borrowed(name.trim()),
+            Cow::Owned(name) if name.trim().len() == name.len() => Cow::Owned(name),
+            Cow::Owned(name) => Cow::Owned(name.trim().to_owned()),
+        };
     }
     let name = match name {
         Cow::Borrowed(name) => match printable(name) {
