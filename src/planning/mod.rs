@@ -33,6 +33,7 @@
 //! to decide: the plan decides for it, until it ends or the player's words interrupt, or
 //! a fight (`InCombat`) stops it. Its next prompt then says how the plan ended.
 
+mod bind;
 mod facts;
 mod refine;
 mod start;
@@ -43,11 +44,10 @@ use std::time::Duration;
 
 use bevy::prelude::*;
 
+pub use bind::{BoundTask, PlanFacts, PlannedAction};
 use facts::FrameWorld;
 pub use facts::{WorldFacts, describe};
-pub use refine::{
-    BoundTask, PlanFacts, PlanFailure, PlanStep, PlannedAction, Refinement, StepPath,
-};
+pub use refine::{PlanFailure, PlanStep, Refinement, StepPath};
 use start::{start_plans, stop_plans};
 use steps::{Awaiting, advance_plans, hear_reports};
 
