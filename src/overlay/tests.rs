@@ -46,6 +46,17 @@ fn record(app: &App, actor: Entity) -> ActorRecord {
     log.actors.get(&actor).cloned().expect("a record")
 }
 
+/// How the overlay shows `actor`, called Marta, idle and on no plan, by its record.
+fn idle_view(app: &App, actor: Entity) -> ActorView {
+    actor_view(
+        "Marta",
+        &ThinkState::Idle,
+        None,
+        Some(&record(app, actor)),
+        &[],
+    )
+}
+
 #[test]
 fn an_answer_streams_in_then_its_verdict_and_timing_are_noted() {
     let mut app = app();
@@ -72,13 +83,7 @@ fn an_answer_streams_in_then_its_verdict_and_timing_are_noted() {
         thought: String::new(),
     });
     app.update();
-    let view = actor_view(
-        "Marta",
-        &ThinkState::Idle,
-        None,
-        Some(&record(&app, marta)),
-        &[],
-    );
+    let view = idle_view(&app, marta);
     assert_eq!(
         view.lines,
         [
@@ -310,13 +315,7 @@ fn a_task_taken_on_and_a_hesitation_are_verdicts() {
     let verdict = record(&app, marta).verdict;
     assert_eq!(verdict, Some(Verdict::TookOn("tavern:serve_drink".into())));
     assert_eq!(record(&app, brom).verdict, Some(Verdict::Hesitated));
-    let view = actor_view(
-        "Marta",
-        &ThinkState::Idle,
-        None,
-        Some(&record(&app, marta)),
-        &[],
-    );
+    let view = idle_view(&app, marta);
     assert!(
         view.lines
             .contains(&"Verdict: takes on tavern:serve_drink".to_owned()),
@@ -543,13 +542,7 @@ fn an_actor_that_stopped_being_a_smart_actor_is_not_left_waiting_for_a_verdict()
     app.world_mut().entity_mut(marta).remove::<SmartActor>();
     app.update();
     assert_eq!(record(&app, marta).verdict, Some(Verdict::Withdrawn));
-    let view = actor_view(
-        "Marta",
-        &ThinkState::Idle,
-        None,
-        Some(&record(&app, marta)),
-        &[],
-    );
+    let view = idle_view(&app, marta);
     let said = "Verdict: none: it stopped being a smart actor before its answer was used";
     assert!(view.lines.contains(&said.to_owned()), "{:?}", view.lines);
 }
