@@ -87,11 +87,11 @@ pub fn fit_lines(text: &str, budget: usize) -> &str {
     let first = text.lines().next().unwrap_or_default();
     let mut chars = 0;
     for (space, _) in first.match_indices(' ') {
-        if tokens_of_chars(chars + first[end..space].chars().count()) > budget {
+        let more = first[end..space].chars().count();
+        if tokens_of_chars(chars + more) > budget {
             break;
         }
-        chars += first[end..space].chars().count();
-        end = space;
+        (chars, end) = (chars + more, space);
     }
     &first[..end]
 }
