@@ -124,10 +124,10 @@ pub fn play_turns(app: &mut App, options: &Options) -> Result<(), String> {
                 && self::outcomes(app) == outcomes
             {
                 told_waiting = true;
-                let waiting = waiting_notice(app.world().resource::<LlmBridge>());
-                print(app, &waiting);
+                let notice = waiting_notice(app.world().resource::<LlmBridge>());
+                print(app, &notice);
             }
-            if app.world().resource::<LlmBridge>().is_idle() {
+            if !waiting {
                 if idle_since.get_or_insert_with(Instant::now).elapsed() > STALLED {
                     return Err(format!(
                         "turn {number} did not end, and nothing waits on the model"
