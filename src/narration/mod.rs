@@ -1,8 +1,8 @@
 //! Narration: the game reports what happened as structure ([`ActionReport`]);
 //! the [`FragmentResolver`] picks authored fragments for it, a model weaves them into
 //! prose through the bridge, and every report gets exactly one final
-//! [`NarrationText`] — from the model, or from the offline weaver when the model is
-//! slow, down or answers badly.
+//! [`NarrationText`], in the order the reports came — from the model, or from the
+//! offline weaver when the model is slow, down or answers badly.
 //!
 //! **Layer:** a feature, beside smart actors: what it narrates reaches them as the
 //! world's [`Witnessed`] messages.
@@ -24,6 +24,7 @@
 //! ```
 
 pub mod defaults;
+mod in_order;
 mod plan;
 mod resolver;
 mod weave;
@@ -33,7 +34,6 @@ use std::time::Duration;
 
 use bevy::ecs::entity::Entities;
 use bevy::ecs::system::SystemParam;
-use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
 pub use crate::world::{ActionReport, EffectReport, Outcome};
@@ -43,12 +43,14 @@ pub use plan::{
 pub use resolver::{Described, FragmentResolver, ReportEntities, Selection};
 pub use weave::weave_offline;
 
+use in_order::{InOrder, Narration};
+
 use crate::content::ContentRegistry;
 use crate::llm::{
     ChatMessage, LlmBridge, LlmDelta, LlmError, LlmRequest, LlmResponse, Priority, RequestId,
     SamplingOptions,
 };
-use crate::prompt::{NARRATOR_RULES, StreamedAnswer, narration_user_message};
+use crate::prompt::{NARRATOR_RULES, narration_user_message};
 use crate::world::{
     Character, DisplayName, Exits, InPlace, LoomSystems, NarrativeKey, Place, Player, Witnessed,
 };
@@ -109,8 +111,13 @@ pub enum NarrationSource {
     },
 }
 
-/// Narration of one report. Streamed pieces arrive as `is_final: false`, each with
+/// Narration of one report. Reports are told in the order they came: a report's
+/// texts all come after the final text of every report before it (a quick answer
+/// waits for a slow one before it, at most the model's
+/// [`deadline`](NarrationSettings::deadline)), so one report's pieces never mix with
+/// another's. Streamed pieces arrive as `is_final: false`, each with
 /// the text written since the previous one (append them to show the text growing;
+/// those that came while an earlier report was told arrive as one piece in its turn;
 /// thinking a reasoning model's answer opens with, `<think>…</think>`, is not among
 /// them, nor what shows nothing before the text; thinking the prompt opened, which
 /// the answer only closes, is, until the final text leaves it out); exactly one
@@ -183,7 +190,7 @@ impl Plugin for NarrationPlugin {
                     self.repetition_window,
                     settings.verbosity,
                 ),
-                pending: HashMap::default(),
+                untold: InOrder::default(),
             })
             .register_type::<NarrationSettings>()
             .add_message::<ActionReport>()
@@ -208,20 +215,21 @@ impl Plugin for NarrationPlugin {
     }
 }
 
-/// The resolver and the reports waiting for the model.
+/// The resolver and the narrations not yet told whole.
 #[derive(Resource)]
 pub struct Narrator {
     resolver: FragmentResolver,
     /// Picks for what those who saw the player act remember, in the third person: its
     /// own, so that the player's narration picks as it would without it.
     witnessing: FragmentResolver,
-    pending: HashMap<RequestId, PendingNarration>,
+    untold: InOrder,
 }
 
 impl Narrator {
-    /// Reports sent to the model whose final text has not been written yet.
+    /// Reports whose final text has not been written yet: waiting for the model, or
+    /// for a report before them that is (reports are told in the order they came).
     pub fn waiting(&self) -> usize {
-        self.pending.len()
+        self.untold.len()
     }
 
     /// How many entities' recent picks it keeps, to vary what it says of them: those
@@ -229,15 +237,6 @@ impl Narrator {
     pub fn remembered(&self) -> usize {
         self.resolver.remembered()
     }
-}
-
-struct PendingNarration {
-    report: Arc<ActionReport>,
-    place: Option<Entity>,
-    offline: String,
-    to_player: bool,
-    /// What of the model's text has come, as streamed pieces are shown.
-    streamed: StreamedAnswer,
 }
 
 /// Forgets the recent picks of entities despawned, once enough of them piled up.
@@ -350,54 +349,37 @@ fn narrate_reports(
     let narrator = &mut *narrator;
     for report in reports.read() {
         let entities = world.entities_of(report);
-        let place = entities.place.as_ref().map(|place| place.entity);
-        let to_player = entities.actor.is_player;
-        if to_player {
+        let narration = Narration {
+            report: Arc::new(report.clone()),
+            place: entities.place.as_ref().map(|place| place.entity),
+            to_player: entities.actor.is_player,
+        };
+        if narration.to_player {
             let text = as_witnessed(report, &entities, &mut narrator.witnessing, &settings);
             witnessed.write(text);
         }
         let plan = narrator.resolver.plan(report, &entities);
         let offline = weave_offline(&plan, settings.verbosity);
-        let shared = Arc::new(report.clone());
+        let untold = &mut narrator.untold;
         let Some(bridge) = bridge.as_mut().filter(|_| settings.use_model) else {
-            texts.write(NarrationText {
-                report: shared,
-                place,
-                text: offline,
-                is_final: true,
-                source: NarrationSource::Offline,
-                to_player,
-            });
+            untold.ended(narration, offline, NarrationSource::Offline);
             continue;
         };
         match narration_request(&plan, &offline, &settings) {
             Ok(request) => {
                 let id = bridge.submit(request);
                 requested.write(NarrationRequested {
-                    report: Arc::clone(&shared),
+                    report: Arc::clone(&narration.report),
                     request: id,
                 });
-                let pending = PendingNarration {
-                    report: shared,
-                    place,
-                    offline,
-                    to_player,
-                    streamed: StreamedAnswer::default(),
-                };
-                narrator.pending.insert(id, pending);
+                untold.asked(id, narration, offline);
             }
-            Err(reason) => {
-                texts.write(NarrationText {
-                    report: shared,
-                    place,
-                    text: offline,
-                    is_final: true,
-                    source: NarrationSource::Fallback { reason },
-                    to_player,
-                });
-            }
+            Err(reason) => untold.ended(narration, offline, NarrationSource::Fallback { reason }),
         }
     }
+    narrator.untold.tell(|text| {
+        texts.write(text);
+    });
 }
 
 /// The request that asks the model to weave `plan`, answered `offline` by the offline
@@ -470,33 +452,21 @@ fn receive_narration(
     mut narrator: ResMut<Narrator>,
     mut texts: MessageWriter<NarrationText>,
 ) {
-    if narrator.pending.is_empty() {
+    if narrator.untold.is_empty() {
         deltas.clear();
         responses.clear();
         return;
     }
+    let untold = &mut narrator.untold;
     for delta in deltas.read() {
         // Each piece is passed on alone: copying the text so far for every piece made a
         // long answer cost time in the square of its length. A reasoning model's
         // thinking is not: the player sees the prose.
-        let Some(pending) = narrator.pending.get_mut(&delta.id) else {
-            continue;
-        };
-        if let Some(text) = pending.streamed.show(&delta.text) {
-            texts.write(NarrationText {
-                report: Arc::clone(&pending.report),
-                place: pending.place,
-                text,
-                is_final: false,
-                source: NarrationSource::Model,
-                to_player: pending.to_player,
-            });
+        if let Some(text) = untold.piece(delta.id, &delta.text) {
+            texts.write(text);
         }
     }
     for response in responses.read() {
-        let Some(pending) = narrator.pending.remove(&response.id) else {
-            continue;
-        };
         let accepted = match &response.result {
             // Cut off at the token limit, its last sentence is unfinished.
             Ok(reply) if reply.cut_off => Err(
@@ -505,28 +475,22 @@ fn receive_narration(
             Ok(reply) => usable_text(&reply.text, settings.max_chars),
             Err(error) => Err(format!("the model did not answer: {error}")),
         };
-        let (text, source) = match accepted {
-            Ok(text) => (text, NarrationSource::Model),
-            Err(reason) => {
-                // Skipped as too slow for the server is how a slow server is meant
-                // to be used, not a fault.
-                if matches!(response.result, Err(LlmError::TooSlow { .. })) {
-                    debug!("narration falls back to the offline weave: {reason}");
-                } else {
-                    warn!("narration falls back to the offline weave: {reason}");
-                }
-                (pending.offline, NarrationSource::Fallback { reason })
+        if let Err(reason) = &accepted
+            && untold.is_asked(response.id)
+        {
+            // Skipped as too slow for the server is how a slow server is meant to be
+            // used, not a fault.
+            if matches!(response.result, Err(LlmError::TooSlow { .. })) {
+                debug!("narration falls back to the offline weave: {reason}");
+            } else {
+                warn!("narration falls back to the offline weave: {reason}");
             }
-        };
-        texts.write(NarrationText {
-            report: pending.report,
-            place: pending.place,
-            text,
-            is_final: true,
-            source,
-            to_player: pending.to_player,
-        });
+        }
+        untold.answered(response.id, accepted);
     }
+    untold.tell(|text| {
+        texts.write(text);
+    });
 }
 
 /// The model's text as narration, or why it cannot be used.

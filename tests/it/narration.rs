@@ -2,6 +2,7 @@
 //! model when it answers well and in time, from the offline weave otherwise.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bevy::prelude::*;
@@ -9,6 +10,7 @@ use bevy_loom::llm::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply};
 use bevy_loom::prelude::*;
 use bevy_loom::testing::HeadlessApp;
 use serde_json::json;
+use tokio::sync::Notify;
 
 use crate::support::{content_dir, game, manifest, update_until, wait_for_content};
 
@@ -101,6 +103,12 @@ struct Scene {
 
 /// A mug with authored fragments, the player and Marta, narrated with these settings.
 fn scene(answer: Option<Answer>, settings: NarrationSettings) -> Scene {
+    let backend = answer.map(|answer| Arc::new(TestBackend(answer)) as Arc<dyn LlmBackend>);
+    scene_with(backend, settings)
+}
+
+/// [`scene`], narrated by `backend` (offline without one).
+fn scene_with(backend: Option<Arc<dyn LlmBackend>>, settings: NarrationSettings) -> Scene {
     let mug = json!({
         "key": "test:mug",
         "traits": ["chipped rim", "smells of hops", "dented pewter", "foam on the lip", "warm from the hearth"],
@@ -120,8 +128,9 @@ fn scene(answer: Option<Answer>, settings: NarrationSettings) -> Scene {
         ),
         ("mods/test/narrative/mug.narrative.json", mug.to_string()),
     ]);
-    let backend = match answer {
-        Some(answer) => BackendChoice::Custom(Arc::new(TestBackend(answer))),
+    let use_model = backend.is_some();
+    let backend = match backend {
+        Some(backend) => BackendChoice::Custom(backend),
         None => BackendChoice::Offline { seed: 0 },
     };
     let mut app = HeadlessApp::new(content.path())
@@ -131,7 +140,7 @@ fn scene(answer: Option<Answer>, settings: NarrationSettings) -> Scene {
         })
         .narration(NarrationPlugin {
             settings: NarrationSettings {
-                use_model: answer.is_some(),
+                use_model,
                 ..settings
             },
             ..default()
@@ -415,4 +424,82 @@ fn a_default_state_line_names_who_took_the_item() {
         by_player.contains("You have the mug of ale."),
         "{by_player}"
     );
+}
+
+/// Streams "You " and "nod." to every request but the first, which answers only once
+/// released, and the same then.
+#[derive(Default)]
+struct FirstHeld {
+    asked: AtomicUsize,
+    released: Arc<Notify>,
+}
+
+impl LlmBackend for FirstHeld {
+    fn describe(&self) -> String {
+        "narration test backend that holds its first request".to_owned()
+    }
+
+    fn complete(&self, request: &LlmRequest, deltas: DeltaSink) -> LlmFuture {
+        let first = self.asked.fetch_add(1, Ordering::SeqCst) == 0;
+        let released = Arc::clone(&self.released);
+        let stream = request.stream;
+        Box::pin(async move {
+            if first {
+                released.notified().await;
+            }
+            if stream {
+                deltas.send("You ");
+                deltas.send("nod.");
+            }
+            Ok(LlmReply::text("You nod."))
+        })
+    }
+}
+
+#[test]
+fn reports_are_told_in_the_order_they_came_whichever_answer_comes_first() {
+    let backend = Arc::new(FirstHeld::default());
+    let mut scene = scene_with(Some(backend.clone()), NarrationSettings::default());
+    let reports = scene.reports();
+    for report in &reports {
+        scene.app.world_mut().write_message(report.clone());
+    }
+    update_until(&mut scene.app, "the later reports' answers", |app| {
+        app.world().resource::<LlmStats>().completed >= 3
+    });
+    scene.app.update();
+    let told = scene.app.world().resource::<Narrated>();
+    assert!(
+        told.0.is_empty(),
+        "nothing is told before the first report's answer: {:#?}",
+        told.0
+    );
+    backend.released.notify_one();
+    let count = reports.len();
+    update_until(&mut scene.app, "every report to be narrated", |app| {
+        app.world().resource::<Narrated>().finals().len() >= count
+    });
+    let told = &scene.app.world().resource::<Narrated>().0;
+    // Each report's pieces, then its final text, the reports in their order.
+    let expected: Vec<(ActionReport, String, bool)> = (reports.iter())
+        .flat_map(|report| {
+            let held = [("You nod.", false), ("You nod.", true)];
+            let streamed = [("You ", false), ("nod.", false), ("You nod.", true)];
+            // The first streams as it comes; the others' pieces came while it was
+            // told, and show as one when their turn comes.
+            let pieces = if *report == reports[0] {
+                &streamed[..]
+            } else {
+                &held[..]
+            };
+            pieces
+                .iter()
+                .map(|(text, is_final)| (report.clone(), (*text).to_owned(), *is_final))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let told: Vec<(ActionReport, String, bool)> = (told.iter())
+        .map(|text| ((*text.report).clone(), text.text.clone(), text.is_final))
+        .collect();
+    assert_eq!(told, expected);
 }

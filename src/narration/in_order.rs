@@ -1,0 +1,269 @@
+//! Narrations told in the order their reports came: a report's text waits for the
+//! final text of every report before it, so a quick answer never overtakes a slow
+//! one, and one report's streamed pieces never interleave with another's. A model's
+//! deadline bounds the wait: a narration it does not answer in time is told from the
+//! offline weave.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use bevy::platform::collections::HashMap;
+use bevy::prelude::*;
+
+use super::{ActionReport, NarrationSource, NarrationText};
+use crate::llm::RequestId;
+use crate::prompt::StreamedAnswer;
+
+/// A report's narration, from when it is read to when its final text is told.
+#[derive(Debug)]
+pub(super) struct Narration {
+    pub report: Arc<ActionReport>,
+    /// Where it happened.
+    pub place: Option<Entity>,
+    /// Whether the player acted.
+    pub to_player: bool,
+}
+
+impl Narration {
+    /// Its text: a piece of it, or (`is_final`) the whole.
+    fn text(&self, text: String, is_final: bool, source: NarrationSource) -> NarrationText {
+        NarrationText {
+            report: Arc::clone(&self.report),
+            place: self.place,
+            text,
+            is_final,
+            source,
+            to_player: self.to_player,
+        }
+    }
+}
+
+/// A narration not yet told whole.
+#[derive(Debug)]
+struct Untold {
+    narration: Narration,
+    /// The offline weave it falls back on, when asked of the model.
+    offline: String,
+    /// What the model's text shows so far, as its pieces come.
+    streamed: StreamedAnswer,
+    /// What of it came while an earlier narration was being told: shown as one piece
+    /// when its turn comes.
+    held: String,
+    /// Its final text and who wrote it, once known.
+    ended: Option<(String, NarrationSource)>,
+}
+
+impl Untold {
+    fn new(
+        narration: Narration,
+        offline: String,
+        ended: Option<(String, NarrationSource)>,
+    ) -> Self {
+        Self {
+            narration,
+            offline,
+            streamed: StreamedAnswer::default(),
+            held: String::new(),
+            ended,
+        }
+    }
+}
+
+/// The narrations not yet told whole, oldest first; each asked of the model is found
+/// by its request.
+#[derive(Debug, Default)]
+pub(super) struct InOrder {
+    untold: VecDeque<Untold>,
+    /// The number of each narration asked of the model and not answered yet, counted
+    /// from the first ever.
+    asked: HashMap<RequestId, u64>,
+    /// The number of the first in `untold`.
+    first: u64,
+}
+
+impl InOrder {
+    /// Narrations whose final text has not been told.
+    pub fn len(&self) -> usize {
+        self.untold.len()
+    }
+
+    /// Whether every narration was told whole.
+    pub fn is_empty(&self) -> bool {
+        self.untold.is_empty()
+    }
+
+    /// `narration`, asked of the model as `request`: its text comes with the request's
+    /// pieces and answer, or is `offline` when the answer cannot be used.
+    pub fn asked(&mut self, request: RequestId, narration: Narration, offline: String) {
+        let number = self.first + self.untold.len() as u64;
+        self.asked.insert(request, number);
+        self.untold.push_back(Untold::new(narration, offline, None));
+    }
+
+    /// `narration`, ended already with `text` from `source`: told after those before it.
+    pub fn ended(&mut self, narration: Narration, text: String, source: NarrationSource) {
+        let ended = Some((text, source));
+        self.untold
+            .push_back(Untold::new(narration, String::new(), ended));
+    }
+
+    /// Whether `request` asks a narration not answered yet.
+    pub fn is_asked(&self, request: RequestId) -> bool {
+        self.asked.contains_key(&request)
+    }
+
+    /// Where the narration asked as `request` is in `untold` (0: the oldest), while it
+    /// is not answered.
+    fn position(&self, request: RequestId) -> Option<usize> {
+        let number = self.asked.get(&request)?;
+        Some((number - self.first) as usize)
+    }
+
+    /// A piece of `request`'s text, the model's since the last: what of it to tell
+    /// now, when its narration is the oldest untold; otherwise held for its turn.
+    pub fn piece(&mut self, request: RequestId, piece: &str) -> Option<NarrationText> {
+        let position = self.position(request)?;
+        let untold = self.untold.get_mut(position)?;
+        let shown = untold.streamed.show(piece)?;
+        if position > 0 {
+            untold.held.push_str(&shown);
+            return None;
+        }
+        Some((untold.narration).text(shown, false, NarrationSource::Model))
+    }
+
+    /// The narration asked as `request` is answered: with the model's `text`, or
+    /// why it cannot be used, and then with its offline weave.
+    pub fn answered(&mut self, request: RequestId, text: Result<String, String>) {
+        let Some(position) = self.position(request) else {
+            return;
+        };
+        self.asked.remove(&request);
+        let Some(untold) = self.untold.get_mut(position) else {
+            return;
+        };
+        untold.ended = Some(match text {
+            Ok(text) => (text, NarrationSource::Model),
+            Err(reason) => {
+                let offline = std::mem::take(&mut untold.offline);
+                (offline, NarrationSource::Fallback { reason })
+            }
+        });
+    }
+
+    /// Tells, in order, every narration that ended and has none untold before it:
+    /// its final text, then what was held of the next while it was told.
+    pub fn tell(&mut self, mut write: impl FnMut(NarrationText)) {
+        while let Some(told) = self.untold.pop_front_if(|untold| untold.ended.is_some()) {
+            self.first += 1;
+            if let Some((text, source)) = told.ended {
+                write(told.narration.text(text, true, source));
+            }
+            if let Some(next) = self.untold.front_mut()
+                && !next.held.is_empty()
+            {
+                let held = std::mem::take(&mut next.held);
+                write((next.narration).text(held, false, NarrationSource::Model));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The narration of `verb`, done by an actor of its own.
+    fn narration(verb: &str) -> Narration {
+        let actor = Entity::from_raw_u32(1).expect("a valid index");
+        Narration {
+            report: Arc::new(ActionReport::new(actor, verb)),
+            place: None,
+            to_player: true,
+        }
+    }
+
+    /// What `untold` tells now: each text's verb, text and whether it is final.
+    fn told(untold: &mut InOrder) -> Vec<(String, String, bool)> {
+        let mut told = Vec::new();
+        untold.tell(|text| told.push((text.report.verb.clone(), text.text, text.is_final)));
+        told
+    }
+
+    fn text(verb: &str, text: &str, is_final: bool) -> (String, String, bool) {
+        (verb.to_owned(), text.to_owned(), is_final)
+    }
+
+    #[test]
+    fn a_narration_ended_already_waits_for_the_one_asked_before_it() {
+        let mut untold = InOrder::default();
+        untold.asked(RequestId(1), narration("take"), "You take it.".to_owned());
+        untold.ended(
+            narration("wait"),
+            "You wait.".to_owned(),
+            NarrationSource::Offline,
+        );
+        assert_eq!(told(&mut untold), []);
+        assert_eq!(untold.len(), 2);
+        untold.answered(RequestId(1), Ok("You lift the mug.".to_owned()));
+        assert_eq!(
+            told(&mut untold),
+            [
+                text("take", "You lift the mug.", true),
+                text("wait", "You wait.", true)
+            ]
+        );
+        assert!(untold.is_empty());
+    }
+
+    #[test]
+    fn pieces_of_a_later_narration_are_held_and_shown_as_one_in_its_turn() {
+        let mut untold = InOrder::default();
+        untold.asked(RequestId(1), narration("take"), String::new());
+        untold.asked(RequestId(2), narration("greet"), String::new());
+        assert!(untold.piece(RequestId(2), "You ").is_none());
+        assert!(untold.piece(RequestId(2), "nod.").is_none());
+        untold.answered(RequestId(2), Ok("You nod.".to_owned()));
+        assert_eq!(told(&mut untold), [], "the first is not told yet");
+        let piece = untold.piece(RequestId(1), "You lift");
+        assert_eq!(piece.map(|piece| piece.text), Some("You lift".to_owned()));
+        untold.answered(RequestId(1), Ok("You lift the mug.".to_owned()));
+        assert_eq!(
+            told(&mut untold),
+            [
+                text("take", "You lift the mug.", true),
+                text("greet", "You nod.", false),
+                text("greet", "You nod.", true)
+            ]
+        );
+    }
+
+    #[test]
+    fn an_answer_that_cannot_be_used_is_told_as_the_offline_weave() {
+        let mut untold = InOrder::default();
+        untold.asked(RequestId(3), narration("take"), "You take it.".to_owned());
+        assert!(untold.is_asked(RequestId(3)));
+        untold.answered(RequestId(3), Err("the model answered with JSON".to_owned()));
+        assert!(!untold.is_asked(RequestId(3)));
+        let mut texts = Vec::new();
+        untold.tell(|text| texts.push(text));
+        let [told] = texts.as_slice() else {
+            panic!("one final text: {texts:?}");
+        };
+        assert_eq!(told.text, "You take it.");
+        let reason = "the model answered with JSON".to_owned();
+        assert_eq!(told.source, NarrationSource::Fallback { reason });
+    }
+
+    #[test]
+    fn what_comes_for_a_request_not_asked_or_answered_already_is_ignored() {
+        let mut untold = InOrder::default();
+        untold.asked(RequestId(1), narration("take"), String::new());
+        untold.answered(RequestId(1), Ok("You lift the mug.".to_owned()));
+        assert!(untold.piece(RequestId(1), "late").is_none());
+        untold.answered(RequestId(1), Ok("again".to_owned()));
+        untold.answered(RequestId(9), Ok("unknown".to_owned()));
+        assert_eq!(told(&mut untold), [text("take", "You lift the mug.", true)]);
+        assert_eq!(told(&mut untold), []);
+    }
+}
