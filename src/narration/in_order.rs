@@ -49,6 +49,8 @@ struct Untold {
     /// What of it came while an earlier narration was being told: shown as one piece
     /// when its turn comes.
     held: String,
+    /// How many characters of the model's text were shown or held.
+    shown: usize,
     /// Its final text and who wrote it, once known.
     ended: Option<(String, NarrationSource)>,
 }
@@ -64,6 +66,7 @@ impl Untold {
             offline,
             streamed: StreamedAnswer::default(),
             held: String::new(),
+            shown: 0,
             ended,
         }
     }
@@ -121,10 +124,21 @@ impl InOrder {
 
     /// A piece of `request`'s text, the model's since the last: what of it to tell
     /// now, when its narration is the oldest untold; otherwise held for its turn.
-    pub fn piece(&mut self, request: RequestId, piece: &str) -> Option<NarrationText> {
+    /// Nothing past `max_chars` of text: a text longer than that is refused, and the
+    /// final text replaces what was shown.
+    pub fn piece(
+        &mut self,
+        request: RequestId,
+        piece: &str,
+        max_chars: usize,
+    ) -> Option<NarrationText> {
         let position = self.position(request)?;
         let untold = self.untold.get_mut(position)?;
         let shown = untold.streamed.show(piece)?;
+        untold.shown += shown.chars().count();
+        if untold.shown > max_chars {
+            return None;
+        }
         if position > 0 {
             untold.held.push_str(&shown);
             return None;
@@ -221,11 +235,11 @@ mod tests {
         let mut untold = InOrder::default();
         untold.asked(RequestId(1), narration("take"), String::new());
         untold.asked(RequestId(2), narration("greet"), String::new());
-        assert!(untold.piece(RequestId(2), "You ").is_none());
-        assert!(untold.piece(RequestId(2), "nod.").is_none());
+        assert!(untold.piece(RequestId(2), "You ", 100).is_none());
+        assert!(untold.piece(RequestId(2), "nod.", 100).is_none());
         untold.answered(RequestId(2), Ok("You nod.".to_owned()));
         assert_eq!(told(&mut untold), [], "the first is not told yet");
-        let piece = untold.piece(RequestId(1), "You lift");
+        let piece = untold.piece(RequestId(1), "You lift", 100);
         assert_eq!(piece.map(|piece| piece.text), Some("You lift".to_owned()));
         untold.answered(RequestId(1), Ok("You lift the mug.".to_owned()));
         assert_eq!(
@@ -236,6 +250,29 @@ mod tests {
                 text("greet", "You nod.", true)
             ]
         );
+    }
+
+    #[test]
+    fn nothing_is_shown_past_the_longest_text_accepted() {
+        let mut untold = InOrder::default();
+        untold.asked(RequestId(1), narration("take"), String::new());
+        untold.asked(RequestId(2), narration("greet"), String::new());
+        let shown = |untold: &mut InOrder, request, piece| {
+            let text = untold.piece(RequestId(request), piece, 6);
+            text.map(|text| text.text)
+        };
+        assert_eq!(shown(&mut untold, 1, "You "), Some("You ".to_owned()));
+        assert_eq!(shown(&mut untold, 1, "lift"), None, "8 characters");
+        assert_eq!(shown(&mut untold, 1, "."), None, "nor after them");
+        // Held the same way.
+        assert_eq!(shown(&mut untold, 2, "Nod"), None);
+        assert_eq!(shown(&mut untold, 2, "ding."), None);
+        untold.answered(RequestId(1), Err("too long".to_owned()));
+        untold.answered(RequestId(2), Err("too long".to_owned()));
+        let held = told(&mut untold)
+            .into_iter()
+            .filter(|(.., is_final)| !is_final);
+        assert_eq!(held.collect::<Vec<_>>(), [text("greet", "Nod", false)]);
     }
 
     #[test]
@@ -260,7 +297,7 @@ mod tests {
         let mut untold = InOrder::default();
         untold.asked(RequestId(1), narration("take"), String::new());
         untold.answered(RequestId(1), Ok("You lift the mug.".to_owned()));
-        assert!(untold.piece(RequestId(1), "late").is_none());
+        assert!(untold.piece(RequestId(1), "late", 100).is_none());
         untold.answered(RequestId(1), Ok("again".to_owned()));
         untold.answered(RequestId(9), Ok("unknown".to_owned()));
         assert_eq!(told(&mut untold), [text("take", "You lift the mug.", true)]);

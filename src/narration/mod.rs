@@ -80,7 +80,8 @@ pub struct NarrationSettings {
     pub stream: bool,
     /// The most tokens the model may write for one report.
     pub max_tokens: u32,
-    /// The longest text accepted from the model, in characters.
+    /// The longest text accepted from the model, in characters: a longer one is
+    /// told from the offline weave, and no streamed piece past it is shown.
     pub max_chars: usize,
 }
 
@@ -462,7 +463,7 @@ fn receive_narration(
         // Each piece is passed on alone: copying the text so far for every piece made a
         // long answer cost time in the square of its length. A reasoning model's
         // thinking is not: the player sees the prose.
-        if let Some(text) = untold.piece(delta.id, &delta.text) {
+        if let Some(text) = untold.piece(delta.id, &delta.text, settings.max_chars) {
             texts.write(text);
         }
     }

@@ -503,3 +503,23 @@ fn reports_are_told_in_the_order_they_came_whichever_answer_comes_first() {
         .collect();
     assert_eq!(told, expected);
 }
+
+#[test]
+fn a_streamed_answer_stops_showing_once_it_is_longer_than_allowed() {
+    let expected = offline_texts();
+    let settings = NarrationSettings {
+        max_chars: 6,
+        ..default()
+    };
+    let mut scene = scene(Some(Answer::Streamed), settings);
+    let texts = scene.narrate();
+    assert_one_final_each(&scene, &texts);
+    let first = &scene.reports()[0];
+    let told: Vec<(&str, bool)> = (texts.iter())
+        .filter(|text| *text.report == *first)
+        .map(|text| (text.text.as_str(), text.is_final))
+        .collect();
+    // "You nod." is 8 characters: its second piece is not shown, and the whole text
+    // is refused for the offline weave.
+    assert_eq!(told, [("You ", false), (expected[0].as_str(), true)]);
+}
