@@ -576,15 +576,16 @@ fn gather<'a, T: CatalogItem + Clone + PartialEq>(
     let accepted: Vec<(&str, &T)> = (accepted.into_iter())
         .filter(|(_, item)| is_loaded(item.id()))
         .collect();
-    // An id two files claim stays with the one whose version did not change: an edit
-    // or a new file taking another's id is the one refused, and it keeps its last
+    // An id two files claim stays with the one that held it, edited or not: a new
+    // file or an edit taking another's id is the one refused, and it keeps its last
     // version when it has one. The catalog keeps the files' order.
-    let (unchanged, changed): (Vec<_>, Vec<_>) =
-        (accepted.iter().enumerate()).partition(|(_, (file, item))| last.get(file) == Some(item));
-    let reordered = !unchanged.is_empty() && !changed.is_empty();
+    let held = |file: &str, item: &T| last.get(file).is_some_and(|last| last.id() == item.id());
+    let (holders, others): (Vec<_>, Vec<_>) =
+        (accepted.iter().enumerate()).partition(|(_, (file, item))| held(file, item));
+    let reordered = !holders.is_empty() && !others.is_empty();
     let mut catalog = ContentCatalog::default();
     let mut position: HashMap<String, usize> = HashMap::default();
-    for (index, &(file, item)) in unchanged.into_iter().chain(changed) {
+    for (index, &(file, item)) in holders.into_iter().chain(others) {
         let inserted = match catalog.insert(file, item.clone()) {
             Ok(()) => Some(item),
             Err(duplicate) => {

@@ -369,3 +369,32 @@ fn an_edit_taking_another_files_id_is_refused_and_keeps_its_last_version() {
         (A, ContentError::kept_last_valid(A).message.as_str())
     );
 }
+
+#[test]
+fn the_file_that_held_an_id_keeps_it_through_its_own_edit() {
+    const WAIT: &str = "mods/core/actions/wait.action.json";
+    const IDLE: &str = "mods/core/actions/idle.action.json";
+    let wait = action("core:wait", "wait", json!({}));
+    let mut previous = ContentCatalog::default();
+    previous.insert(WAIT, wait.clone()).expect("unique");
+    // A new file copies `wait`'s id (refused), then `wait` itself is edited.
+    let copy = action("core:wait", "idle", json!({}));
+    let edited = action("core:wait", "wait patiently", json!({}));
+    let items = [(IDLE, &copy), (WAIT, &edited)];
+    let mut problems = Vec::new();
+    let catalog = gather(
+        &items,
+        &listed(&[IDLE, WAIT]),
+        &previous,
+        |_, _| Vec::new(),
+        |_| true,
+        &mut problems,
+    );
+    assert_eq!(
+        catalog.iter_with_files().collect::<Vec<_>>(),
+        [(WAIT, &edited)],
+        "the edit applies; the copy is refused"
+    );
+    let told: Vec<&str> = problems.iter().map(|p| p.file.as_str()).collect();
+    assert_eq!(told, [IDLE], "{problems:#?}");
+}
