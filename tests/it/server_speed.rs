@@ -18,8 +18,9 @@ use bevy_loom::prelude::*;
 const GIVE_UP: Duration = Duration::from_secs(60);
 
 /// A server that reads four characters a token, 20 prompt tokens a second and writes
-/// 10 answer tokens a second, as its `timings` say, while answering after `takes` of
-/// real time; it says it has `slots` slots, and counts the requests it was sent and
+/// 10 answer tokens a second (20 of them, or 1 when asked for one, as a warm-up is),
+/// as its `timings` say, while answering after `takes` of real time (a warm-up at
+/// once); it says it has `slots` slots, and counts the requests it was sent and
 /// how many it held at once.
 struct MeasuredServer {
     takes: Duration,
@@ -52,10 +53,13 @@ impl LlmBackend for MeasuredServer {
             .map(|message| message.content.chars().count())
             .sum();
         let prompt_tokens = (chars / 4) as u64;
+        // A warm-up (one token) writes its token at once.
+        let warm_up = request.sampling.max_tokens == Some(1);
+        let answer_tokens = if warm_up { 1 } else { 20 };
         let (running, most, takes) = (
             Arc::clone(&self.running),
             Arc::clone(&self.most_at_once),
-            self.takes,
+            if warm_up { Duration::ZERO } else { self.takes },
         );
         Box::pin(async move {
             let now = running.fetch_add(1, Ordering::SeqCst) + 1;
@@ -66,14 +70,14 @@ impl LlmBackend for MeasuredServer {
                 text: "Evening.".to_owned(),
                 usage: Some(TokenUsage {
                     prompt_tokens,
-                    completion_tokens: 20,
+                    completion_tokens: answer_tokens,
                     cached_tokens: Some(0),
                 }),
                 timings: Some(ServerTimings {
                     prompt_tokens,
                     prompt: Duration::from_secs_f64(prompt_tokens as f64 / 20.0),
-                    answer_tokens: 20,
-                    answer: Duration::from_secs(2),
+                    answer_tokens,
+                    answer: Duration::from_millis(100 * answer_tokens),
                 }),
                 ..LlmReply::default()
             })
@@ -196,4 +200,29 @@ fn as_many_requests_run_at_once_as_the_server_has_slots() {
     let arrived = outcomes(&mut bridge, 9);
     assert!(arrived.iter().all(|response| response.result.is_ok()));
     assert_eq!(server.most_at_once.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn a_warm_up_that_measured_only_the_reading_speed_leaves_a_cold_prompt_its_time() {
+    // The bridge's deadline is shorter than the server takes to answer a decision.
+    let server = MeasuredServer::new(Duration::from_millis(600), None);
+    let mut bridge = bridge(&server, Duration::from_millis(300), 1);
+    // A warm-up: too few answer tokens to measure the writing speed.
+    let mut warm_up = request(400, None);
+    warm_up.sampling.max_tokens = Some(1);
+    bridge.submit(warm_up);
+    assert!(outcomes(&mut bridge, 1)[0].result.is_ok());
+    let health = &bridge.endpoint_health()[0];
+    assert_eq!(
+        (
+            health.prompt_tokens_per_second,
+            health.answer_tokens_per_second
+        ),
+        (Some(20.0), None)
+    );
+    // Its first decision cannot be predicted; its deadline is stretched as before
+    // anything was measured.
+    bridge.submit(request(4000, None));
+    let decided = outcomes(&mut bridge, 1);
+    assert!(decided[0].result.is_ok(), "{:?}", decided[0].result);
 }

@@ -254,10 +254,10 @@ fn note_speed(
 /// The deadline of `request`, about to go to `endpoint`, once the server's measured
 /// speed predicts how long it will take: the bridge's own stretched to twice that, or
 /// [`LlmError::TooSlow`] when the requester's own cannot be met. Until the speed is
-/// measured (never, for a backend that reports no usage) the prompt is not read: the
-/// bridge's own deadline is stretched to twice what the slowest server it expects
-/// would take ([`unmeasured_time`]), so an actor's first, cold prompt is not lost to it,
-/// and the requester's own is kept.
+/// measured (never, for a backend that reports no usage; the writing speed, after only
+/// warm-ups) the prompt is not read: the bridge's own deadline is stretched to twice
+/// what the slowest server it expects would take ([`unmeasured_time`]), so an actor's
+/// first, cold prompt is not lost to it, and the requester's own is kept.
 fn fit_to_speed(
     shared: &Shared,
     endpoint: &Endpoint,
@@ -281,16 +281,12 @@ fn fit_to_speed(
     if let Some(marks) = marks {
         (shared.profiles).hold(endpoint.index, request.affinity, marks);
     }
-    let expected = if measured {
-        predicted
-    } else {
-        Some(unmeasured_time(request))
-    };
-    Ok(match (expected, given) {
-        (Some(expected), Deadline::Default(_)) => {
-            deadline.max(later(now, expected.saturating_mul(2)))
-        }
-        _ => deadline,
+    // Not predicted: a speed not measured yet (a warm-up's one answer token measures
+    // only the reading).
+    let expected = predicted.unwrap_or_else(|| unmeasured_time(request));
+    Ok(match given {
+        Deadline::Default(_) => deadline.max(later(now, expected.saturating_mul(2))),
+        Deadline::Given(_) => deadline,
     })
 }
 
