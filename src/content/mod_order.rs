@@ -16,7 +16,8 @@ pub(super) fn load_order<'a>(
     problems: &mut Vec<ContentError>,
 ) -> Vec<(&'a str, &'a ModManifest)> {
     let candidates = select_mods(game, mods);
-    let kept = resolve_mods(candidates.clone(), game, problems);
+    let mut first = Vec::new();
+    let kept = resolve_mods(candidates.clone(), game, &mut first);
     let fallbacks: Vec<(&str, &ModManifest)> = candidates
         .iter()
         .filter(|(file, _)| !kept.iter().any(|(k, _)| k == file))
@@ -28,8 +29,14 @@ pub(super) fn load_order<'a>(
         })
         .collect();
     if fallbacks.is_empty() {
+        problems.append(&mut first);
         return kept;
     }
+    // Of the first pass's problems, those of the manifests edited out say why each
+    // keeps its last version; what it said of the mods that needed them, the second
+    // pass says again if it still holds.
+    let edited = |problem: &ContentError| fallbacks.iter().any(|(f, _)| *f == problem.file);
+    problems.extend(first.into_iter().filter(edited));
     let substituted = candidates
         .iter()
         .map(|&(file, manifest)| {
@@ -457,6 +464,31 @@ mod tests {
         let mut problems = Vec::new();
         let without = load_order(&game(&["items"]), &[(&file, &after)], &[], &mut problems);
         assert!(without.is_empty(), "nothing to fall back on");
+    }
+
+    #[test]
+    fn a_mod_that_needs_one_kept_at_its_last_manifest_loads_without_a_problem() {
+        let (before, after) = (
+            manifest("core", json!({ "version": "1.0.0" })),
+            manifest(
+                "core",
+                json!({ "version": "2.0.0", "dependencies": [{ "id": "magic" }] }),
+            ),
+        );
+        let needs = json!({ "dependencies": [{ "id": "core", "version": "^1" }] });
+        let items = manifest("items", needs);
+        let (core_file, items_file) = (path("core"), path("items"));
+        let mut problems = Vec::new();
+        let kept = load_order(
+            &game(&["core", "items"]),
+            &[(&core_file, &after), (&items_file, &items)],
+            &[(&core_file, &before), (&items_file, &items)],
+            &mut problems,
+        );
+        assert_eq!(ids(&kept), ["core", "items"]);
+        let files: Vec<&str> = problems.iter().map(|p| p.file.as_str()).collect();
+        assert_eq!(files, [core_file.as_str(); 2], "{problems:#?}");
+        assert!(problems[1].message.contains("kept the last valid version"));
     }
 
     #[test]
