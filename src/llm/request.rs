@@ -344,13 +344,13 @@ pub enum LlmError {
     #[error("the request was cancelled")]
     Cancelled,
     /// No answer came before the deadline.
-    #[error("no answer within {0:?}; raise the deadline or use a faster model")]
+    #[error("no answer within {0:.1?}; raise the deadline or use a faster model")]
     TimedOut(Duration),
     /// The HTTP backend's own `timeout` ended the request first: a backstop against a
     /// connection that hangs (ten minutes by default), shorter than the request's
     /// deadline, so a longer deadline would not have helped.
     #[error(
-        "no whole answer within {0:?}, the HTTP backend's `timeout` (a backstop against a server that hangs); if the server is this slow, raise `timeout` in the backend's settings (OpenAiSettings, OllamaSettings)"
+        "no whole answer within {0:.1?}, the HTTP backend's `timeout` (a backstop against a server that hangs); if the server is this slow, raise `timeout` in the backend's settings (OpenAiSettings, OllamaSettings)"
     )]
     BackendTimedOut(Duration),
     /// Not sent: at the speed the server was measured at, reading the part of the
@@ -442,4 +442,18 @@ pub struct LlmDelta {
     pub id: RequestId,
     /// The text written since the previous piece.
     pub text: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn how_long_was_waited_is_told_to_a_tenth() {
+        let waited = Duration::from_secs_f64(111.911_110_656);
+        let said = LlmError::TimedOut(waited).to_string();
+        assert!(said.starts_with("no answer within 111.9s;"), "{said}");
+        let said = LlmError::BackendTimedOut(waited).to_string();
+        assert!(said.starts_with("no whole answer within 111.9s,"), "{said}");
+    }
 }
