@@ -4,13 +4,14 @@
 //! as many requests run side by side as the server says it has slots.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bevy::prelude::default;
 use bevy_loom::llm::{
-    ChatMessage, DeltaSink, LimitsFuture, LlmBackend, LlmBridge, LlmError, LlmFuture, LlmReply,
-    LlmRequest, LlmResponse, ServerLimits, ServerTimings, TokenUsage,
+    BreakerSettings, BreakerState, ChatMessage, DeltaSink, LimitsFuture, LlmBackend, LlmBridge,
+    LlmError, LlmFuture, LlmReply, LlmRequest, LlmResponse, RetryPolicy, ServerLimits,
+    ServerTimings, TokenUsage,
 };
 use bevy_loom::prelude::*;
 
@@ -24,6 +25,8 @@ const GIVE_UP: Duration = Duration::from_secs(60);
 /// how many it held at once.
 struct MeasuredServer {
     takes: Duration,
+    /// While set, it fails every request as a server down does (HTTP 502).
+    failing: AtomicBool,
     slots: Option<u32>,
     sent: AtomicUsize,
     running: Arc<AtomicUsize>,
@@ -34,6 +37,7 @@ impl MeasuredServer {
     fn new(takes: Duration, slots: Option<u32>) -> Arc<Self> {
         Arc::new(Self {
             takes,
+            failing: AtomicBool::new(false),
             slots,
             sent: AtomicUsize::new(0),
             running: Arc::default(),
@@ -49,6 +53,15 @@ impl LlmBackend for MeasuredServer {
 
     fn complete(&self, request: &LlmRequest, _deltas: DeltaSink) -> LlmFuture {
         self.sent.fetch_add(1, Ordering::SeqCst);
+        if self.failing.load(Ordering::SeqCst) {
+            return Box::pin(async {
+                Err(LlmError::Status {
+                    status: 502,
+                    retry_after: None,
+                    body: "down".to_owned(),
+                })
+            });
+        }
         let chars: usize = (request.messages.iter())
             .map(|message| message.content.chars().count())
             .sum();
@@ -225,4 +238,48 @@ fn a_warm_up_that_measured_only_the_reading_speed_leaves_a_cold_prompt_its_time(
     bridge.submit(request(4000, None));
     let decided = outcomes(&mut bridge, 1);
     assert!(decided[0].result.is_ok(), "{:?}", decided[0].result);
+}
+
+#[test]
+fn a_probe_not_sent_as_too_slow_lets_the_next_request_probe() {
+    let server = MeasuredServer::new(Duration::ZERO, None);
+    let plugin = LlmPlugin {
+        concurrency_per_endpoint: 1,
+        retry: RetryPolicy {
+            max_retries: 0,
+            ..default()
+        },
+        breaker: BreakerSettings {
+            failures_to_open: 2,
+            open_for: Duration::from_secs(1),
+        },
+        ..default()
+    };
+    let endpoint: Arc<dyn LlmBackend> = server.clone();
+    let mut bridge = LlmBridge::start(vec![endpoint], &plugin);
+    // Its speed measured, then down twice: the breaker opens for a second.
+    bridge.submit(request(400, None));
+    assert!(outcomes(&mut bridge, 1)[0].result.is_ok());
+    server.failing.store(true, Ordering::SeqCst);
+    bridge.submit(request(40, None));
+    bridge.submit(request(40, None));
+    assert!(outcomes(&mut bridge, 2).iter().all(|r| r.result.is_err()));
+    server.failing.store(false, Ordering::SeqCst);
+    let health = &bridge.endpoint_health()[0];
+    assert_eq!(health.breaker, BreakerState::Open);
+    std::thread::sleep(plugin.breaker.open_for + Duration::from_millis(100));
+
+    // The first request after the open period is its probe, and too slow to send.
+    bridge.submit(request(4000, Some(Duration::from_secs(2))));
+    let skipped = outcomes(&mut bridge, 1);
+    assert!(
+        matches!(skipped[0].result, Err(LlmError::TooSlow { .. })),
+        "{:?}",
+        skipped[0].result
+    );
+    // The next probes the server in its place, which answers and closes the breaker.
+    bridge.submit(request(40, None));
+    let probed = outcomes(&mut bridge, 1);
+    assert!(probed[0].result.is_ok(), "{:?}", probed[0].result);
+    assert_eq!(bridge.endpoint_health()[0].breaker, BreakerState::Closed);
 }

@@ -102,6 +102,12 @@ impl Breaker {
         }
     }
 
+    /// A request it admitted was not sent after all (too slow for its deadline, or out
+    /// of time before it went): were it the probe, the next request may probe.
+    pub(super) fn not_sent(&mut self) {
+        self.probing_since = None;
+    }
+
     /// Whether the server was last seen loading its model, and may still be.
     pub(super) fn loading(&self, now: Instant) -> bool {
         self.loading_until.is_some_and(|until| now < until)
@@ -239,5 +245,21 @@ mod tests {
         breaker.admit(at(10));
         assert!(!breaker.admits(at(19), &settings));
         assert!(breaker.admits(at(20), &settings));
+    }
+
+    #[test]
+    fn a_probe_not_sent_lets_the_next_request_probe_at_once() {
+        let settings = BreakerSettings {
+            failures_to_open: 1,
+            open_for: Duration::from_secs(10),
+        };
+        let start = Instant::now();
+        let at = |seconds: u64| start + Duration::from_secs(seconds);
+        let mut breaker = Breaker::default();
+        breaker.failed(at(0), &settings, &down());
+        breaker.admit(at(10));
+        breaker.not_sent();
+        assert!(breaker.admits(at(11), &settings));
+        assert_eq!(breaker.state(at(11)).0, BreakerState::Probing);
     }
 }

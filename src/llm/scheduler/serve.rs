@@ -53,6 +53,9 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
     let result = loop {
         let now = Instant::now();
         if now >= deadline {
+            if let Some((endpoint, _)) = &start {
+                lock(&endpoint.breaker).not_sent();
+            }
             break Err(LlmError::TimedOut(deadline - counted_from));
         }
         let (endpoint, slot) = match start.take() {
@@ -70,7 +73,10 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
         if std::mem::take(&mut first_try) {
             match fit_to_speed(&shared, endpoint, &request, (given, deadline)) {
                 Ok(fitted) => deadline = fitted,
-                Err(too_slow) => break Err(too_slow),
+                Err(too_slow) => {
+                    lock(&endpoint.breaker).not_sent();
+                    break Err(too_slow);
+                }
             }
         }
         let sent = Instant::now();
