@@ -382,8 +382,11 @@ impl LlmBackend for OpenAiBackend {
                 reply.usage = openai_usage(&chunk).or(reply.usage);
                 reply.timings = llama_timings(&chunk).or(reply.timings);
             }
+            // A server that does not stream answers whole: its text is one piece.
             if !events && !not_events.trim().is_empty() {
-                return whole_answer(not_events.trim().as_bytes());
+                let reply = whole_answer(not_events.trim().as_bytes())?;
+                deltas.send(&reply.text);
+                return Ok(reply);
             }
             Err(LlmError::InvalidResponse(
                 "the stream ended before `data: [DONE]`: the server stopped mid-answer".to_owned(),
