@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 
 use super::{TEXT_LIMITS, command_problems, pointer_token, too_long};
+use crate::content::method::is_identifier;
 use crate::content::{ActionDefinition, ContentAsset, ContentError, template_placeholders};
 
 impl ContentAsset for ActionDefinition {
@@ -14,13 +15,21 @@ impl ContentAsset for ActionDefinition {
         problems.extend(self.overlong_texts(file));
         problems.extend(self.placeholder_problems(file));
         for (name, parameter) in &self.parameters {
+            let pointer = format!("/parameters/{}", pointer_token(name));
+            if !is_identifier(name) {
+                problems.push(ContentError::new(
+                    file,
+                    &pointer,
+                    format!("`{name}` is not a parameter name: use letters, digits and `_`, as a method binds it by name"),
+                ));
+            }
             if !(parameter.default.is_string()
                 || parameter.default.is_number()
                 || parameter.default.is_boolean())
             {
                 problems.push(ContentError::new(
                     file,
-                    format!("/parameters/{name}/default"),
+                    format!("{pointer}/default"),
                     "the default must be a string, a number or a boolean",
                 ));
             }
@@ -78,7 +87,18 @@ impl ActionDefinition {
                     "the scope is empty: name a target scope",
                 ));
             }
-            if !slot_names.insert(slot.placeholder.as_str()) {
+            // Named even when the name is no good: the template uses it.
+            let unique = slot_names.insert(slot.placeholder.as_str());
+            if !is_identifier(&slot.placeholder) {
+                problems.push(ContentError::new(
+                    file,
+                    format!("{pointer}/placeholder"),
+                    format!(
+                        "`{}` is not a placeholder name: use letters, digits and `_`, as a method binds it by name",
+                        slot.placeholder
+                    ),
+                ));
+            } else if !unique {
                 problems.push(ContentError::new(
                     file,
                     format!("{pointer}/placeholder"),
@@ -175,6 +195,30 @@ mod tests {
             ]
         );
         assert!(problems[0].message.contains("`TEXT_LIMITS.name`"));
+    }
+
+    #[test]
+    fn placeholders_and_parameters_are_names_a_method_can_bind() {
+        let overrides = json!({
+            "targets": { "primary": slot("nearby", ""), "secondary": slot("nearby", "the item") },
+            "parameters": { "how/many": { "default": 1 } }
+        });
+        let action = action("items:give", "give {} {the item} {how/many}", overrides);
+        let problems = action.check(FILE);
+        assert_eq!(
+            pointers(&problems),
+            [
+                "/targets/primary/placeholder",
+                "/targets/secondary/placeholder",
+                "/parameters/how~1many"
+            ]
+        );
+        assert!(
+            problems[1]
+                .message
+                .contains("`the item` is not a placeholder name"),
+            "{problems:#?}"
+        );
     }
 
     #[test]
