@@ -81,7 +81,9 @@ impl ContentAsset for SceneDefinition {
         let mut problems = Vec::new();
         let mut ids: HashMap<&str, bool> = HashMap::new();
         for (index, place) in self.places.iter().enumerate() {
-            if ids.insert(&place.id, true).is_some() {
+            if place.id.trim().is_empty() {
+                problems.push(blank_id(file, &format!("/places/{index}")));
+            } else if ids.insert(&place.id, true).is_some() {
                 problems.push(ContentError::new(
                     file,
                     format!("/places/{index}/id"),
@@ -91,7 +93,9 @@ impl ContentAsset for SceneDefinition {
             problems.extend(name_problem(file, &format!("/places/{index}"), &place.name));
         }
         for (index, entity) in self.entities.iter().enumerate() {
-            if ids.insert(&entity.id, false).is_some() {
+            if entity.id.trim().is_empty() {
+                problems.push(blank_id(file, &format!("/entities/{index}")));
+            } else if ids.insert(&entity.id, false).is_some() {
                 problems.push(ContentError::new(
                     file,
                     format!("/entities/{index}/id"),
@@ -121,16 +125,24 @@ impl ContentAsset for SceneDefinition {
     }
 }
 
-/// A display name (at `at`'s `/name`) that cannot stand in a line of a prompt: one
-/// holding a line break, which the actors' perception would read as a line of its own.
+/// An id (at `at`'s `/id`) that is blank: nothing can name what it identifies.
+fn blank_id(file: &str, at: &str) -> ContentError {
+    let message = "the id is blank: give it an id, which exits and `carriedBy` name it by";
+    ContentError::new(file, format!("{at}/id"), message)
+}
+
+/// A display name (at `at`'s `/name`) that cannot stand in a line of a prompt: a blank
+/// one, which names nothing, or one holding a line break, which the actors'
+/// perception would read as a line of its own.
 fn name_problem(file: &str, at: &str, name: &str) -> Option<ContentError> {
-    name.contains(['\n', '\r']).then(|| {
-        ContentError::new(
-            file,
-            format!("{at}/name"),
-            format!("the name {name:?} holds a line break: write it on one line"),
-        )
-    })
+    let message = if name.trim().is_empty() {
+        "the name is blank: name it as the characters will see it".to_owned()
+    } else if name.contains(['\n', '\r']) {
+        format!("the name {name:?} holds a line break: write it on one line")
+    } else {
+        return None;
+    };
+    Some(ContentError::new(file, format!("{at}/name"), message))
 }
 
 impl SceneDefinition {
@@ -387,6 +399,26 @@ mod tests {
             "{}",
             problems[1].message
         );
+    }
+
+    #[test]
+    fn ids_and_names_are_not_blank() {
+        let mut bad = scene(json!([{ "id": " ", "name": "", "place": "hall" }]));
+        bad.places[1].id = String::new();
+        bad.places[0].exits.clear();
+        bad.places[1].exits.clear();
+        bad.places[1].name = "  ".to_owned();
+        let problems = bad.check(FILE);
+        assert_eq!(
+            pointers(&problems),
+            [
+                "/places/1/id",
+                "/places/1/name",
+                "/entities/0/id",
+                "/entities/0/name"
+            ]
+        );
+        assert!(problems[1].message.contains("blank"), "{problems:#?}");
     }
 
     #[test]
