@@ -302,14 +302,7 @@ impl<T: ContentAsset> AssetLoader for ContentLoader<T> {
             .path()
             .to_string_lossy()
             .replace('\\', "/");
-        let mut bytes = Vec::new();
-        reader
-            .read_to_end(&mut bytes)
-            .await
-            .map_err(|source| ContentLoaderError::Io {
-                file: file.clone(),
-                source,
-            })?;
+        let bytes = read_at_most(reader, LARGEST_FILE, &file).await?;
         parse_content(&bytes, &file).map_err(ContentLoaderError::Invalid)
     }
 
@@ -318,10 +311,62 @@ impl<T: ContentAsset> AssetLoader for ContentLoader<T> {
     }
 }
 
+/// The largest content file read, in bytes: far more than any authored file holds,
+/// and little enough that a file written by mistake (a log, a model's weights) is an
+/// error, not the game's memory.
+pub const LARGEST_FILE: u64 = 16 << 20;
+
+/// The bytes of `file` from `reader`, unless there are more than `limit`.
+async fn read_at_most(
+    reader: &mut dyn Reader,
+    limit: u64,
+    file: &str,
+) -> Result<Vec<u8>, ContentLoaderError> {
+    use futures_lite::AsyncReadExt;
+    let mut bytes = Vec::new();
+    let io = |source| ContentLoaderError::Io {
+        file: file.to_owned(),
+        source,
+    };
+    // One byte more than allowed tells a file too large.
+    let mut limited = AsyncReadExt::take(reader, limit.saturating_add(1));
+    limited.read_to_end(&mut bytes).await.map_err(io)?;
+    if bytes.len() as u64 > limit {
+        let message = format!(
+            "the file is larger than the {} MiB a content file may be: is it the file you meant? Split what is authored across several files",
+            limit >> 20
+        );
+        return Err(ContentLoaderError::Invalid(vec![ContentError::new(
+            file, "", message,
+        )]));
+    }
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
+    use bevy::asset::io::VecReader;
+
     use super::*;
     use crate::content::ActionDefinition;
+
+    #[test]
+    fn a_file_larger_than_allowed_is_an_error_not_read_whole() {
+        let file = "mods/core/actions/huge.action.json";
+        let read = |size: usize| {
+            let mut reader = VecReader::new(vec![b' '; size]);
+            futures_lite::future::block_on(read_at_most(&mut reader, 2 << 20, file))
+        };
+        assert_eq!(read(2 << 20).map(|bytes| bytes.len()).ok(), Some(2 << 20));
+        let Err(ContentLoaderError::Invalid(problems)) = read((2 << 20) + 1) else {
+            panic!("a file one byte too large is refused");
+        };
+        assert_eq!(problems[0].file, file);
+        assert!(
+            problems[0].message.contains("larger than the 2 MiB"),
+            "{problems:?}"
+        );
+    }
 
     #[test]
     fn a_file_cut_short_is_not_valid_json_and_a_field_unknown_is_not_what_it_holds() {

@@ -70,7 +70,8 @@ pub use app_ext::ContentAppExt;
 pub use catalog::{CatalogItem, ContentCatalog};
 pub use error::ContentError;
 pub use loader::{
-    ContentAsset, ContentLoader, ContentLoaderError, forbidden_character, parse_content,
+    ContentAsset, ContentLoader, ContentLoaderError, LARGEST_FILE, forbidden_character,
+    parse_content,
 };
 pub use manifest::{GameManifest, ModContent, ModDependency, ModManifest};
 pub use method::{
