@@ -12,8 +12,8 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bevy::prelude::*;
 use bevy_loom::llm::{
-    BreakerSettings, BreakerState, ChatMessage, LlmDelta, LlmError, LlmRequest, LlmResponse,
-    OpenAiSettings, Priority, RequestId, RetryPolicy,
+    BreakerSettings, BreakerState, ChatMessage, DeltaSink, LlmBackend, LlmDelta, LlmError,
+    LlmFuture, LlmRequest, LlmResponse, OpenAiSettings, Priority, RequestId, RetryPolicy,
 };
 use bevy_loom::prelude::*;
 use serde_json::{Value, json};
@@ -907,5 +907,57 @@ fn background_work_waiting_for_its_server_does_not_hold_up_the_rest() {
         fleet.busy_count.load(Ordering::SeqCst),
         2,
         "background thinking waited for its own server"
+    );
+}
+
+/// Loading its model at the first request, then taking forever with the next.
+#[derive(Default)]
+struct LoadingThenStuck {
+    asked: AtomicUsize,
+}
+
+impl LlmBackend for LoadingThenStuck {
+    fn describe(&self) -> String {
+        "a server loading, then stuck".to_owned()
+    }
+
+    fn complete(&self, _request: &LlmRequest, _deltas: DeltaSink) -> LlmFuture {
+        if self.asked.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Box::pin(async {
+                Err(LlmError::Loading {
+                    url: "http://127.0.0.1:9/v1".to_owned(),
+                    detail: "Loading model".to_owned(),
+                })
+            });
+        }
+        Box::pin(std::future::pending())
+    }
+}
+
+#[test]
+fn a_request_that_times_out_on_a_server_that_loaded_says_it_timed_out() {
+    let backend = Arc::new(LoadingThenStuck::default());
+    let mut app = app(LlmPlugin {
+        backend: BackendChoice::Custom(backend.clone()),
+        retry: fast_retries(),
+        ..default()
+    });
+    let id = submit(
+        &mut app,
+        LlmRequest {
+            deadline: Some(Duration::from_millis(500)),
+            ..request("hello")
+        },
+    );
+    let done = outcomes(&mut app, &[id]);
+    assert_eq!(
+        backend.asked.load(Ordering::SeqCst),
+        2,
+        "loaded, then asked"
+    );
+    assert!(
+        matches!(done[&id].result, Err(LlmError::TimedOut(_))),
+        "the server was ready when time ran out: {:?}",
+        done[&id].result
     );
 }

@@ -43,7 +43,8 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
     // When the first piece of a streamed answer arrived; unset, nothing reached the game.
     let first_token = request.stream.then(|| Arc::new(OnceLock::new()));
     let mut retries = 0u32;
-    // Waits for a server that is not ready yet, and why the last one was needed.
+    // Waits for a server that is not ready yet, and why the last one was needed, while
+    // no attempt since found a server ready.
     let mut waits = 0u32;
     let mut not_ready: Option<LlmError> = None;
     // Only a retry needs jitter; most requests never make one.
@@ -92,6 +93,11 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
         let starting = result
             .as_ref()
             .is_err_and(|error| shared.not_ready(error, now));
+        if !starting {
+            // A server that answered (or took the request and ran out of time) was
+            // ready: an end in time is not its loading's.
+            not_ready = None;
+        }
         note_health(&shared, endpoint, &request, (&result, starting), now);
         let error = match result {
             Ok(reply) => {
