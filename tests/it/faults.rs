@@ -12,8 +12,9 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bevy::prelude::*;
 use bevy_loom::llm::{
-    BreakerSettings, BreakerState, ChatMessage, DeltaSink, LlmBackend, LlmDelta, LlmError,
-    LlmFuture, LlmRequest, LlmResponse, OpenAiSettings, Priority, RequestId, RetryPolicy,
+    BreakerSettings, BreakerState, ChatMessage, DeltaSink, LimitsFuture, LlmBackend, LlmDelta,
+    LlmError, LlmFuture, LlmReply, LlmRequest, LlmResponse, OpenAiSettings, Priority, RequestId,
+    RetryPolicy,
 };
 use bevy_loom::prelude::*;
 use serde_json::{Value, json};
@@ -960,4 +961,37 @@ fn a_request_that_times_out_on_a_server_that_loaded_says_it_timed_out() {
         "the server was ready when time ran out: {:?}",
         done[&id].result
     );
+}
+
+/// Answers every request, and panics when asked for its limits.
+struct LimitsPanic;
+
+impl LlmBackend for LimitsPanic {
+    fn describe(&self) -> String {
+        "a backend whose limits panic".to_owned()
+    }
+
+    fn complete(&self, _request: &LlmRequest, _deltas: DeltaSink) -> LlmFuture {
+        Box::pin(async { Ok(LlmReply::text("Evening.")) })
+    }
+
+    fn limits(&self) -> LimitsFuture {
+        panic!("no limits here")
+    }
+}
+
+#[test]
+fn a_backend_that_panics_telling_its_limits_still_answers() {
+    let mut app = app(LlmPlugin {
+        backend: BackendChoice::Custom(Arc::new(LimitsPanic)),
+        ..default()
+    });
+    let ids: Vec<RequestId> = (0..3)
+        .map(|i| submit(&mut app, request(&format!("hello {i}"))))
+        .collect();
+    let done = outcomes(&mut app, &ids);
+    for id in &ids {
+        let answer = done[id].result.as_ref().map(|reply| reply.text.as_str());
+        assert_eq!(answer, Ok("Evening."), "{:?}", done[id].result);
+    }
 }

@@ -4,12 +4,14 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::panic::AssertUnwindSafe;
 
 use bevy::platform::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
+use futures_lite::FutureExt;
 use futures_util::StreamExt;
 use futures_util::future::{AbortHandle, AbortRegistration, Abortable};
 use futures_util::stream::FuturesUnordered;
@@ -233,12 +235,23 @@ impl Shared {
     }
 
     /// Asks an endpoint for its limits, in the background, and gives it as many slots
-    /// as its server says it has.
+    /// as its server says it has. A backend that panics telling them is taken to know
+    /// none, and the bridge goes on.
     fn ask_limits(self: &Arc<Self>, endpoint: &Endpoint) {
-        let (index, limits) = (endpoint.index, endpoint.backend.limits());
-        let shared = Arc::clone(self);
+        let backend = Arc::clone(&endpoint.backend);
+        let panicked = |backend: &dyn LlmBackend| {
+            let told = "panicked telling its limits; it is sent requests as configured";
+            bevy::log::warn!("the backend `{}` {told}", backend.describe());
+        };
+        let Ok(limits) = std::panic::catch_unwind(AssertUnwindSafe(|| backend.limits())) else {
+            return panicked(&*backend);
+        };
+        let (index, shared) = (endpoint.index, Arc::clone(self));
         tokio::spawn(async move {
-            if let Some(limits) = limits.await {
+            let Ok(limits) = AssertUnwindSafe(limits).catch_unwind().await else {
+                return panicked(&*backend);
+            };
+            if let Some(limits) = limits {
                 shared.profiles.learn(index, limits);
                 if let Some(slots) = limits.slots {
                     shared.endpoints[index].resize(slots as usize);
