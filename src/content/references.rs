@@ -3,7 +3,7 @@
 //! an actor's allowed verbs and prompt template, and a tag file's keys must name what
 //! some loaded file or the game defines; a content file in a mod's folder must be listed.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 use super::validate::pointer_token;
 use super::{
@@ -243,13 +243,13 @@ fn listed_elsewhere(list: &str, path: &str) -> Option<(&'static str, &'static st
 pub(super) fn unlisted_files(
     manifest: &str,
     on_disk: &[String],
-    listed: &HashSet<String>,
+    listed: &super::registry::Listed,
 ) -> Vec<ContentError> {
     let Some((folder, _)) = manifest.rsplit_once('/') else {
         return Vec::new();
     };
     let mut warnings = Vec::new();
-    for file in on_disk.iter().filter(|file| !listed.contains(*file)) {
+    for file in on_disk.iter().filter(|file| !listed.contains_key(*file)) {
         let Some(inside) = file
             .strip_prefix(folder)
             .and_then(|rest| rest.strip_prefix('/'))
@@ -438,7 +438,7 @@ mod tests {
             "mods/other/actions/y.action.json",
         ]
         .map(String::from);
-        let listed: HashSet<String> = ["mods/items/actions/give.action.json".to_owned()].into();
+        let listed = [("mods/items/actions/give.action.json".to_owned(), 0)].into();
         let warnings = unlisted_files("mods/items/mod.json", &on_disk, &listed);
         let files: Vec<&str> = warnings.iter().map(|w| w.file.as_str()).collect();
         assert_eq!(files, ["mods/items/actions/take.action.json"]);

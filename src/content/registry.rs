@@ -1,6 +1,6 @@
 //! The `ContentRegistry`: every valid piece of loaded content, looked up by id.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 // Looked up by id for every offer: Bevy's foldhash map hashes short ids faster than SipHash.
 use bevy::platform::collections::HashMap;
@@ -542,24 +542,32 @@ fn folder_of(manifest: &str) -> &str {
 }
 
 /// Every file the loaded mods' manifests list, as asset paths.
-fn listed_files(mods: &[LoadedMod]) -> HashSet<String> {
-    mods.iter()
-        .flat_map(|loaded| {
-            let folder = folder_of(&loaded.file);
-            let lists = loaded.manifest.content.lists();
-            lists
-                .into_iter()
-                .flat_map(|(_, paths)| paths)
-                .map(move |path| format!("{folder}/{path}"))
-        })
-        .collect()
+fn listed_files(mods: &[LoadedMod]) -> Listed {
+    let paths = mods.iter().flat_map(|loaded| {
+        let folder = folder_of(&loaded.file);
+        let lists = loaded.manifest.content.lists();
+        lists
+            .into_iter()
+            .flat_map(|(_, paths)| paths)
+            .map(move |path| format!("{folder}/{path}"))
+    });
+    let mut listed = Listed::default();
+    for path in paths {
+        let next = listed.len();
+        listed.entry(path).or_insert(next);
+    }
+    listed
 }
+
+/// The files the loaded mods list, each with its place in the load order: the mods'
+/// order, then each mod's listing order.
+pub(super) type Listed = HashMap<String, usize>;
 
 /// One kind's catalog: its listed items that pass `check` (see [`accept_items`]), less
 /// those of mods that did not load; a later claim to an id already taken is reported.
 fn gather<'a, T: CatalogItem + Clone + PartialEq>(
     items: &[(&'a str, &'a T)],
-    listed: &HashSet<String>,
+    listed: &Listed,
     previous: &'a ContentCatalog<T>,
     check: impl Fn(&str, &T) -> Vec<ContentError>,
     is_loaded: impl Fn(&str) -> bool,
@@ -573,9 +581,11 @@ fn gather<'a, T: CatalogItem + Clone + PartialEq>(
         &check,
         problems,
     );
-    let accepted: Vec<(&str, &T)> = (accepted.into_iter())
+    let mut accepted: Vec<(&str, &T)> = (accepted.into_iter())
         .filter(|(_, item)| is_loaded(item.id()))
         .collect();
+    // In load order: the first claim to an id is the earlier mod's.
+    accepted.sort_by_key(|(file, _)| listed.get(*file));
     // An id two files claim stays with the one that held it, edited or not: a new
     // file or an edit taking another's id is the one refused, and it keeps its last
     // version when it has one. The catalog keeps the files' order.
@@ -611,14 +621,14 @@ fn gather<'a, T: CatalogItem + Clone + PartialEq>(
 /// version from the same file when that one still passes.
 fn accept_items<'a, T: PartialEq>(
     items: &[(&'a str, &'a T)],
-    listed: &HashSet<String>,
+    listed: &Listed,
     previous: impl Fn(&str) -> Option<&'a T>,
     check: impl Fn(&str, &T) -> Vec<ContentError>,
     problems: &mut Vec<ContentError>,
 ) -> Vec<(&'a str, &'a T)> {
     let mut accepted = Vec::new();
     for &(file, item) in items {
-        if !listed.contains(file) {
+        if !listed.contains_key(file) {
             continue;
         }
         let found = check(file, item);

@@ -5,8 +5,11 @@ use crate::content::fixtures::{action, game, manifest, parsed, pointers};
 
 const GIVE: &str = "mods/items/actions/give.action.json";
 
-fn listed(files: &[&str]) -> HashSet<String> {
-    files.iter().map(|f| (*f).to_owned()).collect()
+/// `files` listed, in this load order.
+fn listed(files: &[&str]) -> Listed {
+    (files.iter().enumerate())
+        .map(|(place, file)| ((*file).to_owned(), place))
+        .collect()
 }
 
 /// A check that refuses an action whose name is `bad`.
@@ -397,4 +400,33 @@ fn the_file_that_held_an_id_keeps_it_through_its_own_edit() {
     );
     let told: Vec<&str> = problems.iter().map(|p| p.file.as_str()).collect();
     assert_eq!(told, [IDLE], "{problems:#?}");
+}
+
+#[test]
+fn a_catalog_is_in_load_order_and_the_first_claim_is_the_earlier_mods() {
+    const TAVERN: &str = "mods/tavern/actions/wave.action.json";
+    const CORE: &str = "mods/core/actions/wait.action.json";
+    const COPY: &str = "mods/core/actions/wave.action.json";
+    let (wave, wait, copy) = (
+        action("tavern:wave", "wave", json!({})),
+        action("core:wait", "wait", json!({})),
+        action("tavern:wave", "wave too", json!({})),
+    );
+    // Sources come sorted by path; the game file loads `tavern` first.
+    let items = [(CORE, &wait), (COPY, &copy), (TAVERN, &wave)];
+    let mut problems = Vec::new();
+    let catalog = gather(
+        &items,
+        &listed(&[TAVERN, CORE, COPY]),
+        &ContentCatalog::default(),
+        |_, _| Vec::new(),
+        |_| true,
+        &mut problems,
+    );
+    assert_eq!(
+        catalog.iter_with_files().collect::<Vec<_>>(),
+        [(TAVERN, &wave), (CORE, &wait)]
+    );
+    let told: Vec<&str> = problems.iter().map(|p| p.file.as_str()).collect();
+    assert_eq!(told, [COPY], "{problems:#?}");
 }
