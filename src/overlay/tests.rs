@@ -498,6 +498,11 @@ fn typographic_punctuation_is_drawn_in_ascii() {
         "Marta - \"Hm...\" it's late"
     );
     assert_eq!(drawable("plain".to_owned()), "plain");
+    // A model's answer may hold a right-to-left override or a terminal's escapes.
+    assert_eq!(
+        drawable("\u{202e}Evening\u{1b}[31m, love\u{7}".to_owned()),
+        "Evening[31m, love"
+    );
 }
 
 #[test]

@@ -302,9 +302,16 @@ pub fn global_view(
     lines
 }
 
-/// `text` with the typographic punctuation Bevy's default font has no glyph for
-/// (dashes, ellipses, curly quotes) written in ASCII, so it never shows as boxes.
+/// `text` as a line of the overlay shows it: without the characters a player may not
+/// show either (control characters, the marks that reorder text, which a model's
+/// answer may hold), and with the typographic punctuation Bevy's default font has no
+/// glyph for (dashes, ellipses, curly quotes) written in ASCII, so it never shows as
+/// boxes.
 pub fn drawable(text: String) -> String {
+    let text = match crate::world::printable(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(printable) => printable,
+    };
     const PLAIN: [(char, &str); 7] = [
         ('\u{2014}', "-"),
         ('\u{2013}', "-"),
