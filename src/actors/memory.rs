@@ -381,10 +381,12 @@ impl HistoryStore {
             path: path.to_owned(),
             detail,
         };
+        // Editors on Windows save a byte-order mark that the parser does not take.
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
         // Which format and version first: another version's entries may be laid out
         // otherwise, and are no damage.
         let save: SaveHeader =
-            serde_json::from_slice(&bytes).map_err(|error| corrupt(error.to_string()))?;
+            serde_json::from_slice(bytes).map_err(|error| corrupt(error.to_string()))?;
         if save.format != SAVE_FORMAT {
             return Err(corrupt(format!(
                 "format `{}`, expected `{SAVE_FORMAT}`",
@@ -398,8 +400,10 @@ impl HistoryStore {
                 supported: SAVE_VERSION,
             });
         }
-        let save: Save<Vec<MemoryEntry>> =
-            serde_json::from_slice(&bytes).map_err(|error| corrupt(error.to_string()))?;
+        // A save edited by hand says which entry and field is wrong.
+        let entries = &mut serde_json::Deserializer::from_slice(bytes);
+        let save: Save<Vec<MemoryEntry>> = serde_path_to_error::deserialize(entries)
+            .map_err(|error| corrupt(format!("at `{}`: {}", error.path(), error.inner())))?;
         let mut store = Self::new();
         for (position, entry) in save.entries.into_iter().enumerate() {
             if entry.id != position as u64 + 1 {
@@ -852,6 +856,34 @@ mod tests {
 
         let missing = HistoryStore::load(&dir.path().join("none.json"));
         assert!(matches!(missing, Err(MemoryError::Io { .. })));
+    }
+
+    #[test]
+    fn a_save_edited_by_hand_says_where_it_is_wrong_and_may_open_with_a_bom() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("history.json");
+        let mut store = HistoryStore::new();
+        store.append(memory("a memory", &[], marta()));
+        store.append(memory("another", &[], marta()));
+        store.save(&path).expect("the save");
+        let saved = std::fs::read_to_string(&path).expect("the save");
+        // Saved again by an editor that writes a byte-order mark.
+        std::fs::write(&path, format!("\u{feff}{saved}")).expect("write");
+        let loaded = HistoryStore::load(&path).expect("the save loads");
+        assert_eq!(loaded.entries(), store.entries());
+        // A turn written as text in the second entry.
+        let turn = format!("\"turn\":{}", store.entries()[1].turn);
+        let edited = saved.rfind(&turn).map(|at| {
+            let mut edited = saved.clone();
+            edited.replace_range(at..at + turn.len(), "\"turn\":\"5\"");
+            edited
+        });
+        std::fs::write(&path, edited.expect("a turn to edit")).expect("write");
+        let error = HistoryStore::load(&path).expect_err("a wrong type is refused");
+        assert!(
+            error.to_string().contains("at `entries[1].turn`"),
+            "{error}"
+        );
     }
 
     /// A save of a later version is no damaged file: the error says which version
