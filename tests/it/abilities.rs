@@ -284,15 +284,15 @@ fn asked_for_a_room_marta_asks_how_long_then_rents_it_with_the_answer() {
     let names: Vec<&str> = prompt.abilities.iter().map(|a| a.id()).collect();
     assert_eq!(
         names,
-        ["tavern:pour_drink", "tavern:rent_room"],
-        "her spec's, in a reply"
+        ["tavern:rent_room", "tavern:pour_drink"],
+        "her spec's, in a reply, in the order the tavern's manifest lists them"
     );
     let user = &prompt.messages[1].content;
     assert!(
-        user.contains("<abilities>\n- tavern:pour_drink\n"),
+        user.contains("<abilities>\n- tavern:rent_room\n"),
         "{user}"
     );
-    assert!(user.contains("\n- tavern:rent_room\n"), "{user}");
+    assert!(user.contains("\n- tavern:pour_drink\n"), "{user}");
     assert!(user.contains(bevy_loom::prompt::INVOKE_OR_ASK), "{user}");
     assert!(user.contains("{\"ask\":"), "{user}");
     let guests = prompt
@@ -463,8 +463,8 @@ fn abilities_go_out_as_tools_and_a_tool_call_comes_back_as_an_invocation() {
     let names: Vec<&str> = (reply["tools"].as_array().into_iter().flatten())
         .filter_map(|tool| tool["function"]["name"].as_str())
         .collect();
-    assert_eq!(names, ["tavern__pour_drink", "tavern__rent_room"]);
-    let rent = &reply["tools"][1]["function"];
+    assert_eq!(names, ["tavern__rent_room", "tavern__pour_drink"]);
+    let rent = &reply["tools"][0]["function"];
     assert_eq!(
         rent["parameters"]["properties"]["nights"],
         json!({ "type": "integer", "enum": (1..=14).collect::<Vec<i64>>() })
