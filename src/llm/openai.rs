@@ -382,11 +382,8 @@ impl LlmBackend for OpenAiBackend {
                 reply.usage = openai_usage(&chunk).or(reply.usage);
                 reply.timings = llama_timings(&chunk).or(reply.timings);
             }
-            // A server that does not stream answers whole: its text is one piece.
             if !events && !not_events.trim().is_empty() {
-                let reply = whole_answer(not_events.trim().as_bytes())?;
-                deltas.send(&reply.text);
-                return Ok(reply);
+                return whole_answer(not_events.trim().as_bytes());
             }
             Err(LlmError::InvalidResponse(
                 "the stream ended before `data: [DONE]`: the server stopped mid-answer".to_owned(),

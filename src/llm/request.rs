@@ -126,7 +126,9 @@ pub struct LlmRequest {
     /// Who waits for the answer: the bridge serves higher priorities first.
     pub priority: Priority,
     /// Ask for the answer in pieces as it is written: [`LlmDelta`] messages, then the
-    /// [`LlmResponse`]. Backends that cannot stream send the whole text as one delta.
+    /// [`LlmResponse`]. Backends that cannot stream (the offline backend, a replay)
+    /// send the whole text as one delta; a server that answers a streamed request
+    /// whole sends none, and its text comes with the response.
     pub stream: bool,
     /// What the offline backend answers with; a stock sentence when `None`. Language
     /// models read only the messages.
