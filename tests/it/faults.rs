@@ -896,7 +896,8 @@ fn background_work_waiting_for_its_server_does_not_hold_up_the_rest() {
     );
 }
 
-/// Loading its model at the first request, then taking forever with the next.
+/// Loading its model at the first request; at the next, it starts streaming an answer
+/// and then takes forever.
 #[derive(Default)]
 struct LoadingThenStuck {
     asked: AtomicUsize,
@@ -907,7 +908,7 @@ impl LlmBackend for LoadingThenStuck {
         "a server loading, then stuck".to_owned()
     }
 
-    fn complete(&self, _request: &LlmRequest, _deltas: DeltaSink) -> LlmFuture {
+    fn complete(&self, _request: &LlmRequest, deltas: DeltaSink) -> LlmFuture {
         if self.asked.fetch_add(1, Ordering::SeqCst) == 0 {
             return Box::pin(async {
                 Err(LlmError::Loading {
@@ -916,6 +917,7 @@ impl LlmBackend for LoadingThenStuck {
                 })
             });
         }
+        deltas.send("Eve");
         Box::pin(std::future::pending())
     }
 }
@@ -932,6 +934,7 @@ fn a_request_that_times_out_on_a_server_that_loaded_says_it_timed_out() {
         &mut app,
         LlmRequest {
             deadline: Some(Duration::from_millis(500)),
+            stream: true,
             ..request("hello")
         },
     );

@@ -46,7 +46,7 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
     // Waits for a server that is not ready yet, and why the last one was needed, while
     // no attempt since found a server ready.
     let mut waits = 0u32;
-    let mut not_ready: Option<LlmError> = None;
+    let mut not_ready: Option<(usize, LlmError)> = None;
     // Only a retry needs jitter; most requests never make one.
     let mut rng: Option<ChaCha8Rng> = None;
     // The first try goes where the dispatcher found a free slot.
@@ -93,9 +93,16 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
         let starting = result
             .as_ref()
             .is_err_and(|error| shared.not_ready(error, now));
-        if !starting {
-            // A server that answered (or took the request and ran out of time) was
-            // ready: an end in time is not its loading's.
+        // An attempt cut short on the server that was not ready may have found it still
+        // loading; one that heard from a server (an answer, an error, a first piece),
+        // or went to another, found one ready: its end in time is no loading's.
+        let streamed = (first_token.as_ref()).is_some_and(|first| first.get().is_some());
+        let cut_short_there = matches!(result, Err(LlmError::TimedOut(_)))
+            && !streamed
+            && not_ready
+                .as_ref()
+                .is_some_and(|(at, _)| *at == endpoint.index);
+        if !starting && !cut_short_there {
             not_ready = None;
         }
         note_health(&shared, endpoint, &request, (&result, starting), now);
@@ -120,7 +127,7 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
             // Not ready yet: wait with backoff until the deadline, however many times.
             drop(slot);
             let wait = retry_delay(&shared.schedule.retry, waits, &error, rng);
-            not_ready = Some(loading(error));
+            not_ready = Some((endpoint.index, loading(error)));
             waits = waits.saturating_add(1);
             let until = later(Instant::now(), wait).min(deadline);
             tokio::time::sleep_until(until.into()).await;
@@ -146,7 +153,7 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
     };
     // Out of time while the server was not ready: say so, not only that time ran out.
     let result = match (result, not_ready) {
-        (Err(LlmError::TimedOut(_)), Some(not_ready)) => Err(not_ready),
+        (Err(LlmError::TimedOut(_)), Some((_, not_ready))) => Err(not_ready),
         (result, _) => result,
     };
     let first_token = first_token.and_then(|first| first.get().copied());
