@@ -288,10 +288,7 @@ fn asked_for_a_room_marta_asks_how_long_then_rents_it_with_the_answer() {
         "her spec's, in a reply, in the order the tavern's manifest lists them"
     );
     let user = &prompt.messages[1].content;
-    assert!(
-        user.contains("<abilities>\n- tavern:rent_room\n"),
-        "{user}"
-    );
+    assert!(user.contains("<abilities>\n- tavern:rent_room\n"), "{user}");
     assert!(user.contains("\n- tavern:pour_drink\n"), "{user}");
     assert!(user.contains(bevy_loom::prompt::INVOKE_OR_ASK), "{user}");
     assert!(user.contains("{\"ask\":"), "{user}");

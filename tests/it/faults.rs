@@ -13,8 +13,7 @@ use axum::response::{IntoResponse, Response};
 use bevy::prelude::*;
 use bevy_loom::llm::{
     BreakerSettings, BreakerState, ChatMessage, DeltaSink, LimitsFuture, LlmBackend, LlmError,
-    LlmFuture, LlmReply, LlmRequest, LlmResponse, OpenAiSettings, Priority, RequestId,
-    RetryPolicy,
+    LlmFuture, LlmReply, LlmRequest, LlmResponse, OpenAiSettings, Priority, RequestId, RetryPolicy,
 };
 use bevy_loom::prelude::*;
 use serde_json::{Value, json};

@@ -110,6 +110,25 @@ fn items_of_mods_that_did_not_load_are_left_out_and_a_second_claim_is_a_duplicat
     );
 }
 
+/// [`gather`] of `items`, each passing its checks and of a mod loaded: the catalog,
+/// and the problems told.
+fn gather_passing<'a>(
+    items: &[(&'a str, &'a ActionDefinition)],
+    listed: &Listed,
+    previous: &'a ContentCatalog<ActionDefinition>,
+) -> (ContentCatalog<ActionDefinition>, Vec<ContentError>) {
+    let mut problems = Vec::new();
+    let catalog = gather(
+        items,
+        listed,
+        previous,
+        |_, _| Vec::new(),
+        |_| true,
+        &mut problems,
+    );
+    (catalog, problems)
+}
+
 /// Sources with the game file listing `mods`, their manifests, and `actions`.
 fn build(
     game_file: &GameManifest,
@@ -342,15 +361,7 @@ fn an_edit_taking_another_files_id_is_refused_and_keeps_its_last_version() {
     // `a` is saved with `b`'s id (its text copied over): `a` sorts first.
     let copied = action("items:b", "take", json!({}));
     let items = [(A, &copied), (B, &b)];
-    let mut problems = Vec::new();
-    let catalog = gather(
-        &items,
-        &listed(&[A, B]),
-        &previous,
-        |_, _| Vec::new(),
-        |_| true,
-        &mut problems,
-    );
+    let (catalog, problems) = gather_passing(&items, &listed(&[A, B]), &previous);
     assert_eq!(
         catalog.iter_with_files().collect::<Vec<_>>(),
         [(A, &a), (B, &b)],
@@ -384,15 +395,7 @@ fn the_file_that_held_an_id_keeps_it_through_its_own_edit() {
     let copy = action("core:wait", "idle", json!({}));
     let edited = action("core:wait", "wait patiently", json!({}));
     let items = [(IDLE, &copy), (WAIT, &edited)];
-    let mut problems = Vec::new();
-    let catalog = gather(
-        &items,
-        &listed(&[IDLE, WAIT]),
-        &previous,
-        |_, _| Vec::new(),
-        |_| true,
-        &mut problems,
-    );
+    let (catalog, problems) = gather_passing(&items, &listed(&[IDLE, WAIT]), &previous);
     assert_eq!(
         catalog.iter_with_files().collect::<Vec<_>>(),
         [(WAIT, &edited)],
@@ -414,14 +417,10 @@ fn a_catalog_is_in_load_order_and_the_first_claim_is_the_earlier_mods() {
     );
     // Sources come sorted by path; the game file loads `tavern` first.
     let items = [(CORE, &wait), (COPY, &copy), (TAVERN, &wave)];
-    let mut problems = Vec::new();
-    let catalog = gather(
+    let (catalog, problems) = gather_passing(
         &items,
         &listed(&[TAVERN, CORE, COPY]),
         &ContentCatalog::default(),
-        |_, _| Vec::new(),
-        |_| true,
-        &mut problems,
     );
     assert_eq!(
         catalog.iter_with_files().collect::<Vec<_>>(),

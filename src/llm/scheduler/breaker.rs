@@ -231,33 +231,32 @@ mod tests {
         );
     }
 
-    /// A probe that never reports back (cancelled) lets another go one open period on.
-    #[test]
-    fn a_probe_that_never_reports_lets_another_go_later() {
+    /// A breaker opened for 10 s by a failure at 0 s, whose probe went at 10 s; its
+    /// settings, and the instant `seconds` after 0 s.
+    fn probing() -> (Breaker, BreakerSettings, impl Fn(u64) -> Instant) {
         let settings = BreakerSettings {
             failures_to_open: 1,
             open_for: Duration::from_secs(10),
         };
         let start = Instant::now();
-        let at = |seconds: u64| start + Duration::from_secs(seconds);
+        let at = move |seconds: u64| start + Duration::from_secs(seconds);
         let mut breaker = Breaker::default();
         breaker.failed(at(0), &settings, &down());
         breaker.admit(at(10));
+        (breaker, settings, at)
+    }
+
+    /// A probe that never reports back (cancelled) lets another go one open period on.
+    #[test]
+    fn a_probe_that_never_reports_lets_another_go_later() {
+        let (breaker, settings, at) = probing();
         assert!(!breaker.admits(at(19), &settings));
         assert!(breaker.admits(at(20), &settings));
     }
 
     #[test]
     fn a_probe_not_sent_lets_the_next_request_probe_at_once() {
-        let settings = BreakerSettings {
-            failures_to_open: 1,
-            open_for: Duration::from_secs(10),
-        };
-        let start = Instant::now();
-        let at = |seconds: u64| start + Duration::from_secs(seconds);
-        let mut breaker = Breaker::default();
-        breaker.failed(at(0), &settings, &down());
-        breaker.admit(at(10));
+        let (mut breaker, settings, at) = probing();
         breaker.not_sent();
         assert!(breaker.admits(at(11), &settings));
         assert_eq!(breaker.state(at(11)).0, BreakerState::Probing);
