@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
@@ -13,6 +14,10 @@ use bevy::prelude::*;
 use super::{ActionReport, NarrationSource, NarrationText};
 use crate::llm::RequestId;
 use crate::prompt::StreamedAnswer;
+
+/// Why a narration whose answer never came is told from its offline weave.
+const LOST: &str =
+    "no answer came by the narration's deadline (was the bridge removed or started anew?)";
 
 /// A report's narration, from when it is read to when its final text is told.
 #[derive(Debug)]
@@ -53,6 +58,9 @@ struct Untold {
     shown: usize,
     /// Its final text and who wrote it, once known.
     ended: Option<(String, NarrationSource)>,
+    /// When asked of the model, the time by which its answer is due: past it, the
+    /// answer is taken as lost, and it is told from its offline weave.
+    due: Option<Instant>,
 }
 
 impl Untold {
@@ -68,6 +76,7 @@ impl Untold {
             held: String::new(),
             shown: 0,
             ended,
+            due: None,
         }
     }
 }
@@ -96,11 +105,47 @@ impl InOrder {
     }
 
     /// `narration`, asked of the model as `request`: its text comes with the request's
-    /// pieces and answer, or is `offline` when the answer cannot be used.
-    pub fn asked(&mut self, request: RequestId, narration: Narration, offline: String) {
+    /// pieces and answer, or is `offline` when the answer cannot be used or has not
+    /// come by `due`.
+    pub fn asked(
+        &mut self,
+        request: RequestId,
+        narration: Narration,
+        offline: String,
+        due: Instant,
+    ) {
+        // The same id again (a bridge started anew counts from 1): the narration it
+        // asked first will hear nothing more.
+        self.answered(request, Err(LOST.to_owned()));
         let number = self.first + self.untold.len() as u64;
         self.asked.insert(request, number);
-        self.untold.push_back(Untold::new(narration, offline, None));
+        let mut untold = Untold::new(narration, offline, None);
+        untold.due = Some(due);
+        self.untold.push_back(untold);
+    }
+
+    /// Ends, with their offline weave, the narrations whose answer was due before
+    /// `now` (a bridge removed, or messages not read): the ones after them are not
+    /// held for ever. Returns how many it ended.
+    pub fn overdue(&mut self, now: Instant) -> usize {
+        let mut lost = Vec::new();
+        for (position, untold) in self.untold.iter().enumerate() {
+            if untold.ended.is_none() && untold.due.is_some_and(|due| due <= now) {
+                lost.push(self.first + position as u64);
+            }
+        }
+        if lost.is_empty() {
+            return 0;
+        }
+        let requests = self
+            .asked
+            .iter()
+            .filter(|(_, number)| lost.contains(number));
+        let requests: Vec<RequestId> = requests.map(|(request, _)| *request).collect();
+        for request in requests {
+            self.answered(request, Err(LOST.to_owned()));
+        }
+        lost.len()
     }
 
     /// `narration`, ended already with `text` from `source`: told after those before it.
@@ -204,6 +249,61 @@ mod tests {
         told
     }
 
+    /// A time no test reaches.
+    fn later() -> Instant {
+        Instant::now() + std::time::Duration::from_secs(3600)
+    }
+
+    #[test]
+    fn a_narration_whose_answer_never_comes_is_told_offline_when_due() {
+        let mut untold = InOrder::default();
+        let due = Instant::now();
+        untold.asked(
+            RequestId(1),
+            narration("take"),
+            "You take it.".to_owned(),
+            due,
+        );
+        untold.ended(
+            narration("wait"),
+            "You wait.".to_owned(),
+            NarrationSource::Offline,
+        );
+        untold.overdue(due - std::time::Duration::from_millis(1));
+        assert_eq!(told(&mut untold), [], "not due yet");
+        untold.overdue(due);
+        assert_eq!(
+            told(&mut untold),
+            [
+                text("take", "You take it.", true),
+                text("wait", "You wait.", true)
+            ]
+        );
+        untold.answered(RequestId(1), Ok("too late".to_owned()));
+        assert_eq!(told(&mut untold), [], "a late answer tells nothing");
+    }
+
+    #[test]
+    fn a_request_id_asked_again_ends_the_narration_that_had_it() {
+        let mut untold = InOrder::default();
+        untold.asked(
+            RequestId(1),
+            narration("take"),
+            "You take it.".to_owned(),
+            later(),
+        );
+        // A bridge started anew counts its requests from 1 again.
+        untold.asked(RequestId(1), narration("greet"), String::new(), later());
+        untold.answered(RequestId(1), Ok("You nod.".to_owned()));
+        assert_eq!(
+            told(&mut untold),
+            [
+                text("take", "You take it.", true),
+                text("greet", "You nod.", true)
+            ]
+        );
+    }
+
     fn text(verb: &str, text: &str, is_final: bool) -> (String, String, bool) {
         (verb.to_owned(), text.to_owned(), is_final)
     }
@@ -211,7 +311,12 @@ mod tests {
     #[test]
     fn a_narration_ended_already_waits_for_the_one_asked_before_it() {
         let mut untold = InOrder::default();
-        untold.asked(RequestId(1), narration("take"), "You take it.".to_owned());
+        untold.asked(
+            RequestId(1),
+            narration("take"),
+            "You take it.".to_owned(),
+            later(),
+        );
         untold.ended(
             narration("wait"),
             "You wait.".to_owned(),
@@ -233,8 +338,8 @@ mod tests {
     #[test]
     fn pieces_of_a_later_narration_are_held_and_shown_as_one_in_its_turn() {
         let mut untold = InOrder::default();
-        untold.asked(RequestId(1), narration("take"), String::new());
-        untold.asked(RequestId(2), narration("greet"), String::new());
+        untold.asked(RequestId(1), narration("take"), String::new(), later());
+        untold.asked(RequestId(2), narration("greet"), String::new(), later());
         assert!(untold.piece(RequestId(2), "You ", 100).is_none());
         assert!(untold.piece(RequestId(2), "nod.", 100).is_none());
         untold.answered(RequestId(2), Ok("You nod.".to_owned()));
@@ -255,8 +360,8 @@ mod tests {
     #[test]
     fn nothing_is_shown_past_the_longest_text_accepted() {
         let mut untold = InOrder::default();
-        untold.asked(RequestId(1), narration("take"), String::new());
-        untold.asked(RequestId(2), narration("greet"), String::new());
+        untold.asked(RequestId(1), narration("take"), String::new(), later());
+        untold.asked(RequestId(2), narration("greet"), String::new(), later());
         let shown = |untold: &mut InOrder, request, piece| {
             let text = untold.piece(RequestId(request), piece, 6);
             text.map(|text| text.text)
@@ -278,7 +383,12 @@ mod tests {
     #[test]
     fn an_answer_that_cannot_be_used_is_told_as_the_offline_weave() {
         let mut untold = InOrder::default();
-        untold.asked(RequestId(3), narration("take"), "You take it.".to_owned());
+        untold.asked(
+            RequestId(3),
+            narration("take"),
+            "You take it.".to_owned(),
+            later(),
+        );
         assert!(untold.is_asked(RequestId(3)));
         untold.answered(RequestId(3), Err("the model answered with JSON".to_owned()));
         assert!(!untold.is_asked(RequestId(3)));
@@ -295,7 +405,7 @@ mod tests {
     #[test]
     fn what_comes_for_a_request_not_asked_or_answered_already_is_ignored() {
         let mut untold = InOrder::default();
-        untold.asked(RequestId(1), narration("take"), String::new());
+        untold.asked(RequestId(1), narration("take"), String::new(), later());
         untold.answered(RequestId(1), Ok("You lift the mug.".to_owned()));
         assert!(untold.piece(RequestId(1), "late", 100).is_none());
         untold.answered(RequestId(1), Ok("again".to_owned()));

@@ -30,7 +30,7 @@ mod resolver;
 mod weave;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bevy::ecs::entity::Entities;
 use bevy::ecs::system::SystemParam;
@@ -373,7 +373,8 @@ fn narrate_reports(
                     report: Arc::clone(&narration.report),
                     request: id,
                 });
-                untold.asked(id, narration, offline);
+                let due = Instant::now() + settings.deadline + LATE_ANSWER;
+                untold.asked(id, narration, offline, due);
             }
             Err(reason) => untold.ended(narration, offline, NarrationSource::Fallback { reason }),
         }
@@ -382,6 +383,11 @@ fn narrate_reports(
         texts.write(text);
     });
 }
+
+/// How long after its deadline a narration's answer is still waited for, as the
+/// bridge may end it a little late and its message comes the frame after: past it,
+/// the answer is taken as lost (the bridge removed, say) and the offline weave told.
+const LATE_ANSWER: Duration = Duration::from_secs(1);
 
 /// The request that asks the model to weave `plan`, answered `offline` by the offline
 /// backend; or why it cannot be asked.
@@ -459,6 +465,12 @@ fn receive_narration(
         return;
     }
     let untold = &mut narrator.untold;
+    let lost = untold.overdue(Instant::now());
+    if lost > 0 {
+        warn!(
+            "{lost} narrations got no answer by their deadline and fall back to the offline weave: was the bridge removed or started anew?"
+        );
+    }
     for delta in deltas.read() {
         // Each piece is passed on alone: copying the text so far for every piece made a
         // long answer cost time in the square of its length. A reasoning model's
