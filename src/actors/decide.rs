@@ -137,17 +137,24 @@ const NOTE_CHARS: usize = 300;
 /// What an actor's next prompt says of its answer rejected for `reason`. The reason
 /// quotes the model's own words, which go in as the prompt shows outside words: on
 /// one line, without characters a player may not show, opening and closing none of
-/// its sections, and cut short past [`NOTE_CHARS`].
+/// its sections, and past [`NOTE_CHARS`] cut in the middle.
 fn rejection_note(reason: &RejectionReason) -> String {
     let said = reason.to_string();
     let said = one_line(&said);
     let said = printable(&said);
     let mut note = "Your last answer was not used: ".to_owned();
-    let mut kept: String = said.chars().take(NOTE_CHARS).collect();
-    if kept.len() < said.len() {
-        kept.push('…');
+    let count = said.chars().count();
+    if count <= NOTE_CHARS {
+        push_as_text(&mut note, &said);
+    } else {
+        // Its start and its end, which says what to do instead.
+        let half = NOTE_CHARS / 2;
+        let start: String = said.chars().take(half).collect();
+        let end: String = said.chars().skip(count - half).collect();
+        push_as_text(&mut note, &start);
+        note.push('…');
+        push_as_text(&mut note, &end);
     }
-    push_as_text(&mut note, &kept);
     note.push('.');
     note
 }
@@ -498,7 +505,11 @@ mod tests {
         let long = RejectionReason::UnknownCommand("a".repeat(4000));
         let note = super::rejection_note(&long);
         assert!(note.chars().count() < 400, "{note}");
-        assert!(note.contains("aaa…"), "{note}");
+        assert!(note.contains("aaa…aaa"), "{note}");
+        assert!(
+            note.ends_with("word for word."),
+            "what to do instead stays: {note}"
+        );
     }
 
     use super::*;
