@@ -20,7 +20,7 @@ impl ContentAsset for ActionDefinition {
                 problems.push(ContentError::new(
                     file,
                     &pointer,
-                    format!("`{name}` is not a parameter name: use letters, digits and `_`, as a method binds it by name"),
+                    format!("`{name}` is not a parameter name: use ASCII letters, digits and `_`, not starting with a digit, as a method binds it by name"),
                 ));
             }
             if !(parameter.default.is_string()
@@ -94,7 +94,7 @@ impl ActionDefinition {
                     file,
                     format!("{pointer}/placeholder"),
                     format!(
-                        "`{}` is not a placeholder name: use letters, digits and `_`, as a method binds it by name",
+                        "`{}` is not a placeholder name: use ASCII letters, digits and `_`, not starting with a digit, as a method binds it by name",
                         slot.placeholder
                     ),
                 ));
