@@ -116,7 +116,9 @@ impl InOrder {
     ) {
         // The same id again (a bridge started anew counts from 1): the narration it
         // asked first will hear nothing more.
-        self.answered(request, Err(LOST.to_owned()));
+        if self.asked.contains_key(&request) {
+            self.answered(request, Err(LOST.to_owned()));
+        }
         let number = self.first + self.untold.len() as u64;
         self.asked.insert(request, number);
         let mut untold = Untold::new(narration, offline, None);
