@@ -237,7 +237,11 @@ fn invoked(
         Some(_) => return Err(RejectionReason::NotAString(ability_field)),
     };
     let abilities = offer.abilities();
-    let found = (abilities.iter()).find(|ability| ability.id().eq_ignore_ascii_case(id));
+    // Named exactly, or else in another case: ids that differ only in case may both
+    // be offered.
+    let found = (abilities.iter())
+        .find(|ability| ability.id() == id)
+        .or_else(|| (abilities.iter()).find(|ability| ability.id().eq_ignore_ascii_case(id)));
     let Some(ability) = found else {
         let offered: Vec<&str> = abilities.iter().map(|ability| ability.id()).collect();
         return Err(RejectionReason::AbilityNotOffered {
@@ -886,6 +890,42 @@ mod tests {
         ]
         .into_iter()
         .collect()
+    }
+
+    #[test]
+    fn an_ability_named_exactly_goes_before_one_differing_in_case() {
+        let inn = inn_abilities();
+        let rent = inn.iter().next().expect("the room").clone();
+        let mut definition = (*rent.definition).clone();
+        definition.id = "tavern:RENT_ROOM".to_owned();
+        let shouted = crate::world::OfferedAbility {
+            definition: std::sync::Arc::new(definition),
+            ..rent
+        };
+        // Two ids that differ only in case, the other first.
+        let abilities: crate::world::OfferedAbilities = std::iter::once(shouted)
+            .chain(inn.iter().cloned())
+            .collect();
+        let offer = Offer {
+            choices: Choices::from(2),
+            abilities: Some(&abilities),
+            as_tools: false,
+        };
+        let limits = DecisionLimits::default();
+        let invoked = |raw: &str| match parse_decision(raw, offer, &limits) {
+            Ok(Decision {
+                answer: Answer::Invoke { ability, .. },
+                ..
+            }) => ability,
+            other => panic!("an invocation: {other:?}"),
+        };
+        let exact = r#"{"use": "tavern:rent_room", "inputs": {"nights": 2}}"#;
+        assert_eq!(invoked(exact), "tavern:rent_room");
+        let shouted = r#"{"use": "tavern:RENT_ROOM", "inputs": {"nights": 2}}"#;
+        assert_eq!(invoked(shouted), "tavern:RENT_ROOM");
+        // Named in neither's case, the first in the offer.
+        let mixed = r#"{"use": "tavern:Rent_Room", "inputs": {"nights": 2}}"#;
+        assert_eq!(invoked(mixed), "tavern:RENT_ROOM");
     }
 
     #[test]
