@@ -45,8 +45,9 @@ pub fn parse_decision<'a>(
         });
     }
     let text = answer_body(raw);
-    let value: Value = serde_json::from_str(text)
-        .map_err(|error| RejectionReason::NotAnObject(error.to_string()))?;
+    let value = serde_json::from_str::<Unambiguous>(text)
+        .map_err(|error| RejectionReason::NotAnObject(error.to_string()))?
+        .0;
     let Value::Object(object) = value else {
         return Err(RejectionReason::NotAnObject(format!(
             "got {}",
@@ -60,6 +61,80 @@ pub fn parse_decision<'a>(
     };
     let thought = text_field(&object, "thought", limits.max_thought_chars)?;
     Ok(Decision { answer, thought })
+}
+
+/// A JSON value in which no object names a key twice: `{"do": 1, "do": 3}` is no
+/// answer, where a plain [`Value`] would keep the last and take 3.
+struct Unambiguous(Value);
+
+impl<'de> serde::Deserialize<'de> for Unambiguous {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_any(UnambiguousVisitor)
+            .map(Unambiguous)
+    }
+}
+
+struct UnambiguousVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UnambiguousVisitor {
+    type Value = Value;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Unambiguous(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let Unambiguous(value) = map.next_value()?;
+            if object.insert(key.clone(), value).is_some() {
+                let said = format!("`{key}` is given twice: give each field once");
+                return Err(serde::de::Error::custom(said));
+            }
+        }
+        Ok(Value::Object(object))
+    }
 }
 
 /// An answer in the longer form, with a `type` (`kind`).
@@ -890,6 +965,27 @@ mod tests {
         ]
         .into_iter()
         .collect()
+    }
+
+    #[test]
+    fn a_field_given_twice_is_no_answer() {
+        for raw in [
+            r#"{"do": 1, "say": "", "do": 3}"#,
+            r#"{"use": "tavern:rent_room", "inputs": {"nights": 2, "nights": 9}}"#,
+        ] {
+            let Err(RejectionReason::NotAnObject(why)) = parse(raw) else {
+                panic!("{raw} is ambiguous");
+            };
+            assert!(why.contains("is given twice"), "{why}");
+        }
+        assert_eq!(
+            answer(r#"{"do": 1, "say": "", "thought": "x", "inputs": [{"a": 1}, {"a": 2}]}"#),
+            Answer::Action {
+                index: 1,
+                speech: String::new()
+            },
+            "the same key in two objects is no repeat"
+        );
     }
 
     #[test]
