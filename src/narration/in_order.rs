@@ -47,8 +47,6 @@ impl Narration {
 #[derive(Debug)]
 struct Untold {
     narration: Narration,
-    /// The offline weave it falls back on, when asked of the model.
-    offline: String,
     /// What the model's text shows so far, as its pieces come.
     streamed: StreamedAnswer,
     /// What of it came while an earlier narration was being told: shown as one piece
@@ -56,28 +54,47 @@ struct Untold {
     held: String,
     /// How many characters of the model's text were shown or held.
     shown: usize,
-    /// Its final text and who wrote it, once known.
-    ended: Option<(String, NarrationSource)>,
-    /// When asked of the model, the time by which its answer is due: past it, the
-    /// answer is taken as lost, and it is told from its offline weave.
-    due: Option<Instant>,
+    ending: Ending,
+}
+
+/// Where an untold narration's final text is.
+#[derive(Debug)]
+enum Ending {
+    /// Asked of the model as `request`, whose answer is due by `due`: past it, the
+    /// answer is taken as lost. `offline` is the weave it falls back on.
+    Waiting {
+        request: RequestId,
+        due: Instant,
+        offline: String,
+    },
+    /// Its final text and who wrote it.
+    Ended(String, NarrationSource),
 }
 
 impl Untold {
-    fn new(
-        narration: Narration,
-        offline: String,
-        ended: Option<(String, NarrationSource)>,
-    ) -> Self {
+    fn new(narration: Narration, ending: Ending) -> Self {
         Self {
             narration,
-            offline,
             streamed: StreamedAnswer::default(),
             held: String::new(),
             shown: 0,
-            ended,
-            due: None,
+            ending,
         }
+    }
+
+    /// Ends it with the model's `text`, or with its offline weave for the reason a
+    /// text could not be used; one that ended already stays as it is.
+    fn end(&mut self, text: Result<String, String>) {
+        let Ending::Waiting { offline, .. } = &mut self.ending else {
+            return;
+        };
+        self.ending = match text {
+            Ok(text) => Ending::Ended(text, NarrationSource::Model),
+            Err(reason) => Ending::Ended(
+                std::mem::take(offline),
+                NarrationSource::Fallback { reason },
+            ),
+        };
     }
 }
 
@@ -121,40 +138,35 @@ impl InOrder {
         }
         let number = self.first + self.untold.len() as u64;
         self.asked.insert(request, number);
-        let mut untold = Untold::new(narration, offline, None);
-        untold.due = Some(due);
-        self.untold.push_back(untold);
+        let waiting = Ending::Waiting {
+            request,
+            due,
+            offline,
+        };
+        self.untold.push_back(Untold::new(narration, waiting));
     }
 
     /// Ends, with their offline weave, the narrations whose answer was due before
     /// `now` (a bridge removed, or messages not read): the ones after them are not
     /// held for ever. Returns how many it ended.
     pub fn overdue(&mut self, now: Instant) -> usize {
-        let mut lost = Vec::new();
-        for (position, untold) in self.untold.iter().enumerate() {
-            if untold.ended.is_none() && untold.due.is_some_and(|due| due <= now) {
-                lost.push(self.first + position as u64);
+        let mut lost = 0;
+        for untold in &mut self.untold {
+            if let Ending::Waiting { request, due, .. } = untold.ending
+                && due <= now
+            {
+                self.asked.remove(&request);
+                untold.end(Err(LOST.to_owned()));
+                lost += 1;
             }
         }
-        if lost.is_empty() {
-            return 0;
-        }
-        let requests = self
-            .asked
-            .iter()
-            .filter(|(_, number)| lost.contains(number));
-        let requests: Vec<RequestId> = requests.map(|(request, _)| *request).collect();
-        for request in requests {
-            self.answered(request, Err(LOST.to_owned()));
-        }
-        lost.len()
+        lost
     }
 
     /// `narration`, ended already with `text` from `source`: told after those before it.
     pub fn ended(&mut self, narration: Narration, text: String, source: NarrationSource) {
-        let ended = Some((text, source));
-        self.untold
-            .push_back(Untold::new(narration, String::new(), ended));
+        let ended = Ending::Ended(text, source);
+        self.untold.push_back(Untold::new(narration, ended));
     }
 
     /// Whether `request` asks a narration not answered yet.
@@ -200,24 +212,18 @@ impl InOrder {
             return;
         };
         self.asked.remove(&request);
-        let Some(untold) = self.untold.get_mut(position) else {
-            return;
-        };
-        untold.ended = Some(match text {
-            Ok(text) => (text, NarrationSource::Model),
-            Err(reason) => {
-                let offline = std::mem::take(&mut untold.offline);
-                (offline, NarrationSource::Fallback { reason })
-            }
-        });
+        if let Some(untold) = self.untold.get_mut(position) {
+            untold.end(text);
+        }
     }
 
     /// Tells, in order, every narration that ended and has none untold before it:
     /// its final text, then what was held of the next while it was told.
     pub fn tell(&mut self, mut write: impl FnMut(NarrationText)) {
-        while let Some(told) = self.untold.pop_front_if(|untold| untold.ended.is_some()) {
+        let ended = |untold: &mut Untold| matches!(untold.ending, Ending::Ended(..));
+        while let Some(told) = self.untold.pop_front_if(ended) {
             self.first += 1;
-            if let Some((text, source)) = told.ended {
+            if let Ending::Ended(text, source) = told.ending {
                 write(told.narration.text(text, true, source));
             }
             if let Some(next) = self.untold.front_mut()
