@@ -20,7 +20,7 @@ impl ContentAsset for ActionDefinition {
                 problems.push(ContentError::new(
                     file,
                     &pointer,
-                    format!("`{name}` is not a parameter name: use ASCII letters, digits and `_`, not starting with a digit, as a method binds it by name"),
+                    not_a_name("parameter", name),
                 ));
             }
             if !(parameter.default.is_string()
@@ -36,6 +36,14 @@ impl ContentAsset for ActionDefinition {
         }
         problems
     }
+}
+
+/// Why `name` cannot be a `what` (a placeholder, a parameter): a method binds it by
+/// name.
+fn not_a_name(what: &str, name: &str) -> String {
+    format!(
+        "`{name}` is not a {what} name: use ASCII letters, digits and `_`, not starting with a digit, as a method binds it by name"
+    )
 }
 
 impl ActionDefinition {
@@ -93,10 +101,7 @@ impl ActionDefinition {
                 problems.push(ContentError::new(
                     file,
                     format!("{pointer}/placeholder"),
-                    format!(
-                        "`{}` is not a placeholder name: use ASCII letters, digits and `_`, not starting with a digit, as a method binds it by name",
-                        slot.placeholder
-                    ),
+                    not_a_name("placeholder", &slot.placeholder),
                 ));
             } else if !unique {
                 problems.push(ContentError::new(
