@@ -128,9 +128,14 @@ impl<'de> serde::de::Visitor<'de> for UnambiguousVisitor {
         let mut object = serde_json::Map::new();
         while let Some(key) = map.next_key::<String>()? {
             let Unambiguous(value) = map.next_value()?;
-            if object.insert(key.clone(), value).is_some() {
-                let said = format!("`{key}` is given twice: give each field once");
-                return Err(serde::de::Error::custom(said));
+            match object.entry(key) {
+                serde_json::map::Entry::Vacant(field) => {
+                    field.insert(value);
+                }
+                serde_json::map::Entry::Occupied(field) => {
+                    let said = format!("`{}` is given twice: give each field once", field.key());
+                    return Err(serde::de::Error::custom(said));
+                }
             }
         }
         Ok(Value::Object(object))
