@@ -11,9 +11,12 @@ use crate::world::OfferedActions;
 use super::RejectionReason;
 
 /// The position (from 1) of the one offered task whose command `line` is, word for
-/// word ([`command_words`]).
+/// word ([`command_words`]); none for a line of no words.
 pub(super) fn named_task(line: &str, tasks: &OfferedActions) -> Option<usize> {
     let words = command_words(line);
+    if words.is_empty() {
+        return None;
+    }
     let as_said = || words.iter().map(String::as_str);
     let mut named = tasks
         .iter()
@@ -25,7 +28,8 @@ pub(super) fn named_task(line: &str, tasks: &OfferedActions) -> Option<usize> {
 /// The index (from 1) of the one offered action `line` names.
 ///
 /// When it names none, the reason says why: no command of the content starts that
-/// way ([`UnknownCommand`](RejectionReason::UnknownCommand)), the command's verb is one
+/// way, or the line has no words at all, only punctuation and articles
+/// ([`UnknownCommand`](RejectionReason::UnknownCommand)), the command's verb is one
 /// `permitted` refuses ([`VerbNotAllowed`](RejectionReason::VerbNotAllowed)), or the
 /// command exists but not with these targets now
 /// ([`CommandNotOffered`](RejectionReason::CommandNotOffered)).
@@ -36,6 +40,10 @@ pub fn match_utterance(
     permitted: impl Fn(&ActionDefinition) -> bool,
 ) -> Result<usize, RejectionReason> {
     let words = command_words(line);
+    // No words name nothing, not a command that renders to none ("...").
+    if words.is_empty() {
+        return Err(RejectionReason::UnknownCommand(line.to_owned()));
+    }
     let mut matches: Vec<usize> = Vec::new();
     for action in offered {
         let as_said = || words.iter().map(String::as_str);
@@ -107,5 +115,35 @@ pub fn match_utterance(
             })
         }
         _ => Err(RejectionReason::CommandNotOffered(line.to_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bevy::prelude::Entity;
+    use serde_json::json;
+
+    use super::*;
+    use crate::world::{TargetScopes, WorldView, available_actions, registry_of_actions};
+
+    #[test]
+    fn a_line_of_no_words_names_no_command() {
+        // A command that renders to no word: a sigh, written as an ellipsis.
+        let content = registry_of_actions(&[
+            json!({ "id": "core:sigh", "name": "Sigh", "description": "Sigh", "template": "..." }),
+        ]);
+        let view = WorldView::new([]);
+        let actor = Entity::from_raw_u32(1).expect("a valid index");
+        let offered = available_actions(&content, &view, &TargetScopes::default(), actor, |_| true);
+        assert_eq!(offered.len(), 1, "the sigh is offered");
+        for line in ["...", "the", "—"] {
+            let named = match_utterance(line, &offered, &content, |_| true);
+            assert_eq!(
+                named,
+                Err(RejectionReason::UnknownCommand(line.to_owned())),
+                "{line:?}"
+            );
+            assert_eq!(named_task(line, &offered), None, "{line:?}");
+        }
     }
 }
