@@ -75,8 +75,9 @@ fn join_problems(problems: &[ContentError]) -> String {
 
 /// Parses and checks one content file. `.ron` files are RON; everything else is JSON.
 /// A leading UTF-8 byte-order mark is skipped. Text that reaches prompts may not hold
-/// control characters or bidirectional overrides ([`forbidden_character`]): a file with
-/// one is rejected, with the field and the character named.
+/// control characters, bidirectional overrides or tag characters
+/// ([`forbidden_character`]): a file with one is rejected, with the field and the
+/// character named.
 ///
 /// This is what the asset loader runs; games may call it on files they read themselves.
 pub fn parse_content<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, Vec<ContentError>> {
@@ -210,9 +211,10 @@ fn walk_strings(
 }
 
 /// What a character is, when content text may not hold it: control characters other
-/// than line breaks and tabs (NUL, escape, backspace, …), and the invisible
-/// marks that reorder text (bidirectional overrides, embeddings and isolates), which
-/// can make a line read differently to a person than to the model.
+/// than line breaks and tabs (NUL, escape, backspace, …), the invisible marks that
+/// reorder text (bidirectional overrides, embeddings and isolates), which can make a
+/// line read differently to a person than to the model, and tag characters (U+E0000
+/// to U+E007F), which spell words no one sees but a model reads.
 pub fn forbidden_character(c: char) -> Option<&'static str> {
     match c {
         '\n' | '\r' | '\t' => None,
@@ -220,6 +222,7 @@ pub fn forbidden_character(c: char) -> Option<&'static str> {
         '\u{061C}' | '\u{200E}' | '\u{200F}' => Some("a bidirectional mark"),
         '\u{202A}'..='\u{202E}' => Some("a bidirectional embedding or override"),
         '\u{2066}'..='\u{2069}' => Some("a bidirectional isolate"),
+        '\u{E0000}'..='\u{E007F}' => Some("a tag character, unseen but read by the model"),
         c if c.is_control() => Some("a control character"),
         _ => None,
     }
@@ -389,12 +392,22 @@ mod tests {
 
     #[test]
     fn line_breaks_and_tabs_pass_and_hidden_controls_do_not() {
-        for allowed in ['\n', '\r', '\t', 'é', '—', '\u{00A0}'] {
+        for allowed in ['\n', '\r', '\t', 'é', '—', '\u{00A0}', '\u{E0080}'] {
             assert_eq!(forbidden_character(allowed), None, "{allowed:?}");
         }
         for refused in [
-            '\0', '\u{1B}', '\u{7F}', '\u{85}', '\u{200F}', '\u{202A}', '\u{202E}', '\u{2066}',
+            '\0',
+            '\u{1B}',
+            '\u{7F}',
+            '\u{85}',
+            '\u{200F}',
+            '\u{202A}',
+            '\u{202E}',
+            '\u{2066}',
             '\u{2069}',
+            '\u{E0001}',
+            '\u{E0041}',
+            '\u{E007F}',
         ] {
             assert!(forbidden_character(refused).is_some(), "{refused:?}");
         }
