@@ -63,6 +63,10 @@ pub struct OfferedAbility {
     pub candidates: Vec<(String, Vec<(Entity, String)>)>,
 }
 
+/// The most candidates an entity input lists: the first its scope gives. Each is a
+/// name in the answer's schema (and in the tools, which a server reads as prompt).
+pub const MAX_ENTITY_CANDIDATES: usize = 32;
+
 /// Numbers the candidates that share a name, sorted by name ("mug (1)", "mug (2)"),
 /// past any number another candidate's own name has: a model names each one apart.
 fn tell_apart(found: &mut [(Entity, String)]) {
@@ -100,7 +104,9 @@ fn tell_apart(found: &mut [(Entity, String)]) {
 
 impl OfferedAbility {
     /// `definition` as offered to `actor` in `view`: each entity input's candidates
-    /// from its scope in `scopes`, those its tag rules accept. `None` when a required
+    /// from its scope in `scopes`, those its tag rules accept (the first
+    /// [`MAX_ENTITY_CANDIDATES`] of them in the scope's order: a scope gives the
+    /// likeliest first). `None` when a required
     /// entity input has no candidate (or names no scope): it cannot be invoked now.
     pub fn new(
         definition: Arc<AbilityDefinition>,
@@ -119,6 +125,7 @@ impl OfferedAbility {
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|&entity| input.accepts(|tag| view.has_tag(entity, tag)))
+                .take(MAX_ENTITY_CANDIDATES)
                 .map(|entity| (entity, view.name(entity).to_owned()))
                 .collect();
             if required && found.is_empty() {
@@ -315,6 +322,36 @@ mod tests {
             "each mug numbered, past the name another has: {names:?}"
         );
         assert_eq!(names[3], (8, "mug (2)"), "a name of its own is kept");
+    }
+
+    #[test]
+    fn an_entity_input_lists_the_first_candidates_its_scope_gives() {
+        // A town of 50 people, whom the game's scope lists farthest first.
+        let people: Vec<(Entity, EntityView<'static>)> = (10..60)
+            .map(|n| {
+                let name = Cow::Owned(format!("villager {n}"));
+                let person = EntityView {
+                    name,
+                    character: true,
+                    ..Default::default()
+                };
+                (entity(n), person)
+            })
+            .collect();
+        let view = WorldView::new(people);
+        let mut scopes = TargetScopes::default();
+        scopes.insert("townsfolk", |_, _| (10..60).rev().map(entity).collect());
+        let summon = ability(json!({
+            "required": [{ "name": "who", "type": "entity", "scope": "townsfolk" }]
+        }));
+        let offered = OfferedAbility::new(summon, &view, &scopes, entity(1)).expect("offered");
+        let named: Vec<&str> = (offered.candidates("who").iter())
+            .map(|(_, name)| name.as_str())
+            .collect();
+        let first: Vec<String> = (60 - MAX_ENTITY_CANDIDATES..60)
+            .map(|n| format!("villager {n}"))
+            .collect();
+        assert_eq!(named, first, "the scope's first, by name");
     }
 
     #[test]

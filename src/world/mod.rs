@@ -25,7 +25,9 @@ mod witnessed;
 
 use bevy::prelude::*;
 
-pub use abilities::{AbilityInvoked, InputValue, OfferedAbilities, OfferedAbility};
+pub use abilities::{
+    AbilityInvoked, InputValue, MAX_ENTITY_CANDIDATES, OfferedAbilities, OfferedAbility,
+};
 pub use acting::{
     ActionReport, ActionRequest, ActionTargets, EffectReport, Outcome, ParamValue, PlanCompleted,
     PlanFailed, PlanOrigin, PlanStepRef, StartPlan, StopPlan,
