@@ -293,10 +293,10 @@ impl NarrationWorld<'_, '_> {
         let context = key.and_then(|k| self.registry.narrative(&k.0));
         let described =
             Described::new(entity, name, is_character || is_player || is_place, context);
-        if is_player {
-            described.player()
-        } else {
-            described
+        match (is_player, is_character) {
+            (true, _) => described.player(),
+            (false, true) => described.character(),
+            (false, false) => described,
         }
     }
 

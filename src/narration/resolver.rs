@@ -27,6 +27,9 @@ pub struct Described<'a> {
     pub called: Cow<'a, str>,
     /// Its narrative context, when it has one.
     pub context: Option<&'a NarrativeContext>,
+    /// Whether it is a character: the player's or another. A character's failure
+    /// fragments tell it failing, and are not taken for another's failing on it.
+    pub is_character: bool,
     /// Whether it is the player's character.
     pub is_player: bool,
 }
@@ -50,15 +53,23 @@ impl<'a> Described<'a> {
             name,
             called,
             context,
+            is_character: false,
             is_player: false,
         }
+    }
+
+    /// Marks it as a character.
+    #[must_use]
+    pub fn character(mut self) -> Self {
+        self.is_character = true;
+        self
     }
 
     /// Marks it as the player's character.
     #[must_use]
     pub fn player(mut self) -> Self {
         self.is_player = true;
-        self
+        self.character()
     }
 }
 
@@ -222,12 +233,15 @@ impl FragmentResolver {
                 let by_actor = (!actor.is_player)
                     .then(|| pool(actor, |c| &c.failure_fragments, reason))
                     .flatten();
+                // A thing's failure lines are whole ("the mug is gone"); a character's
+                // tell it failing, which is no line for another failing on it.
+                let thing = object.filter(|o| !o.is_character);
                 match by_actor {
                     Some(found) => (Some(actor), Some(found), Some(Cow::Borrowed(actor.name))),
                     None => (
-                        object,
-                        object.and_then(|o| pool(o, |c| &c.failure_fragments, reason)),
-                        object.map(|o| Cow::Borrowed(o.called.as_ref())),
+                        thing,
+                        thing.and_then(|o| pool(o, |c| &c.failure_fragments, reason)),
+                        None,
                     ),
                 }
             }
@@ -769,6 +783,54 @@ mod tests {
                 "the player's core names its subject"
             );
         }
+    }
+
+    #[test]
+    fn a_things_failure_line_is_whole_and_a_characters_is_about_itself() {
+        let world = World::new();
+        let mut resolver = FragmentResolver::new(7, 10, Verbosity::Full);
+        // The sword's lines say what is wrong with it, whole: "the sword is too heavy".
+        let too_heavy = &taking_entity_3(entity(1))[1];
+        let player = world.entities(true);
+        let fragments = resolver.select(too_heavy, &player).fragments;
+        assert!(
+            fragments.action_core.starts_with("heavy core"),
+            "{fragments:?}"
+        );
+        assert_eq!(
+            fragments.subject, None,
+            "no subject put before a whole line"
+        );
+        // Marta's failure lines tell her failing ("reaches for it, but it is gone"),
+        // not the player failing to greet her.
+        let marta = NarrativeContext {
+            failure_fragments: BTreeMap::from([("not_here".into(), pool("marta gone", 2, 2))]),
+            ..marta()
+        };
+        let entities = ReportEntities {
+            object: Some(Described::new(entity(2), "Marta", true, Some(&marta)).character()),
+            ..player.clone()
+        };
+        let greet = ActionReport::new(entity(1), "greet")
+            .object(entity(2))
+            .failed("not_here");
+        let fragments = resolver.select(&greet, &entities).fragments;
+        assert_eq!(fragments.action_core, "that doesn't work");
+        assert_eq!(fragments.subject, None);
+        // Her own failing takes them, after her name.
+        let entities = ReportEntities {
+            actor: Described::new(entity(2), "Marta", true, Some(&marta)).character(),
+            ..player
+        };
+        let reach = ActionReport::new(entity(2), "take")
+            .object(entity(3))
+            .failed("not_here");
+        let fragments = resolver.select(&reach, &entities).fragments;
+        assert!(
+            fragments.action_core.starts_with("marta gone core"),
+            "{fragments:?}"
+        );
+        assert_eq!(fragments.subject.as_deref(), Some("Marta"));
     }
 
     #[test]
