@@ -226,7 +226,7 @@ impl FragmentResolver {
             Outcome::Success => (
                 Some(actor),
                 pool(actor, |c| &c.behavior_fragments, &report.verb),
-                Some(Cow::Borrowed(actor.name)),
+                Some(actor.called.clone()),
             ),
             Outcome::Failure => {
                 let reason = report.failure_reason.as_deref().unwrap_or_default();
@@ -237,7 +237,7 @@ impl FragmentResolver {
                 // tell it failing, which is no line for another failing on it.
                 let thing = object.filter(|o| !o.is_character);
                 match by_actor {
-                    Some(found) => (Some(actor), Some(found), Some(Cow::Borrowed(actor.name))),
+                    Some(found) => (Some(actor), Some(found), Some(actor.called.clone())),
                     None => (
                         thing,
                         thing.and_then(|o| pool(o, |c| &c.failure_fragments, reason)),
@@ -288,7 +288,7 @@ impl FragmentResolver {
                         Some(Cow::Owned(defaults::state(
                             state,
                             &stateful.called,
-                            (!actor.is_player).then_some(actor.name),
+                            (!actor.is_player).then_some(actor.called.as_ref()),
                         ))),
                         None,
                     ),
@@ -451,7 +451,7 @@ impl FragmentResolver {
             action: &effect.action,
             core: core.unwrap_or_else(|| {
                 Cow::Owned(defaults::effect_core(
-                    (!actor.is_player).then_some(actor.name),
+                    (!actor.is_player).then_some(actor.called.as_ref()),
                 ))
             }),
             color,
@@ -476,7 +476,7 @@ fn default_core<'a>(
     actor: &Described<'a>,
     object: Option<&str>,
 ) -> Cow<'a, str> {
-    let actor = (!actor.is_player).then_some(actor.name);
+    let actor = (!actor.is_player).then_some(actor.called.as_ref());
     Cow::Owned(match report.outcome {
         Outcome::Success => defaults::action_core(&report.verb, actor, object),
         Outcome::Failure => defaults::failure_core(&report.verb, actor, object),
@@ -831,6 +831,34 @@ mod tests {
             "{fragments:?}"
         );
         assert_eq!(fragments.subject.as_deref(), Some("Marta"));
+    }
+
+    #[test]
+    fn a_thing_that_acts_is_called_as_a_sentence_calls_it() {
+        let world = World::new();
+        let door = Described::new(entity(5), "door", false, None);
+        let entities = ReportEntities {
+            actor: door,
+            object: None,
+            indirect_object: None,
+            ..world.entities(false)
+        };
+        let mut resolver = FragmentResolver::new(7, 10, Verbosity::Full);
+        let opens = ActionReport::new(entity(5), "open").new_state("open");
+        let plan = resolver.plan(&opens, &entities);
+        assert!(
+            plan.fragments.action_core.starts_with("the door "),
+            "{plan:?}"
+        );
+        let fails = ActionReport::new(entity(5), "open").failed("locked");
+        let plan = resolver.plan(&fails, &entities);
+        assert!(
+            plan.fragments.action_core.starts_with("the door "),
+            "{plan:?}"
+        );
+        let moved = opens.effect(EffectReport::new("position_change", "stand_up"));
+        let plan = resolver.plan(&moved, &entities);
+        assert!(plan.effects[0].core.starts_with("the door "), "{plan:?}");
     }
 
     #[test]
