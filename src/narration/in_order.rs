@@ -4,6 +4,7 @@
 //! deadline bounds the wait: a narration it does not answer in time is told from the
 //! offline weave.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
@@ -14,6 +15,7 @@ use bevy::prelude::*;
 use super::{ActionReport, NarrationSource, NarrationText};
 use crate::llm::RequestId;
 use crate::prompt::StreamedAnswer;
+use crate::world::printable;
 
 /// Why a narration whose answer never came is told from its offline weave.
 const LOST: &str =
@@ -32,6 +34,12 @@ pub(super) struct Narration {
 impl Narration {
     /// Its text: a piece of it, or (`is_final`) the whole.
     fn text(&self, text: String, is_final: bool, source: NarrationSource) -> NarrationText {
+        // Shown to the player as it looks: without a terminal's escapes, nor marks
+        // that reorder it.
+        let text = match printable(&text) {
+            Cow::Borrowed(_) => text,
+            Cow::Owned(clean) => clean,
+        };
         NarrationText {
             report: Arc::clone(&self.report),
             place: self.place,
@@ -310,6 +318,22 @@ mod tests {
                 text("greet", "You nod.", true)
             ]
         );
+    }
+
+    #[test]
+    fn a_models_text_is_told_without_control_characters() {
+        let mut untold = InOrder::default();
+        untold.asked(RequestId(1), narration("take"), String::new(), later());
+        let piece = untold.piece(RequestId(1), "You \u{1b}[2Jlift", 100);
+        assert_eq!(
+            piece.map(|piece| piece.text),
+            Some("You [2Jlift".to_owned())
+        );
+        untold.answered(
+            RequestId(1),
+            Ok("You\u{0} lift \u{202e}the mug.".to_owned()),
+        );
+        assert_eq!(told(&mut untold), [text("take", "You lift the mug.", true)]);
     }
 
     fn text(verb: &str, text: &str, is_final: bool) -> (String, String, bool) {

@@ -132,7 +132,8 @@ pub struct NarrationText {
     pub place: Option<Entity>,
     /// The text: while streaming, the piece written since the previous message; then
     /// the whole final text (which may differ from the pieces: trimmed, or the offline
-    /// weave when the model's answer could not be used).
+    /// weave when the model's answer could not be used). A model's text comes without
+    /// the control characters and reordering marks content may not hold either.
     pub text: String,
     /// Whether this is the report's final text.
     pub is_final: bool,

@@ -8,6 +8,7 @@ use super::{
     ABILITY_FIELD, ANSWER_FIELD, ANSWER_TYPES, CHOICE_FIELD, Choices, DecisionLimits, LINE_FIELD,
     Offer, QUESTION_FIELD,
 };
+use crate::world::printable;
 
 /// Parses one decision object and checks it against what was offered (actions at
 /// indices `1..=actions`, tasks on after them: [`Choices`]) and the size limits:
@@ -412,7 +413,9 @@ fn text_field(
             if length > max {
                 Err(RejectionReason::TooLong { field, length, max })
             } else {
-                Ok(text.trim_matches(unseen).to_owned())
+                // Shown to the player and kept in memories as the text looks: without
+                // a terminal's escapes or marks that reorder it.
+                Ok(printable(text).trim_matches(unseen).to_owned())
             }
         }
         Some(_) => Err(RejectionReason::NotAString(field)),
@@ -515,6 +518,19 @@ mod tests {
 
     fn answer(raw: &str) -> Answer {
         parse(raw).expect("a valid answer").answer
+    }
+
+    #[test]
+    fn what_a_model_says_holds_no_control_characters() {
+        // A terminal's "clear the screen", a NUL, a right-to-left override.
+        let said = r#"{"do": 0, "say": "Evening.\u001b[2J\u0000 \u202eDrink?", "thought": "\u001b[31mA stranger."}"#;
+        let decision = parse(said).expect("a valid answer");
+        assert_eq!(decision.answer, Answer::Color("Evening.[2J Drink?".into()));
+        assert_eq!(decision.thought, "[31mA stranger.");
+        assert_eq!(
+            answer(r#"{"ask": "How long?\u0007", "say": ""}"#),
+            Answer::Ask("How long?".into())
+        );
     }
 
     #[test]
