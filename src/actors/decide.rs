@@ -267,7 +267,7 @@ pub(super) fn judge<'a>(
 /// Why what a decision `made` chose (the offered action and task among them) can no
 /// longer be done `now`, when it cannot: an action no longer loaded or permitted, a
 /// task or an ability no longer allowed (the actor's spec, or the content, changed
-/// while it thought), an ability no longer loaded or whose inputs are others now, an
+/// while it thought, or a fight broke out), an ability no longer loaded or whose inputs are others now, an
 /// action or task whose targets are others now, or an entity it names no longer in the
 /// world (despawned while it thought).
 fn why_not_now(
@@ -306,10 +306,17 @@ fn why_not_now(
             || !(now.policy_allows)(Named::Ability(id))
     };
     let task_id = task.map(|task| task.action_id);
+    let ability_id = invoked.map(|(id, _)| id);
+    // A fight allows only its actions: a task or an ability chosen before it broke
+    // out is not for now.
+    let not_in_a_fight = (pending.fighting)
+        .then_some(task_id.or(ability_id))
+        .flatten();
     let stale = (action_gone.or(action_changed).or(task_changed))
         .map(|action| action.action_id)
         .or(task_id.filter(|&id| !(now.policy_allows)(Named::Task(id))))
-        .or(invoked.map(|(id, _)| id).filter(|&id| ability_gone(id)));
+        .or(ability_id.filter(|&id| ability_gone(id)))
+        .or(not_in_a_fight);
     if let Some(stale) = stale {
         return Some(RejectionReason::NoLongerAllowed(stale.to_owned()));
     }
@@ -754,6 +761,39 @@ mod tests {
         let verdict = judge(&rent, &pending, &narrowed, &ALLOWED, &fallback);
         let changed = RejectionReason::NoLongerAllowed("tavern:rent_room".to_owned());
         assert_eq!(verdict.decision, Err(changed));
+    }
+
+    #[test]
+    fn an_ability_or_task_chosen_before_a_fight_broke_out_is_rejected() {
+        let nights = serde_json::json!({ "mode": "explicit", "required": [
+            { "name": "nights", "type": "integer", "min": 1, "max": 14, "description": "how many" }
+        ] });
+        let registry = registry_with(&rent_room(nights.clone()));
+        let fallback = DecisionFallback::Pass;
+        // Offered out of combat; the fight broke out while she waited.
+        let asked = PendingDecision {
+            fighting: true,
+            ..offered_ability(rent_room(nights), Vec::new())
+        };
+        let rent = Ok(LlmReply::text(
+            r#"{"use": "tavern:rent_room", "inputs": {"nights": 2}, "say": "Here's your key."}"#,
+        ));
+        let verdict = judge(&rent, &asked, &registry, &ALLOWED, &fallback);
+        let not_now = RejectionReason::NoLongerAllowed("tavern:rent_room".to_owned());
+        assert_eq!(
+            verdict.decision,
+            Err(not_now),
+            "no promise of a room mid-brawl"
+        );
+        assert!(verdict.hesitates);
+        let asked = PendingDecision {
+            tasks: crate::world::offer_to_go(),
+            ..pending(true)
+        };
+        let task = Ok(LlmReply::text(r#"{"do": 1}"#));
+        let verdict = judge(&task, &asked, &registry, &ALLOWED, &fallback);
+        let not_now = RejectionReason::NoLongerAllowed("core:go".to_owned());
+        assert_eq!((verdict.decision, verdict.task), (Err(not_now), None));
     }
 
     #[test]
