@@ -167,17 +167,17 @@ pub struct ConditionalStep {
     #[serde(default)]
     pub else_steps: Vec<RefinementStep>,
     /// What happens when the condition cannot be decided or one of the chosen steps
-    /// fails.
-    #[serde(default)]
-    pub on_failure: ConditionalFailure,
+    /// fails; when absent, what an enclosing conditional says, or else the method's
+    /// `fallbackBehavior`, as for a step outside any conditional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_failure: Option<ConditionalFailure>,
 }
 
 /// What a conditional step does when it fails.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ConditionalFailure {
     /// The plan fails.
-    #[default]
     Fail,
     /// The rest of the conditional is skipped; the method goes on after it.
     Skip,

@@ -187,8 +187,13 @@ impl Refinement {
                             let at = pointer(&frame.cursor);
                             let reason =
                                 format!("the condition at {at} cannot be decided: {error}");
-                            let failed = (conditional.on_failure, self.step_pointer());
-                            self.conditional_failed(failed, reason, registry, facts);
+                            match conditional.on_failure {
+                                Some(on_failure) => {
+                                    let failed = (on_failure, self.step_pointer());
+                                    self.conditional_failed(failed, reason, registry, facts);
+                                }
+                                None => self.step_failed(reason, registry, facts),
+                            }
                         }
                     }
                 }
@@ -290,19 +295,19 @@ impl Refinement {
     }
 
     /// The current step failed for `reason`: the innermost conditional step around it
-    /// decides, or else the method's fallback.
+    /// that says what its failure does decides, or else the method's fallback.
     fn step_failed(&mut self, reason: String, registry: &ContentRegistry, facts: &impl PlanFacts) {
         self.awaiting = false;
         let Some(frame) = self.frames.last() else {
             return;
         };
         let method = registry.method(&frame.method);
-        if frame.cursor.len() > 1 {
-            let on_failure = method.and_then(|m| enclosing_conditional(m, &frame.cursor));
-            let failed = (on_failure.unwrap_or_default(), self.step_pointer());
-            // Out of the branch, to the conditional step itself.
+        let deciding = method.and_then(|m| deciding_conditional(m, &frame.cursor));
+        if let Some((on_failure, depth)) = deciding {
+            let failed = (on_failure, self.step_pointer());
+            // Out of its branch, to the conditional step itself.
             if let Some(frame) = self.frames.last_mut() {
-                frame.cursor.pop();
+                frame.cursor.truncate(depth);
             }
             return self.conditional_failed(failed, reason, registry, facts);
         }
@@ -385,16 +390,19 @@ fn current<'m>(method: &'m RefinementMethod, cursor: &[Cursor]) -> Option<&'m [R
     Some(steps)
 }
 
-/// The `onFailure` of the conditional step whose branch the cursor is in.
-fn enclosing_conditional(
+/// The `onFailure` of the innermost conditional step whose branch the cursor is in
+/// that has one, and how deep a cursor at that conditional step is.
+fn deciding_conditional(
     method: &RefinementMethod,
     cursor: &[Cursor],
-) -> Option<ConditionalFailure> {
-    let steps = current(method, &cursor[..cursor.len() - 1])?;
-    match steps.get(cursor[cursor.len() - 2].index)? {
-        RefinementStep::Conditional(conditional) => Some(conditional.on_failure),
-        _ => None,
-    }
+) -> Option<(ConditionalFailure, usize)> {
+    (1..cursor.len()).rev().find_map(|depth| {
+        let steps = current(method, &cursor[..depth])?;
+        match steps.get(cursor[depth - 1].index)? {
+            RefinementStep::Conditional(conditional) => Some((conditional.on_failure?, depth)),
+            _ => None,
+        }
+    })
 }
 
 /// `task` with the first of its methods not `tried` whose applicability holds now,
@@ -906,6 +914,58 @@ mod tests {
             "items:give",
             "the wait is skipped too"
         );
+    }
+
+    #[test]
+    fn a_conditional_that_says_nothing_of_failure_leaves_it_to_the_method() {
+        let conditional = |then_steps: Value| json!({ "stepType": "conditional", "condition": true, "thenSteps": then_steps });
+        // The method replans: the locked door of the first sends her the second way.
+        let content = registry(
+            "fail",
+            &[
+                (
+                    "tavern:a_first",
+                    "tavern:serve",
+                    json!({ "fallbackBehavior": "replan", "steps": [conditional(json!([pick_up()]))] }),
+                ),
+                method("tavern:b_second", "tavern:serve", json!([wait()])),
+            ],
+        );
+        let (mut plan, world) = start(&content);
+        assert_eq!(next_action(&mut plan, &content, &world), "items:pick_up");
+        plan.report(Err("the door is locked".to_owned()), &content, &world);
+        assert_eq!(plan.method(), Some("tavern:b_second"));
+        // The method goes on: the next step of the branch, then the one after it.
+        let content = registry(
+            "fail",
+            &[(
+                "tavern:by_hand",
+                "tavern:serve",
+                json!({ "fallbackBehavior": "continue",
+                        "steps": [conditional(json!([pick_up(), wait()])), give()] }),
+            )],
+        );
+        let (mut plan, world) = start(&content);
+        act(plan.next_step(&content, &world));
+        plan.report(Err("no mug".to_owned()), &content, &world);
+        let (acted, end) = run(&mut plan, &content, &world);
+        assert_eq!(
+            (acted, end),
+            (
+                vec!["core:wait".to_owned(), "items:give".to_owned()],
+                PlanStep::Done
+            )
+        );
+        // An outer conditional that says decides for the inner one that does not.
+        let registry = by_hand(json!([
+            { "stepType": "conditional", "condition": true, "onFailure": "skip",
+              "thenSteps": [conditional(json!([pick_up(), wait()]))] },
+            give()
+        ]));
+        let (mut plan, world) = start(&registry);
+        act(plan.next_step(&registry, &world));
+        plan.report(Err("no mug".to_owned()), &registry, &world);
+        assert_eq!(next_action(&mut plan, &registry, &world), "items:give");
     }
 
     #[test]
