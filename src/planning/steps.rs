@@ -22,7 +22,7 @@ use crate::world::{
 pub(super) struct Awaiting {
     pub(super) step: PlanStepRef,
     /// The canonical verb its action declares: a report that names no step is the
-    /// step's only with it (any, when the action declares none).
+    /// step's only with it (none is, when the action declares no verb).
     verb: Option<Arc<str>>,
     /// When it was handed out, in [`Time`]'s elapsed time.
     since: Duration,
@@ -30,12 +30,12 @@ pub(super) struct Awaiting {
 
 impl Awaiting {
     /// Whether `report` is this step's outcome: it names this step, or it names none
-    /// and has the step's verb. Another of the actor's doings meanwhile (an ability it
-    /// used in a conversation, say) is not.
+    /// and has the verb the step's action declares. Another of the actor's doings
+    /// meanwhile (an ability it used in a conversation, say) is not.
     fn is_reported_by(&self, report: &ActionReport) -> bool {
         match &report.plan {
             Some(step) => *step == self.step,
-            None => (self.verb.as_deref()).is_none_or(|verb| verb == report.verb),
+            None => self.verb.as_deref() == Some(report.verb.as_str()),
         }
     }
 }
@@ -243,9 +243,10 @@ pub(super) fn hear_reports(
             .filter(|awaiting| now.saturating_sub(awaiting.since) > settings.step_timeout);
         if let Some(late) = late {
             // What the game should have written is for its developer, not the actor.
-            let verb = late.verb.as_deref().map_or_else(String::new, |verb| {
-                format!(" with the verb `{verb}`, or one naming the step with `for_step`")
-            });
+            let verb = late.verb.as_deref().map_or_else(
+                || " naming the step with `for_step` (its action declares no verb)".to_owned(),
+                |verb| format!(" with the verb `{verb}`, or one naming the step with `for_step`"),
+            );
             warn!(
                 "plan step {} of {actor} got no `ActionReport`{verb} within {:?} \
                  (`PlanningSettings::step_timeout`)",
@@ -268,5 +269,41 @@ fn outcome_of(report: &ActionReport) -> Result<(), String> {
             .failure_reason
             .clone()
             .unwrap_or_else(|| format!("the game refused `{}`", report.verb))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_whose_action_declares_no_verb_is_settled_only_by_a_report_naming_it() {
+        let step = PlanStepRef {
+            plan: 1,
+            task_id: "tavern:serve".into(),
+            method_id: "tavern:serve_by_hand".into(),
+            step: "/steps/0".into(),
+            number: 1,
+            progress: (1, 2),
+        };
+        let marta = Entity::from_raw_u32(2).expect("a valid index");
+        let awaiting = |verb: Option<&str>| Awaiting {
+            step: step.clone(),
+            verb: verb.map(Arc::from),
+            since: Duration::ZERO,
+        };
+        let named = ActionReport::new(marta, "pour").for_step(Some(step.clone()));
+        // Something else she did meanwhile: a room rented in a conversation.
+        let rented = ActionReport::new(marta, "rent_room");
+        let poured = ActionReport::new(marta, "pour");
+        let verbless = awaiting(None);
+        assert!(verbless.is_reported_by(&named));
+        assert!(
+            !verbless.is_reported_by(&rented),
+            "not just any report of hers"
+        );
+        let pouring = awaiting(Some("pour"));
+        assert!(pouring.is_reported_by(&named) && pouring.is_reported_by(&poured));
+        assert!(!pouring.is_reported_by(&rented));
     }
 }
