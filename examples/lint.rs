@@ -24,11 +24,12 @@ use bevy_loom::testing::registry_from_folder;
 const USAGE: &str = "usage: lint [CONTENT DIR]";
 
 fn main() -> ExitCode {
-    if std::env::args()
+    if std::env::args_os()
         .skip(1)
         .any(|arg| arg == "--help" || arg == "-h")
     {
-        println!("{USAGE}");
+        // A reader that went away (`--help | head -0`) read all it wanted.
+        _ = writeln!(std::io::stdout(), "{USAGE}");
         return ExitCode::SUCCESS;
     }
     let folder = match parse_args() {
@@ -82,17 +83,19 @@ fn main() -> ExitCode {
     }
 }
 
+/// The folder to lint: any path the system can name, in UTF-8 or not.
 fn parse_args() -> Result<PathBuf, String> {
-    let mut args = std::env::args().skip(1);
-    let folder = match args.next().as_deref() {
+    let mut args = std::env::args_os().skip(1);
+    let folder = match args.next() {
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("assets"),
-        Some("--help" | "-h") => return Err(USAGE.to_owned()),
-        Some(flag) if flag.starts_with('-') => {
+        Some(flag) if flag.as_encoded_bytes().starts_with(b"-") => {
+            let flag = flag.to_string_lossy();
             return Err(format!("unknown option `{flag}`\n{USAGE}"));
         }
         Some(folder) => PathBuf::from(folder),
     };
     if let Some(extra) = args.next() {
+        let extra = extra.to_string_lossy();
         return Err(format!("unexpected argument `{extra}`\n{USAGE}"));
     }
     Ok(folder)
