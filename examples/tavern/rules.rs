@@ -241,6 +241,11 @@ fn refuse(reason: &'static str, why: &str) -> Refusal {
 /// One request, checked against the world as it is now.
 fn carry_out(world: &mut World, request: &ActionRequest) -> Result<Done, Refusal> {
     let actor = request.actor;
+    // Someone or something despawned since the request was made is not here.
+    let mut named = std::iter::once(actor).chain(request.targets.iter().copied());
+    if named.any(|entity| world.get_entity(entity).is_err()) {
+        return Err(refuse("not_here", "someone or something it names is gone"));
+    }
     let target = request.targets.first().copied();
     let here = world.get::<InPlace>(actor).map(|p| p.0);
     let mut done = Done::default();
@@ -374,7 +379,7 @@ fn move_item(
         .ok_or_else(|| refuse("not_here", "it names nothing to act on"))?;
     let new_state = match &*request.action_id {
         "items:pick_up" => {
-            if world.get::<InPlace>(item).map(|p| p.0) != here {
+            if here.is_none() || world.get::<InPlace>(item).map(|p| p.0) != here {
                 return Err(refuse("not_here", "it is no longer here"));
             }
             world
@@ -384,6 +389,9 @@ fn move_item(
             "carried"
         }
         "items:drop" => {
+            if world.get::<CarriedBy>(item).map(|c| c.0) != Some(actor) {
+                return Err(refuse("not_held", "they no longer hold it"));
+            }
             let place = here.ok_or_else(|| refuse("blocked", "there is nowhere to drop it"))?;
             world
                 .entity_mut(item)
@@ -399,7 +407,7 @@ fn move_item(
             if world.get::<CarriedBy>(item).map(|c| c.0) != Some(actor) {
                 return Err(refuse("not_held", "they no longer hold it"));
             }
-            if world.get::<InPlace>(recipient).map(|p| p.0) != here {
+            if here.is_none() || world.get::<InPlace>(recipient).map(|p| p.0) != here {
                 return Err(refuse("not_here", "they are no longer here"));
             }
             world.entity_mut(item).insert(CarriedBy(recipient));

@@ -525,3 +525,42 @@ fn the_contents_warnings_are_told() {
         "{told:#?}"
     );
 }
+
+/// The example rules check a request against the world as it is: an item gone, or one
+/// the actor no longer carries, is refused, not carried out (nor a panic).
+#[test]
+fn the_rules_refuse_an_item_gone_or_not_held() {
+    let mut world = World::new();
+    let room = world.spawn((Place, DisplayName("the floor".into()))).id();
+    let vesk = world
+        .spawn((Character, DisplayName("Vesk".into()), InPlace(room)))
+        .id();
+    let nowhere = world.spawn((Character, DisplayName("Ghost".into()))).id();
+    let mug = world.spawn((DisplayName("mug".into()), InPlace(room))).id();
+    let request = |actor: Entity, action: &str, item: Entity| ActionRequest {
+        actor,
+        action_id: action.into(),
+        targets: [item].into_iter().collect(),
+        command: format!("{action} it"),
+        parameters: Default::default(),
+        plan: None,
+    };
+    let reason = |world: &mut World, request: ActionRequest| {
+        let verdict = rules::judge(world, request);
+        (verdict.report.failure_reason, verdict.refusal.is_some())
+    };
+    // Dropping a mug she does not carry.
+    let dropped = reason(&mut world, request(vesk, "items:drop", mug));
+    assert_eq!(dropped, (Some("not_held".to_owned()), true));
+    assert_eq!(world.get::<InPlace>(mug), Some(&InPlace(room)));
+    // Picking up from nowhere what is nowhere.
+    let loose = world.spawn(DisplayName("feather".into())).id();
+    let picked = reason(&mut world, request(nowhere, "items:pick_up", loose));
+    assert_eq!(picked, (Some("not_here".to_owned()), true));
+    // Anything with a mug gone.
+    world.despawn(mug);
+    for action in ["items:pick_up", "items:drop", "items:give"] {
+        let gone = reason(&mut world, request(vesk, action, mug));
+        assert_eq!(gone, (Some("not_here".to_owned()), true), "{action}");
+    }
+}
