@@ -55,10 +55,10 @@ pub fn llm_plugin(seed: u64) -> Result<LlmPlugin, String> {
     };
     (from_environment.validate())
         .map_err(|error| format!("the model server settings cannot work: {error}"))?;
-    let backend = match BackendChoice::from_environment(&LlmEnvironment::process()) {
-        BackendChoice::Offline { .. } => BackendChoice::Offline { seed },
-        named => named,
-    };
+    let backend = seeded(
+        BackendChoice::from_environment(&LlmEnvironment::process()),
+        seed,
+    );
     Ok(LlmPlugin {
         backend,
         settings: LlmSettings {
@@ -70,6 +70,18 @@ pub fn llm_plugin(seed: u64) -> Result<LlmPlugin, String> {
         },
         ..default()
     })
+}
+
+/// `choice` with its offline backend seeded with `seed`, recorded or not.
+fn seeded(choice: BackendChoice, seed: u64) -> BackendChoice {
+    match choice {
+        BackendChoice::Offline { .. } => BackendChoice::Offline { seed },
+        BackendChoice::Record { backend, cassette } => BackendChoice::Record {
+            backend: Box::new(seeded(*backend, seed)),
+            cassette,
+        },
+        named => named,
+    }
 }
 
 /// Spawns the scene once its keys are checked against the loaded content: every actor
