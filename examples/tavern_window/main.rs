@@ -89,7 +89,17 @@ fn parse_args() -> Result<Option<WindowOptions>, String> {
                     |_| format!("--frames: `{count}` is not a whole number (0 or more)\n{USAGE}");
                 frames = Some(parsed.map_err(problem)?);
             }
-            "--screenshot" => screenshot = Some(PathBuf::from(value("--screenshot")?)),
+            "--screenshot" => {
+                let path = PathBuf::from(value("--screenshot")?);
+                let png = path
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+                if !png {
+                    let path = path.display();
+                    return Err(format!("--screenshot: `{path}` must end in .png\n{USAGE}"));
+                }
+                screenshot = Some(path);
+            }
             "--show-overlay" => show_overlay = true,
             "--interactive" | "--script" | "--show-prompt" => {
                 return Err(format!(
@@ -256,8 +266,8 @@ struct Frames {
     screenshot: Option<PathBuf>,
 }
 
-/// Counts down `--frames`: then saves the screenshot and quits once it is written, or
-/// quits at once without one.
+/// Counts down `--frames`: then saves the screenshot and quits once it is written (with
+/// an error when it could not be), or quits at once without one.
 fn count_frames(
     mut frames: ResMut<Frames>,
     mut commands: Commands,
@@ -273,14 +283,22 @@ fn count_frames(
     frames.left = None;
     match frames.screenshot.take() {
         Some(path) => {
-            commands
-                .spawn(Screenshot::primary_window())
-                .observe(save_to_disk(path))
-                .observe(
-                    |_: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
-                        exit.write(AppExit::Success);
-                    },
-                );
+            let mut save = save_to_disk(path.clone());
+            let asked = std::time::SystemTime::now();
+            let saved = move |captured: On<ScreenshotCaptured>,
+                              mut exit: MessageWriter<AppExit>| {
+                // It logs why it could not save, and goes on: a file written since it
+                // was asked for says it did.
+                save(captured);
+                let modified = std::fs::metadata(&path).and_then(|file| file.modified());
+                if modified.is_ok_and(|at| at >= asked) {
+                    exit.write(AppExit::Success);
+                } else {
+                    eprintln!("the screenshot could not be saved to {}", path.display());
+                    exit.write(AppExit::error());
+                }
+            };
+            commands.spawn(Screenshot::primary_window()).observe(saved);
         }
         None => {
             exit.write(AppExit::Success);
