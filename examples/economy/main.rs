@@ -9,7 +9,8 @@
 //!
 //! ```text
 //! cargo run --release --example economy -- [--turns N] [--seed S] [--no-tasks]
-//!                                          [--warm-up] [--content DIR] [--scene FILE]
+//!                                          [--warm-up] [--show-prompt]
+//!                                          [--content DIR] [--scene FILE]
 //! ```
 
 // Shared with the terminal tavern, which uses the rest of them.
@@ -36,8 +37,7 @@ use ledger::{Ledger, LedgerPlugin};
 use play::{headless_tavern, play_turns, print};
 use print::Printer;
 
-const USAGE: &str =
-    "usage: economy [--turns N] [--seed S] [--no-tasks] [--warm-up] [--content DIR] [--scene FILE]";
+const USAGE: &str = "usage: economy [--turns N] [--seed S] [--no-tasks] [--warm-up] [--show-prompt] [--content DIR] [--scene FILE]";
 
 fn main() -> ExitCode {
     let played = parse_args().and_then(|options| match options {
