@@ -407,7 +407,7 @@ fn deciding_conditional(
 
 /// `task` with the first of its methods not `tried` whose applicability holds now,
 /// `done` actions into the plan. A method whose applicability cannot be decided does
-/// not apply; when none is left, the error names it and why.
+/// not apply; when none is left, the error names each method and why it does not.
 fn choose_method(
     task: BoundTask,
     tried: Vec<String>,
@@ -421,9 +421,12 @@ fn choose_method(
     // The world is read once, when the first method with an applicability is weighed.
     let arena = ConditionArena::default();
     let mut read = None;
-    let mut undecided = Vec::new();
+    // Why each method passed over does not apply, for the error when none does.
+    let mut why_not = Vec::new();
     let chosen = registry.methods_of(definition).find(|method| {
-        if tried.contains(&method.refinement_method_id) {
+        let id = &method.refinement_method_id;
+        if tried.contains(id) {
+            why_not.push(format!("`{id}` was tried"));
             return false;
         }
         let Some(applicability) = &method.applicability else {
@@ -431,13 +434,17 @@ fn choose_method(
         };
         let facts =
             read.get_or_insert_with(|| arena.facts(&condition_data(&task, &tried, done, facts)));
-        applicability.holds_for(facts).unwrap_or_else(|error| {
-            let id = &method.refinement_method_id;
-            undecided.push(format!(
+        let holds = applicability.holds_for(facts);
+        match &holds {
+            Ok(true) => {}
+            Ok(false) => why_not.push(format!(
+                "`{id}` does not apply (its applicability does not hold)"
+            )),
+            Err(error) => why_not.push(format!(
                 "the applicability of `{id}` cannot be decided: {error}"
-            ));
-            false
-        })
+            )),
+        }
+        holds.unwrap_or(false)
     });
     match chosen {
         Some(method) => Ok(Frame {
@@ -449,14 +456,11 @@ fn choose_method(
                 branch: None,
             }],
         }),
-        None if undecided.is_empty() => Err(format!(
-            "no method of `{}` is left that applies now",
-            task.task_id
-        )),
+        None if why_not.is_empty() => Err(format!("task `{}` has no method loaded", task.task_id)),
         None => Err(format!(
-            "no method of `{}` is left that applies now ({})",
+            "no method of `{}` is left that applies now: {}",
             task.task_id,
-            undecided.join("; ")
+            why_not.join("; ")
         )),
     }
 }
@@ -871,6 +875,32 @@ mod tests {
                 && failure.reason.contains("cannot be decided"),
             "{}",
             failure.reason
+        );
+    }
+
+    #[test]
+    fn when_no_method_applies_each_is_named_with_why() {
+        let registry = registry(
+            "replan",
+            &[
+                method("tavern:a_first", "tavern:serve", json!([pick_up()])),
+                (
+                    "tavern:b_at_the_bar",
+                    "tavern:serve",
+                    json!({ "applicability": { "in": ["behind_bar", { "var": "actor.tags" }] },
+                            "steps": [wait()] }),
+                ),
+            ],
+        );
+        let (mut plan, world) = start(&registry);
+        act(plan.next_step(&registry, &world));
+        plan.report(Err("no mug".to_owned()), &registry, &world);
+        let failure = failed(plan.next_step(&registry, &world), "none is left");
+        assert_eq!(
+            failure.reason,
+            "no mug; no method of `tavern:serve` is left that applies now: \
+             `tavern:a_first` was tried; `tavern:b_at_the_bar` does not apply (its \
+             applicability does not hold)"
         );
     }
 
