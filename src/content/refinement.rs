@@ -228,14 +228,14 @@ impl StepCheck<'_, '_> {
         }
     }
 
-    /// Each fact `condition` (at `pointer`) reads (`{"var": "actor.tags"}`) that
+    /// Each fact `condition` (at `pointer`) reads (`{"var": "actor.tags"}`, [`facts_read`]) that
     /// conditions are not given: a misspelt one reads as nothing, and the condition
     /// holds, or fails, whatever the world is.
     fn condition(&mut self, condition: &Condition, pointer: &str) {
         let mut read = Vec::new();
         facts_read(condition.source(), &mut read);
         for path in read {
-            if let Some(message) = unknown_fact(path, self.task) {
+            if let Some(message) = unknown_fact(&path, self.task) {
                 self.problem(pointer.to_owned(), message);
             }
         }
@@ -525,28 +525,55 @@ pub(crate) const STATE_FACTS: [&str; 2] = ["actionsDone", "triedMethods"];
 /// `{"var": ""}`), not the facts.
 const OVER_ELEMENTS: [&str; 6] = ["some", "all", "none", "map", "filter", "reduce"];
 
-/// Puts in `read` each path `rule` reads of the facts with `var`.
-fn facts_read<'r>(rule: &'r serde_json::Value, read: &mut Vec<&'r str>) {
+/// A path a condition reads of the facts, name by name: `["actor", "tags"]`.
+type FactPath<'r> = Vec<&'r str>;
+
+/// Puts in `read` each path `rule` reads of the facts: with `var` and `missing` (dotted
+/// paths, `"actor.tags"`), `missing_some` (its list of them) and `val` (a name, or a
+/// list of names: `["actor", "tags"]`).
+fn facts_read<'r>(rule: &'r serde_json::Value, read: &mut Vec<FactPath<'r>>) {
+    use serde_json::Value;
+    let dotted = |path: &'r str| path.split('.').collect();
+    // A list of paths, or what makes one.
+    let paths = |paths: &'r Value, read: &mut Vec<FactPath<'r>>| match paths {
+        Value::String(path) => read.push(dotted(path)),
+        Value::Array(items) => items.iter().for_each(|item| match item {
+            Value::String(path) => read.push(dotted(path)),
+            other => facts_read(other, read),
+        }),
+        other => facts_read(other, read),
+    };
     match rule {
-        serde_json::Value::Object(map) => {
+        Value::Object(map) => {
             for (operator, arguments) in map {
                 let over_elements = OVER_ELEMENTS.contains(&operator.as_str());
                 match (operator.as_str(), arguments) {
-                    ("var", serde_json::Value::String(path)) => read.push(path),
-                    ("var", serde_json::Value::Array(arguments)) => {
-                        if let Some(serde_json::Value::String(path)) = arguments.first() {
-                            read.push(path);
+                    ("var", Value::String(path)) => read.push(dotted(path)),
+                    ("var", Value::Array(arguments)) => {
+                        if let Some(Value::String(path)) = arguments.first() {
+                            read.push(dotted(path));
                         }
                         arguments.iter().skip(1).for_each(|a| facts_read(a, read));
                     }
-                    (_, serde_json::Value::Array(arguments)) if over_elements => {
+                    ("val", Value::String(name)) => read.push(vec![name.as_str()]),
+                    // Names alone read the facts; a scope level first (`[[1], "x"]`) or
+                    // an index reads what is being iterated.
+                    ("val", Value::Array(names)) => {
+                        let names: Option<FactPath<'r>> = names.iter().map(Value::as_str).collect();
+                        read.extend(names.filter(|names| !names.is_empty()));
+                    }
+                    ("missing", arguments) => paths(arguments, read),
+                    ("missing_some", Value::Array(arguments)) => {
+                        arguments.iter().skip(1).for_each(|a| paths(a, read));
+                    }
+                    (_, Value::Array(arguments)) if over_elements => {
                         arguments.iter().take(1).for_each(|a| facts_read(a, read));
                     }
                     _ => facts_read(arguments, read),
                 }
             }
         }
-        serde_json::Value::Array(items) => items.iter().for_each(|item| facts_read(item, read)),
+        Value::Array(items) => items.iter().for_each(|item| facts_read(item, read)),
         _ => {}
     }
 }
@@ -555,8 +582,20 @@ fn facts_read<'r>(rule: &'r serde_json::Value, read: &mut Vec<&'r str>) {
 /// not: `actor` and each entity parameter as [`ENTITY_FACTS`], `task.state` as
 /// [`STATE_FACTS`], `task.params` by the task's parameters, `world` as the game
 /// keeps it.
-fn unknown_fact(path: &str, task: &TaskDefinition) -> Option<String> {
-    let mut parts = path.split('.');
+fn unknown_fact(names: &[&str], task: &TaskDefinition) -> Option<String> {
+    let path = names.join(".");
+    // Only `val` gives a name with a dot in it, which it reads as one name.
+    if let Some(dotted) = names.iter().find(|name| name.contains('.')) {
+        let apart: Vec<String> = dotted
+            .split('.')
+            .map(|name| format!("\"{name}\""))
+            .collect();
+        return Some(format!(
+            "`{dotted}` is no fact: `val` reads it as one name; give the names apart, `{{\"val\": [{}]}}`, or use `{{\"var\": \"{dotted}\"}}`",
+            apart.join(", ")
+        ));
+    }
+    let mut parts = names.iter().copied();
     let entity_fact = |fact: Option<&str>, what: &str, here: bool| {
         let fact = fact?;
         let known = ENTITY_FACTS.contains(&fact) || (here && fact == "here");
@@ -777,6 +816,49 @@ mod tests {
         );
         assert!(
             messages[3].contains("`you`") && messages[3].contains("`actor`, `task` and `world`")
+        );
+    }
+
+    #[test]
+    fn every_operator_that_reads_a_fact_is_checked() {
+        let mut steps = serving();
+        steps.as_array_mut().expect("steps").push(json!({
+            "stepType": "conditional",
+            "condition": { "and": [
+                { "val": ["actor", "tagz"] },
+                { "!": { "missing": ["task.params.drink", "task.params.drnk"] } },
+                { "!": { "missing": "actor.plac" } },
+                { "!": { "missing_some": [1, ["task.state.actionsDone", "task.state.tries"]] } },
+                { "val": ["task", "params", "customer", "here"] },
+                { "val": "actor.tags" },
+                { "val": "world" },
+                { "some": [{ "val": ["actor", "carriedTags"] }, { "==": [{ "val": [] }, "ale"] }] }
+            ] },
+            "thenSteps": serving()
+        }));
+        let method = method("tavern:by_hand", "tavern:serve", steps);
+        let (_, _, problems) = settled(vec![task("tavern:serve", json!({}))], vec![method]);
+        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        let named: Vec<&str> = [
+            "`actor.tagz`",
+            "`task.params.drnk`",
+            "`actor.plac`",
+            "`task.state.tries`",
+            "`actor.tags`",
+        ]
+        .into_iter()
+        .filter(|path| messages.iter().any(|m| m.starts_with(path)))
+        .collect();
+        assert_eq!(named.len(), 5, "{messages:#?}");
+        let one_name = messages.iter().find(|m| m.starts_with("`actor.tags`"));
+        assert!(
+            one_name.is_some_and(|m| m.contains(r#"{"val": ["actor", "tags"]}"#)),
+            "{one_name:?}"
+        );
+        assert_eq!(
+            problems.len(),
+            6,
+            "and the task left without a method: {messages:#?}"
         );
     }
 
