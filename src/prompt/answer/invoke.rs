@@ -16,17 +16,18 @@ use crate::world::{InputValue, OfferedAbilities, OfferedAbility};
 
 use super::{ABILITY_FIELD, LINE_FIELD, RejectionReason};
 
-/// An ability's inputs as an answer gives them (`inputs`: an object, or absent for
-/// none), checked against `offered`: each by its name, with its value, in the
-/// ability's order (the required first). An input given as `null` or as empty text is
-/// not given.
+/// An ability's inputs as an answer gives them (`inputs`: an object, or absent, `null`
+/// or empty text for none), checked against `offered`: each by its name, with its
+/// value, in the ability's order (the required first). An input given as `null` or as
+/// empty text is not given, whatever its name.
 pub fn check_invocation(
     offered: &OfferedAbility,
     inputs: Option<&Value>,
 ) -> Result<Vec<(String, InputValue)>, RejectionReason> {
     let id = offered.id();
     let given = match inputs {
-        None | Some(Value::Null) => None,
+        None => None,
+        Some(nothing) if is_nothing(nothing) => None,
         Some(Value::Object(given)) => Some(given),
         Some(other) => {
             return Err(RejectionReason::BadInputs {
@@ -36,9 +37,9 @@ pub fn check_invocation(
         }
     };
     if let Some(given) = given
-        && let Some(unknown) = given
-            .keys()
-            .find(|name| offered.definition.input(name).is_none())
+        && let Some(unknown) = (given.iter())
+            .find(|(name, value)| offered.definition.input(name).is_none() && !is_nothing(value))
+            .map(|(name, _)| name)
     {
         return Err(RejectionReason::UnknownInput {
             ability: id.to_owned(),
@@ -604,6 +605,31 @@ mod tests {
             "a number as text, and null or blank as not given"
         );
         assert_eq!(check(json!({ "nights": 4.0 })).map(|v| v.len()), Ok(1));
+    }
+
+    #[test]
+    fn nothing_given_is_no_input_whatever_its_name() {
+        // A name the ability does not take, given as nothing.
+        let values = check(json!({ "nights": 2, "companion": null, "pet": " " })).expect("valid");
+        assert_eq!(values, [("nights".to_owned(), InputValue::Integer(2))]);
+        let unknown = check(json!({ "nights": 2, "companion": "Brom" }));
+        assert!(
+            matches!(unknown, Err(RejectionReason::UnknownInput { .. })),
+            "{unknown:?}"
+        );
+        // Inputs given as empty text, as a tool's empty arguments may be.
+        let mut free = (*rent_room().definition).clone();
+        free.inputs.required.clear();
+        let free = OfferedAbility {
+            definition: Arc::new(free),
+            ..rent_room()
+        };
+        assert_eq!(check_invocation(&free, Some(&json!(""))), Ok(Vec::new()));
+        let not_inputs = check_invocation(&free, Some(&json!("two nights")));
+        assert!(
+            matches!(not_inputs, Err(RejectionReason::BadInputs { .. })),
+            "{not_inputs:?}"
+        );
     }
 
     #[test]
