@@ -163,7 +163,8 @@ pub struct NarrationPlugin {
     /// plugin builds its fragment resolver with it once, at startup.
     pub seed: u64,
     /// How many recent picks per entity are not picked again while their pool has
-    /// others; read once, at startup.
+    /// others (whatever it is, one narration repeats none of its colors and traits);
+    /// read once, at startup.
     pub repetition_window: usize,
 }
 

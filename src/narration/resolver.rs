@@ -253,9 +253,11 @@ impl FragmentResolver {
                     .and_then(|f| fill(f, owner.called.as_ref(), &names));
                 let colors = if full && !pool.color.is_empty() {
                     let count = self.rng.random_range(1..=2usize).min(pool.color.len());
+                    // Wide enough that no color of this narration repeats another.
+                    let window = self.window.max(count);
                     let mut colors = Vec::with_capacity(count);
                     for _ in 0..count {
-                        let color = pick(&pool.color, recent, &mut self.rng, self.window);
+                        let color = pick(&pool.color, recent, &mut self.rng, window);
                         colors.extend(color.and_then(|c| fill(c, owner.called.as_ref(), &names)));
                     }
                     colors
@@ -402,10 +404,12 @@ impl FragmentResolver {
         };
         let count = self.rng.random_range(3..=5usize).min(pool.len());
         let recent = self.recent.entry(entity.entity).or_default();
+        // Wide enough that no trait of this narration repeats another.
+        let window = self.window.max(count);
         let mut traits = Vec::with_capacity(count);
         traits.extend(
             (0..count)
-                .filter_map(|_| pick(pool, recent, &mut self.rng, self.window))
+                .filter_map(|_| pick(pool, recent, &mut self.rng, window))
                 .filter_map(|f| fill(f, entity.called.as_ref(), names)),
         );
         traits
@@ -859,6 +863,31 @@ mod tests {
         let moved = opens.effect(EffectReport::new("position_change", "stand_up"));
         let plan = resolver.plan(&moved, &entities);
         assert!(plan.effects[0].core.starts_with("the door "), "{plan:?}");
+    }
+
+    #[test]
+    fn one_narration_repeats_no_color_nor_trait_whatever_the_window() {
+        let world = World::new();
+        let entities = world.entities(true);
+        let report = taken_and_carried();
+        for window in [0, 1, 2] {
+            let mut resolver = FragmentResolver::new(7, window, Verbosity::Full);
+            for _ in 0..200 {
+                let selection = resolver.select(&report, &entities);
+                let mut colors = selection.fragments.action_color.clone();
+                colors.sort();
+                colors.dedup();
+                assert_eq!(
+                    colors.len(),
+                    selection.fragments.action_color.len(),
+                    "{window}"
+                );
+                let mut traits = selection.traits.clone();
+                traits.sort();
+                traits.dedup();
+                assert_eq!(traits.len(), selection.traits.len(), "{window}: {traits:?}");
+            }
+        }
     }
 
     #[test]
