@@ -291,10 +291,13 @@ impl NarrationWorld<'_, '_> {
         else {
             return Described::new(entity, "someone", true, None);
         };
-        let name = name.map_or("someone", |n| n.0.as_str());
+        // By name: characters, places, and anything that has none ("someone").
+        let (name, by_name) = match name {
+            Some(name) => (name.0.as_str(), is_character || is_player || is_place),
+            None => ("someone", true),
+        };
         let context = key.and_then(|k| self.registry.narrative(&k.0));
-        let described =
-            Described::new(entity, name, is_character || is_player || is_place, context);
+        let described = Described::new(entity, name, by_name, context);
         match (is_player, is_character) {
             (true, _) => described.player(),
             (false, true) => described.character(),

@@ -426,6 +426,25 @@ fn a_default_state_line_names_who_took_the_item() {
     );
 }
 
+/// A thing with a narrative key and no display name is told as "someone", as anything
+/// without a name is: not "the someone".
+#[test]
+fn a_thing_without_a_name_is_someone() {
+    let mut scene = scene(None, NarrationSettings::default());
+    let marta = scene.marta;
+    let nameless = (scene.app.world_mut())
+        .spawn(NarrativeKey("test:mug".into()))
+        .id();
+    (scene.app.world_mut()).write_message(ActionReport::new(marta, "take").object(nameless));
+    update_until(&mut scene.app, "the take to be narrated", |app| {
+        !app.world().resource::<Narrated>().finals().is_empty()
+    });
+    let narrated = scene.app.world().resource::<Narrated>();
+    let text = &narrated.finals()[0].text;
+    assert!(text.contains("someone"), "{text}");
+    assert!(!text.to_lowercase().contains("the someone"), "{text}");
+}
+
 /// Streams "You " and "nod." to every request but the first, which answers only once
 /// released, and the same then.
 #[derive(Default)]
