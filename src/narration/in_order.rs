@@ -34,12 +34,6 @@ pub(super) struct Narration {
 impl Narration {
     /// Its text: a piece of it, or (`is_final`) the whole.
     fn text(&self, text: String, is_final: bool, source: NarrationSource) -> NarrationText {
-        // Shown to the player as it looks: without a terminal's escapes, nor marks
-        // that reorder it.
-        let text = match printable(&text) {
-            Cow::Borrowed(_) => text,
-            Cow::Owned(clean) => clean,
-        };
         NarrationText {
             report: Arc::clone(&self.report),
             place: self.place,
@@ -201,7 +195,16 @@ impl InOrder {
     ) -> Option<NarrationText> {
         let position = self.position(request)?;
         let untold = self.untold.get_mut(position)?;
+        // Shown to the player as it looks: without a terminal's escapes, nor marks
+        // that reorder it.
         let shown = untold.streamed.show(piece)?;
+        let shown = match printable(&shown) {
+            Cow::Borrowed(_) => shown,
+            Cow::Owned(clean) => clean,
+        };
+        if shown.is_empty() {
+            return None;
+        }
         untold.shown += shown.chars().count();
         if untold.shown > max_chars {
             return None;
@@ -321,7 +324,7 @@ mod tests {
     }
 
     #[test]
-    fn a_models_text_is_told_without_control_characters() {
+    fn a_models_pieces_are_shown_without_control_characters() {
         let mut untold = InOrder::default();
         untold.asked(RequestId(1), narration("take"), String::new(), later());
         let piece = untold.piece(RequestId(1), "You \u{1b}[2Jlift", 100);
@@ -329,10 +332,11 @@ mod tests {
             piece.map(|piece| piece.text),
             Some("You [2Jlift".to_owned())
         );
-        untold.answered(
-            RequestId(1),
-            Ok("You\u{0} lift \u{202e}the mug.".to_owned()),
+        assert!(
+            untold.piece(RequestId(1), "\u{1b}\u{7}", 100).is_none(),
+            "nothing to show"
         );
+        untold.answered(RequestId(1), Ok("You lift the mug.".to_owned()));
         assert_eq!(told(&mut untold), [text("take", "You lift the mug.", true)]);
     }
 

@@ -513,7 +513,10 @@ fn receive_narration(
 
 /// The model's text as narration, or why it cannot be used.
 fn usable_text(answer: &str, max_chars: usize) -> Result<String, String> {
-    let text = crate::prompt::answer_body(answer);
+    // Told to the player as it looks: without a terminal's escapes, nor marks that
+    // reorder it; judged so.
+    let answer = crate::world::printable(answer);
+    let text = crate::prompt::answer_body(&answer);
     // Quoted whole: the quotes go, unless the prose holds others (it opens and
     // closes with dialogue).
     let text = text
@@ -565,6 +568,11 @@ mod tests {
             you_nod
         );
         assert_eq!(usable_text("\u{feff}You nod.\u{200b}", 100), you_nod);
+        assert_eq!(usable_text("\u{1b} You\u{0} nod.\u{202e}", 100), you_nod);
+        assert!(
+            usable_text("\u{1b}\u{202e}", 100).is_err(),
+            "nothing to tell"
+        );
         assert!(
             usable_text("\u{200b}\u{2060}", 100).is_err(),
             "nothing to see"

@@ -409,13 +409,15 @@ fn text_field(
     match object.get(field) {
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(text)) => {
+            // Shown to the player and kept in memories as the text looks: without a
+            // terminal's escapes or marks that reorder it; measured so.
+            let text = printable(text);
+            let text = text.trim_matches(unseen);
             let length = text.chars().count();
             if length > max {
                 Err(RejectionReason::TooLong { field, length, max })
             } else {
-                // Shown to the player and kept in memories as the text looks: without
-                // a terminal's escapes or marks that reorder it.
-                Ok(printable(text).trim_matches(unseen).to_owned())
+                Ok(text.to_owned())
             }
         }
         Some(_) => Err(RejectionReason::NotAString(field)),
@@ -426,7 +428,8 @@ fn text_field(
 /// white space that a reader cannot see either (zero-width spaces, joiners and
 /// direction marks and isolates, the word joiner and invisible operators, the
 /// byte-order mark, the soft hyphen, the combining grapheme joiner, the Mongolian vowel
-/// separator). A model's line of them alone says nothing.
+/// separator), or one [`printable`] drops (control characters, tag characters). A
+/// model's line of them alone says nothing.
 pub(super) fn unseen(c: char) -> bool {
     c.is_whitespace()
         || matches!(
@@ -438,6 +441,7 @@ pub(super) fn unseen(c: char) -> bool {
                 | '\u{2060}'..='\u{2069}'
                 | '\u{FEFF}'
         )
+        || crate::content::forbidden_character(c).is_some()
 }
 
 /// Whether `text` shows nothing ([`unseen`]).
@@ -530,6 +534,14 @@ mod tests {
         assert_eq!(
             answer(r#"{"ask": "How long?\u0007", "say": ""}"#),
             Answer::Ask("How long?".into())
+        );
+        // A question of control characters alone beside a choice asks nothing.
+        assert_eq!(
+            answer(r#"{"do": 2, "ask": "\u0007\u001b"}"#),
+            Answer::Action {
+                index: 2,
+                speech: String::new()
+            }
         );
     }
 
