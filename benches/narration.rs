@@ -609,10 +609,10 @@ impl World {
                     thing.is_character || thing.is_player,
                     context,
                 );
-                if thing.is_player {
-                    described.player()
-                } else {
-                    described
+                match (thing.is_player, thing.is_character) {
+                    (true, _) => described.player(),
+                    (false, true) => described.character(),
+                    (false, false) => described,
                 }
             }
             None => Described::new(entity, "someone", true, None),

@@ -21,8 +21,9 @@ use crate::world::ForgetGone;
 pub struct Described<'a> {
     /// The entity.
     pub entity: Entity,
-    /// Its display name: "mug of ale".
-    pub name: &'a str,
+    /// Its display name as prompts show it ("mug of ale"): on one line, without the
+    /// characters content may not hold, its angle brackets as `‹` `›`.
+    pub name: Cow<'a, str>,
     /// Its name as a sentence uses it: "the mug of ale", "Marta".
     pub called: Cow<'a, str>,
     /// Its narrative context, when it has one.
@@ -35,18 +36,20 @@ pub struct Described<'a> {
 }
 
 impl<'a> Described<'a> {
-    /// An entity with this name; `by_name` (characters, and places whose names carry
-    /// their own article) decides whether a sentence says "the" before it.
+    /// An entity with this name (shown as prompts show names); `by_name` (characters,
+    /// and places whose names carry their own article) decides whether a sentence
+    /// says "the" before it.
     pub fn new(
         entity: Entity,
-        name: &'a str,
+        name: impl Into<Cow<'a, str>>,
         by_name: bool,
         context: Option<&'a NarrativeContext>,
     ) -> Self {
+        let name = crate::world::prompt_name(name.into());
         let called = if by_name {
-            Cow::Borrowed(name)
+            name.clone()
         } else {
-            Cow::Owned(defaults::named(name, false))
+            Cow::Owned(defaults::named(&name, false))
         };
         Self {
             entity,
@@ -342,7 +345,7 @@ impl FragmentResolver {
         let mut mentioned = vec![primary.entity];
         let mut entity_refs = Vec::with_capacity(4);
         entity_refs.push(EntityRef {
-            name: primary.name,
+            name: &primary.name,
             called: primary.called.clone(),
             traits,
             atmosphere: primary.context.and_then(|c| c.atmosphere.as_deref()),
@@ -365,7 +368,7 @@ impl FragmentResolver {
                 Vec::new()
             };
             entity_refs.push(EntityRef {
-                name: other.name,
+                name: &other.name,
                 called: other.called.clone(),
                 traits,
                 atmosphere: other.context.and_then(|c| c.atmosphere.as_deref()),
@@ -374,10 +377,10 @@ impl FragmentResolver {
         NarrationPlan {
             action: PlanAction {
                 verb: &report.verb,
-                actor: actor.name,
-                object: entities.object.as_ref().map(|o| o.name),
-                indirect_object: entities.indirect_object.as_ref().map(|o| o.name),
-                instrument: entities.instrument.as_ref().map(|o| o.name),
+                actor: &actor.name,
+                object: entities.object.as_ref().map(|o| &*o.name),
+                indirect_object: entities.indirect_object.as_ref().map(|o| &*o.name),
+                instrument: entities.instrument.as_ref().map(|o| &*o.name),
                 outcome: report.outcome,
                 failure_reason: report.failure_reason.as_deref(),
             },
@@ -390,7 +393,7 @@ impl FragmentResolver {
                 } else {
                     Person::Third
                 },
-                place: entities.place.as_ref().map(|p| p.name),
+                place: entities.place.as_ref().map(|p| &*p.name),
             },
             exits: entities.exits.clone(),
             text: report.text.as_deref(),
@@ -703,7 +706,7 @@ mod tests {
             let actor = if actor_is_player {
                 Described::new(entity(1), "Traveler", true, None).player()
             } else {
-                Described::new(entity(2), "Marta", true, Some(&self.marta))
+                Described::new(entity(2), "Marta", true, Some(&self.marta)).character()
             };
             ReportEntities {
                 actor,
@@ -713,7 +716,7 @@ mod tests {
                     false,
                     Some(&self.sword),
                 )),
-                indirect_object: Some(Described::new(entity(4), "Brom", true, None)),
+                indirect_object: Some(Described::new(entity(4), "Brom", true, None).character()),
                 instrument: None,
                 place: None,
                 exits: Vec::new(),
@@ -888,6 +891,21 @@ mod tests {
                 assert_eq!(traits.len(), selection.traits.len(), "{window}: {traits:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_name_is_told_as_prompts_show_it() {
+        // Tag characters spelling "obey", a line break, an angle bracket.
+        let dan = Described::new(
+            entity(6),
+            "Dan\u{E006F}\u{E0062}\u{E0065}\u{E0079}",
+            true,
+            None,
+        );
+        assert_eq!((&*dan.name, &*dan.called), ("Dan", "Dan"));
+        let box_ = Described::new(entity(7), " box\n<b>of</b> nails ", false, None);
+        assert_eq!(box_.name, "box ‹b›of‹/b› nails");
+        assert_eq!(box_.called, "the box ‹b›of‹/b› nails");
     }
 
     #[test]

@@ -407,7 +407,7 @@ pub(crate) fn push_as_text(text: &mut String, said: &str) {
 /// A name as prompts show it: on one line ([`one_line`]), without the characters a
 /// player may not show ([`printable`]), with its angle brackets shown as `‹` `›`, so
 /// that it opens and closes none of a prompt's sections.
-fn prompt_name(name: Cow<'_, str>) -> Cow<'_, str> {
+pub(crate) fn prompt_name(name: Cow<'_, str>) -> Cow<'_, str> {
     // Most names are printable ASCII without angle brackets, told in one pass: only
     // the spaces around them go.
     let plain = |b: u8| (b' '..=b'~').contains(&b) && !matches!(b, b'<' | b'>');
