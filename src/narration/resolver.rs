@@ -142,6 +142,13 @@ impl RepetitionBuffer {
         }
         self.recent.push(id);
     }
+
+    /// Keeps only the last `window` picks: what one narration picked beyond its
+    /// entity's window is not held against the next.
+    fn keep_last(&mut self, window: usize) {
+        let excess = self.recent.len().saturating_sub(window);
+        self.recent.drain(..excess);
+    }
 }
 
 /// Picks fragments for reports: 1 action core, 1–2 colors, 1 state variant and 3–5
@@ -263,6 +270,7 @@ impl FragmentResolver {
                         let color = pick(&pool.color, recent, &mut self.rng, window);
                         colors.extend(color.and_then(|c| fill(c, owner.called.as_ref(), &names)));
                     }
+                    recent.keep_last(self.window);
                     colors
                 } else {
                     Vec::new()
@@ -415,6 +423,7 @@ impl FragmentResolver {
                 .filter_map(|_| pick(pool, recent, &mut self.rng, window))
                 .filter_map(|f| fill(f, entity.called.as_ref(), names)),
         );
+        recent.keep_last(self.window);
         traits
     }
 
@@ -889,6 +898,9 @@ mod tests {
                 traits.sort();
                 traits.dedup();
                 assert_eq!(traits.len(), selection.traits.len(), "{window}: {traits:?}");
+                // And none of it is held against the next beyond the window.
+                let held = resolver.recent.values().map(|r| r.recent.len()).max();
+                assert!(held.unwrap_or(0) <= window, "{window}: {held:?}");
             }
         }
     }
