@@ -283,15 +283,21 @@ fn count_frames(
     frames.left = None;
     match frames.screenshot.take() {
         Some(path) => {
+            // It is written anew, and there only once saved: an old one does not
+            // stand for it (a clock or a file system's coarse times could).
+            if let Err(error) = std::fs::remove_file(&path)
+                && error.kind() != std::io::ErrorKind::NotFound
+            {
+                eprintln!("the screenshot cannot replace {}: {error}", path.display());
+                exit.write(AppExit::error());
+                return;
+            }
             let mut save = save_to_disk(path.clone());
-            let asked = std::time::SystemTime::now();
             let saved = move |captured: On<ScreenshotCaptured>,
                               mut exit: MessageWriter<AppExit>| {
-                // It logs why it could not save, and goes on: a file written since it
-                // was asked for says it did.
+                // It logs why it could not save, and goes on.
                 save(captured);
-                let modified = std::fs::metadata(&path).and_then(|file| file.modified());
-                if modified.is_ok_and(|at| at >= asked) {
+                if path.is_file() {
                     exit.write(AppExit::Success);
                 } else {
                     eprintln!("the screenshot could not be saved to {}", path.display());
