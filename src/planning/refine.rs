@@ -421,12 +421,8 @@ fn choose_method(
     // The world is read once, when the first method with an applicability is weighed.
     let arena = ConditionArena::default();
     let mut read = None;
-    // Why each method passed over does not apply, for the error when none does.
-    let mut why_not = Vec::new();
     let chosen = registry.methods_of(definition).find(|method| {
-        let id = &method.refinement_method_id;
-        if tried.contains(id) {
-            why_not.push(format!("`{id}` was tried"));
+        if tried.contains(&method.refinement_method_id) {
             return false;
         }
         let Some(applicability) = &method.applicability else {
@@ -434,35 +430,46 @@ fn choose_method(
         };
         let facts =
             read.get_or_insert_with(|| arena.facts(&condition_data(&task, &tried, done, facts)));
-        let holds = applicability.holds_for(facts);
-        match &holds {
-            Ok(true) => {}
-            Ok(false) => why_not.push(format!(
-                "`{id}` does not apply (its applicability does not hold)"
-            )),
-            Err(error) => why_not.push(format!(
-                "the applicability of `{id}` cannot be decided: {error}"
-            )),
-        }
-        holds.unwrap_or(false)
+        applicability.holds_for(facts).unwrap_or(false)
     });
-    match chosen {
-        Some(method) => Ok(Frame {
-            method: method.refinement_method_id.clone(),
-            task,
-            tried,
-            cursor: vec![Cursor {
-                index: 0,
-                branch: None,
-            }],
-        }),
-        None if why_not.is_empty() => Err(format!("task `{}` has no method loaded", task.task_id)),
-        None => Err(format!(
-            "no method of `{}` is left that applies now: {}",
-            task.task_id,
-            why_not.join("; ")
-        )),
-    }
+    let Some(method) = chosen else {
+        // Each method passed over, and why: weighed again only now none applies.
+        let why_not: Vec<String> = (registry.methods_of(definition))
+            .map(|method| {
+                let id = &method.refinement_method_id;
+                if tried.contains(id) {
+                    return format!("`{id}` was tried");
+                }
+                let holds = (method.applicability.as_ref())
+                    .zip(read.as_ref())
+                    .map(|(applicability, facts)| applicability.holds_for(facts));
+                match holds {
+                    Some(Err(error)) => {
+                        format!("the applicability of `{id}` cannot be decided: {error}")
+                    }
+                    _ => format!("`{id}` does not apply (its applicability does not hold)"),
+                }
+            })
+            .collect();
+        return Err(if why_not.is_empty() {
+            format!("task `{}` has no method loaded", task.task_id)
+        } else {
+            format!(
+                "no method of `{}` is left that applies now: {}",
+                task.task_id,
+                why_not.join("; ")
+            )
+        });
+    };
+    Ok(Frame {
+        method: method.refinement_method_id.clone(),
+        task,
+        tried,
+        cursor: vec![Cursor {
+            index: 0,
+            branch: None,
+        }],
+    })
 }
 
 #[cfg(test)]
