@@ -64,16 +64,14 @@ fn words(line: &str) -> Vec<&str> {
         .collect()
 }
 
-/// A line's words as typed; one of punctuation alone ("-", ",") is none.
-fn typed_words(line: &str) -> Vec<&str> {
-    (line.split_whitespace())
-        .filter(|word| !bare(word).is_empty())
-        .collect()
+/// Whether a word typed is punctuation alone ("-", ",", "?").
+fn is_punctuation_alone(word: &str) -> bool {
+    bare(word).is_empty()
 }
 
 /// A line's words as typed, one space apart.
 fn as_typed(line: &str) -> String {
-    typed_words(line).join(" ")
+    line.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Whether a word of the line is an `@` mention.
@@ -83,28 +81,38 @@ fn mentions_someone(line: &str) -> bool {
 }
 
 /// Reads a player's line against the actors the player can see. What is said keeps
-/// its punctuation; the name and the commas that set it apart are left out.
+/// its punctuation; the name, the commas and words of punctuation alone that set it
+/// apart, and a `talk`/`talk to` before an `@` mention are left out.
 pub fn read_player_line(line: &str, visible: &[Addressable<'_>]) -> PlayerLine {
-    let typed = typed_words(line);
-    // Each word as names are matched: bare and lower case (empty for punctuation).
+    let typed: Vec<&str> = line.split_whitespace().collect();
+    // Each word as names are matched: bare and lower case; and where the words are
+    // that are more than punctuation alone, which alone name and command.
     let lowered: Vec<String> = typed.iter().map(|t| bare(t).to_lowercase()).collect();
-    if lowered == ["okay", "bye"] {
+    let words: Vec<usize> = (0..typed.len())
+        .filter(|&i| !lowered[i].is_empty())
+        .collect();
+    let word = |n: usize| words.get(n).map(|&i| lowered[i].as_str());
+    if words.len() == 2 && (word(0), word(1)) == (Some("okay"), Some("bye")) {
         return PlayerLine::Goodbye;
     }
-    // `@Name` anywhere; else `talk <name>` / `talk to <name>` at the start.
-    let (start, name_at) = if let Some(at) = lowered.iter().position(|t| t.starts_with('@')) {
-        (at, at)
-    } else if lowered.first().map(String::as_str) == Some("talk") && lowered.len() > 1 {
-        let name_at = if lowered[1] == "to" && lowered.len() > 2 {
-            2
-        } else {
-            1
-        };
-        (0, name_at)
-    } else {
-        return PlayerLine::Plain(typed.join(" "));
+    // `@Name` anywhere (after `talk` or `talk to`, those are no words said); else
+    // `talk <name>` / `talk to <name>` at the start. Positions among `words`.
+    let talk = match (word(0), word(1)) {
+        (Some("talk"), Some("to")) => 2,
+        (Some("talk"), _) => 1,
+        _ => 0,
     };
-    let mut name: Vec<String> = lowered[name_at..].to_vec();
+    let (start, name_at) = match (0..words.len()).find(|&n| lowered[words[n]].starts_with('@')) {
+        Some(at) if at == talk => (0, at),
+        Some(at) => (at, at),
+        None if talk > 0 && words.len() > talk => (0, talk),
+        None if talk == 2 => (0, 1),
+        None => return PlayerLine::Plain(typed.join(" ")),
+    };
+    let mut name: Vec<String> = words[name_at..]
+        .iter()
+        .map(|&i| lowered[i].clone())
+        .collect();
     name[0] = name[0].trim_start_matches('@').to_owned();
     if name[0].is_empty() {
         return PlayerLine::Unknown(String::new());
@@ -112,11 +120,12 @@ pub fn read_player_line(line: &str, visible: &[Addressable<'_>]) -> PlayerLine {
     match find_name(&name, visible) {
         Found::One { actor, length } => PlayerLine::Addressed {
             actor,
-            utterance: said_around(&typed, start, name_at + length),
+            utterance: said_around(&typed, words[start], words[name_at + length - 1] + 1),
         },
         Found::Ambiguous => PlayerLine::Ambiguous,
         Found::Nobody => {
-            PlayerLine::Unknown(bare(typed[name_at]).trim_start_matches('@').to_owned())
+            let named = bare(typed[words[name_at]]).trim_start_matches('@');
+            PlayerLine::Unknown(named.to_owned())
         }
     }
 }
@@ -126,11 +135,24 @@ pub fn read_player_line(line: &str, visible: &[Addressable<'_>]) -> PlayerLine {
 /// mark typed right after a name that ends the line ends what is said, unless it
 /// ends already.
 fn said_around(typed: &[&str], start: usize, end: usize) -> String {
-    let mut said: Vec<&str> = typed[..start].to_vec();
+    // Words of punctuation alone next to the name set it apart, as a comma does.
+    let mut before = &typed[..start];
+    while let [rest @ .., last] = before
+        && is_punctuation_alone(last)
+    {
+        before = rest;
+    }
+    let mut after = &typed[end..];
+    while let [first, rest @ ..] = after
+        && is_punctuation_alone(first)
+    {
+        after = rest;
+    }
+    let mut said: Vec<&str> = before.to_vec();
     if let Some(last) = said.last_mut() {
         *last = last.strip_suffix(',').unwrap_or(last);
     }
-    said.extend(&typed[end..]);
+    said.extend(after);
     let mut said = said.join(" ");
     let sentence_end = (typed[end - 1].chars().last()).filter(|c| matches!(c, '?' | '!'));
     let ends = said.ends_with(|c: char| c.is_ascii_punctuation());
@@ -364,10 +386,29 @@ mod tests {
         ] {
             assert_eq!(read_player_line(line, TAVERN), addressed(0, said), "{line}");
         }
+        // Elsewhere a word of punctuation alone is said as typed.
         assert_eq!(
             read_player_line("talk ...", TAVERN),
-            PlayerLine::Plain("talk".to_owned())
+            PlayerLine::Plain("talk ...".to_owned())
         );
+        assert_eq!(
+            read_player_line("Tu as une chambre ?", TAVERN),
+            PlayerLine::Plain("Tu as une chambre ?".to_owned())
+        );
+        assert_eq!(
+            read_player_line("?", TAVERN),
+            PlayerLine::Plain("?".to_owned())
+        );
+        assert_eq!(
+            read_player_line("@Marta tu as une chambre ?", TAVERN),
+            addressed(0, "tu as une chambre ?")
+        );
+        // The two ways of naming someone at once: "talk to" is no words said.
+        assert_eq!(
+            read_player_line("talk to @Marta any rooms?", TAVERN),
+            addressed(0, "any rooms?")
+        );
+        assert_eq!(read_player_line("talk @Marta", TAVERN), addressed(0, ""));
     }
 
     #[test]
