@@ -168,17 +168,19 @@ enum Found {
     Nobody,
 }
 
-/// The visible actor the words starting `name` name, with how many words the name took.
+/// The visible actor the words starting `name` name, with how many words the name took:
+/// the longest match, and of matches as long, a whole name before a key or a first word.
 fn find_name(name: &[String], visible: &[Addressable<'_>]) -> Found {
-    let mut best: Option<(usize, Vec<usize>)> = None;
-    let mut consider = |actor: usize, length: usize| match &mut best {
-        Some((longest, actors)) if *longest == length => {
+    // The best match yet, as (length, whole name), and the actors it names.
+    let mut best: Option<((usize, bool), Vec<usize>)> = None;
+    let mut consider = |actor: usize, length: usize, whole: bool| match &mut best {
+        Some((rank, actors)) if *rank == (length, whole) => {
             if !actors.contains(&actor) {
                 actors.push(actor);
             }
         }
-        Some((longest, _)) if *longest > length => {}
-        _ => best = Some((length, vec![actor])),
+        Some((rank, _)) if *rank > (length, whole) => {}
+        _ => best = Some(((length, whole), vec![actor])),
     };
     // Each label's first word, lower-cased.
     let mut first_words = Vec::with_capacity(visible.len());
@@ -187,14 +189,14 @@ fn find_name(name: &[String], visible: &[Addressable<'_>]) -> Found {
         let label: Vec<String> = words(who.label).iter().map(|w| w.to_lowercase()).collect();
         // The exact label, however many words.
         if !label.is_empty() && name.len() >= label.len() && name[..label.len()] == label[..] {
-            consider(actor, label.len());
+            consider(actor, label.len(), true);
             labelled = true;
         }
         // The exact key, or its name after the mod.
         let key = who.key.to_lowercase();
         let short = key.rsplit(':').next().unwrap_or(&key).to_owned();
         if name[0] == key || name[0] == short {
-            consider(actor, 1);
+            consider(actor, 1, false);
         }
         first_words.push(label.into_iter().next());
     }
@@ -203,12 +205,12 @@ fn find_name(name: &[String], visible: &[Addressable<'_>]) -> Found {
     if !labelled {
         for (actor, first) in first_words.iter().enumerate() {
             if first.as_deref() == Some(name[0].as_str()) {
-                consider(actor, 1);
+                consider(actor, 1, false);
             }
         }
     }
     match best {
-        Some((length, actors)) if actors.len() == 1 => Found::One {
+        Some(((length, _), actors)) if actors.len() == 1 => Found::One {
             actor: actors[0],
             length,
         },
@@ -481,6 +483,20 @@ mod tests {
         );
         assert_eq!(read_player_line("@Ser hi", keep), addressed(0, "hi"));
         assert_eq!(read_player_line("@town:guard hi", keep), addressed(0, "hi"));
+        // A name given whole is that one, though another's key ends as it does.
+        let stable = &[
+            TAVERN[1],
+            Addressable {
+                label: "Tom",
+                key: "tavern:stable_boy",
+            },
+        ];
+        assert_eq!(read_player_line("@Tom hi", stable), addressed(1, "hi"));
+        assert_eq!(read_player_line("talk to Tom", stable), addressed(1, ""));
+        assert_eq!(
+            read_player_line("@tavern:tom hi", stable),
+            addressed(0, "hi")
+        );
     }
 
     #[test]
