@@ -95,7 +95,9 @@ impl ContentAsset for SceneDefinition {
         for (index, entity) in self.entities.iter().enumerate() {
             if entity.id.trim().is_empty() {
                 problems.push(blank_id(file, &format!("/entities/{index}")));
-            } else if ids.insert(&entity.id, false).is_some() {
+            } else if let Some(first) = ids.insert(&entity.id, false) {
+                // The first of that id keeps it: a place stays a place.
+                ids.insert(&entity.id, first);
                 problems.push(ContentError::new(
                     file,
                     format!("/entities/{index}/id"),
@@ -378,6 +380,13 @@ mod tests {
             pointers(&problems),
             ["/entities/1/id", "/places/1/exits/1", "/entities/1/place"]
         );
+        // An entity whose id is a place's: that one duplicate, and the place is still
+        // a place for its exits and what is in it.
+        let hall_again = scene(json!([
+            { "id": "mug", "name": "a mug", "place": "hall" },
+            { "id": "hall", "name": "a hall", "place": "cellar" }
+        ]));
+        assert_eq!(pointers(&hall_again.check(FILE)), ["/entities/1/id"]);
     }
 
     #[test]
