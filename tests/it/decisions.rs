@@ -337,6 +337,24 @@ fn turn_with(answer: &str, settings: SmartActorSettings) -> crate::support::Turn
     run_turn(&mut app)
 }
 
+/// Budgets set as high as they go ("never trim") ask every actor as usual.
+#[test]
+fn the_highest_budgets_trim_nothing_and_break_nothing() {
+    let settings = SmartActorSettings {
+        budgets: bevy_loom::prompt::PromptBudgets {
+            total: usize::MAX,
+            tasks: usize::MAX,
+            abilities: usize::MAX,
+            ..Default::default()
+        },
+        offer_abilities: bevy_loom::actors::AbilityOffers::Always,
+        ..SmartActorSettings::default()
+    };
+    let log = turn_with(r#"{"do": 0, "say": "Evening."}"#, settings);
+    assert_eq!(log.prompts.len(), 3, "{log:#?}");
+    assert_eq!(log.spoke.len(), 3);
+}
+
 #[test]
 fn an_utterance_becomes_the_offered_command_it_names() {
     // Everyone in the common room is offered "look around".

@@ -166,8 +166,9 @@ impl FreshBudgets {
         ),
     ) -> Self {
         let budgets = &settings.budgets;
-        let beside = budgets.tasks * usize::from(settings.offer_tasks)
-            + budgets.abilities * usize::from(abilities);
+        // Budgets as high as they go mean "never trim": added, they stay that.
+        let beside = (budgets.tasks * usize::from(settings.offer_tasks))
+            .saturating_add(budgets.abilities * usize::from(abilities));
         let total = scale.to_estimate(budgets.total.min(room.saturating_sub(beside)));
         user.text.clear();
         user.sections.clear();
