@@ -101,7 +101,9 @@ pub fn play_turns(app: &mut App, options: &Options) -> Result<(), String> {
             let Some(line) = lines.next().transpose()? else {
                 break;
             };
-            print(app, &format!("\n-- Turn {number} --\n> {line}"));
+            // Echoed as it looks: a script's escape or control byte stays unread.
+            let echoed: String = line.chars().filter(|c| !c.is_control()).collect();
+            print(app, &format!("\n-- Turn {number} --\n> {echoed}"));
             app.world_mut().write_message(PlayerSaid { text: line });
         } else {
             print(app, &format!("\n-- Turn {number} --"));
