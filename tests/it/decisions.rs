@@ -353,6 +353,22 @@ fn the_highest_budgets_trim_nothing_and_break_nothing() {
     let log = turn_with(r#"{"do": 0, "say": "Evening."}"#, settings);
     assert_eq!(log.prompts.len(), 3, "{log:#?}");
     assert_eq!(log.spoke.len(), 3);
+    // Nothing trimmed: everyone is offered as much as with a budget that fits all.
+    let roomy = SmartActorSettings {
+        budgets: bevy_loom::prompt::PromptBudgets {
+            total: 100_000,
+            tasks: 100_000,
+            abilities: 100_000,
+            ..Default::default()
+        },
+        offer_abilities: bevy_loom::actors::AbilityOffers::Always,
+        ..SmartActorSettings::default()
+    };
+    let fits = turn_with(r#"{"do": 0, "say": "Evening."}"#, roomy);
+    let offered = |log: &crate::support::TurnLog| -> Vec<usize> {
+        log.prompts.iter().map(|p| p.offered.len()).collect()
+    };
+    assert_eq!(offered(&log), offered(&fits));
 }
 
 #[test]

@@ -166,10 +166,15 @@ impl FreshBudgets {
         ),
     ) -> Self {
         let budgets = &settings.budgets;
-        // Budgets as high as they go mean "never trim": added, they stay that.
+        // Budgets as high as they go mean "never trim": added, they stay that; and a
+        // room not known (`usize::MAX`) bounds nothing, however much is set aside.
         let beside = (budgets.tasks * usize::from(settings.offer_tasks))
             .saturating_add(budgets.abilities * usize::from(abilities));
-        let total = scale.to_estimate(budgets.total.min(room.saturating_sub(beside)));
+        let left = match room {
+            usize::MAX => room,
+            known => known.saturating_sub(beside),
+        };
+        let total = scale.to_estimate(budgets.total.min(left));
         user.text.clear();
         user.sections.clear();
         write_decision_user_prompt(user, template, whole);
