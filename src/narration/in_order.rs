@@ -304,13 +304,7 @@ mod tests {
 
     #[test]
     fn a_request_id_asked_again_ends_the_narration_that_had_it() {
-        let mut untold = InOrder::default();
-        untold.asked(
-            RequestId(1),
-            narration("take"),
-            "You take it.".to_owned(),
-            later(),
-        );
+        let mut untold = taking();
         // A bridge started anew counts its requests from 1 again.
         untold.asked(RequestId(1), narration("greet"), String::new(), later());
         untold.answered(RequestId(1), Ok("You nod.".to_owned()));
@@ -325,8 +319,7 @@ mod tests {
 
     #[test]
     fn a_models_pieces_are_shown_without_control_characters() {
-        let mut untold = InOrder::default();
-        untold.asked(RequestId(1), narration("take"), String::new(), later());
+        let mut untold = asking(&["take"]);
         let piece = untold.piece(RequestId(1), "You \u{1b}[2Jlift", 100);
         assert_eq!(
             piece.map(|piece| piece.text),
@@ -340,12 +333,8 @@ mod tests {
         assert_eq!(told(&mut untold), [text("take", "You lift the mug.", true)]);
     }
 
-    fn text(verb: &str, text: &str, is_final: bool) -> (String, String, bool) {
-        (verb.to_owned(), text.to_owned(), is_final)
-    }
-
-    #[test]
-    fn a_narration_ended_already_waits_for_the_one_asked_before_it() {
+    /// A take's narration asked as request 1, its offline text "You take it.".
+    fn taking() -> InOrder {
         let mut untold = InOrder::default();
         untold.asked(
             RequestId(1),
@@ -353,6 +342,26 @@ mod tests {
             "You take it.".to_owned(),
             later(),
         );
+        untold
+    }
+
+    /// Narrations of reports of these verbs asked in turn, as requests 1, 2, …, with
+    /// no offline text and a deadline far off.
+    fn asking(verbs: &[&str]) -> InOrder {
+        let mut untold = InOrder::default();
+        for (request, verb) in (1..).zip(verbs) {
+            untold.asked(RequestId(request), narration(verb), String::new(), later());
+        }
+        untold
+    }
+
+    fn text(verb: &str, text: &str, is_final: bool) -> (String, String, bool) {
+        (verb.to_owned(), text.to_owned(), is_final)
+    }
+
+    #[test]
+    fn a_narration_ended_already_waits_for_the_one_asked_before_it() {
+        let mut untold = taking();
         untold.ended(
             narration("wait"),
             "You wait.".to_owned(),
@@ -373,9 +382,7 @@ mod tests {
 
     #[test]
     fn pieces_of_a_later_narration_are_held_and_shown_as_one_in_its_turn() {
-        let mut untold = InOrder::default();
-        untold.asked(RequestId(1), narration("take"), String::new(), later());
-        untold.asked(RequestId(2), narration("greet"), String::new(), later());
+        let mut untold = asking(&["take", "greet"]);
         assert!(untold.piece(RequestId(2), "You ", 100).is_none());
         assert!(untold.piece(RequestId(2), "nod.", 100).is_none());
         untold.answered(RequestId(2), Ok("You nod.".to_owned()));
@@ -395,9 +402,7 @@ mod tests {
 
     #[test]
     fn nothing_is_shown_past_the_longest_text_accepted() {
-        let mut untold = InOrder::default();
-        untold.asked(RequestId(1), narration("take"), String::new(), later());
-        untold.asked(RequestId(2), narration("greet"), String::new(), later());
+        let mut untold = asking(&["take", "greet"]);
         let shown = |untold: &mut InOrder, request, piece| {
             let text = untold.piece(RequestId(request), piece, 6);
             text.map(|text| text.text)
@@ -440,8 +445,7 @@ mod tests {
 
     #[test]
     fn what_comes_for_a_request_not_asked_or_answered_already_is_ignored() {
-        let mut untold = InOrder::default();
-        untold.asked(RequestId(1), narration("take"), String::new(), later());
+        let mut untold = asking(&["take"]);
         untold.answered(RequestId(1), Ok("You lift the mug.".to_owned()));
         assert!(untold.piece(RequestId(1), "late", 100).is_none());
         untold.answered(RequestId(1), Ok("again".to_owned()));
