@@ -34,6 +34,12 @@ pub(super) struct Narration {
 impl Narration {
     /// Its text: a piece of it, or (`is_final`) the whole.
     fn text(&self, text: String, is_final: bool, source: NarrationSource) -> NarrationText {
+        // Told as it looks, whoever wrote it: the model's text was cleaned to be
+        // judged, but a weave tells a game's own words (`ActionReport::text`) too.
+        let text = match printable(&text) {
+            Cow::Borrowed(_) => text,
+            Cow::Owned(clean) => clean,
+        };
         NarrationText {
             report: Arc::clone(&self.report),
             place: self.place,
@@ -314,6 +320,17 @@ mod tests {
                 text("take", "You take it.", true),
                 text("greet", "You nod.", true)
             ]
+        );
+    }
+
+    #[test]
+    fn a_woven_text_is_told_without_control_characters() {
+        let mut untold = InOrder::default();
+        let woven = "You read: \u{1b}[2JBeware.".to_owned();
+        untold.ended(narration("read"), woven, NarrationSource::Offline);
+        assert_eq!(
+            told(&mut untold),
+            [text("read", "You read: [2JBeware.", true)]
         );
     }
 
