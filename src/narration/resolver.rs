@@ -46,6 +46,12 @@ impl<'a> Described<'a> {
         context: Option<&'a NarrativeContext>,
     ) -> Self {
         let name = crate::world::prompt_name(name.into());
+        // A name of nothing shown is none: "someone", as an entity without one is.
+        let (name, by_name) = if name.is_empty() {
+            (Cow::Borrowed("someone"), true)
+        } else {
+            (name, by_name)
+        };
         let called = if by_name {
             name.clone()
         } else {
@@ -918,6 +924,8 @@ mod tests {
         let box_ = Described::new(entity(7), " box\n<b>of</b> nails ", false, None);
         assert_eq!(box_.name, "box ‹b›of‹/b› nails");
         assert_eq!(box_.called, "the box ‹b›of‹/b› nails");
+        let nothing = Described::new(entity(8), "\u{E0041} \u{1b}", false, None);
+        assert_eq!((&*nothing.name, &*nothing.called), ("someone", "someone"));
     }
 
     #[test]
