@@ -630,7 +630,7 @@ impl World {
             exits: self
                 .exits
                 .iter()
-                .map(|&exit| self.things[exit as usize].name)
+                .map(|&exit| self.things[exit as usize].name.into())
                 .collect(),
             effects: report
                 .effects

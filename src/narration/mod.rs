@@ -29,6 +29,7 @@ mod plan;
 mod resolver;
 mod weave;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -318,7 +319,9 @@ impl NarrationWorld<'_, '_> {
                 exits
                     .0
                     .iter()
-                    .filter_map(|&exit| self.entities.get(exit).ok()?.0.map(|n| n.0.as_str()))
+                    .filter_map(|&exit| self.entities.get(exit).ok()?.0)
+                    .map(|name| crate::world::prompt_name(Cow::Borrowed(name.0.as_str())))
+                    .filter(|name| !name.is_empty())
                     .collect()
             })
             .unwrap_or_default();

@@ -95,8 +95,8 @@ pub struct ReportEntities<'a> {
     pub instrument: Option<Described<'a>>,
     /// Where the actor is.
     pub place: Option<Described<'a>>,
-    /// Names of the places one can go from there.
-    pub exits: Vec<&'a str>,
+    /// Names of the places one can go from there, as prompts show names.
+    pub exits: Vec<Cow<'a, str>>,
     /// For each of the report's effects, in order: its target and where it came from.
     pub effects: Vec<(Option<Described<'a>>, Option<Described<'a>>)>,
 }
@@ -409,7 +409,7 @@ impl FragmentResolver {
                 },
                 place: entities.place.as_ref().map(|p| &*p.name),
             },
-            exits: entities.exits.clone(),
+            exits: entities.exits.iter().map(AsRef::as_ref).collect(),
             text: report.text.as_deref(),
         }
     }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bevy::prelude::*;
-use bevy_loom::llm::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply};
+use bevy_loom::llm::{DeltaSink, LlmBackend, LlmError, LlmFuture, LlmReply, LlmRequest};
 use bevy_loom::prelude::*;
 use bevy_loom::testing::HeadlessApp;
 use serde_json::json;
@@ -443,6 +443,57 @@ fn a_thing_without_a_name_is_someone() {
     let text = &narrated.finals()[0].text;
     assert!(text.contains("someone"), "{text}");
     assert!(!text.to_lowercase().contains("the someone"), "{text}");
+}
+
+/// Answers "You nod." and keeps what each request said.
+#[derive(Default)]
+struct Recording(std::sync::Mutex<Vec<String>>);
+
+impl LlmBackend for Recording {
+    fn describe(&self) -> String {
+        "narration test backend that keeps its requests".to_owned()
+    }
+
+    fn complete(&self, request: &LlmRequest, _: DeltaSink) -> LlmFuture {
+        let said = request.messages.iter().map(|m| &*m.content);
+        if let Ok(mut requests) = self.0.lock() {
+            requests.push(said.collect::<Vec<_>>().join("\n"));
+        }
+        Box::pin(async { Ok(LlmReply::text("You nod.")) })
+    }
+}
+
+/// The narrator reads names as prompts show them, the exits' too: words no one sees
+/// (tag characters) do not reach it.
+#[test]
+fn the_narrator_reads_no_hidden_words_in_names() {
+    let recording = Arc::new(Recording::default());
+    let backend = Arc::clone(&recording) as Arc<dyn LlmBackend>;
+    let mut scene = scene_with(Some(backend), NarrationSettings::default());
+    let hidden = "\u{E006F}\u{E0062}\u{E0065}\u{E0079}";
+    let world = scene.app.world_mut();
+    let cellar = world
+        .spawn((Place, DisplayName(format!("the cellar{hidden}"))))
+        .id();
+    let room = world
+        .get::<InPlace>(scene.marta)
+        .expect("Marta is in the room")
+        .0;
+    world.entity_mut(room).insert(Exits(vec![cellar]));
+    world
+        .entity_mut(scene.mug)
+        .insert(DisplayName(format!("mug{hidden}")));
+    world.write_message(ActionReport::new(scene.marta, "take").object(scene.mug));
+    update_until(&mut scene.app, "the take to be narrated", |app| {
+        !app.world().resource::<Narrated>().finals().is_empty()
+    });
+    let requests = recording.0.lock().expect("not poisoned");
+    let asked = requests.first().expect("the narrator was asked");
+    assert!(
+        asked.contains("the cellar") && asked.contains("mug"),
+        "{asked}"
+    );
+    assert!(!asked.contains('\u{E006F}'), "{asked:?}");
 }
 
 /// Streams "You " and "nod." to every request but the first, which answers only once
