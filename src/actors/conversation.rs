@@ -64,9 +64,9 @@ fn words(line: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Whether a word typed is punctuation alone ("-", ",", "?").
-fn is_punctuation_alone(word: &str) -> bool {
-    bare(word).is_empty()
+/// Whether a word typed sets a name apart, as a comma does: "-", ",", ":", ";" alone.
+fn is_separator(word: &str) -> bool {
+    !word.is_empty() && word.chars().all(|c| matches!(c, ',' | ';' | ':' | '-'))
 }
 
 /// A line's words as typed, one space apart.
@@ -131,20 +131,19 @@ pub fn read_player_line(line: &str, visible: &[Addressable<'_>]) -> PlayerLine {
 }
 
 /// What is said around a name that takes the words `start..end`: the words before and
-/// after it as typed, less the comma before the name; a question or an exclamation
-/// mark typed right after a name that ends the line ends what is said, unless it
-/// ends already.
+/// after it as typed, less the comma before the name and the separators alone next
+/// to it ([`is_separator`]); a question or an exclamation mark typed right after a
+/// name that ends the line ends what is said, unless it ends already.
 fn said_around(typed: &[&str], start: usize, end: usize) -> String {
-    // Words of punctuation alone next to the name set it apart, as a comma does.
     let mut before = &typed[..start];
     while let [rest @ .., last] = before
-        && is_punctuation_alone(last)
+        && is_separator(last)
     {
         before = rest;
     }
     let mut after = &typed[end..];
     while let [first, rest @ ..] = after
-        && is_punctuation_alone(first)
+        && is_separator(first)
     {
         after = rest;
     }
@@ -405,6 +404,14 @@ mod tests {
             read_player_line("@Marta tu as une chambre ?", TAVERN),
             addressed(0, "tu as une chambre ?")
         );
+        for line in ["Tu as une chambre, @Marta ?", "Tu as une chambre ? @Marta"] {
+            assert_eq!(
+                read_player_line(line, TAVERN),
+                addressed(0, "Tu as une chambre ?"),
+                "{line}"
+            );
+        }
+        assert_eq!(read_player_line("@Marta ?", TAVERN), addressed(0, "?"));
         // The two ways of naming someone at once: "talk to" is no words said.
         assert_eq!(
             read_player_line("talk to @Marta any rooms?", TAVERN),
