@@ -101,8 +101,11 @@ pub fn play_turns(app: &mut App, options: &Options) -> Result<(), String> {
             let Some(line) = lines.next().transpose()? else {
                 break;
             };
-            // Echoed as it looks: a script's escape or control byte stays unread.
-            let echoed: String = line.chars().filter(|c| !c.is_control()).collect();
+            // Echoed as the crate hears it: without what content may not hold either
+            // (a script's escape, a mark that reorders the line).
+            let echoed: String = (line.chars())
+                .filter(|&c| bevy_loom::content::forbidden_character(c).is_none())
+                .collect();
             print(app, &format!("\n-- Turn {number} --\n> {echoed}"));
             app.world_mut().write_message(PlayerSaid { text: line });
         } else {
