@@ -12,8 +12,9 @@
 //!   case insensitively), each checked and turned into its value. Target: ≤ 2 µs.
 //! - `abilities/offer_1000_same_named_candidates`: offering an ability whose one entity
 //!   input finds 1,000 things of one name ("gold coin") in the actor's place
-//!   ([`OfferedAbility::new`]): each is numbered apart ("gold coin (1)", …), a number
-//!   no other candidate's name has.
+//!   ([`OfferedAbility::new`]): the first `MAX_ENTITY_CANDIDATES` (32) the scope gives
+//!   are kept, and each numbered apart ("gold coin (1)", …), a number no other
+//!   candidate's name has.
 //!
 //! Run with `cargo bench --bench abilities`.
 
