@@ -318,7 +318,7 @@ impl Refinement {
         match fallback {
             FallbackBehavior::Fail => self.fail(reason, Some(self.step_pointer())),
             FallbackBehavior::Continue => self.advance(),
-            FallbackBehavior::Replan => self.replan(reason, registry, facts),
+            FallbackBehavior::Replan => self.replan((reason, self.step_pointer()), registry, facts),
         }
     }
 
@@ -334,17 +334,22 @@ impl Refinement {
         match on_failure {
             ConditionalFailure::Skip => self.advance(),
             ConditionalFailure::Fail => self.fail(reason, Some(step)),
-            ConditionalFailure::Replan => self.replan(reason, registry, facts),
+            ConditionalFailure::Replan => self.replan((reason, step), registry, facts),
         }
     }
 
-    /// Tries the innermost task's next applicable method; when none is left, the task
-    /// step that ran it fails, or the plan, handed back to whoever chose it.
-    fn replan(&mut self, reason: String, registry: &ContentRegistry, facts: &impl PlanFacts) {
+    /// Tries the innermost task's next applicable method, the step `at` having failed;
+    /// when none is left, the task step that ran it fails, or the plan (naming `at`),
+    /// handed back to whoever chose it.
+    fn replan(
+        &mut self,
+        (reason, at): (String, (String, String)),
+        registry: &ContentRegistry,
+        facts: &impl PlanFacts,
+    ) {
         let Some(mut frame) = self.frames.pop() else {
             return;
         };
-        let at = (frame.method.clone(), pointer(&frame.cursor));
         frame.tried.push(std::mem::take(&mut frame.method));
         match choose_method(frame.task, frame.tried, self.done, registry, facts) {
             Ok(again) => self.frames.push(again),
@@ -1003,6 +1008,27 @@ mod tests {
         act(plan.next_step(&registry, &world));
         plan.report(Err("no mug".to_owned()), &registry, &world);
         assert_eq!(next_action(&mut plan, &registry, &world), "items:give");
+    }
+
+    #[test]
+    fn a_replan_with_no_method_left_names_the_step_that_failed() {
+        let registry = by_hand(json!([
+            wait(),
+            { "stepType": "conditional", "condition": true, "thenSteps": [pick_up()], "onFailure": "replan" }
+        ]));
+        let (mut plan, world) = start(&registry);
+        act(plan.next_step(&registry, &world));
+        plan.report(Ok(()), &registry, &world);
+        act(plan.next_step(&registry, &world));
+        plan.report(Err("no mug".to_owned()), &registry, &world);
+        let failure = failed(plan.next_step(&registry, &world), "no other method");
+        assert_eq!(
+            failure.step,
+            Some((
+                "tavern:by_hand".to_owned(),
+                "/steps/1/thenSteps/0".to_owned()
+            ))
+        );
     }
 
     #[test]
