@@ -518,7 +518,7 @@ fn receive_narration(
 fn usable_text(answer: &str, max_chars: usize) -> Result<String, String> {
     // Told to the player as it looks: without a terminal's escapes, nor marks that
     // reorder it; judged so.
-    let answer = crate::world::printable(answer);
+    let answer = crate::world::as_shown(answer);
     let text = crate::prompt::answer_body(&answer);
     // Quoted whole: the quotes go, unless the prose holds others (it opens and
     // closes with dialogue).
@@ -572,6 +572,10 @@ mod tests {
         );
         assert_eq!(usable_text("\u{feff}You nod.\u{200b}", 100), you_nod);
         assert_eq!(usable_text("\u{1b} You\u{0} nod.\u{202e}", 100), you_nod);
+        assert_eq!(
+            usable_text("You nod.\rShe smiles.", 100),
+            Ok("You nod.\nShe smiles.".into())
+        );
         assert!(
             usable_text("\u{1b}\u{202e}", 100).is_err(),
             "nothing to tell"

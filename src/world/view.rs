@@ -386,6 +386,17 @@ pub(crate) fn printable(text: &str) -> Cow<'_, str> {
     Cow::Owned(text.chars().filter(|&c| !forbidden(c)).collect())
 }
 
+/// What a model wrote, as it is shown: [`printable`], and its line breaks each a `\n`
+/// (a carriage return alone, which a terminal writes over the line with, or before a
+/// `\n`, is one).
+pub(crate) fn as_shown(text: &str) -> Cow<'_, str> {
+    let text = printable(text);
+    if !text.contains('\r') {
+        return text;
+    }
+    Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
+}
+
 /// Pushes `said` (what the player typed, memories, which hold what was said, or a
 /// name) with its angle brackets shown as `‹` `›`: words from outside the game's
 /// content open and close none of a prompt's sections.

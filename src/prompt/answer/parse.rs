@@ -8,7 +8,7 @@ use super::{
     ABILITY_FIELD, ANSWER_FIELD, ANSWER_TYPES, CHOICE_FIELD, Choices, DecisionLimits, LINE_FIELD,
     Offer, QUESTION_FIELD,
 };
-use crate::world::printable;
+use crate::world::as_shown;
 
 /// Parses one decision object and checks it against what was offered (actions at
 /// indices `1..=actions`, tasks on after them: [`Choices`]) and the size limits:
@@ -411,7 +411,7 @@ fn text_field(
         Some(Value::String(text)) => {
             // Shown to the player and kept in memories as the text looks: without a
             // terminal's escapes or marks that reorder it; measured so.
-            let text = printable(text);
+            let text = as_shown(text);
             let text = text.trim_matches(unseen);
             let length = text.chars().count();
             if length > max {
@@ -428,8 +428,8 @@ fn text_field(
 /// white space that a reader cannot see either (zero-width spaces, joiners and
 /// direction marks and isolates, the word joiner and invisible operators, the
 /// byte-order mark, the soft hyphen, the combining grapheme joiner, the Mongolian vowel
-/// separator), or one [`printable`] drops (control characters, tag characters). A
-/// model's line of them alone says nothing.
+/// separator), or one [`printable`](crate::world::printable) drops (control
+/// characters, tag characters). A model's line of them alone says nothing.
 pub(super) fn unseen(c: char) -> bool {
     c.is_whitespace()
         || matches!(
@@ -531,6 +531,11 @@ mod tests {
         let decision = parse(said).expect("a valid answer");
         assert_eq!(decision.answer, Answer::Color("Evening.[2J Drink?".into()));
         assert_eq!(decision.thought, "[31mA stranger.");
+        // A carriage return alone, which a terminal writes over a line with, breaks one.
+        assert_eq!(
+            answer(r#"{"do": 0, "say": "Evening.\rDrink?\r\nAle?"}"#),
+            Answer::Color("Evening.\nDrink?\nAle?".into())
+        );
         assert_eq!(
             answer(r#"{"ask": "How long?\u0007", "say": ""}"#),
             Answer::Ask("How long?".into())
