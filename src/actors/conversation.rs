@@ -81,12 +81,12 @@ fn mentions_someone(line: &str) -> bool {
 }
 
 /// Reads a player's line against the actors the player can see. What is said keeps
-/// its punctuation; the name, the commas and words of punctuation alone that set it
-/// apart, and a `talk`/`talk to` before an `@` mention are left out.
+/// its punctuation; the name, the commas and the separators alone that set it apart
+/// ([`is_separator`]), and a `talk`/`talk to` before an `@` mention are left out.
 pub fn read_player_line(line: &str, visible: &[Addressable<'_>]) -> PlayerLine {
     let typed: Vec<&str> = line.split_whitespace().collect();
     // Each word as names are matched: bare and lower case; and where the words are
-    // that are more than punctuation alone, which alone name and command.
+    // that are more than punctuation alone, which alone name someone or say `talk`.
     let lowered: Vec<String> = typed.iter().map(|t| bare(t).to_lowercase()).collect();
     let words: Vec<usize> = (0..typed.len())
         .filter(|&i| !lowered[i].is_empty())

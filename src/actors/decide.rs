@@ -267,9 +267,9 @@ pub(super) fn judge<'a>(
 /// Why what a decision `made` chose (the offered action and task among them) can no
 /// longer be done `now`, when it cannot: an action no longer loaded or permitted, a
 /// task or an ability no longer allowed (the actor's spec, or the content, changed
-/// while it thought, or a fight broke out), an ability no longer loaded or whose inputs are others now, an
-/// action or task whose targets are others now, or an entity it names no longer in the
-/// world (despawned while it thought).
+/// while it thought, or a fight broke out), an ability no longer loaded or whose
+/// inputs are others now, an action or task whose targets are others now, or an entity
+/// it names no longer in the world (despawned while it thought).
 fn why_not_now(
     made: Option<&Decision>,
     (chosen, task): (Option<AvailableAction>, Option<AvailableAction>),
