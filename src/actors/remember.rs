@@ -8,7 +8,9 @@ use super::memory::{self, MemoryEntry, MemoryScope, NewMemory};
 use super::{ActorSpoke, HistoryStore, SmartActor, SmartActorSettings, TurnClock};
 use crate::content::{ActorSpec, ContentRegistry, MemorySeed};
 use crate::prompt::fit_words;
-use crate::world::{DisplayName, InPlace, NarrativeKey, Witnessed, one_line, printable};
+use crate::world::{
+    self, DisplayName, NarrativeKey, WhereItIs, Whereabouts, Witnessed, one_line, printable,
+};
 
 /// Pins each spec's `memorySeeds` and `history.seeds` into the history, under its store
 /// key, when one of its actors is first seen (an actor appears, or is given another
@@ -139,6 +141,9 @@ fn append_to(
     }
 }
 
+/// What memories tag and call an entity by: its narrative key and its name.
+type Named = (Option<&'static NarrativeKey>, Option<&'static DisplayName>);
+
 /// Writes what each smart actor witnessed into its memory (under its spec's store
 /// key, once a store: actors sharing one share what they remember): the narration of
 /// every action in the place it happened (and of its own, wherever it is now), and
@@ -152,12 +157,8 @@ pub(super) fn remember_what_was_witnessed(
     clock: Res<TurnClock>,
     mut history: ResMut<HistoryStore>,
     (mut witnessed, mut spoke): (MessageReader<Witnessed>, MessageReader<ActorSpoke>),
-    actors: Query<(Entity, &SmartActor, Option<&InPlace>)>,
-    about: Query<(
-        Option<&NarrativeKey>,
-        Option<&InPlace>,
-        Option<&DisplayName>,
-    )>,
+    actors: Query<(Entity, &SmartActor, WhereItIs)>,
+    (about, whereabouts): (Query<Named>, Whereabouts),
 ) {
     let key = |entity: Entity| about.get(entity).ok()?.0.map(|k| k.0.clone());
     // An actor whose spec is not loaded never thinks; its memories wait under its id.
@@ -167,11 +168,11 @@ pub(super) fn remember_what_was_witnessed(
             .map_or(actor.spec.as_str(), |spec| spec.store_key());
         MemoryScope::Actor(key.to_owned())
     };
-    let place_of = |entity: Entity| about.get(entity).ok()?.1.map(|p| p.0);
+    // Where someone is: carried, where the one carrying it is.
+    let place_of = |entity: Entity| world::place_of(whereabouts.get(entity).ok()?, &whereabouts);
     let witnesses = |place: Option<Entity>| {
-        actors
-            .iter()
-            .filter(move |(_, _, in_place)| place.is_some() && in_place.map(|p| p.0) == place)
+        (actors.iter())
+            .filter(move |&(.., at)| place.is_some() && world::place_of(at, &whereabouts) == place)
     };
     // The stores of those `who` saw it, each once: actors sharing a store (one spec,
     // or one `storeKey`) share what they remember.
@@ -199,7 +200,7 @@ pub(super) fn remember_what_was_witnessed(
         tags.dedup();
         // Those where it happened, and whoever did it, wherever it went since.
         let did_it = (actors.get(seen.actor).ok())
-            .filter(|(_, _, in_place)| place.is_none() || in_place.map(|p| p.0) != place);
+            .filter(|&(.., at)| place.is_none() || world::place_of(at, &whereabouts) != place);
         let saw = &mut witnesses(place).chain(did_it).map(|(_, actor, _)| actor);
         let what = (text.as_str(), tags.as_slice(), "witnessed");
         append_to(&mut history, &stores_of(saw), what, clock.turn);
@@ -209,7 +210,7 @@ pub(super) fn remember_what_was_witnessed(
         let speaker = about
             .get(line.actor)
             .ok()
-            .and_then(|(_, _, name)| name)
+            .and_then(|(_, name)| name)
             .map_or("Someone", |n| n.0.as_str());
         let heard = memory(&format!("{speaker} said: \"{}\"", line.text));
         let tags: Vec<String> = [Some(line.actor), place]

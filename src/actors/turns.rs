@@ -13,7 +13,10 @@ use super::{
     SmartActorSettings, ThinkQueue, TurnClock, TurnEnded,
 };
 use crate::llm::{LlmBridge, RequestId};
-use crate::world::{DisplayName, FollowingPlan, InPlace, Player, StopPlan, Witnessed, printable};
+use crate::world::{
+    DisplayName, FollowingPlan, Player, StopPlan, WhereItIs, Whereabouts, Witnessed, place_of,
+    printable,
+};
 
 /// Why a fight stops a plan, as the actor's next prompt tells it.
 pub(super) const FIGHT_STOPS_PLAN: &str = "a fight broke out";
@@ -144,13 +147,13 @@ pub(super) fn start_turns(
     }
 }
 
-/// A smart actor the player may talk to: its spec, name, mind and place.
+/// A smart actor the player may talk to: its spec, name, mind, and where it is.
 type Listener = (
     Entity,
     &'static SmartActor,
     Option<&'static DisplayName>,
     &'static mut ActorMind,
-    Option<&'static InPlace>,
+    WhereItIs,
 );
 
 /// What the player calls a smart actor: its name, or without one its key.
@@ -165,16 +168,17 @@ pub(super) fn hear_the_player(
     (mut conversation, mut updates): (ResMut<Conversation>, MessageWriter<ConversationUpdate>),
     mut queue: ResMut<ThinkQueue>,
     mut bridge: ResMut<LlmBridge>,
-    player: Query<(Entity, &InPlace, Option<&DisplayName>), With<Player>>,
-    mut witnessed: MessageWriter<Witnessed>,
+    player: Query<(Entity, WhereItIs, Option<&DisplayName>), With<Player>>,
+    (mut witnessed, whereabouts): (MessageWriter<Witnessed>, Whereabouts),
     mut actors: Query<Listener>,
 ) {
     for line in lines.read() {
+        // Where the player is: carried, where the one carrying it is.
         let speaker = player.iter().next();
-        let here = speaker.map(|(_, place, _)| place.0);
+        let here = speaker.and_then(|(_, at, _)| place_of(at, &whereabouts));
         let visible: Vec<conversation::Visible<'_>> = actors
             .iter()
-            .filter(|(.., place)| here.is_some() && place.map(|p| p.0) == here)
+            .filter(|&(.., at)| here.is_some() && place_of(at, &whereabouts) == here)
             .map(|(entity, actor, name, ..)| conversation::Visible {
                 entity,
                 name: conversation::Addressable {

@@ -24,6 +24,30 @@ pub struct InPlace(pub Entity);
 #[reflect(Component)]
 pub struct CarriedBy(pub Entity);
 
+/// Where an entity is, as a query reads it: its [`InPlace`] and its [`CarriedBy`].
+pub(crate) type WhereItIs = (Option<&'static InPlace>, Option<&'static CarriedBy>);
+
+/// Where entities are ([`WhereItIs`]), read for each carrier in turn by [`place_of`].
+pub(crate) type Whereabouts<'w, 's> = Query<'w, 's, WhereItIs>;
+
+/// The place an entity is in, as the world view finds it: its carrier's (a carrier's
+/// carrier, up to 8 deep) when it is carried, else its own; given where it is (its
+/// [`InPlace`] and [`CarriedBy`]) and `whereabouts` for its carriers.
+pub(crate) fn place_of(
+    (in_place, carried_by): (Option<&InPlace>, Option<&CarriedBy>),
+    whereabouts: &Whereabouts,
+) -> Option<Entity> {
+    let (mut in_place, mut carried_by) = (in_place.copied(), carried_by.copied());
+    for _ in 0..8 {
+        let Some(CarriedBy(carrier)) = carried_by else {
+            return in_place.map(|place| place.0);
+        };
+        let (place, carrier) = whereabouts.get(carrier).ok()?;
+        (in_place, carried_by) = (place.copied(), carrier.copied());
+    }
+    None
+}
+
 /// The name prompts and commands use for an entity: "Marta", "mug of ale".
 #[derive(Component, Debug, Clone, PartialEq, Eq, Reflect)]
 #[reflect(Component)]

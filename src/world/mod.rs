@@ -39,6 +39,7 @@ pub use components::{
     CarriedBy, Character, DisplayName, Exits, FollowingPlan, InPlace, NarrativeKey, Place, Player,
     Tags,
 };
+pub(crate) use components::{WhereItIs, Whereabouts, place_of};
 pub(crate) use gone::ForgetGone;
 pub use offered::{AvailableAction, OfferedActions, OfferedIter};
 pub use perception::{

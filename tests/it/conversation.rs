@@ -213,6 +213,57 @@ fn the_player_s_control_characters_and_reordering_marks_reach_no_prompt_or_memor
     );
 }
 
+/// Someone carried is where the one carrying it is: a carried player talks to those
+/// there, and a carried actor is talked to there.
+#[test]
+fn a_carried_player_or_actor_is_where_its_carrier_is() {
+    for carried_marta in [false, true] {
+        let mut tavern = open_tavern(WELCOME);
+        let world = tavern.app.world_mut();
+        let mut players = world.query_filtered::<Entity, With<Player>>();
+        let player = players.iter(world).next().expect("the player");
+        let mut names = world.query::<(Entity, &DisplayName)>();
+        let brom = (names.iter(world))
+            .find(|(_, name)| name.0 == "Brom")
+            .map(|(brom, _)| brom)
+            .expect("Brom");
+        let carried = if carried_marta { tavern.marta } else { player };
+        world
+            .entity_mut(carried)
+            .remove::<InPlace>()
+            .insert(CarriedBy(brom));
+        let log = tavern.say("@Marta, any rooms free?", false);
+        assert_eq!(tavern.heard(), [ConversationUpdate::Started(tavern.marta)]);
+        assert_eq!(log.spoke.len(), 1, "{carried_marta}: {log:#?}");
+        assert_eq!(log.spoke[0].actor, tavern.marta);
+    }
+    // A carried bystander hears what is said where it is carried, and remembers it.
+    let mut tavern = open_tavern(WELCOME);
+    let world = tavern.app.world_mut();
+    let mut names = world.query::<(Entity, &DisplayName)>();
+    let mut named = |world: &World, wanted: &str| {
+        (names.iter(world))
+            .find(|(_, name)| name.0 == wanted)
+            .map(|(entity, _)| entity)
+            .expect("in the tavern")
+    };
+    let (brom, silas) = (named(world, "Brom"), named(world, "Silas"));
+    world
+        .entity_mut(silas)
+        .remove::<InPlace>()
+        .insert(CarriedBy(brom));
+    tavern.say("@Marta, any rooms free?", false);
+    let store = tavern
+        .app
+        .world()
+        .resource::<bevy_loom::actors::HistoryStore>();
+    let silas_heard = (store.entries().iter()).any(|entry| {
+        entry.scope == bevy_loom::actors::MemoryScope::Actor("tavern:silas".to_owned())
+            && entry.text.contains("any rooms free")
+    });
+    assert!(silas_heard, "{:#?}", store.entries());
+}
+
 #[test]
 fn a_name_nobody_has_gets_a_notice_and_no_reply() {
     let mut tavern = open_tavern(WELCOME);
