@@ -187,13 +187,7 @@ impl Refinement {
                             let at = pointer(&frame.cursor);
                             let reason =
                                 format!("the condition at {at} cannot be decided: {error}");
-                            match conditional.on_failure {
-                                Some(on_failure) => {
-                                    let failed = (on_failure, self.step_pointer());
-                                    self.conditional_failed(failed, reason, registry, facts);
-                                }
-                                None => self.step_failed(reason, registry, facts),
-                            }
+                            self.step_failed(reason, registry, facts);
                         }
                     }
                 }
@@ -294,7 +288,8 @@ impl Refinement {
         self.advance();
     }
 
-    /// The current step failed for `reason`: the innermost conditional step around it
+    /// The current step failed for `reason` (or, a conditional step, its condition
+    /// could not be decided): the innermost conditional step, itself or around it,
     /// that says what its failure does decides, or else the method's fallback.
     fn step_failed(&mut self, reason: String, registry: &ContentRegistry, facts: &impl PlanFacts) {
         self.awaiting = false;
@@ -395,13 +390,14 @@ fn current<'m>(method: &'m RefinementMethod, cursor: &[Cursor]) -> Option<&'m [R
     Some(steps)
 }
 
-/// The `onFailure` of the innermost conditional step whose branch the cursor is in
-/// that has one, and how deep a cursor at that conditional step is.
+/// The `onFailure` of the innermost conditional step that has one, of the one the
+/// cursor is at (its condition could not be decided) and those whose branch it is in,
+/// and how deep a cursor at that conditional step is.
 fn deciding_conditional(
     method: &RefinementMethod,
     cursor: &[Cursor],
 ) -> Option<(ConditionalFailure, usize)> {
-    (1..cursor.len()).rev().find_map(|depth| {
+    (1..=cursor.len()).rev().find_map(|depth| {
         let steps = current(method, &cursor[..depth])?;
         match steps.get(cursor[depth - 1].index)? {
             RefinementStep::Conditional(conditional) => Some((conditional.on_failure?, depth)),
