@@ -292,12 +292,10 @@ impl NarrationWorld<'_, '_> {
         else {
             return Described::new(entity, "someone", true, None);
         };
-        // By name: characters, places, and anything that has none ("someone").
-        let (name, by_name) = match name {
-            Some(name) => (name.0.as_str(), is_character || is_player || is_place),
-            None => ("someone", true),
-        };
+        // No name is none shown: `Described::new` calls it "someone".
+        let name = name.map_or("", |n| n.0.as_str());
         let context = key.and_then(|k| self.registry.narrative(&k.0));
+        let by_name = is_character || is_player || is_place;
         let described = Described::new(entity, name, by_name, context);
         match (is_player, is_character) {
             (true, _) => described.player(),
