@@ -95,14 +95,15 @@ impl ContentAsset for SceneDefinition {
         for (index, entity) in self.entities.iter().enumerate() {
             if entity.id.trim().is_empty() {
                 problems.push(blank_id(file, &format!("/entities/{index}")));
-            } else if let Some(first) = ids.insert(&entity.id, false) {
+            } else if ids.contains_key(entity.id.as_str()) {
                 // The first of that id keeps it: a place stays a place.
-                ids.insert(&entity.id, first);
                 problems.push(ContentError::new(
                     file,
                     format!("/entities/{index}/id"),
                     format!("duplicate id `{}`", entity.id),
                 ));
+            } else {
+                ids.insert(&entity.id, false);
             }
             let at = format!("/entities/{index}");
             problems.extend(name_problem(file, &at, &entity.name));
