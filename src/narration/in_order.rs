@@ -4,7 +4,6 @@
 //! deadline bounds the wait: a narration it does not answer in time is told from the
 //! offline weave.
 
-use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
@@ -15,7 +14,7 @@ use bevy::prelude::*;
 use super::{ActionReport, NarrationSource, NarrationText};
 use crate::llm::RequestId;
 use crate::prompt::StreamedAnswer;
-use crate::world::printable;
+use crate::world::into_printable;
 
 /// Why a narration whose answer never came is told from its offline weave.
 const LOST: &str =
@@ -36,10 +35,7 @@ impl Narration {
     fn text(&self, text: String, is_final: bool, source: NarrationSource) -> NarrationText {
         // Told as it looks, whoever wrote it: the model's text was cleaned to be
         // judged, but a weave tells a game's own words (`ActionReport::text`) too.
-        let text = match printable(&text) {
-            Cow::Borrowed(_) => text,
-            Cow::Owned(clean) => clean,
-        };
+        let text = into_printable(text);
         NarrationText {
             report: Arc::clone(&self.report),
             place: self.place,
@@ -203,11 +199,7 @@ impl InOrder {
         let untold = self.untold.get_mut(position)?;
         // Shown to the player as it looks: without a terminal's escapes, nor marks
         // that reorder it.
-        let shown = untold.streamed.show(piece)?;
-        let shown = match printable(&shown) {
-            Cow::Borrowed(_) => shown,
-            Cow::Owned(clean) => clean,
-        };
+        let shown = into_printable(untold.streamed.show(piece)?);
         if shown.is_empty() {
             return None;
         }

@@ -308,10 +308,7 @@ pub fn global_view(
 /// glyph for (dashes, ellipses, curly quotes) written in ASCII, so it never shows as
 /// boxes.
 pub fn drawable(text: String) -> String {
-    let text = match crate::world::printable(&text) {
-        std::borrow::Cow::Borrowed(_) => text,
-        std::borrow::Cow::Owned(printable) => printable,
-    };
+    let text = crate::world::into_printable(text);
     const PLAIN: [(char, &str); 7] = [
         ('\u{2014}', "-"),
         ('\u{2013}', "-"),

@@ -49,7 +49,7 @@ pub(crate) use schedule::configure_loom_sets;
 pub use schedule::{LoomSystems, TurnEnded, WorldSystems};
 pub use scope::{ScopeFn, ScopeReach, TargetScopeAppExt, TargetScopes};
 pub use view::{EntityView, PlaceRevisions, WorldView, WorldViewChanges, WorldViewQuery};
-pub(crate) use view::{as_shown, one_line, printable, prompt_name, push_as_text};
+pub(crate) use view::{as_shown, into_printable, one_line, printable, prompt_name, push_as_text};
 pub use witnessed::Witnessed;
 
 use crate::content::{ContentSystems, TargetScopeNames};

@@ -386,6 +386,14 @@ pub(crate) fn printable(text: &str) -> Cow<'_, str> {
     Cow::Owned(text.chars().filter(|&c| !forbidden(c)).collect())
 }
 
+/// `text` made [`printable`], kept as it is (not copied) when it is already.
+pub(crate) fn into_printable(text: String) -> String {
+    match printable(&text) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(clean) => clean,
+    }
+}
+
 /// What a model wrote, as it is shown: [`printable`], and its line breaks each a `\n`
 /// (a carriage return alone, which a terminal writes over the line with, or before a
 /// `\n`, is one).
