@@ -326,6 +326,7 @@ impl<'a> Frame<'a, '_, '_> {
             perception: seen,
             memories: &memories,
             player_says: player_says.as_deref(),
+            fighting: asked.fighting,
             ..DecisionContext::default()
         };
         // Every store numbers its memories from 1: a conversation that showed another

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 /// Its [`Default`] is the built-in template a spec without `promptId` thinks with:
 /// [`DECISION_RULES`](crate::prompt::DECISION_RULES),
 /// [`DECISION_QUESTION`](crate::prompt::DECISION_QUESTION) and
-/// [`DECISION_REPLY`](crate::prompt::DECISION_REPLY), with an empty id no spec can name.
+/// [`DECISION_REPLY`](crate::prompt::DECISION_REPLY), with an empty id no spec can name
+/// (and no `reply_in_combat`, so the built-in one).
 #[derive(Asset, TypePath, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PromptTemplate {
@@ -23,4 +24,9 @@ pub struct PromptTemplate {
     pub question: String,
     /// The instruction after what the player said, in a conversation.
     pub reply: String,
+    /// The instruction after what the player said to an actor in a fight, which is
+    /// offered its combat actions with its reply; without it, the built-in
+    /// [`DECISION_REPLY_IN_COMBAT`](crate::prompt::DECISION_REPLY_IN_COMBAT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_in_combat: Option<String>,
 }

@@ -1,7 +1,7 @@
 //! The decision prompt: stable rules and persona first, then what the actor perceives,
 //! then the available actions. What the answer may be is the [`answer`](super::answer) contract.
 
-use super::answer::{DECISION_REPLY, DECISION_RULES, DecisionLimits};
+use super::answer::{DECISION_REPLY, DECISION_REPLY_IN_COMBAT, DECISION_RULES, DecisionLimits};
 use crate::content::{ActorSpec, PromptTemplate};
 use crate::world::push_as_text;
 
@@ -57,6 +57,7 @@ impl Default for PromptTemplate {
             rules: DECISION_RULES.to_owned(),
             question: DECISION_QUESTION.to_owned(),
             reply: DECISION_REPLY.to_owned(),
+            reply_in_combat: None,
         }
     }
 }
@@ -68,8 +69,12 @@ pub struct DecisionContext<'a> {
     pub perception: &'a str,
     /// What it recalls.
     pub memories: &'a [&'a str],
-    /// What the player just said to it, in a conversation: it replies instead of acting.
+    /// What the player just said to it, in a conversation: it replies instead of acting,
+    /// unless it fights.
     pub player_says: Option<&'a str>,
+    /// Whether it is in a fight: a reply to the player then comes with one of its
+    /// combat actions, as the template's `reply_in_combat` asks.
+    pub fighting: bool,
     /// The available-actions block; empty leaves the section out.
     pub actions_block: &'a str,
     /// A line for the actor before everything else: why its last answer was not used.
@@ -204,6 +209,7 @@ pub fn write_decision_user_prompt(
         perception,
         memories,
         player_says,
+        fighting,
         actions_block,
         note,
     } = *context;
@@ -240,7 +246,12 @@ pub fn write_decision_user_prompt(
         user.push_str("<player_says>\n");
         push_as_text(user, words);
         user.push_str("\n</player_says>\n");
-        user.push_str(template.reply.trim());
+        let reply = match (fighting, &template.reply_in_combat) {
+            (true, Some(in_combat)) => in_combat,
+            (true, None) => DECISION_REPLY_IN_COMBAT,
+            (false, _) => &template.reply,
+        };
+        user.push_str(reply.trim());
         user.push_str("\n\n");
     }
     sections.mark("player_says", user);
@@ -388,6 +399,7 @@ You are Marta, innkeeper of the Gilded Tankard.
                 perception: "You are in the common room.",
                 memories: &["Brom said: \"Trouble tonight.\""],
                 player_says: Some("any rooms free"),
+                fighting: false,
                 actions_block: "<available_actions>\n...\n</available_actions>",
                 note: None,
             },
@@ -424,6 +436,7 @@ What do you do? Answer with the JSON object only."
                 perception: "You are in the common room.",
                 memories: &[heard],
                 player_says: Some(said),
+                fighting: false,
                 actions_block: "<available_actions>\n...\n</available_actions>",
                 note: None,
             },
@@ -452,6 +465,7 @@ What do you do? Answer with the JSON object only."
             rules: "Answer as JSON.\n".into(),
             question: "Your move?".into(),
             reply: "Answer the player.".into(),
+            reply_in_combat: None,
         };
         let prompt = decision_prompt(
             &marta(),
@@ -475,6 +489,31 @@ What do you do? Answer with the JSON object only."
             ),
             "{}",
             prompt.user
+        );
+        // A fighter is offered its combat actions with its reply, and asked for both.
+        let fighting = |template: &PromptTemplate| {
+            let context = DecisionContext {
+                player_says: Some("hello"),
+                fighting: true,
+                ..DecisionContext::default()
+            };
+            decision_prompt(&marta(), template, &context, &DecisionLimits::default()).user
+        };
+        let built_in = format!("</player_says>\n{DECISION_REPLY_IN_COMBAT}\n\nYour move?");
+        assert!(
+            fighting(&template).ends_with(&built_in),
+            "{}",
+            fighting(&template)
+        );
+        let template = PromptTemplate {
+            reply_in_combat: Some("Answer, and strike.".into()),
+            ..template
+        };
+        let own = "</player_says>\nAnswer, and strike.\n\nYour move?";
+        assert!(
+            fighting(&template).ends_with(own),
+            "{}",
+            fighting(&template)
         );
     }
 }

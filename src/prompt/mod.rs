@@ -30,9 +30,9 @@ pub use actions_block::{
 };
 pub use answer::{
     ABILITY_ANSWERS, ABILITY_TOOL_ANSWERS, ANSWER_FIELD, ANSWER_TYPES, Answer, Choices,
-    DECISION_REPLY, DECISION_RULES, Decision, DecisionLimits, NOTHING_OFFERED, Offer,
-    OfflineDecision, RejectionReason, TASK_ANSWER, ability_tools, decision_schema, match_utterance,
-    parse_decision, read_decision,
+    DECISION_REPLY, DECISION_REPLY_IN_COMBAT, DECISION_RULES, Decision, DecisionLimits,
+    NOTHING_OFFERED, Offer, OfflineDecision, RejectionReason, TASK_ANSWER, ability_tools,
+    decision_schema, match_utterance, parse_decision, read_decision,
 };
 pub(crate) use answer::{StreamedAnswer, answer_body};
 pub use budget::{PromptBudgets, fit_lines, fit_said, fit_words, trim_mask};

@@ -133,6 +133,44 @@ fn a_fighter_spoken_to_answers_and_hesitates() {
     assert_eq!(lines, ["Brom hesitates."]);
 }
 
+/// A fighter the player speaks to is offered its combat actions with its reply, and
+/// asked for both: it answers and fights on, so talking to it does not stall the fight.
+#[test]
+fn a_fighter_spoken_to_answers_and_fights_on() {
+    let mut app = fight(r#"{"do": 1, "say": "Never!"}"#);
+    app.world_mut().write_message(PlayerSaid {
+        text: "@Brom, stop!".to_owned(),
+    });
+    app.update();
+    crate::support::update_until(&mut app, "Brom to answer", |app| {
+        let mut minds = app.world_mut().query::<&ActorMind>();
+        !minds.iter(app.world()).any(ActorMind::is_thinking)
+    });
+    app.update();
+    let log = app.world().resource::<crate::support::TurnLog>();
+    let [prompt] = log.prompts.as_slice() else {
+        panic!("only Brom is asked: {log:#?}");
+    };
+    assert!(
+        !prompt.offered.is_empty() && prompt.offered.iter().all(|a| combat_verb(a.action_id)),
+        "{:?}",
+        prompt.offered
+    );
+    let user = &prompt.messages.last().expect("a user message").content;
+    assert!(
+        user.contains(bevy_loom::prompt::DECISION_REPLY_IN_COMBAT)
+            && !user.contains(bevy_loom::prompt::DECISION_REPLY),
+        "{user}"
+    );
+    let said: Vec<&str> = log.spoke.iter().map(|s| s.text.as_str()).collect();
+    assert_eq!(said, ["Never!"], "{log:#?}");
+    let [request] = log.requests.as_slice() else {
+        panic!("Brom strikes as he answers: {log:#?}");
+    };
+    assert!(combat_verb(&request.action_id), "{request:?}");
+    assert!(app.world().resource::<Hesitations>().0.is_empty());
+}
+
 /// A fight that breaks out while an actor waits on its answer is the answer's judge:
 /// an action out of combat chosen before it is not carried out, and the actor
 /// hesitates, as in combat.

@@ -278,8 +278,9 @@ pub(super) fn remembered_targets<'t>(
 impl Frame<'_, '_, '_> {
     /// The offers `asked` is to be shown, each made again only when what its menu reads
     /// changed ([`KeptOffer::next`], `None` when kept): its
-    /// actions (none in a reply) from the menu its spec allows, and its tasks (none in
-    /// a reply or a fight, or with tasks turned off) from the tasks its spec allows.
+    /// actions (none in a reply out of a fight) from the menu its spec allows, and its
+    /// tasks (none in a reply or a fight, or with tasks turned off) from the tasks its
+    /// spec allows.
     pub(super) fn offers(
         &mut self,
         asked: &Asked<'_>,
@@ -288,7 +289,8 @@ impl Frame<'_, '_, '_> {
         around: Around,
     ) -> (NextOffer, NextOffer) {
         let (settings, replying) = (self.settings, asked.reply_to.is_some());
-        let menu = (!replying).then(|| {
+        // A fighter replies with a combat action: talking to it does not stop the fight.
+        let menu = (!replying || asked.fighting).then(|| {
             let verbs = &settings.combat_verbs;
             cache.menu(self.registry, asked.spec, asked.fighting, verbs)
         });

@@ -197,6 +197,7 @@ mod tests {
             perception: "You are in the hall.",
             memories,
             player_says: None,
+            fighting: false,
             actions_block: "<available_actions>\nwait\n</available_actions>",
             note: Some("Your last answer was not valid JSON."),
         }

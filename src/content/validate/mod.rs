@@ -246,28 +246,24 @@ impl ContentAsset for PromptTemplate {
     fn check(&self, file: &str) -> Vec<ContentError> {
         let mut problems = check_namespaced_id(&self.id, file);
         let limits = &TEXT_LIMITS;
-        for (field, value, limit, name) in [
-            ("rules", &self.rules, limits.prompt_rules, "prompt_rules"),
-            (
-                "question",
-                &self.question,
-                limits.prompt_line,
-                "prompt_line",
-            ),
-            ("reply", &self.reply, limits.prompt_line, "prompt_line"),
-        ] {
+        let line = (limits.prompt_line, "prompt_line");
+        let in_combat = (self.reply_in_combat.as_ref()).map(|text| ("replyInCombat", text, line));
+        let texts = [
+            ("rules", &self.rules, (limits.prompt_rules, "prompt_rules")),
+            ("question", &self.question, line),
+            ("reply", &self.reply, line),
+        ];
+        for (field, value, (limit, name)) in texts.into_iter().chain(in_combat) {
             problems.extend(too_long(file, &format!("/{field}"), value, limit, name));
-        }
-        for (field, value) in [
-            ("rules", &self.rules),
-            ("question", &self.question),
-            ("reply", &self.reply),
-        ] {
             if value.trim().is_empty() {
+                let fix = match field {
+                    "replyInCombat" => "or leave it out to use the built-in one",
+                    _ => "or leave out `promptId` in specs to use the built-in template",
+                };
                 problems.push(ContentError::new(
                     file,
                     format!("/{field}"),
-                    format!("the {field} text is empty: write it, or leave out `promptId` in specs to use the built-in template"),
+                    format!("the {field} text is empty: write it, {fix}"),
                 ));
             }
         }
@@ -501,6 +497,34 @@ mod tests {
         assert_eq!(pointers(&problems), ["/rules", "/question"]);
         assert!(problems[0].message.contains("TEXT_LIMITS.prompt_rules"));
         assert!(problems[1].message.contains("empty"));
+    }
+
+    #[test]
+    fn a_prompt_template_may_leave_out_its_reply_in_combat_but_not_write_it_empty() {
+        let template = |in_combat: serde_json::Value| -> PromptTemplate {
+            parsed(
+                json!({ "id": "core:plain", "rules": "Play.", "question": "Which?", "reply": "Answer." }),
+                json!({ "replyInCombat": in_combat }),
+            )
+        };
+        let file = "mods/core/prompts/plain.prompt.json";
+        let left_out: PromptTemplate = parsed(
+            json!({ "id": "core:plain", "rules": "Play.", "question": "Which?", "reply": "Answer." }),
+            json!({}),
+        );
+        assert_eq!(left_out.reply_in_combat, None);
+        assert!(left_out.check(file).is_empty());
+        assert!(template(json!("Answer, and fight.")).check(file).is_empty());
+        let empty = template(json!("  ")).check(file);
+        assert_eq!(pointers(&empty), ["/replyInCombat"]);
+        assert!(
+            empty[0].message.contains("leave it out"),
+            "{}",
+            empty[0].message
+        );
+        let long = template(json!("x".repeat(TEXT_LIMITS.prompt_line + 1))).check(file);
+        assert_eq!(pointers(&long), ["/replyInCombat"]);
+        assert!(long[0].message.contains("TEXT_LIMITS.prompt_line"));
     }
 
     #[test]

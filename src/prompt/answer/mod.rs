@@ -209,6 +209,10 @@ Answer with one JSON object on one line: {\"do\":<the Index of an offered action
 pub const DECISION_REPLY: &str =
     "Reply to the player in character, with \"do\":0; this turn you take no action.";
 
+/// The instruction after the player's words, when the actor replies in a fight: it is
+/// offered its combat actions too, so talking to a fighter does not stop it fighting.
+pub const DECISION_REPLY_IN_COMBAT: &str = "Reply to the player in character. You are in a fight: choose your action from those offered too.";
+
 /// What the available-actions block says when nothing is offered (a reply in a
 /// conversation, an actor in combat with no combat action): the answers left.
 pub const NOTHING_OFFERED: &str = "(nothing to do right now: answer with \"do\":0)";
