@@ -6,6 +6,13 @@
 //!   20,000 words, fitted by whole words to 10,000 estimated tokens (`fit_words`, as
 //!   the player's words and memories are fitted): the words kept are counted once.
 //!
+//! - `available_tasks/fit_1000_tasks_29_mods`: 1,000 offered tasks (the 29 mods of
+//!   the actions block's benchmark, with their metadata, and five relevances in turn),
+//!   numbered after 20 actions, fitted to the default tasks budget of 80 estimated
+//!   tokens (`task_trim_mask`): the block is measured once, not written again after
+//!   each task left out, so a spec offering many tasks costs what its tasks do, not
+//!   their square.
+//!
 //! Run with `cargo bench --bench prompt`. Tuned for a small (2-core) machine: the
 //! whole run takes well under two minutes.
 
@@ -17,7 +24,9 @@ use bevy::ecs::entity::Entity;
 use bevy_loom::content::{
     ActionDefinition, ContentRegistry, ContentSources, GameManifest, ModManifest,
 };
-use bevy_loom::prompt::{BlockOptions, fit_words, render_available_actions};
+use bevy_loom::prompt::{
+    BlockOptions, PromptBudgets, fit_words, render_available_actions, task_trim_mask,
+};
 use bevy_loom::world::{AvailableAction, EntityView, TargetScopes, WorldView, available_actions};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -1128,12 +1137,34 @@ fn bench_fit(c: &mut Criterion) {
     group.finish();
 }
 
+fn bench_tasks(c: &mut Criterion) {
+    let fixture = block_fixture();
+    let options = BlockOptions::default();
+    // The actions block's lines, five times over, as tasks.
+    let tasks: Vec<AvailableAction<'_>> = (0..1000)
+        .map(|i| AvailableAction {
+            index: i + 1,
+            ..fixture.actions[i % fixture.actions.len()].offered()
+        })
+        .collect();
+    let relevance = |task: &AvailableAction<'_>| (task.index % 5) as u32;
+    let budget = PromptBudgets::default().tasks;
+    let fit = |tasks: &[AvailableAction<'_>]| {
+        task_trim_mask(tasks, (20, budget), relevance, &fixture.registry, &options)
+    };
+    let kept = fit(&tasks).iter().filter(|&&out| !out).count();
+    assert!((1..10).contains(&kept), "a few of the 1,000 fit: {kept}");
+    c.bench_function("available_tasks/fit_1000_tasks_29_mods", |b| {
+        b.iter(|| fit(black_box(&tasks)))
+    });
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_secs(2))
         .measurement_time(Duration::from_secs(5))
         .sample_size(50);
-    targets = bench_block, bench_world, bench_fit
+    targets = bench_block, bench_world, bench_fit, bench_tasks
 }
 criterion_main!(benches);

@@ -46,6 +46,9 @@ Weigh your goals, what just happened and your mood: choose the action that fits 
 /// around the mod's name and count, and the guidance that closes it.
 struct BlockText {
     opening: &'static str,
+    /// What an empty block says between its opening and its guidance; `None`: an
+    /// empty list is no block at all.
+    nothing: Option<&'static str>,
     group_heading: [&'static str; 3],
     flat_guidance: &'static str,
     grouped_guidance: &'static str,
@@ -54,6 +57,7 @@ struct BlockText {
 /// The `<available_actions>` block's text.
 const ACTIONS_TEXT: BlockText = BlockText {
     opening: OPENING,
+    nothing: Some(NOTHING_OFFERED),
     group_heading: GROUP_HEADING,
     flat_guidance: FLAT_GUIDANCE,
     grouped_guidance: GROUPED_GUIDANCE,
@@ -68,6 +72,7 @@ const TASKS_GUIDANCE: &str = concat!(
 /// The `<available_tasks>` block's text.
 const TASKS_TEXT: BlockText = BlockText {
     opening: "<available_tasks>\n",
+    nothing: None,
     group_heading: ["## ", " TASKS (", " tasks)\n"],
     flat_guidance: TASKS_GUIDANCE,
     grouped_guidance: TASKS_GUIDANCE,
@@ -104,9 +109,7 @@ pub fn write_available_tasks<'a>(
             ..*task.borrow()
         })
         .collect();
-    if !lines.is_empty() {
-        lay_out(out, &lines, registry, options, &TASKS_TEXT);
-    }
+    lay_out(out, &lines, registry, options, &TASKS_TEXT);
 }
 
 /// Renders the block for these actions (an actor's
@@ -165,6 +168,17 @@ pub fn write_available_actions<'a>(
 pub(crate) struct BlockMeasure {
     min_actions: usize,
     min_namespaces: usize,
+    /// The characters of the block with no line kept.
+    empty: usize,
+    /// The characters of the flat block's parts but its lines.
+    flat: usize,
+    /// The characters of the grouped block's parts but its lines and groups.
+    grouped: usize,
+    /// How many numbers come before its first line's: 0 for actions, the actions shown
+    /// for tasks.
+    after: usize,
+    /// Their digits.
+    digits_before: usize,
     /// Each line's characters but its number, and its group.
     lines: Vec<(usize, usize)>,
     /// Each group's characters but its count, and how many of its lines are kept.
@@ -222,18 +236,19 @@ impl BlockMeasure {
         self.lines
     }
 
-    /// The characters of the block of the lines kept, numbered from 1.
+    /// The characters of the block of the lines kept, numbered from 1 (after the
+    /// actions shown, for tasks).
     #[inline]
     pub(crate) fn chars(&self) -> usize {
-        let opening = OPENING.len();
         if self.kept == 0 {
-            return opening + NOTHING_OFFERED.len() + 2 + FLAT_GUIDANCE.len();
+            return self.empty;
         }
-        let lines = self.line_chars + digits_up_to(self.kept);
+        let numbers = digits_up_to(self.after + self.kept) - self.digits_before;
+        let lines = self.line_chars + numbers;
         if self.kept < self.min_actions || self.kept_groups < self.min_namespaces {
-            opening + lines + 1 + FLAT_GUIDANCE.len()
+            self.flat + lines
         } else {
-            opening + self.group_chars + lines + GROUPED_GUIDANCE.len()
+            self.grouped + self.group_chars + lines
         }
     }
 }
@@ -279,19 +294,50 @@ impl<'a> Measuring<'a> {
         registry: &ContentRegistry,
         options: &BlockOptions,
     ) -> BlockMeasure {
+        self.measure_as((registry, options), &ACTIONS_TEXT, 0)
+    }
+
+    /// The [`BlockMeasure`] of the available-tasks block of the lines added, numbered
+    /// after the `after` actions shown.
+    pub(crate) fn measure_tasks(
+        self,
+        registry: &ContentRegistry,
+        options: &BlockOptions,
+        after: usize,
+    ) -> BlockMeasure {
+        self.measure_as((registry, options), &TASKS_TEXT, after)
+    }
+
+    /// The [`BlockMeasure`] of the lines added laid out in `text`'s block, numbered
+    /// after `after`.
+    fn measure_as(
+        self,
+        (registry, options): (&ContentRegistry, &BlockOptions),
+        text: &BlockText,
+        after: usize,
+    ) -> BlockMeasure {
+        let heading = text.group_heading;
         let groups: SmallVec<[(usize, usize); 8]> = self
             .groups
             .list
             .iter()
             .map(|group| {
                 let (_, metadata) = registry.action_group(group.namespace);
-                (group_chars(group.namespace, metadata), group.count)
+                (group_chars(heading, group.namespace, metadata), group.count)
             })
             .collect();
         let lines = self.lines;
+        let opening = text.opening.len();
         BlockMeasure {
             min_actions: options.min_actions,
             min_namespaces: options.min_namespaces,
+            empty: text.nothing.map_or(0, |nothing| {
+                opening + nothing.len() + 2 + text.flat_guidance.len()
+            }),
+            flat: opening + 1 + text.flat_guidance.len(),
+            grouped: opening + text.grouped_guidance.len(),
+            after,
+            digits_before: digits_up_to(after),
             line_chars: lines.iter().map(|(chars, _)| chars).sum(),
             group_chars: groups
                 .iter()
@@ -341,6 +387,16 @@ fn lay_out(
     options: &BlockOptions,
     text: &BlockText,
 ) {
+    if lines.is_empty() {
+        // What an empty block says before its guidance, if it is a block.
+        if let Some(nothing) = text.nothing {
+            out.push_str(text.opening);
+            out.push_str(nothing);
+            out.push_str("\n\n");
+            out.push_str(text.flat_guidance);
+        }
+        return;
+    }
     out.push_str(text.opening);
     let (
         Groups {
@@ -350,13 +406,6 @@ fn lay_out(
         },
         next_in_group,
     ) = Groups::of(lines);
-    if lines.is_empty() {
-        // What an empty block says before its guidance.
-        out.push_str(NOTHING_OFFERED);
-        out.push_str("\n\n");
-        out.push_str(text.flat_guidance);
-        return;
-    }
     if lines.len() < options.min_actions || groups.len() < options.min_namespaces {
         for line in lines {
             write_line(out, line);
@@ -575,8 +624,8 @@ fn write_group<'l, 'a: 'l>(
 }
 
 /// The characters [`write_group`] writes for a group, but its count's and its lines'.
-fn group_chars(namespace: &str, metadata: Option<&ModActionMetadata>) -> usize {
-    let heading = GROUP_HEADING.iter().map(|part| part.len()).sum::<usize>() + chars(namespace);
+fn group_chars(heading: [&str; 3], namespace: &str, metadata: Option<&ModActionMetadata>) -> usize {
+    let heading = heading.iter().map(|part| part.len()).sum::<usize>() + chars(namespace);
     let (purpose, consider_when) = about(metadata);
     let purpose_line = purpose.map_or(0, |purpose| PURPOSE.len() + chars(purpose) + 1);
     let consider_line =
@@ -863,6 +912,58 @@ mod tests {
                         assert_eq!(forwards.chars(), written, "{block}");
                         assert_eq!(backwards.chars(), written, "{block}");
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn measuring_the_tasks_block_gives_the_characters_writing_it_gives() {
+        let registry = registry(
+            &[
+                ("tavern", Some("Run the inn — serve, fetch."), None),
+                ("items", None, Some("When an object is at hand.")),
+            ],
+            &["tavern"],
+        );
+        let tasks: Vec<AvailableAction<'_>> = (1..=12)
+            .map(|index| match index % 3 {
+                0 => line(index, "tavern:serve", "serve Zoë a crêpe", "bring a dish"),
+                1 => line(index, "items:fetch", "fetch the key", "bring something"),
+                _ => line(index, "tavern:tidy", "tidy the hall", "clear the tables"),
+            })
+            .collect();
+        let options = [
+            BlockOptions::default(),
+            BlockOptions {
+                min_actions: 1,
+                min_namespaces: 1,
+            },
+        ];
+        // Numbered after no action, after 9 (a task's number crosses to two digits)
+        // and after 95 (to three).
+        for after in [0, 3, 9, 95] {
+            for options in &options {
+                for subset in 0u32..1 << tasks.len() {
+                    let kept: Vec<AvailableAction<'_>> = (tasks.iter().enumerate())
+                        .filter(|(i, _)| subset & (1 << i) != 0)
+                        .enumerate()
+                        .map(|(index, (_, task))| AvailableAction {
+                            index: index + 1,
+                            ..*task
+                        })
+                        .collect();
+                    let mut block = String::new();
+                    write_available_tasks(&mut block, kept, after, &registry, options);
+                    let mut measuring = Measuring::default();
+                    for task in &tasks {
+                        measuring.add(task);
+                    }
+                    let mut measured = measuring.measure_tasks(&registry, options, after);
+                    for left_out in (0..tasks.len()).filter(|i| subset & (1 << i) == 0) {
+                        measured.leave_out(left_out);
+                    }
+                    assert_eq!(measured.chars(), block.chars().count(), "{block}");
                 }
             }
         }

@@ -367,6 +367,42 @@ pub fn trim_mask(
     mask
 }
 
+/// Which tasks to leave out, in a mask over `tasks`, so that their available-tasks
+/// block (from `registry` with `options`, numbered after the `after` actions shown) is
+/// within `budget` estimated tokens: the least relevant by `relevance` first, among
+/// equals the last offered first, until the rest fits (no task left is no block, which
+/// always does). Apply it with [`OfferedActions::leave_out`].
+///
+/// As [`trim_mask`], the block is not written to be measured: each of its parts is
+/// measured once, and each task left out takes its part away.
+pub fn task_trim_mask<'a>(
+    tasks: impl IntoIterator<Item = impl std::borrow::Borrow<AvailableAction<'a>>>,
+    (after, budget): (usize, usize),
+    relevance: impl Fn(&AvailableAction<'_>) -> u32,
+    registry: &ContentRegistry,
+    options: &BlockOptions,
+) -> Vec<bool> {
+    let mut measuring = Measuring::default();
+    // Each task's relevance and position: the order of leaving out, once sorted.
+    let mut order: Vec<(u32, Reverse<usize>)> = Vec::new();
+    for (position, task) in tasks.into_iter().enumerate() {
+        let task = task.borrow();
+        measuring.add(task);
+        order.push((relevance(task), Reverse(position)));
+    }
+    let mut block = measuring.measure_tasks(registry, options, after);
+    order.sort_unstable();
+    let mut mask = vec![false; order.len()];
+    for (_, Reverse(position)) in order {
+        if tokens_of_chars(block.chars()) <= budget {
+            break;
+        }
+        mask[position] = true;
+        block.leave_out(position);
+    }
+    mask
+}
+
 /// The working space of [`trim_mask_with`], kept from one offer to the next so that
 /// trimming many offers allocates once.
 #[derive(Default)]
@@ -588,6 +624,66 @@ mod tests {
         });
         let back: Vec<Weighed<'static>> = reuse(reused);
         assert!(back.is_empty() && back.capacity() >= 40);
+    }
+
+    /// The tasks left out by writing their block and leaving out the least relevant
+    /// (the last of equals) until it fits: what [`task_trim_mask`] gives without
+    /// writing a block.
+    fn tasks_left_out_one_by_one(
+        tasks: &[AvailableAction<'_>],
+        (after, budget): (usize, usize),
+        relevance: impl Fn(&AvailableAction<'_>) -> u32,
+        registry: &ContentRegistry,
+    ) -> Vec<bool> {
+        let mut shown: Vec<usize> = (0..tasks.len()).collect();
+        loop {
+            let kept = (shown.iter().enumerate()).map(|(i, &position)| AvailableAction {
+                index: i + 1,
+                ..tasks[position]
+            });
+            let mut block = String::new();
+            let options = BlockOptions::default();
+            super::super::write_available_tasks(&mut block, kept, after, registry, &options);
+            let least = shown.iter().rev().min_by_key(|&&p| relevance(&tasks[p]));
+            match least {
+                Some(&least) if estimate_tokens(&block) > budget => {
+                    shown.retain(|&position| position != least);
+                }
+                _ => break,
+            }
+        }
+        (0..tasks.len()).map(|p| !shown.contains(&p)).collect()
+    }
+
+    #[test]
+    fn tasks_are_left_out_least_relevant_and_last_first_until_they_fit() {
+        let commands = ["serve Ann", "fetch the key", "tidy the hall", "serve Bob"];
+        let tasks: Vec<AvailableAction<'static>> = (0..40)
+            .map(|i| AvailableAction {
+                index: i + 1,
+                action_id: ["a:serve", "b:fetch", "a:tidy", "c:serve"][i % 4],
+                targets: &[],
+                command: commands[(i * 7) % 4],
+                description: "a task",
+            })
+            .collect();
+        let relevance = |task: &AvailableAction<'_>| (task.index * 5 % 3) as u32;
+        let registry = ContentRegistry::default();
+        let options = BlockOptions::default();
+        let mut seen = std::collections::BTreeSet::new();
+        for after in [0, 7, 95] {
+            for budget in (0..=700).step_by(9) {
+                let mask = task_trim_mask(&tasks, (after, budget), relevance, &registry, &options);
+                let expected =
+                    tasks_left_out_one_by_one(&tasks, (after, budget), relevance, &registry);
+                assert_eq!(mask, expected, "after {after}, budget {budget}");
+                seen.insert(mask.iter().filter(|&&out| out).count());
+            }
+        }
+        assert!(
+            seen.contains(&0) && seen.contains(&40) && seen.len() > 20,
+            "{seen:?}"
+        );
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub use answer::{
     decision_schema, match_utterance, parse_decision, read_decision,
 };
 pub(crate) use answer::{StreamedAnswer, answer_body};
-pub use budget::{PromptBudgets, fit_lines, fit_said, fit_words, trim_mask};
+pub use budget::{PromptBudgets, fit_lines, fit_said, fit_words, task_trim_mask, trim_mask};
 pub(crate) use budget::{TrimScratch, trim_mask_with};
 pub use decision::{
     DECISION_QUESTION, DecisionContext, DecisionPrompt, PromptPart, PromptSection, decision_prompt,

@@ -14,8 +14,8 @@ use crate::actors::memory::MemoryEntry;
 use crate::actors::prompt_cache::PromptCache;
 use crate::content::ContentRegistry;
 use crate::prompt::{
-    BlockOptions, Shown, TrimScratch, estimate_tokens, text_fingerprint, trim_mask_with,
-    write_available_actions, write_available_tasks,
+    BlockOptions, Shown, TrimScratch, estimate_tokens, task_trim_mask, text_fingerprint,
+    trim_mask_with, write_available_actions, write_available_tasks,
 };
 use crate::world::{ActionMenu, AvailableAction, OfferedActions, ScopeReach};
 
@@ -141,12 +141,9 @@ impl ShownOffer {
         relevance: impl Fn(&AvailableAction<'_>) -> u32,
         scratch: &mut TrimScratch,
     ) -> usize {
-        self.tasks_shown = fit_tasks(
-            &tasks,
-            (offered.len(), tasks_budget),
-            &relevance,
-            (registry, options),
-        );
+        let budgets = (offered.len(), tasks_budget);
+        let left_out = task_trim_mask(&tasks, budgets, &relevance, registry, options);
+        self.tasks_shown.clone_leaving_out(&tasks, &left_out);
         let write = |shown: &mut Self| {
             shown.trimmed.clone_leaving_out(&offered, &shown.mask);
             shown.block.clear();
@@ -212,31 +209,6 @@ impl ShownOffer {
             perception_fingerprint,
             memories,
         }
-    }
-}
-
-/// The offered `tasks` whose block, numbered after `after` actions, fits `budget`: the
-/// least relevant by `relevance` left out first (the last of equals first), the rest
-/// in their order.
-fn fit_tasks(
-    tasks: &OfferedActions,
-    (after, budget): (usize, usize),
-    relevance: &impl Fn(&AvailableAction<'_>) -> u32,
-    (registry, options): (&ContentRegistry, &BlockOptions),
-) -> OfferedActions {
-    let mut shown = tasks.clone();
-    let mut block = String::new();
-    loop {
-        block.clear();
-        write_available_tasks(&mut block, &shown, after, registry, options);
-        if estimate_tokens(&block) <= budget {
-            return shown;
-        }
-        let least = (shown.iter()).rev().min_by_key(|task| relevance(task));
-        let Some(least) = least.map(|task| task.index) else {
-            return shown;
-        };
-        shown.retain(|task| task.index != least);
     }
 }
 
