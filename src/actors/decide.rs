@@ -16,7 +16,7 @@ use super::{
 use crate::content::{ActionDefinition, ContentRegistry, TaskDefinition};
 use crate::llm::{LlmError, LlmReply, LlmResponse};
 use crate::prompt::answer::tool_call_answer;
-use crate::prompt::{Answer, read_decision};
+use crate::prompt::{Answer, DecisionLimits, read_decision};
 use crate::world::{
     AbilityInvoked, ActionTargets, AvailableAction, DisplayName, InputValue, OfferedAbilities,
     OfferedActions, ParamValue, PlanOrigin, StartPlan, one_line, printable, push_as_text,
@@ -62,7 +62,7 @@ pub(super) fn apply_decisions(
             mind.state = ThinkState::Idle;
             continue;
         };
-        let result = tool_call_as_answer(&response.result, &pending.abilities);
+        let result = tool_call_as_answer(&response.result, &pending.abilities, &pending.limits);
         let result = &*result;
         mind.close_turn(result);
         if let Err(LlmError::ContextExceeded { detail, .. }) = &response.result
@@ -410,8 +410,10 @@ fn write_verdict(
 fn tool_call_as_answer<'r>(
     result: &'r Result<LlmReply, LlmError>,
     abilities: &OfferedAbilities,
+    limits: &DecisionLimits,
 ) -> Cow<'r, Result<LlmReply, LlmError>> {
-    let answer = (result.as_ref().ok()).and_then(|reply| tool_call_answer(reply, abilities));
+    let answer = result.as_ref().ok();
+    let answer = answer.and_then(|reply| tool_call_answer(reply, abilities, limits));
     match (answer, result) {
         (Some(text), Ok(reply)) => {
             // An answer invokes one ability. (`parallel_tool_calls: false` would ask for

@@ -14,7 +14,7 @@ use crate::content::{AbilityInput, InputType};
 use crate::llm::{LlmReply, ToolSpec};
 use crate::world::{InputValue, OfferedAbilities, OfferedAbility};
 
-use super::{ABILITY_FIELD, LINE_FIELD, RejectionReason};
+use super::{ABILITY_FIELD, DecisionLimits, LINE_FIELD, RejectionReason};
 
 /// An ability's inputs as an answer gives them (`inputs`: an object, or absent, `null`
 /// or empty text for none), checked against `offered`: each by its name, with its
@@ -341,9 +341,14 @@ fn tool_names(abilities: &OfferedAbilities) -> Vec<String> {
 /// The answer a reply's first tool call stands for, as the model would have written
 /// it: an invocation of the offered ability the tool is (by [`ability_tools`]' names,
 /// else the name as it is, which no ability is), with the call's arguments as its
-/// inputs and the reply's text, if any, as what is said. `None` for a reply that calls
-/// no tool.
-pub fn tool_call_answer(reply: &LlmReply, abilities: &OfferedAbilities) -> Option<String> {
+/// inputs and the reply's text, if any, as what is said, cut to the speech `limits`
+/// (no schema held it to them, and a valid call is not refused for its chatter).
+/// `None` for a reply that calls no tool.
+pub fn tool_call_answer(
+    reply: &LlmReply,
+    abilities: &OfferedAbilities,
+    limits: &DecisionLimits,
+) -> Option<String> {
     let call = reply.tool_calls.first()?;
     let ability = (abilities.iter().zip(tool_names(abilities)))
         .find(|(_, name)| *name == call.name)
@@ -351,7 +356,7 @@ pub fn tool_call_answer(reply: &LlmReply, abilities: &OfferedAbilities) -> Optio
     let answer = json!({
         ABILITY_FIELD: ability,
         "inputs": call.arguments,
-        LINE_FIELD: super::answer_body(&reply.text)
+        LINE_FIELD: super::said_within(super::answer_body(&reply.text), limits)
     });
     Some(answer.to_string())
 }
@@ -531,7 +536,8 @@ mod tests {
                 }],
                 ..LlmReply::default()
             };
-            let answer = tool_call_answer(&reply, &abilities).expect("a call");
+            let limits = DecisionLimits::default();
+            let answer = tool_call_answer(&reply, &abilities, &limits).expect("a call");
             let answer: Value = serde_json::from_str(&answer).expect("JSON");
             assert_eq!(answer[ABILITY_FIELD], json!(id), "{name}");
         }

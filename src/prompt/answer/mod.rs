@@ -45,6 +45,7 @@ pub use invoke::{ability_tools, check_invocation, inputs_schema, invoke_schema, 
 pub use offline::OfflineDecision;
 pub(crate) use parse::answer_body;
 pub use parse::parse_decision;
+use parse::said_within;
 pub use schema::decision_schema;
 pub(crate) use streamed::StreamedAnswer;
 pub use utterance::match_utterance;

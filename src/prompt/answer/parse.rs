@@ -401,6 +401,45 @@ fn spoken(
     Ok(text)
 }
 
+/// `text` as a line said within `limits`, cut to fit where [`spoken`] would refuse it:
+/// its first lines that say something, as many as `max_color_lines` allows, and of
+/// those the leading whole words within `max_speech_chars` characters with "…" after
+/// them (as much of the first word as fits, when not even it does). For a text no
+/// schema held to the limits as the model wrote it: what a tool call says.
+pub(super) fn said_within(text: &str, limits: &DecisionLimits) -> String {
+    let shown = as_shown(text);
+    let lines = shown.trim_matches(unseen).lines();
+    let lines = lines.filter(|line| !said_nothing(line));
+    let most = limits
+        .max_color_lines
+        .map_or(usize::MAX, |max| max as usize);
+    let text = lines.take(most).collect::<Vec<_>>().join("\n");
+    let max = limits.max_speech_chars;
+    if text.chars().count() <= max {
+        return text;
+    }
+    let Some(room) = max.checked_sub(1) else {
+        return String::new();
+    };
+    // The end of the last word that leaves room for the ellipsis, or of as much of the
+    // first word as does.
+    let (mut end, mut chars) = (0, 0);
+    let mut cut = None;
+    for (at, c) in text.char_indices() {
+        // A space here ends the `chars` characters before it.
+        if c.is_whitespace() {
+            cut = Some(at);
+        }
+        if chars == room {
+            break;
+        }
+        chars += 1;
+        end = at + c.len_utf8();
+    }
+    let kept = text[..cut.unwrap_or(end)].trim_end_matches(unseen);
+    format!("{kept}…")
+}
+
 fn text_field(
     object: &serde_json::Map<String, Value>,
     field: &'static str,
@@ -1157,6 +1196,75 @@ mod tests {
                 field: "use"
             })
         ));
+    }
+
+    #[test]
+    fn a_text_no_schema_held_is_cut_to_the_speech_limits() {
+        let limits = DecisionLimits {
+            max_speech_chars: 12,
+            max_color_lines: Some(2),
+            ..DecisionLimits::default()
+        };
+        let fits = |text: &str| {
+            let said = said_within(text, &limits);
+            let object = json!({ "speech": said });
+            let checked = spoken(object.as_object().expect("an object"), "speech", &limits);
+            assert_eq!(checked.as_deref(), Ok(said.as_str()), "{text:?}");
+            said
+        };
+        assert_eq!(fits("  Two nights. "), "Two nights.");
+        assert_eq!(fits("Two nights, then."), "Two nights,…");
+        assert_eq!(fits("Of course, of course."), "Of course,…");
+        assert_eq!(fits("Incomprehensibly"), "Incomprehen…");
+        assert_eq!(fits("Crêpes? Zoë's."), "Crêpes?…");
+        assert_eq!(fits("Yes.\n\n \nNo.\nMaybe."), "Yes.\nNo.");
+        assert_eq!(fits("A\rB\rC"), "A\nB", "a carriage return breaks a line");
+        let silent = DecisionLimits {
+            max_speech_chars: 0,
+            ..limits
+        };
+        assert_eq!(said_within("Hello.", &silent), "");
+    }
+
+    #[test]
+    fn a_tool_calls_chatter_is_cut_to_the_speech_limits_not_refused() {
+        let abilities = inn_abilities();
+        let offer = Offer {
+            choices: Choices::from(2),
+            abilities: Some(&abilities),
+            as_tools: true,
+        };
+        let limits = DecisionLimits::default();
+        let reply = |text: String| crate::llm::LlmReply {
+            text,
+            tool_calls: vec![crate::llm::ToolCall {
+                name: "tavern__rent_room".to_owned(),
+                arguments: json!({ "nights": 2, "guest": "Traveler" }),
+            }],
+            ..crate::llm::LlmReply::default()
+        };
+        let said = |text: String| {
+            let answer = super::super::tool_call_answer(&reply(text), &abilities, &limits);
+            let answer = answer.expect("a call");
+            let decision = parse_decision(&answer, offer, &limits);
+            let decision = decision.unwrap_or_else(|why| panic!("{why}: {answer}"));
+            let Answer::Invoke {
+                ability, speech, ..
+            } = decision.answer
+            else {
+                panic!("an invocation: {decision:?}");
+            };
+            assert_eq!(ability, "tavern:rent_room");
+            speech
+        };
+        assert_eq!(said("Two nights, then.".to_owned()), "Two nights, then.");
+        let long = "Of course! ".repeat(40);
+        let chatter = said(long.clone());
+        assert!(chatter.chars().count() <= limits.max_speech_chars);
+        // Whole words, then "…".
+        let words = chatter.strip_suffix('…').expect("cut");
+        assert!(long.starts_with(words) && long[words.len()..].starts_with(' '));
+        assert!(words.len() > 250, "{chatter}");
     }
 
     #[test]
