@@ -18,8 +18,10 @@ use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
+use crate::actors::memory::StoreInstance;
 use crate::actors::{
-    ActorHesitated, ActorPassed, ActorSpoke, DecisionRejected, DecisionRequested, SmartActor,
+    ActorHesitated, ActorPassed, ActorSpoke, DecisionRejected, DecisionRequested, HistoryStore,
+    SmartActor,
 };
 use crate::content::ContentError;
 use crate::llm::{LlmDelta, LlmResponse, RequestId};
@@ -90,6 +92,9 @@ pub struct DebugLog {
     pub errors_seen: usize,
     /// When the records and requests look for actors gone.
     forget_gone: ForgetGone,
+    /// The memory store the records' memory ids are of: another one (a save loaded, a
+    /// new game begun) numbers other memories alike.
+    memories_from: Option<StoreInstance>,
 }
 
 /// An actor's latest decision, as far as it has gone.
@@ -110,7 +115,9 @@ pub struct ActorRecord {
     pub latency: Option<Duration>,
     /// From the request to the first piece of a streamed answer.
     pub first_token: Option<Duration>,
-    /// The ids of the memories recalled for the prompt.
+    /// The ids of the memories recalled for the prompt, in the game's
+    /// [`HistoryStore`]; none once another store replaced the one they were recalled
+    /// from.
     pub memories: SmallVec<[u64; 8]>,
 }
 
@@ -135,7 +142,7 @@ pub enum Verdict {
     Withdrawn,
 }
 
-/// The messages [`record`] reads.
+/// The messages [`record`] reads, and the memory store they name memories of.
 #[derive(bevy::ecs::system::SystemParam)]
 struct Heard<'w, 's> {
     requested: MessageReader<'w, 's, DecisionRequested>,
@@ -150,12 +157,15 @@ struct Heard<'w, 's> {
     hesitated: MessageReader<'w, 's, ActorHesitated>,
     errors: MessageReader<'w, 's, ContentError>,
     departed: RemovedComponents<'w, 's, SmartActor>,
+    /// Where the memories recalled now are.
+    history: Option<Res<'w, HistoryStore>>,
 }
 
 /// Notes this frame's messages in the log, and forgets the actors gone once they
 /// pile up.
 fn record(mut log: ResMut<DebugLog>, mut heard: Heard, entities: &Entities) {
     let log = &mut *log;
+    log.recall_from(heard.history.as_deref());
     for asked in heard.requested.read() {
         log.requests.insert(asked.request, asked.actor);
         log.actors.insert(
@@ -237,6 +247,17 @@ fn record(mut log: ResMut<DebugLog>, mut heard: Heard, entities: &Entities) {
 }
 
 impl DebugLog {
+    /// Notes that memories are recalled from `history` now: those recalled from a store
+    /// the game has replaced since are not the ones their ids name in it.
+    fn recall_from(&mut self, history: Option<&HistoryStore>) {
+        let store = history.map(HistoryStore::instance);
+        if std::mem::replace(&mut self.memories_from, store) != store {
+            self.actors
+                .values_mut()
+                .for_each(|record| record.memories.clear());
+        }
+    }
+
     /// The record of the decision a request in flight asked for: none once a newer
     /// request of its actor's replaced it.
     fn record_of(&mut self, request: RequestId) -> Option<&mut ActorRecord> {

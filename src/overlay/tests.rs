@@ -395,6 +395,43 @@ fn tab_and_shift_tab_go_round_the_list() {
     assert_eq!(next_actor(&[], Some(a), false), None);
 }
 
+/// A store put in place of the one memories were recalled from (a save loaded)
+/// numbers others alike: the record no longer names them.
+#[test]
+fn memories_recalled_from_a_store_since_replaced_are_not_shown() {
+    let mut app = app();
+    let brom = entity(8);
+    let memory = |text: &str| crate::actors::NewMemory {
+        text: text.to_owned(),
+        tags: Vec::new(),
+        scope: Some(crate::actors::MemoryScope::Global),
+        turn: 0,
+        source: "seed".to_owned(),
+        pinned: true,
+    };
+    let mut history = crate::actors::HistoryStore::new();
+    let oath = history.append(memory("I swore to keep the cellar locked."));
+    app.insert_resource(history);
+    let mut asking = asked(brom, 5);
+    asking.memories.push(oath);
+    app.world_mut().write_message(asking);
+    app.update();
+    assert_eq!(record(&app, brom).memories.as_slice(), [oath]);
+    app.update();
+    assert_eq!(
+        record(&app, brom).memories.as_slice(),
+        [oath],
+        "the same store"
+    );
+    // Another store, whose first memory has the same id.
+    let mut loaded = crate::actors::HistoryStore::new();
+    let other = loaded.append(memory("Silas owes me three silver."));
+    assert_eq!(other, oath);
+    app.insert_resource(loaded);
+    app.update();
+    assert!(record(&app, brom).memories.is_empty());
+}
+
 /// The whole overlay for two actors, one picked, with a memory recalled and an open
 /// breaker whose failure is shown, and a key that never is.
 #[test]
