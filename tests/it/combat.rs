@@ -111,11 +111,10 @@ fn out_of_combat_every_allowed_action_is_offered() {
     );
 }
 
-/// A fighter the player speaks to answers: its line is said, and with no combat action
-/// chosen it hesitates, so combat still advances.
-#[test]
-fn a_fighter_spoken_to_answers_and_hesitates() {
-    let mut app = fight(r#"{"do": 0, "say": "Never!"}"#);
+/// The fight of [`fight`], in which the player tells Brom to stop and Brom answers
+/// `answer`.
+fn brom_answers_the_player(answer: &str) -> App {
+    let mut app = fight(answer);
     app.world_mut().write_message(PlayerSaid {
         text: "@Brom, stop!".to_owned(),
     });
@@ -125,6 +124,14 @@ fn a_fighter_spoken_to_answers_and_hesitates() {
         !minds.iter(app.world()).any(ActorMind::is_thinking)
     });
     app.update();
+    app
+}
+
+/// A fighter the player speaks to answers: its line is said, and with no combat action
+/// chosen it hesitates, so combat still advances.
+#[test]
+fn a_fighter_spoken_to_answers_and_hesitates() {
+    let app = brom_answers_the_player(r#"{"do": 0, "say": "Never!"}"#);
     let log = app.world().resource::<crate::support::TurnLog>();
     let said: Vec<&str> = log.spoke.iter().map(|s| s.text.as_str()).collect();
     assert_eq!(said, ["Never!"], "{log:#?}");
@@ -137,16 +144,7 @@ fn a_fighter_spoken_to_answers_and_hesitates() {
 /// asked for both: it answers and fights on, so talking to it does not stall the fight.
 #[test]
 fn a_fighter_spoken_to_answers_and_fights_on() {
-    let mut app = fight(r#"{"do": 1, "say": "Never!"}"#);
-    app.world_mut().write_message(PlayerSaid {
-        text: "@Brom, stop!".to_owned(),
-    });
-    app.update();
-    crate::support::update_until(&mut app, "Brom to answer", |app| {
-        let mut minds = app.world_mut().query::<&ActorMind>();
-        !minds.iter(app.world()).any(ActorMind::is_thinking)
-    });
-    app.update();
+    let app = brom_answers_the_player(r#"{"do": 1, "say": "Never!"}"#);
     let log = app.world().resource::<crate::support::TurnLog>();
     let [prompt] = log.prompts.as_slice() else {
         panic!("only Brom is asked: {log:#?}");
