@@ -75,9 +75,10 @@ pub struct Conversation {
 
 /// Put on a smart actor while it fights: it is offered only actions whose verb is one
 /// of [`SmartActorSettings::combat_verbs`], and any answer that does not choose one
-/// becomes a pass with an [`ActorHesitated`] line, so combat always advances (a reply
-/// to the player is still said). An answer that comes once it is put on is judged so,
-/// whenever it was asked.
+/// becomes a pass with an [`ActorHesitated`] line, so combat always advances. The
+/// player's words to it are answered with those actions on offer, so talking to a
+/// fighter does not stop it fighting (its reply is said even when it hesitates). An
+/// answer that comes once it is put on is judged so, whenever it was asked.
 #[derive(Component, Debug, Clone, Copy, Default, PartialEq, Eq, Reflect)]
 #[reflect(Component)]
 pub struct InCombat;
