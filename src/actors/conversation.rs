@@ -82,7 +82,8 @@ fn mentions_someone(line: &str) -> bool {
 
 /// Reads a player's line against the actors the player can see. What is said keeps
 /// its punctuation; the name, the commas and the separators alone that set it apart
-/// ([`is_separator`]), and a `talk`/`talk to` before an `@` mention are left out.
+/// (a "-", ",", ":" or ";" typed as a word of its own), and a `talk`/`talk to` before
+/// an `@` mention are left out.
 pub fn read_player_line(line: &str, visible: &[Addressable<'_>]) -> PlayerLine {
     let typed: Vec<&str> = line.split_whitespace().collect();
     // Each word as names are matched: bare and lower case; and where the words are
