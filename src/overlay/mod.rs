@@ -184,23 +184,17 @@ fn record(mut log: ResMut<DebugLog>, mut heard: Heard, entities: &Entities) {
             push_bounded(&mut record.answer, &delta.text);
         }
     }
-    for response in heard.responses.read() {
-        let Some(actor) = log.requests.remove(&response.id) else {
-            continue;
-        };
-        let record = log.actors.get_mut(&actor);
-        let Some(record) = record.filter(|record| record.request == Some(response.id)) else {
-            continue;
-        };
-        record.answer.clear();
-        match &response.result {
-            Ok(reply) => push_bounded(&mut record.answer, &reply.text),
-            Err(error) => push_bounded(&mut record.answer, &format!("(no answer: {error})")),
-        }
-        (record.latency, record.first_token) = (Some(response.latency), response.first_token);
-    }
-    // A plan's steps are not decisions: only requests that carry out none are verdicts.
-    for action in heard.actions.read().filter(|action| action.plan.is_none()) {
+    let responses = heard.responses.read();
+    let mut answered: Vec<Entity> = responses
+        .filter_map(|answer| log.answered(answer))
+        .collect();
+    answered.sort_unstable();
+    // What an actor's answer chose is requested in the frame the answer comes: a
+    // request the game writes itself, or a plan's step, is no verdict.
+    let decided = |action: &&ActionRequest| {
+        action.plan.is_none() && answered.binary_search(&action.actor).is_ok()
+    };
+    for action in heard.actions.read().filter(decided) {
         log.decided(action.actor, Verdict::Acted(action.command.clone()));
     }
     for invoked in heard.invoked.read() {
@@ -275,6 +269,21 @@ impl DebugLog {
         self.actors.retain(|&actor, _| exists(actor));
         self.requests.retain(|_, &mut actor| exists(actor));
         (self.forget_gone).looked(self.actors.len() + self.requests.len());
+    }
+
+    /// Notes the answer to a request in flight in the record of the decision it asked
+    /// for, and gives that actor; none when a newer request of its actor's replaced it.
+    fn answered(&mut self, response: &LlmResponse) -> Option<Entity> {
+        let actor = self.requests.remove(&response.id)?;
+        let record = self.actors.get_mut(&actor);
+        let record = record.filter(|record| record.request == Some(response.id))?;
+        record.answer.clear();
+        match &response.result {
+            Ok(reply) => push_bounded(&mut record.answer, &reply.text),
+            Err(error) => push_bounded(&mut record.answer, &format!("(no answer: {error})")),
+        }
+        (record.latency, record.first_token) = (Some(response.latency), response.first_token);
+        Some(actor)
     }
 
     /// Notes what came of `actor`'s decision.

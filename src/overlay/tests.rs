@@ -167,7 +167,7 @@ fn a_rejection_says_why_and_a_failed_request_says_it_got_no_answer() {
 }
 
 #[test]
-fn words_said_with_an_action_go_with_it_and_plan_steps_are_no_verdict() {
+fn words_said_with_an_action_go_with_it_and_plan_steps_and_the_games_requests_are_no_verdict() {
     let mut app = app();
     let silas = entity(9);
     app.world_mut().write_message(asked(silas, 3));
@@ -180,6 +180,20 @@ fn words_said_with_an_action_go_with_it_and_plan_steps_are_no_verdict() {
         parameters: Default::default(),
         plan,
     };
+    // The game's own request for Silas while he waits on the model is not his verdict.
+    let mut pushed = request(None);
+    pushed.command = "stagger".to_owned();
+    app.world_mut().write_message(pushed);
+    app.update();
+    assert_eq!(record(&app, silas).verdict, None);
+    // His answer comes, and with it what it chose.
+    app.world_mut().write_message(LlmResponse {
+        id: RequestId(3),
+        result: Ok(LlmReply::text(r#"{"do": 1, "say": "Patience."}"#)),
+        latency: Duration::from_millis(900),
+        first_token: None,
+        retries: 0,
+    });
     app.world_mut().write_message(request(None));
     app.world_mut().write_message(ActorSpoke {
         actor: silas,
