@@ -421,22 +421,16 @@ pub(super) fn said_within(text: &str, limits: &DecisionLimits) -> String {
     let Some(room) = max.checked_sub(1) else {
         return String::new();
     };
-    // The end of the last word that leaves room for the ellipsis, or of as much of the
-    // first word as does.
-    let (mut end, mut chars) = (0, 0);
-    let mut cut = None;
-    for (at, c) in text.char_indices() {
-        // A space here ends the `chars` characters before it.
-        if c.is_whitespace() {
-            cut = Some(at);
-        }
-        if chars == room {
-            break;
-        }
-        chars += 1;
-        end = at + c.len_utf8();
-    }
-    let kept = text[..cut.unwrap_or(end)].trim_end_matches(unseen);
+    // Where the characters that leave room for the ellipsis end: there, when a word
+    // ends there too; else where the last word before it ends, or, when not even the
+    // first word fits, there all the same.
+    let limit = (text.char_indices().nth(room)).map_or(text.len(), |(at, _)| at);
+    let cut = if text[limit..].starts_with(char::is_whitespace) {
+        limit
+    } else {
+        text[..limit].rfind(char::is_whitespace).unwrap_or(limit)
+    };
+    let kept = text[..cut].trim_end_matches(unseen);
     format!("{kept}…")
 }
 
