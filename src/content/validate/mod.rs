@@ -247,19 +247,22 @@ impl ContentAsset for PromptTemplate {
         let mut problems = check_namespaced_id(&self.id, file);
         let limits = &TEXT_LIMITS;
         let line = (limits.prompt_line, "prompt_line");
-        let in_combat = (self.reply_in_combat.as_ref()).map(|text| ("replyInCombat", text, line));
+        let rules = (limits.prompt_rules, "prompt_rules");
+        // Each text, its limit, and how else to do without writing it.
+        let (built_in, left_out) = (
+            "or leave out `promptId` in specs to use the built-in template",
+            "or leave it out to use the built-in one",
+        );
         let texts = [
-            ("rules", &self.rules, (limits.prompt_rules, "prompt_rules")),
-            ("question", &self.question, line),
-            ("reply", &self.reply, line),
+            ("rules", &self.rules, rules, built_in),
+            ("question", &self.question, line, built_in),
+            ("reply", &self.reply, line, built_in),
         ];
-        for (field, value, (limit, name)) in texts.into_iter().chain(in_combat) {
+        let in_combat =
+            (self.reply_in_combat.as_ref()).map(|t| ("replyInCombat", t, line, left_out));
+        for (field, value, (limit, name), fix) in texts.into_iter().chain(in_combat) {
             problems.extend(too_long(file, &format!("/{field}"), value, limit, name));
             if value.trim().is_empty() {
-                let fix = match field {
-                    "replyInCombat" => "or leave it out to use the built-in one",
-                    _ => "or leave out `promptId` in specs to use the built-in template",
-                };
                 problems.push(ContentError::new(
                     file,
                     format!("/{field}"),
