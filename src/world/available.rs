@@ -1,7 +1,9 @@
 //! The actions an actor can take right now: definitions × scope-resolved targets × tag rules.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::ControlFlow;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bevy::prelude::*;
 use smallvec::SmallVec;
@@ -17,7 +19,8 @@ use serde_json::Value;
 ///
 /// `allowed` filters action ids (an actor's policy). A combination is offered only
 /// when the actor passes the action's tag rule, every target passes its slot's,
-/// and no entity fills two slots. Unknown scopes offer nothing.
+/// and no entity fills two slots. Unknown scopes offer nothing. An action offers at
+/// most [`MOST_TARGET_COMBINATIONS`] combinations, the first in that order.
 ///
 /// To offer actions to many actors, build an [`ActionMenu`] once and offer from it
 /// through one [`ActionOffers`] per world view.
@@ -32,6 +35,13 @@ pub fn available_actions(
         .filtered(|action| allowed(&action.id))
         .offer(view, scopes, actor)
 }
+
+/// The most target combinations of one action offered to one actor: the first in
+/// the offer's order. Two or three slots over a crowd multiply (three slots over 100
+/// characters are 970,200 combinations), and a prompt shows a few dozen lines; past
+/// this the offer would stall the frame making lines no prompt shows. The first
+/// action capped for an actor logs a warning naming it, once per menu.
+pub const MOST_TARGET_COMBINATIONS: usize = 1_000;
 
 /// Some of a registry's actions, ready to offer to many actors: each template parsed
 /// once, instead of once per actor.
@@ -54,6 +64,8 @@ pub(super) struct MenuAction {
     template: CommandTemplate,
     /// Each slot's scope, by its position in the menu's `scopes`.
     slot_scopes: SmallVec<[usize; 3]>,
+    /// Whether it offered an actor more than [`MOST_TARGET_COMBINATIONS`] (and said so).
+    capped: AtomicBool,
 }
 
 impl ActionMenu {
@@ -89,6 +101,7 @@ impl ActionMenu {
                     lifeline: lifeline(action),
                     template: CommandTemplate::parse(action),
                     slot_scopes,
+                    capped: AtomicBool::new(false),
                 })
             })
             .collect();
@@ -310,7 +323,8 @@ impl<'v> ActionOffers<'v> {
                 })
                 .collect();
             let mut chosen = SmallVec::new();
-            for_each_combination(&lists, &mut chosen, &mut |targets| {
+            let mut left = MOST_TARGET_COMBINATIONS;
+            let all = for_each_combination(&lists, &mut chosen, &mut left, &mut |targets| {
                 let start = commands.len();
                 action
                     .template
@@ -326,6 +340,15 @@ impl<'v> ActionOffers<'v> {
                     command: (start as u32, commands.len() as u32),
                 });
             });
+            if all.is_break() && !action.capped.swap(true, Ordering::Relaxed) {
+                warn!(
+                    "action `{}` has more than {MOST_TARGET_COMBINATIONS} target combinations \
+                     for {} ({actor}): only the first {MOST_TARGET_COMBINATIONS} are offered; \
+                     narrow its slots' scopes or tag rules",
+                    definition.id,
+                    view.name(actor),
+                );
+            }
         }
         self.offered = offered;
         self.commands = commands;
@@ -363,32 +386,43 @@ impl<'v> ActionOffers<'v> {
     }
 }
 
+/// Emits each combination of one candidate a slot, no entity in two slots, while
+/// `left` lasts; breaks at the first one past it.
 fn for_each_combination<'a>(
     candidates: &[&[(Entity, &'a str)]],
     chosen: &mut SmallVec<[(Entity, &'a str); 3]>,
+    left: &mut usize,
     emit: &mut impl FnMut(&[(Entity, &'a str)]),
-) {
+) -> ControlFlow<()> {
+    let mut emit_one = |targets: &[(Entity, &'a str)]| {
+        let Some(fewer) = left.checked_sub(1) else {
+            return ControlFlow::Break(());
+        };
+        *left = fewer;
+        emit(targets);
+        ControlFlow::Continue(())
+    };
     // Most actions have one slot, or none.
     if chosen.is_empty()
         && let [only] = candidates
     {
-        for &candidate in *only {
-            emit(&[candidate]);
-        }
-        return;
+        return only
+            .iter()
+            .try_for_each(|&candidate| emit_one(&[candidate]));
     }
     let Some((first, rest)) = candidates.split_first() else {
-        emit(chosen);
-        return;
+        return emit_one(chosen);
     };
     for &candidate in *first {
         if chosen.iter().any(|&(entity, _)| entity == candidate.0) {
             continue;
         }
         chosen.push(candidate);
-        for_each_combination(rest, chosen, emit);
+        let flow = for_each_combination(rest, chosen, left, emit);
         chosen.pop();
+        flow?;
     }
+    ControlFlow::Continue(())
 }
 
 /// What a command says for a target it has no entity for.
@@ -750,6 +784,66 @@ pub(crate) mod tests {
         assert!(own.shares(&offered), "nothing left out: shared");
         own.clone_leaving_out(&OfferedActions::default(), &[true]);
         assert!(own.is_empty());
+    }
+
+    /// Slots over a crowd multiply: an action offers its first
+    /// [`MOST_TARGET_COMBINATIONS`] combinations, in order, and is marked as capped;
+    /// one under the cap offers all of its own.
+    #[test]
+    fn an_action_offers_at_most_its_first_thousand_combinations() {
+        let registry = registry(&[
+            json!({ "id": "core:greet", "name": "Greet", "description": "Wave", "template": "greet {whom}",
+                    "targets": { "primary": { "scope": "characters_here", "placeholder": "whom" } } }),
+            json!({ "id": "core:introduce", "name": "Introduce", "description": "Make known",
+                    "template": "introduce {one} to {other} and {third}",
+                    "targets": { "primary": { "scope": "characters_here", "placeholder": "one" },
+                                 "secondary": { "scope": "characters_here", "placeholder": "other" },
+                                 "tertiary": { "scope": "characters_here", "placeholder": "third" } } }),
+        ]);
+        // 100 characters in the hall: the actor and 99 others, so 941,094 ways to
+        // introduce three of them.
+        let hall = EntityView {
+            name: "the hall".into(),
+            is_place: true,
+            ..default()
+        };
+        let crowd = (100..200).map(|n| {
+            let person = EntityView {
+                name: format!("person {n}").into(),
+                place: Some(entity(1)),
+                character: true,
+                ..default()
+            };
+            (entity(n), person)
+        });
+        let view = WorldView::new(std::iter::once((entity(1), hall)).chain(crowd));
+        let menu = ActionMenu::new(&registry);
+        let offered = menu.offer(&view, &TargetScopes::default(), entity(100));
+        let count = |id: &str| offered.iter().filter(|a| a.action_id == id).count();
+        assert_eq!(count("core:greet"), 99, "under the cap: every one");
+        assert_eq!(count("core:introduce"), MOST_TARGET_COMBINATIONS);
+        let introductions: Vec<&str> = (offered.iter())
+            .filter(|a| a.action_id == "core:introduce")
+            .map(|a| a.command)
+            .collect();
+        assert_eq!(
+            introductions[..3],
+            [
+                "introduce person 101 to person 102 and person 103",
+                "introduce person 101 to person 102 and person 104",
+                "introduce person 101 to person 102 and person 105",
+            ],
+            "the first in order, no one twice"
+        );
+        assert_eq!(
+            introductions.last(),
+            Some(&"introduce person 101 to person 112 and person 132"),
+            "ten runs of the third slot (97 each), then 30 of the next: 102 to 111, 113 to 132"
+        );
+        let capped: Vec<bool> = (menu.actions.iter())
+            .map(|action| action.capped.load(Ordering::Relaxed))
+            .collect();
+        assert_eq!(capped, [false, true], "only the capped action is marked");
     }
 
     /// A one-line offer, for tests elsewhere that need one: Marta's, of `core:go` to

@@ -34,7 +34,9 @@ pub use acting::{
 };
 #[cfg(test)]
 pub(crate) use available::tests::{offer_to_go, registry as registry_of_actions};
-pub use available::{ActionMenu, ActionOffers, available_actions, render_command};
+pub use available::{
+    ActionMenu, ActionOffers, MOST_TARGET_COMBINATIONS, available_actions, render_command,
+};
 pub use components::{
     CarriedBy, Character, DisplayName, Exits, FollowingPlan, InPlace, NarrativeKey, Place, Player,
     Tags,
