@@ -359,7 +359,8 @@ impl HistoryStore {
     }
 
     /// Writes the store to `path` atomically: to a temporary file beside it, flushed
-    /// to disk, then renamed over it, so a crash during a save leaves the previous save.
+    /// to disk, then renamed over it, so a crash during a save leaves the previous save
+    /// (and its temporary file, which the next save removes).
     pub fn save(&self, path: &Path) -> Result<(), MemoryError> {
         save_atomically(path, |file| {
             let save = Save {
@@ -440,7 +441,8 @@ pub(crate) fn save_atomically(
         .map_or_else(|| ".save".into(), |name| name.to_os_string());
     let temporary = tempfile::Builder::new()
         .prefix(&prefix)
-        .suffix(".saving")
+        .rand_bytes(TEMPORARY_RANDOM_CHARS)
+        .suffix(TEMPORARY_SUFFIX)
         .tempfile_in(folder)
         .map_err(io)?;
     let mut writer = std::io::BufWriter::new(temporary.as_file().try_clone().map_err(io)?);
@@ -450,7 +452,36 @@ pub(crate) fn save_atomically(
         .map_err(io)?;
     drop(writer);
     temporary.persist(path).map_err(|error| io(error.error))?;
-    sync_folder(folder).map_err(io)
+    sync_folder(folder).map_err(io)?;
+    remove_leftovers(folder, &prefix);
+    Ok(())
+}
+
+/// How a save's temporary file is named: the saved file's name, this many random
+/// characters, and the suffix.
+const TEMPORARY_RANDOM_CHARS: usize = 6;
+const TEMPORARY_SUFFIX: &str = ".saving";
+
+/// Removes the temporary files earlier saves of the file named `prefix` left in
+/// `folder` when their process died mid-save: each crash would leave one more. Only
+/// names of exactly that shape go (not another file's, `history.json.bak…`); what
+/// cannot be read or removed stays, as the save itself succeeded.
+fn remove_leftovers(folder: &Path, prefix: &std::ffi::OsStr) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let prefix = prefix.as_encoded_bytes();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let random = (name.as_encoded_bytes().strip_prefix(prefix))
+            .and_then(|rest| rest.strip_suffix(TEMPORARY_SUFFIX.as_bytes()));
+        let leftover = random.is_some_and(|random| {
+            random.len() == TEMPORARY_RANDOM_CHARS && random.iter().all(u8::is_ascii_alphanumeric)
+        });
+        if leftover && entry.file_type().is_ok_and(|kind| kind.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Syncs a folder's entries to disk: a rename is durable only then. Folders cannot be
@@ -831,6 +862,48 @@ mod tests {
         );
         let loaded = HistoryStore::load(&path).expect("the save loads");
         assert_eq!(loaded.entries(), store.entries());
+    }
+
+    /// A process killed mid-save leaves its temporary file; the next save removes
+    /// it, and leaves every other file alone.
+    #[test]
+    fn a_save_removes_what_a_save_killed_midway_left() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("history.json");
+        let leftovers = ["history.jsona1B2c3.saving", "history.jsonZZZZZZ.saving"];
+        let others = [
+            "history.json.bakZz9Yy8.saving",
+            "history.jsonabc.saving",
+            "history.json-1234.saving",
+            "other.jsona1B2c3.saving",
+        ];
+        for name in leftovers.iter().chain(&others) {
+            std::fs::write(dir.path().join(name), "{\"format\":\"bevy_loom hist").expect("a file");
+        }
+        // A folder of the shape is nobody's leftover file.
+        std::fs::create_dir(dir.path().join("history.jsonfolder.saving")).expect("a folder");
+        let mut store = HistoryStore::new();
+        store.append(memory("a memory", &[], marta()));
+        store.save(&path).expect("the store saves");
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("the folder")
+            .map(|entry| {
+                entry
+                    .expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into()
+            })
+            .collect();
+        names.sort();
+        let mut expected: Vec<&str> = others.to_vec();
+        expected.extend(["history.json", "history.jsonfolder.saving"]);
+        expected.sort_unstable();
+        assert_eq!(names, expected, "the two leftovers are gone");
+        assert_eq!(
+            HistoryStore::load(&path).expect("loads").entries(),
+            store.entries()
+        );
     }
 
     #[test]
