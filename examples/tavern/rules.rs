@@ -180,7 +180,11 @@ pub fn judge(world: &mut World, request: ActionRequest) -> Verdict {
                 .unwrap_or("act")
                 .to_owned()
         });
-    let mut report = ActionReport::new(request.actor, verb).for_step(request.plan.clone());
+    // Where it happens, whoever sees it: those in the room an actor leaves see it go.
+    let here = world.get::<InPlace>(request.actor).map(|place| place.0);
+    let mut report = (ActionReport::new(request.actor, verb))
+        .for_step(request.plan.clone())
+        .at(here);
     report.object = request.targets.first().copied();
     report.indirect_object = request.targets.get(1).copied();
     let refusal = match carry_out(world, &request) {

@@ -128,8 +128,9 @@ pub enum NarrationSource {
 pub struct NarrationText {
     /// The report narrated.
     pub report: Arc<ActionReport>,
-    /// Where it happened: the place its actor was in when it was reported (it may
-    /// have moved by the time a model's text comes back).
+    /// Where it happened: the report's [`at`](ActionReport::at), or the place its
+    /// actor was in when it was reported (it may have moved by the time a model's
+    /// text comes back).
     pub place: Option<Entity>,
     /// The text: while streaming, the piece written since the previous message; then
     /// the whole final text (which may differ from the pieces: trimmed, or the offline
@@ -304,13 +305,13 @@ impl NarrationWorld<'_, '_> {
         }
     }
 
-    /// Everything a report names, described, with the exits of the actor's place.
+    /// Everything a report names, described, with the place it happened (its
+    /// [`at`](ActionReport::at), or its actor's) and that place's exits.
     fn entities_of(&self, report: &ActionReport) -> ReportEntities<'_> {
-        let place = self
-            .entities
-            .get(report.actor)
-            .ok()
-            .and_then(|(.., in_place)| in_place.map(|p| p.0));
+        let place = report.place.or_else(|| {
+            let actor = self.entities.get(report.actor).ok();
+            actor.and_then(|(.., in_place)| in_place.map(|p| p.0))
+        });
         let exits = place
             .and_then(|place| self.exits.get(place).ok())
             .map(|exits| {

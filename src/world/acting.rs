@@ -66,11 +66,12 @@ impl EffectReport {
 /// [`NarrationText`](crate::narration::NarrationText).
 ///
 /// Narration reads the entities a report names (their names, fragments, whether one
-/// is the player, and the place the actor is in, whose characters witness it) in
+/// is the player, and the place it happened, whose characters witness it) in
 /// [`LoomSystems::Narrate`](crate::LoomSystems::Narrate) of the frame the report is
-/// read. An entity despawned before then is told as "someone", and an actor moved
-/// before then is witnessed where it went: despawn a killed character, or move one
-/// that leaves, after that set (or a frame later) to have it told as it was.
+/// read. The place is the report's [`at`](Self::at), or the one its actor is in then:
+/// name where the actor acted when you move it as you report (a character that
+/// leaves is seen leaving by those it left). An entity despawned before then is told
+/// as "someone": despawn a killed character after that set, or a frame later.
 ///
 /// ```
 /// # use bevy::prelude::*;
@@ -110,6 +111,10 @@ pub struct ActionReport {
     /// ([`for_step`](Self::for_step)). A report naming no step is a step's outcome
     /// when it has the verb the step's action declares.
     pub plan: Option<PlanStepRef>,
+    /// Where it happened, whose characters witness it; `None` for the place its actor
+    /// is in when it is narrated. Set it when the action moved its actor: the place
+    /// it left ([`at`](Self::at)).
+    pub place: Option<Entity>,
 }
 
 impl ActionReport {
@@ -127,6 +132,7 @@ impl ActionReport {
             effects: Vec::new(),
             text: None,
             plan: None,
+            place: None,
         }
     }
 
@@ -134,6 +140,14 @@ impl ActionReport {
     #[must_use]
     pub fn for_step(mut self, step: Option<PlanStepRef>) -> Self {
         self.plan = step;
+        self
+    }
+
+    /// Where it happened: the place its actor acted in, when it is not there any
+    /// more once the report is narrated (it left).
+    #[must_use]
+    pub fn at(mut self, place: Option<Entity>) -> Self {
+        self.place = place;
         self
     }
 

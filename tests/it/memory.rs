@@ -195,6 +195,30 @@ fn an_action_narrated_late_is_remembered_by_those_where_it_happened() {
     }
 }
 
+/// A character moved as its leaving is reported is seen leaving by those it left,
+/// when the report names where it acted; not by those it joined.
+#[test]
+fn a_departure_is_remembered_by_those_it_left() {
+    let (mut app, scene) = speaking_tavern();
+    let (brom, street) = (scene.entities["brom"], scene.entities["street"]);
+    let common_room = scene.entities["common_room"];
+    app.world_mut().entity_mut(brom).insert(InPlace(street));
+    let left = ActionReport::new(brom, "go").object(street);
+    app.world_mut().write_message(left.at(Some(common_room)));
+    update_until(
+        &mut app,
+        "the departure to be remembered",
+        someone_witnessed,
+    );
+    let store = app.world().resource::<HistoryStore>();
+    for actor in ["tavern:marta", "tavern:silas"] {
+        let seen = remembered_by(store, actor);
+        assert_eq!(seen.len(), 1, "{actor} saw Brom go: {seen:#?}");
+        assert!(seen[0].text.starts_with("Brom "), "{}", seen[0].text);
+        assert!(seen[0].tags.contains(&"tavern:common_room".to_owned()));
+    }
+}
+
 /// The player who acted and then went (despawned, or no longer the player) before the
 /// model's narration came is still the one who acted: told in the second person, it
 /// is not what the others saw.
