@@ -85,7 +85,7 @@ pub use narrative::{
 };
 pub use prompt_template::PromptTemplate;
 pub use registry::{ContentRegistry, ContentSources, LoadedMod, ModActionMetadata};
-pub use scene::{SceneDefinition, SceneEntity, ScenePlace};
+pub use scene::{MOST_CARRIERS, SceneDefinition, SceneEntity, ScenePlace};
 pub use tags::{TagFile, TagIndex};
 pub use task::{
     EntityParameter, FallbackBehavior, MAX_ENTITY_PARAMETERS, TaskDefinition, TaskParameter,

@@ -1,7 +1,7 @@
 //! Scenes as data: places, entities, tags, who is where and which are smart actors.
 //! Spawning one into the world is the smart actors' work ([`SceneDefinition::spawn`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use bevy::asset::Asset;
 use bevy::reflect::TypePath;
@@ -108,13 +108,15 @@ impl ContentAsset for SceneDefinition {
             let at = format!("/entities/{index}");
             problems.extend(name_problem(file, &at, &entity.name));
         }
+        let mut listed: HashSet<&str> = HashSet::new();
         for (index, place) in self.places.iter().enumerate() {
+            listed.clear();
             for (exit_index, exit) in place.exits.iter().enumerate() {
                 let message = if ids.get(exit.as_str()) != Some(&true) {
                     format!("`{exit}` is not a place of this scene")
                 } else if *exit == place.id {
                     format!("an exit from `{exit}` to itself: list the places it leads to")
-                } else if place.exits[..exit_index].contains(exit) {
+                } else if !listed.insert(exit) {
                     format!("`{exit}` is listed twice: list each exit once")
                 } else {
                     continue;
@@ -154,7 +156,11 @@ impl SceneDefinition {
     /// of each scene id whether it is a place.
     fn entity_problems(&self, file: &str, ids: &HashMap<&str, bool>) -> Vec<ContentError> {
         let mut problems = Vec::new();
-        let is_character = |id: &str| self.entities.iter().any(|e| e.id == id && e.character);
+        let characters: HashSet<&str> = (self.entities.iter())
+            .filter(|entity| entity.character)
+            .map(|entity| entity.id.as_str())
+            .collect();
+        let is_character = |id: &str| characters.contains(id);
         for (index, entity) in self.entities.iter().enumerate() {
             match (&entity.place, &entity.carried_by) {
                 (Some(place), None) if ids.get(place.as_str()) != Some(&true) => {
@@ -207,52 +213,126 @@ impl SceneDefinition {
                 ));
             }
         }
-        problems.extend(self.carrying_circles(file));
+        problems.extend(self.carrying_problems(file));
         problems
     }
 
-    /// Entities carried by themselves, through others or not: they would be in no
-    /// place. Each circle once, at its first entity.
-    fn carrying_circles(&self, file: &str) -> Vec<ContentError> {
-        let entities = self.entities.iter().enumerate();
-        let carrier_of: HashMap<&str, &str> = (entities.clone())
-            .filter_map(|(_, e)| Some((e.id.as_str(), e.carried_by.as_deref()?)))
-            .collect();
+    /// Entities carried by themselves, through others or not, each circle once at its
+    /// first entity; and those carried through more than [`MOST_CARRIERS`], each
+    /// chain once where it gets too deep: either would be in no place. One walk up
+    /// each chain, however long (a file may hold a chain of thousands).
+    fn carrying_problems(&self, file: &str) -> Vec<ContentError> {
         let mut first_index: HashMap<&str, usize> = HashMap::new();
-        for (index, entity) in entities.clone() {
+        for (index, entity) in self.entities.iter().enumerate() {
             first_index.entry(entity.id.as_str()).or_insert(index);
         }
+        let carrier_of = |index: usize| {
+            let carrier = self.entities[index].carried_by.as_deref()?;
+            first_index.get(carrier).copied()
+        };
+        let mut state = vec![Carrying::Unseen; self.entities.len()];
         let mut problems = Vec::new();
-        for (index, entity) in entities {
-            let mut circle = vec![entity.id.as_str()];
-            while let Some(&carrier) = circle.last().and_then(|at| carrier_of.get(at)) {
-                if carrier == entity.id {
-                    let first = (circle.iter()).all(|id| first_index.get(id) >= Some(&index));
-                    if first {
-                        let mut said = format!("`{}` is carried by", entity.id);
-                        for carrier in circle.iter().skip(1) {
-                            said.push_str(&format!(" `{carrier}`, who is carried by"));
-                        }
-                        problems.push(ContentError::new(
-                            file,
-                            format!("/entities/{index}/carriedBy"),
-                            match circle.len() {
-                                1 => format!("{said} `{}`, so it is in no place: give it a `place` instead", entity.id),
-                                _ => format!("{said} `{}`, so none of them is in any place: give one a `place` instead", entity.id),
-                            },
-                        ));
+        let mut path: Vec<usize> = Vec::new();
+        for start in 0..self.entities.len() {
+            path.clear();
+            let mut at = Some(start);
+            // Walk up until a known entity, one on this walk (a circle), or the top.
+            let mut above = loop {
+                let Some(index) = at else { break Some(0) };
+                match state[index] {
+                    Carrying::Unseen => {}
+                    Carrying::Carriers(carriers) => break Some(carriers + 1),
+                    Carrying::NoPlace => break None,
+                    Carrying::Walking => {
+                        let from = path.iter().position(|&i| i == index).unwrap_or(0);
+                        problems.push(self.circle(file, &path[from..]));
+                        break None;
                     }
-                    break;
                 }
-                if circle.contains(&carrier) {
-                    // A circle this entity hangs from, reported at its own first.
-                    break;
+                state[index] = Carrying::Walking;
+                path.push(index);
+                at = carrier_of(index);
+            };
+            // Down again, each entity one carrier more than the one carrying it.
+            for &index in path.iter().rev() {
+                state[index] = match above {
+                    Some(carriers) => Carrying::Carriers(carriers),
+                    None => Carrying::NoPlace,
+                };
+                if above == Some(MOST_CARRIERS + 1) {
+                    problems.push(self.too_deep(file, index));
                 }
-                circle.push(carrier);
+                above = above.map(|carriers| carriers + 1);
             }
         }
-        problems
+        // In the order of the entities they are at.
+        problems.sort_by_key(|&(index, _)| index);
+        problems.into_iter().map(|(_, problem)| problem).collect()
     }
+
+    /// The problem of a circle of carriers (in order, each carried by the next): told
+    /// from its first entity.
+    fn circle(&self, file: &str, circle: &[usize]) -> (usize, ContentError) {
+        let first = (0..circle.len()).min_by_key(|&i| circle[i]).unwrap_or(0);
+        let id = |i: usize| {
+            self.entities[circle[(first + i) % circle.len()]]
+                .id
+                .as_str()
+        };
+        let mut said = format!("`{}` is carried by", id(0));
+        for i in 1..circle.len() {
+            said.push_str(&format!(" `{}`, who is carried by", id(i)));
+        }
+        let message = match circle.len() {
+            1 => format!(
+                "{said} `{}`, so it is in no place: give it a `place` instead",
+                id(0)
+            ),
+            _ => format!(
+                "{said} `{}`, so none of them is in any place: give one a `place` instead",
+                id(0)
+            ),
+        };
+        let at = circle[first];
+        (
+            at,
+            ContentError::new(file, format!("/entities/{at}/carriedBy"), message),
+        )
+    }
+
+    /// The problem of the entity at `index`, carried through one carrier more than
+    /// [`MOST_CARRIERS`].
+    fn too_deep(&self, file: &str, index: usize) -> (usize, ContentError) {
+        let entity = &self.entities[index];
+        let carrier = entity.carried_by.as_deref().unwrap_or_default();
+        let problem = ContentError::new(
+            file,
+            format!("/entities/{index}/carriedBy"),
+            format!(
+                "`{}` is carried by `{carrier}` through {} carriers in all, and an entity is found in its place through at most {MOST_CARRIERS}: give one of them a `place`",
+                entity.id,
+                MOST_CARRIERS + 1
+            ),
+        );
+        (index, problem)
+    }
+}
+
+/// The most carriers an entity is found in its place through: a mug carried by Marta,
+/// who rides a horse, is in the horse's place through two. Deeper is a scene problem
+/// ([`SceneDefinition`]'s check), and the world finds no place for it.
+pub const MOST_CARRIERS: usize = 8;
+
+/// Where the walk up an entity's carriers got to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carrying {
+    Unseen,
+    /// On the walk under way.
+    Walking,
+    /// In a place through this many carriers.
+    Carriers(usize),
+    /// In a circle of carriers, or carried by one.
+    NoPlace,
 }
 
 /// Loaded ids for an error message: sorted, the first few; `none` when there are none.
@@ -483,6 +563,50 @@ mod tests {
             "{}",
             problems[1]
         );
+    }
+
+    /// A chain of `carriers` characters, each carried by the next and the last in
+    /// the hall, and a mug the first carries: the mug is in the hall through them all.
+    fn chain(carriers: usize) -> SceneDefinition {
+        let mut entities = vec![json!({ "id": "mug", "name": "mug", "carriedBy": "c0" })];
+        entities.extend((0..carriers).map(|n| {
+            let id = format!("c{n}");
+            match n + 1 < carriers {
+                true => json!({ "id": id, "name": id, "character": true, "carriedBy": format!("c{}", n + 1) }),
+                false => json!({ "id": id, "name": id, "character": true, "place": "hall" }),
+            }
+        }));
+        scene(serde_json::Value::Array(entities))
+    }
+
+    #[test]
+    fn nothing_is_carried_through_more_than_eight() {
+        assert_eq!(
+            chain(MOST_CARRIERS).check(FILE),
+            [],
+            "eight carriers are fine"
+        );
+        let problems = chain(MOST_CARRIERS + 1).check(FILE);
+        assert_eq!(pointers(&problems), ["/entities/0/carriedBy"]);
+        assert!(
+            problems[0]
+                .message
+                .contains("`mug` is carried by `c0` through 9 carriers"),
+            "{}",
+            problems[0]
+        );
+        // A chain of thousands is told once, where it gets too deep, and checked in
+        // one walk up it (each step used to look at every step below it again).
+        let long = chain(3_000);
+        let problems = long.check(FILE);
+        assert_eq!(pointers(&problems), ["/entities/2991/carriedBy"], "c2990");
+        // Items hanging from a circle are no circle of their own, however long.
+        let mut circled = chain(3_000);
+        circled.entities[3_000].place = None;
+        circled.entities[3_000].carried_by = Some("c0".to_owned());
+        let problems = circled.check(FILE);
+        assert_eq!(pointers(&problems), ["/entities/1/carriedBy"]);
+        assert!(problems[0].message.contains("none of them is in any place"));
     }
 
     #[test]

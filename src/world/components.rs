@@ -31,14 +31,16 @@ pub(crate) type WhereItIs = (Option<&'static InPlace>, Option<&'static CarriedBy
 pub(crate) type Whereabouts<'w, 's> = Query<'w, 's, WhereItIs>;
 
 /// The place an entity is in, as the world view finds it: its carrier's (a carrier's
-/// carrier, up to 8 deep) when it is carried, else its own; given where it is (its
+/// carrier, through at most [`MOST_CARRIERS`](crate::content::MOST_CARRIERS)) when it
+/// is carried, else its own; given where it is (its
 /// [`InPlace`] and [`CarriedBy`]) and `whereabouts` for its carriers.
 pub(crate) fn place_of(
     (in_place, carried_by): (Option<&InPlace>, Option<&CarriedBy>),
     whereabouts: &Whereabouts,
 ) -> Option<Entity> {
     let (mut in_place, mut carried_by) = (in_place.copied(), carried_by.copied());
-    for _ in 0..8 {
+    // Its own whereabouts, then each carrier's.
+    for _ in 0..=crate::content::MOST_CARRIERS {
         let Some(CarriedBy(carrier)) = carried_by else {
             return in_place.map(|place| place.0);
         };

@@ -568,10 +568,12 @@ impl<'a> WorldView<'a> {
             .is_some_and(|v| v.tags.contains(tag))
     }
 
-    /// The place an entity is in, following who carries it.
+    /// The place an entity is in, following who carries it (through at most
+    /// [`MOST_CARRIERS`](crate::content::MOST_CARRIERS)).
     pub fn place_of(&self, entity: Entity) -> Option<Entity> {
         let mut current = entity;
-        for _ in 0..8 {
+        // The entity, then each carrier.
+        for _ in 0..=crate::content::MOST_CARRIERS {
             let view = self.entities.get(&current)?;
             match (view.place, view.carried_by) {
                 (_, Some(carrier)) => current = carrier,
@@ -801,6 +803,39 @@ mod tests {
             "new scopes change everything"
         );
         assert_eq!(next_door(&app, places), [10, 10, 10]);
+    }
+
+    /// Through as many carriers as a scene may stack ([`MOST_CARRIERS`]), and not one
+    /// more: the view and the whereabouts the actors read agree.
+    ///
+    /// [`MOST_CARRIERS`]: crate::content::MOST_CARRIERS
+    #[test]
+    fn a_place_is_found_through_eight_carriers() {
+        use crate::content::MOST_CARRIERS;
+        use crate::world::{Whereabouts, place_of};
+        use bevy::ecs::system::RunSystemOnce;
+        let mut world = World::new();
+        let hall = world.spawn((Place, named("hall"))).id();
+        // Each carried by the one before, the first in the hall.
+        let mut carriers = vec![world.spawn((Character, named("c0"), InPlace(hall))).id()];
+        for n in 1..=MOST_CARRIERS + 1 {
+            let carrier = CarriedBy(carriers[n - 1]);
+            carriers.push(world.spawn((Character, named("c"), carrier)).id());
+        }
+        // Carried through eight, then through nine.
+        let (fine, too_deep) = (carriers[MOST_CARRIERS], carriers[MOST_CARRIERS + 1]);
+        let found =
+            world.run_system_once(move |query: WorldViewQuery, whereabouts: Whereabouts| {
+                let view = WorldView::from_query(&query);
+                let held = |entity| place_of(whereabouts.get(entity).ok()?, &whereabouts);
+                [
+                    view.place_of(fine),
+                    view.place_of(too_deep),
+                    held(fine),
+                    held(too_deep),
+                ]
+            });
+        assert_eq!(found.ok(), Some([Some(hall), None, Some(hall), None]));
     }
 
     #[test]

@@ -46,7 +46,11 @@ impl StreamedAnswer {
             Self::Withheld => None,
             Self::Starting(held) => {
                 held.push_str(piece);
-                let start = held.trim_start_matches(unseen);
+                // What shows nothing goes as it comes, not kept to be read again with
+                // each piece (a stream of blanks would cost the square of its length).
+                let unseen_len = held.len() - held.trim_start_matches(unseen).len();
+                held.drain(..unseen_len);
+                let start = held.as_str();
                 if let Some(thinking) = start.strip_prefix(THOUGHT_BEGINS) {
                     let thinking = thinking.to_owned();
                     *self = Self::Thinking(String::new());
@@ -101,6 +105,19 @@ mod tests {
         assert_eq!(shown(&["\n", " \u{200b}", " You", " nod."]), "[You][ nod.]");
         assert_eq!(shown(&["<b>You</b>", " nod."]), "[<b>You</b>][ nod.]");
         assert_eq!(shown(&["<", "3 you"]), "[<3 you]");
+    }
+
+    /// However many pieces show nothing, only what may begin the answer is held.
+    #[test]
+    fn what_shows_nothing_is_not_held() {
+        let mut streamed = StreamedAnswer::default();
+        for _ in 0..1_000 {
+            assert_eq!(streamed.show(" \n\u{200b}"), None);
+        }
+        assert_eq!(streamed, StreamedAnswer::Starting(String::new()));
+        assert_eq!(streamed.show(" <th"), None);
+        assert_eq!(streamed, StreamedAnswer::Starting("<th".to_owned()));
+        assert_eq!(streamed.show("ere"), Some("<there".to_owned()));
     }
 
     #[test]
