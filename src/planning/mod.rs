@@ -12,7 +12,7 @@
 //! 1. [`StartPlan`] (from the game, or a smart actor's answer) puts a [`Plan`] on the
 //!    actor and writes [`PlanStarted`] (one written before content has loaded waits
 //!    for it);
-//! 2. each frame (or each [`TurnEnded`], by [`PlanningSettings::cadence`]), in
+//! 2. each frame (or once a turn, by [`PlanningSettings::cadence`]), in
 //!    [`LoomSystems::Decide`], a plan with no step out hands the game its next step as
 //!    an [`ActionRequest`] whose `plan` names the step, and writes [`PlanStepIssued`];
 //! 3. the game carries it out as any request and writes its [`ActionReport`], naming
@@ -90,8 +90,11 @@ pub enum PlanCadence {
     /// In any frame, once the last step was reported on: a real-time game.
     #[default]
     EveryFrame,
-    /// In a frame with a [`TurnEnded`], once the last step was reported on: a
-    /// turn-based game, one step a turn.
+    /// Once the last step was reported on and the plan took none this turn (since the
+    /// last [`TurnEnded`]): a turn-based game, one step a turn. A plan started during
+    /// a turn takes its first step in it, in the frame it starts (whichever frame of
+    /// the turn its smart actor's answer came in); one started before any turn ended
+    /// waits for the first.
     EveryTurn,
 }
 
@@ -130,6 +133,9 @@ pub struct Plan {
     command: String,
     /// The step handed to the game and not reported on yet.
     awaiting: Option<Awaiting>,
+    /// The turn it last handed the game a step in, as planning counts the
+    /// [`TurnEnded`]s: by turns ([`PlanCadence::EveryTurn`]) it takes one a turn.
+    stepped_in: Option<u64>,
     /// Whether it put [`FollowingPlan`] on its actor, which had none: it takes it off
     /// when it ends. A game's own hold on an actor outlives the plan.
     brought_hold: bool,

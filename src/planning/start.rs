@@ -218,6 +218,7 @@ fn begin<'n>(
         ids: (ids.get(&start.task_id), method),
         command,
         awaiting: None,
+        stepped_in: None,
         brought_hold: true,
         number: ids.next_plan(),
     })

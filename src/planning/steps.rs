@@ -48,7 +48,7 @@ pub(super) fn advance_plans(
     mut commands: Commands,
     mut out: PlanWriters,
     mut actions: Local<MenuCache>,
-    mut ids: ResMut<PlanIds>,
+    (mut ids, mut turn): (ResMut<PlanIds>, Local<u64>),
 ) {
     let PlanContext {
         settings,
@@ -56,13 +56,18 @@ pub(super) fn advance_plans(
         registry,
         ..
     } = &context;
-    let turn_ended = turns.read().count() > 0;
-    if settings.cadence == PlanCadence::EveryTurn && !turn_ended {
+    *turn += turns.read().count() as u64;
+    let by_turns = settings.cadence == PlanCadence::EveryTurn;
+    // Before a turn ends none is under way, to take a step in.
+    if by_turns && *turn == 0 {
         return;
     }
-    let mut ready = plans
-        .iter_mut()
+    let turn = *turn;
+    // By turns, one step a turn: a plan started during a turn takes its first in
+    // it, whichever frame of the turn the plan started in.
+    let mut ready = (plans.iter_mut())
         .filter(|(_, plan)| plan.awaiting.is_none())
+        .filter(|(_, plan)| !by_turns || plan.stepped_in != Some(turn))
         .peekable();
     if ready.peek().is_none() {
         return;
@@ -94,6 +99,7 @@ pub(super) fn advance_plans(
                     verb,
                     since: time.elapsed(),
                 });
+                plan.stepped_in = Some(turn);
             }
             end => end_plan(
                 (actor, plan),

@@ -621,6 +621,34 @@ fn plans_that_move_by_turns_take_one_step_a_turn() {
     }
 }
 
+/// By turns, a plan started in a later frame of a turn takes its first step in that
+/// turn, as one started in the frame the turn began does: which frame a smart actor's
+/// answer came in does not decide when its plan starts acting. Its next step waits for
+/// the next turn, though the first was reported at once.
+#[test]
+fn a_plan_started_during_a_turn_takes_its_first_step_in_it() {
+    let (mut app, scene) = tavern();
+    app.world_mut().resource_mut::<PlanningSettings>().cadence = PlanCadence::EveryTurn;
+    let issued = |app: &App| app.world().resource::<Game>().issued.len();
+    app.world_mut().write_message(TurnEnded);
+    app.update();
+    app.update();
+    serve(&mut app, &scene);
+    app.update();
+    assert_eq!(
+        issued(&app),
+        1,
+        "the first step, in the turn the plan started in"
+    );
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(issued(&app), 1, "one step a turn");
+    app.world_mut().write_message(TurnEnded);
+    app.update();
+    assert_eq!(issued(&app), 2, "the next turn's");
+}
+
 #[test]
 fn a_plan_ends_in_the_frame_its_last_step_is_reported() {
     let (mut app, scene) = tavern();
