@@ -23,17 +23,22 @@ pub struct ChatMessage {
 
 impl LlmError {
     /// Whether trying again may help: the server was unreachable, overloaded (429),
-    /// failing (5xx) or broke off its answer.
+    /// failing (5xx), broke off its answer or sent one that is no chat completion
+    /// (another server of a fleet may answer).
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::Unreachable { .. } | Self::Loading { .. } | Self::BrokeOff(_) => true,
+            Self::Unreachable { .. }
+            | Self::Loading { .. }
+            | Self::BrokeOff(_)
+            | Self::InvalidResponse(_) => true,
             Self::Status { status, .. } => *status == 429 || *status >= 500,
             _ => false,
         }
     }
 
     /// Whether the error says something of the server's health, and so counts toward
-    /// its circuit breaker: unreachable, overloaded or failing. A server still loading
+    /// its circuit breaker: unreachable, overloaded, failing or answering with what no
+    /// backend reads (a web page, an error in place of an answer). A server still loading
     /// its model, or one that found a prompt too long for its context, is healthy.
     pub fn is_server_fault(&self) -> bool {
         self.is_retryable() && !matches!(self, Self::Loading { .. })
@@ -368,8 +373,12 @@ pub enum LlmError {
         /// The time that was left.
         left: Duration,
     },
-    /// The server answered with something that is not a chat completion.
-    #[error("the model server's answer was not understood: {0}")]
+    /// The server answered with something that is not a chat completion, or reported
+    /// an error in its place. Tried again, on another server of a fleet when there is
+    /// one, and counted toward the server's circuit breaker.
+    #[error(
+        "the model server's answer was not understood: {0}; check that the address is a model server's (OpenAI-compatible, or Ollama's) and what its log says"
+    )]
     InvalidResponse(String),
     /// The connection broke while the answer came, its headers already sent: the
     /// server crashed, restarted or was stopped mid-answer.

@@ -342,6 +342,45 @@ fn a_fleet_fails_over_from_a_dead_server() {
     );
 }
 
+/// A server that answers 200 with a web page is no server to keep asking: each
+/// request is asked again of the healthy one, and the bad one's breaker opens.
+#[test]
+fn a_fleet_fails_over_from_a_server_answering_garbage() {
+    let (_good_server, good, served) = server(|_, _| completion("served"));
+    let page = |_, _| (StatusCode::OK, "<html>It works!</html>").into_response();
+    let (_bad_server, bad, garbled) = server(page);
+    let mut app = app(LlmPlugin {
+        backend: BackendChoice::Fleet(vec![endpoint(&bad), endpoint(&good)]),
+        retry: fast_retries(),
+        breaker: BreakerSettings {
+            failures_to_open: 2,
+            open_for: Duration::from_secs(3600),
+        },
+        ..default()
+    });
+    // One after the other, so that none is under way on the bad server when its
+    // breaker opens.
+    for i in 0..6 {
+        let id = submit(&mut app, request(&format!("r{i}")));
+        let done = outcomes(&mut app, &[id]);
+        let served = done[&id].result.as_ref();
+        assert!(served.is_ok_and(|r| r.text == "served"), "{done:#?}");
+        app.world_mut().resource_mut::<Outcomes>().0.clear();
+    }
+    assert!(
+        garbled.load(Ordering::SeqCst) <= 2,
+        "the bad server's breaker opened after two: {garbled:?}"
+    );
+    assert_eq!(served.load(Ordering::SeqCst), 6);
+    let health = app.world().resource::<LlmBridge>().endpoint_health();
+    assert_eq!(health[0].breaker, BreakerState::Open, "{health:#?}");
+    let said = health[0].last_failure.as_deref().unwrap_or_default();
+    assert!(
+        said.contains("not JSON") && said.contains("check that the address"),
+        "{said}"
+    );
+}
+
 #[test]
 fn a_connection_reset_mid_stream_fails_once() {
     let (_server, url, _) = server(|_, _| {
