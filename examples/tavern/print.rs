@@ -377,7 +377,11 @@ fn excerpt(written: &str) -> String {
     const SHOWN: usize = 80;
     let words: Vec<&str> = written.split_whitespace().collect();
     let line: String = (words.join(" ").chars())
-        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+        .map(|c| match bevy_loom::content::forbidden_character(c) {
+            // A terminal's escape, or a mark that reorders the line.
+            Some(_) => '\u{FFFD}',
+            None => c,
+        })
         .collect();
     match line.char_indices().nth(SHOWN) {
         Some((cut, _)) => format!("{}…", &line[..cut]),

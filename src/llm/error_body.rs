@@ -84,7 +84,8 @@ pub(super) fn status_error(
 /// The error for an `error` object a server sent in place of an answer or in the
 /// middle of a stream.
 pub(super) fn reported_error(error: &serde_json::Value, context: &str) -> LlmError {
-    let text = error.to_string();
+    // As JSON its control characters are escapes; what reorders text is not.
+    let text = super::http::excerpt(&error.to_string(), MESSAGE_CHARS);
     if says_context_exceeded(&text.to_ascii_lowercase()) {
         return context_exceeded(&text);
     }
@@ -155,22 +156,48 @@ fn one_line(said: &str) -> String {
 }
 
 /// The `message` of a JSON error body (`{"error": {"message": ...}}`, `{"error": "..."}`,
-/// `{"message": ...}`), or the body itself.
+/// `{"message": ...}`), or the body itself; as an error quotes it
+/// ([`excerpt`](super::http::excerpt): its escapes, `\u001b`, decoded are no more shown
+/// than the body's own).
 fn message_of(body: &str) -> String {
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(body) else {
-        return body.trim().to_owned();
-    };
-    let error = value.get("error").unwrap_or(&value);
-    error
-        .get("message")
-        .or(Some(error))
-        .and_then(serde_json::Value::as_str)
-        .map_or_else(|| body.trim().to_owned(), str::to_owned)
+    let value = serde_json::from_str::<serde_json::Value>(body).ok();
+    let error = value
+        .as_ref()
+        .map(|value| value.get("error").unwrap_or(value));
+    let message = error.and_then(|error| error.get("message").or(Some(error)));
+    let said = message.and_then(serde_json::Value::as_str).unwrap_or(body);
+    super::http::excerpt(said.trim(), MESSAGE_CHARS)
 }
+
+/// The most characters of a server's message read for its figures (a context's size
+/// may come late in it).
+const MESSAGE_CHARS: usize = 2_000;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a server says is quoted as it looks: a terminal's escapes in its body, or
+    /// in the JSON of its error's message, clear no screen and ring no bell.
+    #[test]
+    fn a_server_s_words_are_quoted_without_what_a_terminal_obeys() {
+        let raw = format!(
+            "{} down",
+            crate::llm::http::excerpt("\u{1b}[2J\u{1b}[31mPWNED\u{1b}[0m\u{7}\r\nall", 500)
+        );
+        let error = status_error("u", 500, raw, None);
+        let said = error.to_string();
+        assert_eq!(
+            said,
+            "the model server answered HTTP 500: [2J[31mPWNED[0m  all down"
+        );
+        let escaped = r#"{"error":{"message":"no \u001b[2Jmodel \u202egpt"}}"#;
+        let said = status_error("u", 404, escaped.to_owned(), None).to_string();
+        assert!(said.contains("(no [2Jmodel gpt)"), "{said}");
+        let reported = serde_json::json!({ "message": "bad \u{202e}\u{1b}" });
+        let said = reported_error(&reported, "mid-stream").to_string();
+        assert!(!said.contains(['\u{202e}', '\u{1b}']), "{said}");
+    }
 
     #[test]
     fn a_server_refusing_the_answer_format_says_how_to_change_it() {

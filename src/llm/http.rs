@@ -206,7 +206,7 @@ impl Exchange {
                 url: self.url.to_string(),
                 status: status.as_u16(),
                 to: to.map_or("nowhere it names".to_owned(), |to| {
-                    truncate(&without_credentials(&to), 300)
+                    excerpt(&without_credentials(&to), 300)
                 }),
             });
         }
@@ -221,7 +221,7 @@ impl Exchange {
         Err(super::error_body::status_error(
             &self.url,
             status.as_u16(),
-            truncate(&String::from_utf8_lossy(&body), 500),
+            excerpt(&String::from_utf8_lossy(&body), 500),
             retry_after,
         ))
     }
@@ -412,7 +412,7 @@ async fn error_body_start(mut response: reqwest::Response, limit: usize) -> Vec<
 pub(super) fn json_value(body: &[u8]) -> Result<Value, LlmError> {
     serde_json::from_slice(body).map_err(|error| {
         let start = String::from_utf8_lossy(&body[..body.len().min(800)]).into_owned();
-        LlmError::InvalidResponse(format!("not JSON ({error}): {}", truncate(&start, 200)))
+        LlmError::InvalidResponse(format!("not JSON ({error}): {}", excerpt(&start, 200)))
     })
 }
 
@@ -425,7 +425,7 @@ pub(super) fn text_at<'a>(value: &'a Value, pointer: &str) -> Result<&'a str, Ll
             LlmError::InvalidResponse(format!(
                 "no {} in {}",
                 pointer.trim_start_matches('/').replace('/', "."),
-                truncate(&value.to_string(), 200)
+                excerpt(&value.to_string(), 200)
             ))
         })
 }
@@ -495,17 +495,36 @@ pub(super) fn stream_chunk(text: &str) -> Result<Value, LlmError> {
     serde_json::from_str(text).map_err(|error| {
         LlmError::InvalidResponse(format!(
             "a stream chunk is not JSON ({error}): {}",
-            truncate(text, 200)
+            excerpt(text, 200)
         ))
     })
 }
 
-/// At most `max` characters of `text`, marked when cut.
-pub(super) fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
+/// Outside text (a server's body, a header) as an error quotes it: on one line (a
+/// line break or tab a space), without the characters content may not hold either
+/// ([`forbidden_character`](crate::content::forbidden_character): a terminal's
+/// escapes, a bell, the marks that reorder text), its first `max` characters and "…"
+/// when there were more.
+pub(super) fn excerpt(text: &str, max: usize) -> String {
+    let mut quoted = String::with_capacity(text.len().min(max.saturating_mul(4)));
+    let shown = text
+        .chars()
+        .filter(|&c| crate::content::forbidden_character(c).is_none())
+        .map(|c| {
+            if matches!(c, '\n' | '\r' | '\t') {
+                ' '
+            } else {
+                c
+            }
+        });
+    for (count, c) in shown.enumerate() {
+        if count == max {
+            quoted.push('…');
+            break;
+        }
+        quoted.push(c);
     }
+    quoted
 }
 
 #[cfg(test)]
