@@ -29,6 +29,12 @@ pub trait CatalogItem {
     fn id(&self) -> &str;
 }
 
+/// A file's name without its folders and extensions: `look_around` for
+/// `mods/core/actions/look_around.action.json`.
+fn file_stem(file: &str) -> Option<&str> {
+    file.rsplit('/').next()?.split('.').next()
+}
+
 /// The items of one content kind, by id, in the order they were inserted, each with the
 /// asset path it was loaded from. The first file to claim an id keeps it.
 #[derive(Debug, Clone)]
@@ -55,12 +61,18 @@ impl<T: CatalogItem> ContentCatalog<T> {
         let id = item.id();
         if let Some(&first) = self.index.get(id) {
             let (kind, word, first) = (T::KIND, T::ID_WORD, &self.files[first]);
+            // Which of the two was given the wrong id only a file's name may tell: a
+            // file named for the id is likelier the one that has it rightly.
+            let named_for = |file: &str| file_stem(file) == id.rsplit(':').next();
+            let advice = if named_for(file) && !named_for(first) {
+                format!("this file's name is the {word}'s: check the {word} in {first}")
+            } else {
+                format!("give this {kind} its own {word}")
+            };
             return Err(ContentError::new(
                 file,
                 T::ID_POINTER,
-                format!(
-                    "duplicate {kind} {word} `{id}`, already defined in {first}: give this {kind} its own {word}"
-                ),
+                format!("duplicate {kind} {word} `{id}`, already defined in {first}: {advice}"),
             ));
         }
         self.index.insert(id.to_owned(), self.items.len());
@@ -283,6 +295,16 @@ mod tests {
             "the first keeps it"
         );
         assert_eq!(catalog.len(), 1);
+        // A file named for the id that another file took is likelier the right one.
+        let mut catalog = ContentCatalog::default();
+        (catalog.insert("mods/m/wait.json", Item("m:look", 1))).expect("a new id");
+        let duplicate =
+            (catalog.insert("mods/m/look.json", Item("m:look", 2))).expect_err("the id is taken");
+        assert_eq!(
+            duplicate.message,
+            "duplicate item id `m:look`, already defined in mods/m/wait.json: this file's \
+             name is the id's: check the id in mods/m/wait.json"
+        );
     }
 
     #[test]

@@ -53,3 +53,35 @@ impl fmt::Display for ContentError {
 }
 
 impl std::error::Error for ContentError {}
+
+/// Loaded ids for an error message: sorted, the first few; `none` when there are none.
+pub(super) fn known_ids<'a>(ids: impl Iterator<Item = &'a str>, none: &str) -> String {
+    const SHOWN: usize = 8;
+    let mut ids: Vec<&str> = ids.collect();
+    if ids.is_empty() {
+        return none.to_owned();
+    }
+    ids.sort_unstable();
+    let more = ids.len().saturating_sub(SHOWN);
+    ids.truncate(SHOWN);
+    let mut text = format!("loaded: {}", ids.join(", "));
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_ids_are_sorted_and_cut_short() {
+        assert_eq!(known_ids(std::iter::empty(), "none"), "none");
+        let ids = ["j", "i", "h", "g", "f", "e", "d", "c", "b", "a"];
+        assert_eq!(
+            known_ids(ids.into_iter(), "none"),
+            "loaded: a, b, c, d, e, f, g, h and 2 more"
+        );
+    }
+}

@@ -74,10 +74,9 @@ pub(super) fn unknown_groups(
     (preferred.iter().enumerate())
         .filter(|(_, id)| !known(id))
         .map(|(index, id)| {
-            let message = format!(
-                "`{id}` is no loaded mod, so it orders no actions: name one of {}",
-                loaded.join(", ")
-            );
+            let known = super::error::known_ids(loaded.iter().copied(), "no mod is loaded");
+            let message =
+                format!("`{id}` is no loaded mod, so it orders no actions: name a mod ({known})");
             ContentError::new(game_path, format!("/actionGroupOrder/{index}"), message)
         })
         .collect()

@@ -7,6 +7,7 @@ use bevy::asset::Asset;
 use bevy::reflect::TypePath;
 use serde::{Deserialize, Serialize};
 
+use super::error::known_ids;
 use super::{ContentAsset, ContentError, ContentRegistry};
 
 /// A scene file (`scenes/tavern.scene.json`).
@@ -335,23 +336,6 @@ enum Carrying {
     NoPlace,
 }
 
-/// Loaded ids for an error message: sorted, the first few; `none` when there are none.
-fn known_ids<'a>(ids: impl Iterator<Item = &'a str>, none: &str) -> String {
-    const SHOWN: usize = 8;
-    let mut ids: Vec<&str> = ids.collect();
-    if ids.is_empty() {
-        return none.to_owned();
-    }
-    ids.sort_unstable();
-    let more = ids.len().saturating_sub(SHOWN);
-    ids.truncate(SHOWN);
-    let mut text = format!("loaded: {}", ids.join(", "));
-    if more > 0 {
-        text.push_str(&format!(" and {more} more"));
-    }
-    text
-}
-
 impl SceneDefinition {
     /// The scene's actor keys that name no loaded spec, each a problem at the
     /// entity's `smartActor` in `file`. Scenes load apart from the mods, so call this
@@ -641,15 +625,5 @@ mod tests {
         assert!(actors[0].message.contains("no spec is loaded"));
         let narratives = scene.check_narrative_keys(&registry, FILE);
         assert_eq!(pointers(&narratives), ["/places/0/narrative"]);
-    }
-
-    #[test]
-    fn known_ids_are_sorted_and_cut_short() {
-        assert_eq!(known_ids(std::iter::empty(), "none"), "none");
-        let ids = ["j", "i", "h", "g", "f", "e", "d", "c", "b", "a"];
-        assert_eq!(
-            known_ids(ids.into_iter(), "none"),
-            "loaded: a, b, c, d, e, f, g, h and 2 more"
-        );
     }
 }

@@ -228,6 +228,20 @@ fn a_group_order_naming_no_loaded_mod_is_a_warning() {
         warning.message
     );
     assert!(registry.problems().is_empty());
+    // With no mod loaded (its manifest empty, its id misspelt), the warning says so
+    // instead of ending on an empty list.
+    let registry = build(&game_file, &[], &[], &[]);
+    let said: Vec<&str> = (registry.warnings().iter())
+        .filter(|w| w.pointer.starts_with("/actionGroupOrder"))
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "`tavern` is no loaded mod, so it orders no actions: name a mod (no mod is loaded)",
+            "`convresation` is no loaded mod, so it orders no actions: name a mod (no mod is loaded)"
+        ]
+    );
 }
 
 #[test]
