@@ -68,6 +68,13 @@ pub(super) fn status_error(
             LlmError::NoSuchPath { url, detail, hint }
         };
     }
+    if matches!(status, 401 | 403) {
+        return LlmError::Unauthorized {
+            url: url.to_owned(),
+            status,
+            detail: one_line(&message_of(&body)),
+        };
+    }
     if status == 503 && LOADING.iter().any(|words| lowercase.contains(words)) {
         return LlmError::Loading {
             url: url.to_owned(),
@@ -176,6 +183,27 @@ const MESSAGE_CHARS: usize = 2_000;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A key refused says which settings hold it, and is not tried again.
+    #[test]
+    fn an_unauthorized_request_says_where_the_key_goes() {
+        let body =
+            r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#;
+        for status in [401, 403] {
+            let error = status_error("http://127.0.0.1:1/v1", status, body.to_owned(), None);
+            let said = error.to_string();
+            assert_eq!(
+                said,
+                format!(
+                    "the model server at http://127.0.0.1:1/v1 refused the request as unauthorized \
+                     (HTTP {status}: Incorrect API key provided); give it the API key it expects: \
+                     LOOM_LLM_API_KEY, the variable `apiKeyEnv` names in llm.ron, or `api_key` in \
+                     OpenAiSettings"
+                )
+            );
+            assert!(!error.is_retryable() && !error.is_server_fault());
+        }
+    }
 
     /// What a server says is quoted as it looks: a terminal's escapes in its body, or
     /// in the JSON of its error's message, clear no screen and ring no bell.

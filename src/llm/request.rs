@@ -333,6 +333,19 @@ pub enum LlmError {
         /// What the server said.
         detail: String,
     },
+    /// The server refused the request as unauthorized (HTTP 401 or 403): it wants an
+    /// API key, or another one.
+    #[error(
+        "the model server at {url} refused the request as unauthorized (HTTP {status}: {detail}); give it the API key it expects: LOOM_LLM_API_KEY, the variable `apiKeyEnv` names in llm.ron, or `api_key` in OpenAiSettings"
+    )]
+    Unauthorized {
+        /// The address tried.
+        url: String,
+        /// 401 or 403.
+        status: u16,
+        /// What the server said.
+        detail: String,
+    },
     /// The server answered with an error status.
     #[error("the model server answered HTTP {status}: {body}")]
     Status {
