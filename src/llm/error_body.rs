@@ -184,6 +184,22 @@ const MESSAGE_CHARS: usize = 2_000;
 mod tests {
     use super::*;
 
+    /// A server limiting its rate says so, and how long it asked to wait.
+    #[test]
+    fn a_rate_limit_says_what_it_is_and_how_long_to_wait() {
+        let wait = Some(Duration::from_secs(999_999));
+        let said = status_error("u", 429, "slow down".to_owned(), wait).to_string();
+        assert_eq!(
+            said,
+            "the model server answered HTTP 429: slow down (the server limits how often it is \
+             asked: ask it less at once, LlmPlugin::concurrency_per_endpoint or \
+             `concurrencyPerEndpoint` in llm.ron, or raise its limit); it asked to be asked \
+             again in 999999 s"
+        );
+        let said = status_error("u", 500, "down".to_owned(), None).to_string();
+        assert_eq!(said, "the model server answered HTTP 500: down");
+    }
+
     /// A key refused says which settings hold it, and is not tried again.
     #[test]
     fn an_unauthorized_request_says_where_the_key_goes() {

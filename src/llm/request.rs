@@ -21,6 +21,27 @@ pub struct ChatMessage {
     pub content: Arc<str>,
 }
 
+/// What a [`LlmError::Status`] says after the server's words: for a 429, that the
+/// server limits how often it is asked, and for any status, how long it asked to be
+/// left alone (`Retry-After`), which a request out of time before then never waits.
+fn status_advice(status: u16, retry_after: Option<Duration>) -> String {
+    let mut advice = String::new();
+    if status == 429 {
+        advice.push_str(
+            " (the server limits how often it is asked: ask it less at once, \
+             LlmPlugin::concurrency_per_endpoint or `concurrencyPerEndpoint` in llm.ron, \
+             or raise its limit)",
+        );
+    }
+    if let Some(wait) = retry_after {
+        advice.push_str(&format!(
+            "; it asked to be asked again in {} s",
+            wait.as_secs()
+        ));
+    }
+    advice
+}
+
 impl LlmError {
     /// Whether trying again may help: the server was unreachable, overloaded (429),
     /// failing (5xx), broke off its answer or sent one that is no chat completion
@@ -347,7 +368,7 @@ pub enum LlmError {
         detail: String,
     },
     /// The server answered with an error status.
-    #[error("the model server answered HTTP {status}: {body}")]
+    #[error("the model server answered HTTP {status}: {body}{}", status_advice(*.status, *.retry_after))]
     Status {
         /// The HTTP status code.
         status: u16,
