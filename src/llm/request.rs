@@ -385,7 +385,9 @@ pub enum LlmError {
     #[error("the request was cancelled")]
     Cancelled,
     /// No answer came before the deadline.
-    #[error("no answer within {0:.1?}; raise the deadline or use a faster model")]
+    #[error(
+        "no answer within {0:.1?}; if the server's log shows it working on the request, raise the deadline (LlmSettings::deadline, `deadlineSeconds` in llm.ron) or use a faster model; if it shows nothing, the address may be another program's, or the server stuck"
+    )]
     TimedOut(Duration),
     /// The HTTP backend's own `timeout` ended the request first: a backstop against a
     /// connection that hangs (ten minutes by default), shorter than the request's
