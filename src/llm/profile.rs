@@ -73,6 +73,12 @@ const HELD_PROMPTS: usize = 4096;
 /// server's fixed costs than of its speed.
 const FEWEST_TOKENS_MEASURED: u64 = 8;
 
+/// The slowest speed believed, in tokens a second: a token in ten seconds serves no
+/// game, and timings that say so are wrong (a server's clock, a bug). Believed, they
+/// would refuse every request with a deadline as too slow, and so never be measured
+/// again by those.
+const SLOWEST_BELIEVED: f32 = 0.1;
+
 /// Every endpoint's profile, in the bridge's endpoint order.
 #[derive(Debug, Default)]
 pub(super) struct ServerProfiles(Vec<ServerProfile>);
@@ -183,8 +189,9 @@ impl ServerProfiles {
             _ => return,
         };
         let rate = |tokens: u64, time: Duration| {
-            (tokens >= FEWEST_TOKENS_MEASURED && !time.is_zero())
-                .then(|| tokens as f32 / time.as_secs_f32())
+            let rate = (tokens >= FEWEST_TOKENS_MEASURED && !time.is_zero())
+                .then(|| tokens as f32 / time.as_secs_f32());
+            rate.filter(|&rate| rate >= SLOWEST_BELIEVED)
         };
         if let Some(rate) = rate(read, reading) {
             ewma(&profile.prompt_per_second, rate);
@@ -436,6 +443,17 @@ mod tests {
         );
         assert_eq!(whole.speeds(0), (None, None));
         assert_eq!(whole.speeds(3), (None, None), "no such endpoint");
+        // Timings no server could have (llama.cpp's `predicted_ms` at 1e15) are not
+        // believed; the speeds measured before stay.
+        let absurd = ServerTimings {
+            prompt_tokens: 420,
+            prompt: Duration::from_secs_f64(1e12),
+            answer_tokens: 22,
+            answer: Duration::from_secs_f64(1e12),
+        };
+        let told = (Some(usage), Some(absurd));
+        profiles.observe_speed(0, Priority::Background, told, (seconds(25), None));
+        assert_eq!(profiles.speeds(0), (Some(21.0), Some(11.0)));
     }
 
     #[test]
