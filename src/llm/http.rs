@@ -412,7 +412,7 @@ async fn error_body_start(mut response: reqwest::Response, limit: usize) -> Vec<
 pub(super) fn json_value(body: &[u8]) -> Result<Value, LlmError> {
     serde_json::from_slice(body).map_err(|error| {
         let start = String::from_utf8_lossy(&body[..body.len().min(800)]).into_owned();
-        LlmError::InvalidResponse(format!("not JSON ({error}): {}", excerpt(&start, 200)))
+        LlmError::Unreadable(format!("{error}: {}", excerpt(&start, 200)))
     })
 }
 
@@ -493,10 +493,7 @@ pub(super) fn tool_calls(message: &Value) -> Vec<super::ToolCall> {
 /// One piece of a streamed answer, as JSON.
 pub(super) fn stream_chunk(text: &str) -> Result<Value, LlmError> {
     serde_json::from_str(text).map_err(|error| {
-        LlmError::InvalidResponse(format!(
-            "a stream chunk is not JSON ({error}): {}",
-            excerpt(text, 200)
-        ))
+        LlmError::Unreadable(format!("a stream chunk: {error}: {}", excerpt(text, 200)))
     })
 }
 

@@ -44,22 +44,22 @@ fn status_advice(status: u16, retry_after: Option<Duration>) -> String {
 
 impl LlmError {
     /// Whether trying again may help: the server was unreachable, overloaded (429),
-    /// failing (5xx), broke off its answer or sent one that is no chat completion
-    /// (another server of a fleet may answer).
+    /// failing (5xx), broke off its answer or sent one that is not JSON (another
+    /// server of a fleet may answer).
     pub fn is_retryable(&self) -> bool {
         match self {
             Self::Unreachable { .. }
             | Self::Loading { .. }
             | Self::BrokeOff(_)
-            | Self::InvalidResponse(_) => true,
+            | Self::Unreadable(_) => true,
             Self::Status { status, .. } => *status == 429 || *status >= 500,
             _ => false,
         }
     }
 
     /// Whether the error says something of the server's health, and so counts toward
-    /// its circuit breaker: unreachable, overloaded, failing or answering with what no
-    /// backend reads (a web page, an error in place of an answer). A server still loading
+    /// its circuit breaker: unreachable, overloaded, failing or answering with what is
+    /// not JSON (a web page). A server still loading
     /// its model, or one that found a prompt too long for its context, is healthy.
     pub fn is_server_fault(&self) -> bool {
         self.is_retryable() && !matches!(self, Self::Loading { .. })
@@ -409,13 +409,19 @@ pub enum LlmError {
         /// The time that was left.
         left: Duration,
     },
-    /// The server answered with something that is not a chat completion, or reported
-    /// an error in its place. Tried again, on another server of a fleet when there is
-    /// one, and counted toward the server's circuit breaker.
-    #[error(
-        "the model server's answer was not understood: {0}; check that the address is a model server's (OpenAI-compatible, or Ollama's) and what its log says"
-    )]
+    /// The server answered with JSON that is not a chat completion (no text where the
+    /// answer's text goes, a stream that stopped early), or reported an error in its
+    /// place: what this request got, not the server's health (a content filter's
+    /// empty answer is one).
+    #[error("the model server's answer was not understood: {0}")]
     InvalidResponse(String),
+    /// The server answered with what is not JSON at all: a web page, another
+    /// program's answer. Tried again, on another server of a fleet when there is one,
+    /// and counted toward the server's circuit breaker.
+    #[error(
+        "the model server's answer is not JSON: {0}; check that the address is a model server's (OpenAI-compatible, or Ollama's) and what its log says"
+    )]
+    Unreadable(String),
     /// The connection broke while the answer came, its headers already sent: the
     /// server crashed, restarted or was stopped mid-answer.
     #[error(

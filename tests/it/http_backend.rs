@@ -280,13 +280,20 @@ fn server_error_status_is_reported() {
     }
 }
 
-/// A 200 answer whose body is not JSON becomes `LlmError::InvalidResponse`.
+/// A 200 answer whose body is not JSON becomes `LlmError::Unreadable`, which is the
+/// server's fault: tried again, and counted toward its breaker.
 #[test]
-fn body_that_is_not_json_is_an_invalid_response() {
+fn body_that_is_not_json_is_unreadable() {
     let error = not_json_error();
     assert!(
-        matches!(error, LlmError::InvalidResponse(_)),
-        "expected LlmError::InvalidResponse, got {error:?}"
+        matches!(error, LlmError::Unreadable(_)),
+        "expected LlmError::Unreadable, got {error:?}"
+    );
+    assert!(error.is_retryable() && error.is_server_fault());
+    let wrong_shape = LlmError::InvalidResponse("no choices.0.message.content".to_owned());
+    assert!(
+        !wrong_shape.is_server_fault(),
+        "an answer without text (a content filter's) is this request's, not the server's"
     );
 }
 
