@@ -187,7 +187,7 @@ pub fn judge(world: &mut World, request: ActionRequest) -> Verdict {
         .at(here);
     report.object = request.targets.first().copied();
     report.indirect_object = request.targets.get(1).copied();
-    let refusal = match carry_out(world, &request) {
+    let refusal = match carry_out(world, &request, here) {
         Ok(done) => {
             if let Some(object) = done.object {
                 // The thing handed over, to the one the service was for.
@@ -242,8 +242,12 @@ fn refuse(reason: &'static str, why: &str) -> Refusal {
     }
 }
 
-/// One request, checked against the world as it is now.
-fn carry_out(world: &mut World, request: &ActionRequest) -> Result<Done, Refusal> {
+/// One request by an actor `here`, checked against the world as it is now.
+fn carry_out(
+    world: &mut World,
+    request: &ActionRequest,
+    here: Option<Entity>,
+) -> Result<Done, Refusal> {
     let actor = request.actor;
     // Someone or something despawned since the request was made is not here.
     let mut named = std::iter::once(actor).chain(request.targets.iter().copied());
@@ -251,7 +255,6 @@ fn carry_out(world: &mut World, request: &ActionRequest) -> Result<Done, Refusal
         return Err(refuse("not_here", "someone or something it names is gone"));
     }
     let target = request.targets.first().copied();
-    let here = world.get::<InPlace>(actor).map(|p| p.0);
     let mut done = Done::default();
     match &*request.action_id {
         "items:pick_up" | "items:drop" | "items:give" => return move_item(world, request, here),
