@@ -3,13 +3,13 @@
 //! prompt describes them, the answer's schema lists the names, and an invocation is
 //! checked against them.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use bevy::prelude::*;
 
 use serde_json::Number;
 
+use super::view::tell_apart;
 use super::{TargetScopes, WorldView};
 use crate::content::{AbilityDefinition, InputType};
 
@@ -66,41 +66,6 @@ pub struct OfferedAbility {
 /// The most candidates an entity input lists: the first its scope gives. Each is a
 /// name in the answer's schema (and in the tools, which a server reads as prompt).
 pub const MAX_ENTITY_CANDIDATES: usize = 32;
-
-/// Numbers the candidates that share a name, sorted by name ("mug (1)", "mug (2)"),
-/// past any number another candidate's own name has: a model names each one apart.
-fn tell_apart(found: &mut [(Entity, String)]) {
-    // Sorted: names shared are neighbours. Most lists have none.
-    if !found.windows(2).any(|pair| pair[0].1 == pair[1].1) {
-        return;
-    }
-    // Every name taken, the numbered ones as they are given: looked up, not scanned,
-    // however many share one.
-    let mut taken: HashSet<String> = found.iter().map(|(_, name)| name.clone()).collect();
-    let mut start = 0;
-    while start < found.len() {
-        let same = found[start..]
-            .iter()
-            .take_while(|(_, n)| *n == found[start].1);
-        let end = start + same.count();
-        if end - start > 1 {
-            let name = found[start].1.clone();
-            let mut number = 0;
-            for (_, named) in &mut found[start..end] {
-                let label = loop {
-                    number += 1;
-                    let label = format!("{name} ({number})");
-                    if !taken.contains(&label) {
-                        break label;
-                    }
-                };
-                taken.insert(label.clone());
-                *named = label;
-            }
-        }
-        start = end;
-    }
-}
 
 impl OfferedAbility {
     /// `definition` as offered to `actor` in `view`: each entity input's candidates
@@ -322,6 +287,39 @@ mod tests {
             "each mug numbered, past the name another has: {names:?}"
         );
         assert_eq!(names[3], (8, "mug (2)"), "a name of its own is kept");
+    }
+
+    /// Namesakes in two places, which the view does not number, are numbered among
+    /// the candidates of a scope that reaches both.
+    #[test]
+    fn candidates_of_one_name_from_two_places_are_told_apart() {
+        let in_place = |name: &'static str, place: u32| EntityView {
+            name: name.into(),
+            place: Some(entity(place)),
+            character: true,
+            ..Default::default()
+        };
+        let view = WorldView::new([
+            (entity(1), EntityView::default()),
+            (entity(2), EntityView::default()),
+            (entity(10), in_place("Ada", 1)),
+            (entity(11), in_place("Ada", 2)),
+        ]);
+        assert_eq!(
+            (view.name(entity(10)), view.name(entity(11))),
+            ("Ada", "Ada")
+        );
+        let mut scopes = TargetScopes::default();
+        scopes.insert("townsfolk", |_, _| vec![entity(10), entity(11)]);
+        let summon = ability(json!({
+            "required": [{ "name": "who", "type": "entity", "scope": "townsfolk" }]
+        }));
+        let offered = OfferedAbility::new(summon, &view, &scopes, entity(1)).expect("offered");
+        let mut named: Vec<&str> = (offered.candidates("who").iter())
+            .map(|(_, name)| name.as_str())
+            .collect();
+        named.sort_unstable();
+        assert_eq!(named, ["Ada (1)", "Ada (2)"]);
     }
 
     #[test]

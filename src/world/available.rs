@@ -705,6 +705,60 @@ pub(crate) mod tests {
         );
     }
 
+    /// Two mugs on the table and two guests called Ada: an actor is offered, and
+    /// perceives, each apart.
+    #[test]
+    fn namesakes_here_are_offered_and_perceived_apart() {
+        let registry = registry(&[
+            json!({ "id": "items:take", "name": "Take", "description": "Pick up", "template": "take {item}",
+                    "targets": { "primary": { "scope": "things_here", "placeholder": "item" } } }),
+            json!({ "id": "core:greet", "name": "Greet", "description": "Greet", "template": "greet {whom}",
+                    "targets": { "primary": { "scope": "characters_here", "placeholder": "whom" } } }),
+        ]);
+        let in_hall = |name: &str, character: bool| EntityView {
+            name: name.to_owned().into(),
+            place: Some(entity(1)),
+            character,
+            ..default()
+        };
+        let hall = EntityView {
+            name: "the hall".into(),
+            is_place: true,
+            ..default()
+        };
+        let view = WorldView::new([
+            (entity(1), hall),
+            (entity(10), in_hall("Marta", true)),
+            (entity(11), in_hall("Ada", true)),
+            (entity(12), in_hall("Ada", true)),
+            (entity(20), in_hall("mug", false)),
+            (entity(21), in_hall("mug", false)),
+        ]);
+        let offered = available_actions(
+            &registry,
+            &view,
+            &TargetScopes::default(),
+            entity(10),
+            |_| true,
+        );
+        let commands: Vec<&str> = offered.iter().map(|a| a.command).collect();
+        assert_eq!(
+            commands,
+            [
+                "greet Ada (1)",
+                "greet Ada (2)",
+                "take mug (1)",
+                "take mug (2)"
+            ]
+        );
+        let mut perceived = String::new();
+        crate::world::write_surroundings(&mut perceived, &view, entity(10));
+        assert!(
+            perceived.contains("Ada (1), Ada (2)") && perceived.contains("mug (1), mug (2)"),
+            "{perceived}"
+        );
+    }
+
     #[test]
     fn combinations_pass_tag_rules_render_and_number_in_stable_order() {
         let registry = registry(&[

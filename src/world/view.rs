@@ -460,7 +460,10 @@ impl<'a> WorldView<'a> {
     /// prompt line naming it stays one line, whatever a game or a player named
     /// something; a name of spaces alone is none. Its angle brackets are seen as `‹`
     /// `›` and its double quotes as `'`: a name opens and closes none
-    /// of a prompt's sections, and ends no offered command.
+    /// of a prompt's sections, and ends no offered command. Things in one place (not
+    /// carried), or carried by one holder, that share a name are seen numbered in
+    /// their entities' order ("Guard (1)", "Guard (2)"), so that what an actor
+    /// perceives and is offered names each apart.
     pub fn new(records: impl IntoIterator<Item = (Entity, EntityView<'a>)>) -> Self {
         let records = records.into_iter();
         // A query's upper bound is its matching entities: sized once, never regrown.
@@ -490,9 +493,17 @@ impl<'a> WorldView<'a> {
         }
         held.sort_unstable_by(Holding::order);
         let (mut occupants, mut carried) = (EntityHashMap::default(), EntityHashMap::default());
+        // The runs in which two things share a name: names alike are neighbours.
+        let mut namesakes: SmallVec<[(u32, u32); 2]> = SmallVec::new();
         let mut start = 0;
         for run in held.chunk_by(|one, next| one.holder == next.holder) {
             let end = start + run.len() as u32;
+            if run.windows(2).any(|pair| {
+                let [one, next] = pair else { return false };
+                one.prefix == next.prefix && !one.name.is_empty() && one.name == next.name
+            }) {
+                namesakes.push((start, end));
+            }
             let (carries, holder) = run[0].holder;
             let runs = if carries {
                 &mut carried
@@ -502,7 +513,10 @@ impl<'a> WorldView<'a> {
             runs.insert(holder, (start, end));
             start = end;
         }
-        let held = held.into_iter().map(|holding| holding.entity).collect();
+        let mut held: Vec<Entity> = held.into_iter().map(|holding| holding.entity).collect();
+        for (start, end) in namesakes {
+            number_namesakes(&mut entities, &mut held[start as usize..end as usize]);
+        }
         for place in dead_ends {
             let leading = |view: &EntityView| -> Vec<Entity> {
                 let exits = view.exits.iter().copied();
@@ -603,6 +617,63 @@ impl<'a> WorldView<'a> {
     /// Places reachable from a place.
     pub fn exits(&self, place: Entity) -> &[Entity] {
         self.entities.get(&place).map_or(&[], |v| &v.exits)
+    }
+}
+
+/// Numbers the things of one holder's `run` that share a name in `entities`
+/// ([`tell_apart`]), and sorts the run again by the names they are seen by.
+fn number_namesakes(entities: &mut EntityHashMap<EntityView<'_>>, run: &mut [Entity]) {
+    let name = |entity: &Entity| entities.get(entity).map_or("", |view| &*view.name);
+    let mut named: Vec<(Entity, String)> = (run.iter())
+        .map(|entity| (*entity, name(entity).to_owned()))
+        .collect();
+    tell_apart(&mut named);
+    named.sort_unstable_by(|(a, one), (b, other)| one.cmp(other).then(a.cmp(b)));
+    for (held, (entity, label)) in run.iter_mut().zip(named) {
+        *held = entity;
+        if let Some(view) = entities.get_mut(&entity)
+            && *view.name != *label
+        {
+            view.name = Cow::Owned(label);
+        }
+    }
+}
+
+/// Numbers the entities of `found` (sorted by name) that share a name ("mug (1)",
+/// "mug (2)"), past any number another one's own name has: a model names each one
+/// apart. Unnamed ones are left as they are.
+pub(crate) fn tell_apart(found: &mut [(Entity, String)]) {
+    // Sorted: names shared are neighbours. Most lists have none.
+    if !found.windows(2).any(|pair| pair[0].1 == pair[1].1) {
+        return;
+    }
+    // Every name taken, the numbered ones as they are given: looked up, not scanned,
+    // however many share one.
+    let mut taken: bevy::platform::collections::HashSet<String> =
+        found.iter().map(|(_, name)| name.clone()).collect();
+    let mut start = 0;
+    while start < found.len() {
+        let same = found[start..]
+            .iter()
+            .take_while(|(_, n)| *n == found[start].1);
+        let end = start + same.count();
+        // Unnamed things are all "something", and not numbered.
+        if end - start > 1 && !found[start].1.is_empty() {
+            let name = found[start].1.clone();
+            let mut number = 0;
+            for (_, named) in &mut found[start..end] {
+                let label = loop {
+                    number += 1;
+                    let label = format!("{name} ({number})");
+                    if !taken.contains(&label) {
+                        break label;
+                    }
+                };
+                taken.insert(label.clone());
+                *named = label;
+            }
+        }
+        start = end;
     }
 }
 
@@ -1146,11 +1217,11 @@ mod tests {
                 .map(|&e| format!("{} {}", view.get(e).map_or("?", |v| &v.name), e.index()))
                 .collect()
         };
-        // The same names go by the entities' own order.
+        // The same names are numbered in the entities' own order.
         let (first, second) = (entity(11).min(entity(16)), entity(11).max(entity(16)));
         let (first, second) = (
-            format!("lantern {}", first.index()),
-            format!("lantern {}", second.index()),
+            format!("lantern (1) {}", first.index()),
+            format!("lantern (2) {}", second.index()),
         );
         assert_eq!(
             names(view.occupants(hall)),
@@ -1167,5 +1238,62 @@ mod tests {
         assert_eq!(names(view.occupants(yard)), ["Bob 3", "cart 17"]);
         assert_eq!(names(view.carried_by(bob)), ["apple 21", "key 20"]);
         assert!(view.carried_by(hall).is_empty() && view.occupants(bob).is_empty());
+    }
+
+    #[test]
+    fn namesakes_in_one_place_or_carried_by_one_holder_are_numbered_apart() {
+        let (hall, yard, bob) = (entity(1), entity(2), entity(3));
+        let in_place = |name: &str, place: Entity| EntityView {
+            name: Cow::Owned(name.to_owned()),
+            place: Some(place),
+            character: true,
+            ..default()
+        };
+        let carried = |name: &str| EntityView {
+            name: Cow::Owned(name.to_owned()),
+            carried_by: Some(bob),
+            ..default()
+        };
+        // Three guards in the hall, one named as a numbered guard would be, one whose
+        // name sorts between "Guard" and "Guard (1)"; a guard in the yard; two keys
+        // Bob carries; two things unnamed.
+        let view = WorldView::new([
+            (hall, EntityView::default()),
+            (yard, EntityView::default()),
+            (bob, in_place("Bob", yard)),
+            (entity(10), in_place("Guard", hall)),
+            (entity(11), in_place("Guard (1)", hall)),
+            (entity(12), in_place("Guard", hall)),
+            (entity(13), in_place("Guard !", hall)),
+            (entity(14), in_place("Guard", hall)),
+            (entity(15), in_place("", hall)),
+            (entity(16), in_place("", hall)),
+            (entity(17), in_place("Guard", yard)),
+            (entity(20), carried("key")),
+            (entity(21), carried("key")),
+        ]);
+        let names = |list: &[Entity]| -> Vec<String> {
+            list.iter()
+                .map(|&e| format!("{} {}", view.name(e), e.index()))
+                .collect()
+        };
+        // In the entities' own order, past the number a guard is named with, sorted
+        // again by the names they are seen by; the unnamed are all "something".
+        let mut guards = [entity(10), entity(12), entity(14)];
+        guards.sort_unstable();
+        let mut unnamed = [entity(15), entity(16)];
+        unnamed.sort_unstable();
+        let mut expected = vec![];
+        expected.extend(unnamed.map(|e| format!("something {}", e.index())));
+        expected.extend(["Guard ! 13".to_owned(), "Guard (1) 11".to_owned()]);
+        for (number, guard) in (2..).zip(guards) {
+            expected.push(format!("Guard ({number}) {}", guard.index()));
+        }
+        assert_eq!(names(view.occupants(hall)), expected);
+        // A namesake elsewhere is not numbered: an actor sees one place at a time.
+        assert_eq!(names(view.occupants(yard)), ["Bob 3", "Guard 17"]);
+        let (first, second) = (entity(20).min(entity(21)), entity(20).max(entity(21)));
+        let keys = [(1, first), (2, second)].map(|(n, e)| format!("key ({n}) {}", e.index()));
+        assert_eq!(names(view.carried_by(bob)), keys);
     }
 }
