@@ -243,7 +243,7 @@ fn gather(
         .extend(decisions.conversation.read().cloned());
     turn.requests.extend(decisions.requests.read().cloned());
     for line in decisions.spoke.read() {
-        turn.speech.insert(line.actor, line.text.clone());
+        turn.speech.insert(line.actor, one_line(&line.text));
     }
     turn.passed.extend(decisions.passed.read().cloned());
     turn.hesitated.extend(decisions.hesitated.read().cloned());
@@ -436,6 +436,13 @@ fn task_command(start: &StartPlan, prompts: &[DecisionRequested]) -> String {
             .find(|task| task.action_id == start.task_id && task.targets == targets)
     });
     offered.map_or_else(|| start.task_id.clone(), |task| task.command.to_owned())
+}
+
+/// Words said over several lines (a model may answer so) on the transcript's one
+/// line, each line after the first following a space.
+fn one_line(said: &str) -> String {
+    let lines = said.lines().map(str::trim).filter(|line| !line.is_empty());
+    lines.collect::<Vec<_>>().join(" ")
 }
 
 /// What `actor` said with its decision, taken from `silent`: ` — "..."`, or nothing.

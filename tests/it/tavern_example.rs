@@ -181,6 +181,16 @@ fn a_none_answer_prints_as_a_pass() {
 }
 
 #[test]
+fn words_said_over_several_lines_print_on_one() {
+    let transcript = Transcript::default();
+    let _app = play_turn(
+        r#"{"do": 0, "say": "Evening.\n\n  Drink?"}"#,
+        Box::new(transcript.clone()),
+    );
+    assert_eq!(transcript.text(), "Vesk passes — \"Evening. Drink?\"\n");
+}
+
+#[test]
 fn a_rejection_told_before_is_told_in_short() {
     let transcript = Transcript::default();
     let mut app = play_turn("no answer of the contract", Box::new(transcript.clone()));
