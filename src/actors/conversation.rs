@@ -8,6 +8,8 @@
 //! - A name is an actor's exact label ("Old Tom"), its exact key (`tavern:tom`, or
 //!   `tom`), or the first word of its label ("Old") when no other visible actor's
 //!   label starts with it. The longest match wins; a tie answers "Be specific."
+//!   Actors in one place that share a name are labelled with their numbers, as the
+//!   actors perceive them ("Guard (1)", "Guard (2)"), so `@Guard 2` names one.
 //! - Exactly "okay, bye" (any punctuation, any case) ends the conversation.
 
 use bevy::prelude::*;

@@ -14,8 +14,8 @@ use super::{
 };
 use crate::llm::{LlmBridge, RequestId};
 use crate::world::{
-    DisplayName, FollowingPlan, Player, StopPlan, WhereItIs, Whereabouts, Witnessed, place_of,
-    printable,
+    DisplayName, FollowingPlan, Player, StopPlan, WhereItIs, Whereabouts, Witnessed, WorldView,
+    WorldViewQuery, place_of, printable, prompt_name,
 };
 
 /// Why a fight stops a plan, as the actor's next prompt tells it.
@@ -161,6 +161,23 @@ fn label<'a>(actor: &'a SmartActor, name: Option<&'a DisplayName>) -> &'a str {
     name.map_or(&actor.spec, |name| &name.0)
 }
 
+/// Whether two of the `visible` actors share a name.
+fn namesakes(visible: &[conversation::Visible<'_>]) -> bool {
+    let mut labels = bevy::platform::collections::HashSet::new();
+    !visible.iter().all(|seen| labels.insert(seen.name.label))
+}
+
+/// Names the `visible` actors that share a name as `view` numbers them, as the actors
+/// perceive them ("Guard (1)", "Guard (2)"): the player can tell each apart.
+fn number_namesakes<'a>(visible: &mut [conversation::Visible<'a>], view: &'a WorldView<'_>) {
+    for seen in visible {
+        let numbered = view.name(seen.entity);
+        if *prompt_name(seen.name.label.into()) != *numbered {
+            seen.name.label = numbered;
+        }
+    }
+}
+
 /// Reads the player's lines: starts and ends conversations, and has the actor talked
 /// with reply to each line, in place of its own action this turn.
 pub(super) fn hear_the_player(
@@ -170,13 +187,14 @@ pub(super) fn hear_the_player(
     mut bridge: ResMut<LlmBridge>,
     player: Query<(Entity, WhereItIs, Option<&DisplayName>), With<Player>>,
     (mut witnessed, whereabouts): (MessageWriter<Witnessed>, Whereabouts),
-    mut actors: Query<Listener>,
+    // The listeners, and the world view that numbers namesakes among them.
+    (mut actors, views): (Query<Listener>, WorldViewQuery),
 ) {
     for line in lines.read() {
         // Where the player is: carried, where the one carrying it is.
         let speaker = player.iter().next();
         let here = speaker.and_then(|(_, at, _)| place_of(at, &whereabouts));
-        let visible: Vec<conversation::Visible<'_>> = actors
+        let mut visible: Vec<conversation::Visible<'_>> = actors
             .iter()
             .filter(|&(.., at)| here.is_some() && place_of(at, &whereabouts) == here)
             .map(|(entity, actor, name, ..)| conversation::Visible {
@@ -187,6 +205,11 @@ pub(super) fn hear_the_player(
                 },
             })
             .collect();
+        // Built only for namesakes, to name them as the view does.
+        let view = namesakes(&visible).then(|| WorldView::from_query(&views));
+        if let Some(view) = &view {
+            number_namesakes(&mut visible, view);
+        }
         // What a terminal or a paste brings along is no part of what was said.
         let heard = conversation::hear(&printable(&line.text), conversation.with, &visible);
         conversation.with = heard.with;

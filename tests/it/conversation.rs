@@ -7,6 +7,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::response::Json;
 use bevy::prelude::*;
+use bevy_loom::actors::conversation::BE_SPECIFIC;
 use bevy_loom::llm::{DeltaSink, LlmBackend, LlmFuture, LlmReply, OpenAiSettings, SchemaFormat};
 use bevy_loom::prelude::*;
 use bevy_loom::prompt::parse_decision;
@@ -115,6 +116,40 @@ fn an_actor_without_a_name_is_addressed_by_its_key() {
     assert_eq!(tavern.heard(), [ConversationUpdate::Started(tavern.marta)]);
     assert_eq!(log.spoke.len(), 1, "{log:#?}");
     assert_eq!(log.spoke[0].actor, tavern.marta);
+}
+
+/// Two actors of one name, whom an actor perceives as "Marta (1)" and "Marta (2)": the
+/// player names either by its number, and the name alone is ambiguous.
+#[test]
+fn namesakes_are_addressed_by_their_numbers() {
+    let mut tavern = open_tavern(WELCOME);
+    let world = tavern.app.world_mut();
+    let mut actors = world.query_filtered::<(Entity, &DisplayName), With<SmartActor>>();
+    let silas = (actors.iter(world))
+        .find(|(_, name)| name.0 == "Silas")
+        .map(|(entity, _)| entity)
+        .expect("Silas");
+    world.entity_mut(silas).insert(DisplayName("Marta".into()));
+    let second = tavern.marta.max(silas);
+    tavern.say("@Marta, any rooms free?", false);
+    assert_eq!(
+        tavern.heard(),
+        [ConversationUpdate::Notice(BE_SPECIFIC.to_owned())]
+    );
+    let log = tavern.say("@Marta (2), any rooms free?", false);
+    assert_eq!(tavern.heard()[1..], [ConversationUpdate::Started(second)]);
+    assert_eq!(log.spoke.len(), 1, "{log:#?}");
+    assert_eq!(log.spoke[0].actor, second);
+    let log = tavern.say("@Marta 1, and you?", false);
+    let first = tavern.marta.min(silas);
+    assert_eq!(
+        tavern.heard()[2..],
+        [
+            ConversationUpdate::Ended(second),
+            ConversationUpdate::Started(first)
+        ]
+    );
+    assert_eq!(log.spoke[0].actor, first);
 }
 
 #[test]
