@@ -147,7 +147,7 @@ pub(super) fn unknown_allowed_ids(
                 warnings.push(ContentError::new(
                     file,
                     pointer(),
-                    format!("no loaded {kind} has the id `{id}`, so it allows nothing: check the id, or that its mod is loaded"),
+                    format!("no loaded {kind} has the id `{id}`, so it allows nothing: check the id, that its mod is loaded, and fix the errors reported for its file"),
                 ));
             }
         }

@@ -166,7 +166,7 @@ pub(super) fn method_problems(
             file,
             "/taskId",
             format!(
-                "no loaded task has the id `{}`: fix the id, or list the task's file in its mod's `content.tasks`",
+                "no loaded task has the id `{}`: fix the id, or list the task's file in its mod's `content.tasks` and fix the errors reported for it",
                 method.task_id
             ),
         )];
@@ -257,7 +257,7 @@ impl StepCheck<'_, '_> {
         }
         let Some(action) = self.known.actions.get(action_id) else {
             let message = format!(
-                "unknown action id `{action_id}`: check the action exists in `mods/{namespace}/actions/`, that its mod lists it, and the id's spelling"
+                "unknown action id `{action_id}`: check the id's spelling, that the action exists in `mods/{namespace}/actions/` and its mod lists it, and fix the errors reported for its file"
             );
             return self.problem(format!("{at}/actionId"), message);
         };
@@ -325,7 +325,7 @@ impl StepCheck<'_, '_> {
     ) {
         let Some(sub) = self.known.tasks.get(task_id) else {
             let message = format!(
-                "no loaded task has the id `{task_id}`: fix the id, or list the task's file in its mod's `content.tasks`"
+                "no loaded task has the id `{task_id}`: fix the id, or list the task's file in its mod's `content.tasks` and fix the errors reported for it"
             );
             return self.problem(format!("{at}/taskId"), message);
         };
