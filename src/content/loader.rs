@@ -116,7 +116,120 @@ fn parse_json<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, ContentErr
     deserializer
         .end()
         .map_err(|error| ContentError::new(file, "", format!("not valid JSON: {error}")))?;
+    // A map's key given twice is no error to serde, which keeps the last: the first
+    // one's content would be gone without a word. (A struct's field twice is one.)
+    let mut twice = Twice::default();
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    if let Err(error) = serde::de::DeserializeSeed::deserialize(&mut twice, &mut deserializer)
+        && let Some(found) = twice.found
+    {
+        return Err(given_twice(file, found, (error.line(), error.column())));
+    }
     Ok(parsed)
+}
+
+/// The error of a key given twice, `found` as [`Twice`] found it, the second `at`
+/// this line and column.
+fn given_twice(file: &str, (pointer, key): (String, String), at: (usize, usize)) -> ContentError {
+    let (line, column) = at;
+    ContentError::new(
+        file,
+        pointer,
+        format!(
+            "`{key}` is given twice in one object (the second at line {line} column {column}): the second would replace the first; give each key once, renaming or merging one of them"
+        ),
+    )
+}
+
+/// Finds the first key an object gives twice, and where: its JSON pointer, and the key.
+/// Read as any value, and the values read only to pass over them.
+#[derive(Default)]
+struct Twice {
+    /// The pointer of the value being read.
+    pointer: String,
+    found: Option<(String, String)>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for &mut Twice {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for &mut Twice {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, inner: D) -> Result<(), D::Error> {
+        inner.deserialize_any(self)
+    }
+
+    fn visit_newtype_struct<D: serde::Deserializer<'de>>(self, inner: D) -> Result<(), D::Error> {
+        inner.deserialize_any(self)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
+        let length = self.pointer.len();
+        for index in 0.. {
+            self.pointer.truncate(length);
+            self.pointer.push_str(&format!("/{index}"));
+            if items.next_element_seed(&mut *self)?.is_none() {
+                break;
+            }
+        }
+        self.pointer.truncate(length);
+        Ok(())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut fields: A) -> Result<(), A::Error> {
+        let length = self.pointer.len();
+        let mut keys = bevy::platform::collections::HashSet::new();
+        while let Some(key) = fields.next_key::<String>()? {
+            self.pointer.truncate(length);
+            self.pointer.push('/');
+            self.pointer.push_str(&super::validate::pointer_token(&key));
+            if !keys.insert(key.clone()) {
+                self.found = Some((std::mem::take(&mut self.pointer), key));
+                return Err(serde::de::Error::custom("a key given twice"));
+            }
+            fields.next_value_seed(&mut *self)?;
+        }
+        self.pointer.truncate(length);
+        Ok(())
+    }
 }
 
 fn parse_ron<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, ContentError> {
@@ -142,6 +255,15 @@ fn parse_ron<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, ContentErro
         let spanned = deserializer.span_error(error);
         ContentError::new(file, "", format!("not valid RON: {}", ron_detail(&spanned)))
     })?;
+    // A map's key given twice, as in JSON ([`parse_json`]).
+    let mut twice = Twice::default();
+    if let Ok(mut deserializer) = ron::Deserializer::from_str_with_options(text, &ron_options())
+        && let Err(error) = serde::de::DeserializeSeed::deserialize(&mut twice, &mut deserializer)
+        && let Some(found) = twice.found
+    {
+        let at = deserializer.span_error(error).span.start;
+        return Err(given_twice(file, found, (at.line, at.col)));
+    }
     Ok(parsed)
 }
 
@@ -388,6 +510,54 @@ mod tests {
             typo.starts_with("not what this kind of file holds: unknown field `tempalte`"),
             "{typo}"
         );
+    }
+
+    #[test]
+    fn a_key_given_twice_in_a_map_is_an_error_that_names_it() {
+        let file = "mods/smithy/narrative/hilda.narrative.json";
+        let json = r#"{
+            "key": "smithy:hilda",
+            "behavior_fragments": {
+                "sharpen": { "core": ["hones the edge"] },
+                "mend": { "core": ["mends it"] },
+                "sharpen": { "core": ["hammers it"] }
+            }
+        }"#;
+        let problems = parse_content::<crate::content::NarrativeContext>(json.as_bytes(), file)
+            .expect_err("a key given twice");
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].pointer, "/behavior_fragments/sharpen");
+        assert!(
+            problems[0].message.starts_with("`sharpen` is given twice")
+                && problems[0].message.contains("line 6"),
+            "{}",
+            problems[0]
+        );
+        // Keys alike in different objects are no repeat.
+        let fine = r#"{"key": "smithy:hilda", "behavior_fragments": {
+            "sharpen": { "core": ["hones the edge"], "color": ["sparks fly"] },
+            "mend": { "core": ["mends it"], "color": ["sweat drips"] } } }"#;
+        parse_content::<crate::content::NarrativeContext>(fine.as_bytes(), file).expect("valid");
+        // In RON alike.
+        let ron_file = "mods/smithy/narrative/hilda.narrative.ron";
+        let ron = r#"(
+            key: "smithy:hilda",
+            behavior_fragments: {
+                "sharpen": (core: ["hones the edge"]),
+                "sharpen": (core: ["hammers it"]),
+            },
+        )"#;
+        let problems = parse_content::<crate::content::NarrativeContext>(ron.as_bytes(), ron_file)
+            .expect_err("a key given twice");
+        assert_eq!(problems[0].pointer, "/behavior_fragments/sharpen");
+        assert!(problems[0].message.contains("line 5"), "{}", problems[0]);
+        // One repeated in an object within an array is found there.
+        let mut twice = Twice::default();
+        let text = r#"[{"a": 1, "b": [2]}, {"b": {"c": null}, "b": true}]"#;
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let found = serde::de::DeserializeSeed::deserialize(&mut twice, &mut deserializer);
+        assert!(found.is_err());
+        assert_eq!(twice.found, Some(("/1/b".to_owned(), "b".to_owned())));
     }
 
     #[test]
