@@ -164,14 +164,21 @@ fn label<'a>(actor: &'a SmartActor, name: Option<&'a DisplayName>) -> &'a str {
 /// Whether two of the `visible` actors share a name.
 fn namesakes(visible: &[conversation::Visible<'_>]) -> bool {
     let mut labels = bevy::platform::collections::HashSet::new();
-    !visible.iter().all(|seen| labels.insert(seen.name.label))
+    // Alike as prompts show them, as the view tells them apart ("Marta" and "Marta ").
+    !visible
+        .iter()
+        .all(|seen| labels.insert(prompt_name(seen.name.label.into())))
 }
 
 /// Names the `visible` actors that share a name as `view` numbers them, as the actors
 /// perceive them ("Guard (1)", "Guard (2)"): the player can tell each apart.
 fn number_namesakes<'a>(visible: &mut [conversation::Visible<'a>], view: &'a WorldView<'_>) {
     for seen in visible {
-        let numbered = view.name(seen.entity);
+        // One without a name keeps its key.
+        let shown = view.get(seen.entity).map(|v| &*v.name);
+        let Some(numbered) = shown.filter(|name| !name.is_empty()) else {
+            continue;
+        };
         if *prompt_name(seen.name.label.into()) != *numbered {
             seen.name.label = numbered;
         }
@@ -255,5 +262,43 @@ mod tests {
         let mut since = Duration::from_secs(1);
         assert_eq!(fire(&mut since, Duration::from_nanos(1)), 1_000_000_000);
         assert_eq!(since, Duration::ZERO);
+    }
+
+    /// The player's labels of two Martas, one named with a space after, numbered as
+    /// the view numbers them; an actor without a name keeps its key.
+    #[test]
+    fn namesakes_are_labelled_as_the_view_numbers_them() {
+        use crate::world::EntityView;
+        use conversation::{Addressable, Visible};
+        let entity = |n| Entity::from_raw_u32(n).expect("a valid index");
+        let here = |name: &'static str| EntityView {
+            name: name.into(),
+            place: Some(entity(1)),
+            character: true,
+            ..default()
+        };
+        let view = WorldView::new([
+            (entity(1), EntityView::default()),
+            (entity(10), here("Marta")),
+            (entity(11), here("Marta ")),
+            (entity(12), here("")),
+        ]);
+        let visible = |n: u32, label: &'static str| Visible {
+            entity: entity(n),
+            name: Addressable { label, key: label },
+        };
+        let mut seen = [
+            visible(10, "Marta"),
+            visible(11, "Marta "),
+            visible(12, "tavern:tom"),
+        ];
+        assert!(namesakes(&seen));
+        number_namesakes(&mut seen, &view);
+        let labels = seen.map(|seen| seen.name.label);
+        assert_eq!(labels, ["Marta (1)", "Marta (2)", "tavern:tom"]);
+        assert!(!namesakes(&[
+            visible(10, "Marta"),
+            visible(12, "tavern:tom")
+        ]));
     }
 }

@@ -9,7 +9,7 @@ use bevy::prelude::*;
 
 use serde_json::Number;
 
-use super::view::tell_apart;
+use super::view::{made, tell_apart};
 use super::{TargetScopes, WorldView};
 use crate::content::{AbilityDefinition, InputType};
 
@@ -96,8 +96,13 @@ impl OfferedAbility {
             if required && found.is_empty() {
                 return None;
             }
-            found.sort_by(|(a, one), (b, other)| one.cmp(other).then(a.cmp(b)));
-            tell_apart(&mut found);
+            // Namesakes numbered in the order their entities were made, as the view
+            // numbers them, and past the labels of what the actor perceives.
+            found.sort_by(|(a, one), (b, other)| one.cmp(other).then(made(a).cmp(&made(b))));
+            let place = view.place_of(actor);
+            let here = (place.into_iter()).flat_map(|place| view.occupants(place));
+            let carried = view.carried_by(actor);
+            tell_apart(&mut found, here.chain(carried).map(|&e| view.name(e)));
             candidates.push((input.name.clone(), found));
         }
         Some(Self {
@@ -320,6 +325,39 @@ mod tests {
             .collect();
         named.sort_unstable();
         assert_eq!(named, ["Ada (1)", "Ada (2)"]);
+    }
+
+    /// Two Adas here, perceived "Ada (1)" and "Ada (2)", and one in each of two other
+    /// places: a scope of the two away names them past the Adas here, so that no
+    /// label of one prompt means two people.
+    #[test]
+    fn candidates_are_numbered_past_the_namesakes_the_actor_perceives() {
+        let at = |name: &'static str, place: u32| EntityView {
+            name: name.into(),
+            place: Some(entity(place)),
+            character: true,
+            ..Default::default()
+        };
+        let view = WorldView::new([
+            (entity(1), EntityView::default()),
+            (entity(2), EntityView::default()),
+            (entity(3), EntityView::default()),
+            (entity(9), at("Xan", 1)),
+            (entity(10), at("Ada", 1)),
+            (entity(11), at("Ada", 1)),
+            (entity(12), at("Ada", 2)),
+            (entity(13), at("Ada", 3)),
+        ]);
+        let mut scopes = TargetScopes::default();
+        scopes.insert("away", |_, _| vec![entity(13), entity(12)]);
+        let summon = ability(json!({
+            "required": [{ "name": "who", "type": "entity", "scope": "away" }]
+        }));
+        let offered = OfferedAbility::new(summon, &view, &scopes, entity(9)).expect("offered");
+        let named: Vec<(u32, &str)> = (offered.candidates("who").iter())
+            .map(|(entity, name)| (entity.index_u32(), name.as_str()))
+            .collect();
+        assert_eq!(named, [(12, "Ada (3)"), (13, "Ada (4)")]);
     }
 
     #[test]

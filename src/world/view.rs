@@ -2,12 +2,15 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::hash::BuildHasher;
 
 use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::ecs::query::Has;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use smallvec::SmallVec;
+
+use crate::content::command_words;
 
 use super::{
     CarriedBy, Character, DisplayName, Exits, ForgetGone, InPlace, Place, ScopeReach, Tags,
@@ -202,7 +205,9 @@ struct Seen {
     carried_by: Option<Entity>,
     is_place: bool,
     character: bool,
-    name: usize,
+    /// A hash of its name: a name numbered again ("Guard (2)" now "Guard (1)") changes
+    /// no component and no length.
+    name: u64,
     tags: usize,
     exits: usize,
 }
@@ -214,7 +219,7 @@ impl Seen {
             carried_by: v.carried_by,
             is_place: v.is_place,
             character: v.character,
-            name: v.name.len(),
+            name: bevy::platform::hash::FixedHasher.hash_one(&*v.name),
             tags: v.tags.len(),
             exits: v.exits.len(),
         }
@@ -621,36 +626,68 @@ impl<'a> WorldView<'a> {
 }
 
 /// Numbers the things of one holder's `run` that share a name in `entities`
-/// ([`tell_apart`]), and sorts the run again by the names they are seen by.
+/// ([`tell_apart`]), and sorts the run again by the names they are seen by. Each
+/// name's namesakes are numbered in the order their entities were made (by index,
+/// then generation), so that one made later is usually numbered after those already
+/// there, which keep their numbers.
 fn number_namesakes(entities: &mut EntityHashMap<EntityView<'_>>, run: &mut [Entity]) {
-    let name = |entity: &Entity| entities.get(entity).map_or("", |view| &*view.name);
-    let mut named: Vec<(Entity, String)> = (run.iter())
-        .map(|entity| (*entity, name(entity).to_owned()))
-        .collect();
-    tell_apart(&mut named);
-    named.sort_unstable_by(|(a, one), (b, other)| one.cmp(other).then(a.cmp(b)));
-    for (held, (entity, label)) in run.iter_mut().zip(named) {
-        *held = entity;
-        if let Some(view) = entities.get_mut(&entity)
-            && *view.name != *label
-        {
+    fn name<'e>(entities: &'e EntityHashMap<EntityView<'_>>, entity: &Entity) -> &'e str {
+        entities.get(entity).map_or("", |view| &*view.name)
+    }
+    let mut named: Vec<(Entity, String)> = Vec::new();
+    for same in run.chunk_by(|one, next| name(entities, one) == name(entities, next)) {
+        if same.len() > 1 && !name(entities, &same[0]).is_empty() {
+            named.extend(same.iter().map(|&e| (e, name(entities, &e).to_owned())));
+        }
+    }
+    named.sort_unstable_by(|(a, one), (b, other)| one.cmp(other).then(made(a).cmp(&made(b))));
+    tell_apart(&mut named, run.iter().map(|entity| name(entities, entity)));
+    for (entity, label) in named {
+        if let Some(view) = entities.get_mut(&entity) {
             view.name = Cow::Owned(label);
         }
     }
+    // A label may sort past another name ("Guard !" comes before "Guard (1)").
+    let order = |a: &Entity, b: &Entity| (name(entities, a), a).cmp(&(name(entities, b), b));
+    if !run.is_sorted_by(|a, b| order(a, b).is_le()) {
+        run.sort_unstable_by(order);
+    }
+}
+
+/// The order entities were made in, mostly: by index, then generation (an index is
+/// used again, by a later generation, once its entity is gone). `Entity`'s own order
+/// puts higher indices first.
+pub(crate) fn made(entity: &Entity) -> (u32, u32) {
+    (entity.index_u32(), entity.generation().to_bits())
 }
 
 /// Numbers the entities of `found` (sorted by name) that share a name ("mug (1)",
-/// "mug (2)"), past any number another one's own name has: a model names each one
-/// apart. Unnamed ones are left as they are.
-pub(crate) fn tell_apart(found: &mut [(Entity, String)]) {
+/// "mug (2)"), each name's in the order `found` lists them: a model and a player name
+/// each one apart. A number is passed over when a command or a player's line would
+/// read its label as another name of `found` or of `others` (the rest in sight): "mug
+/// 1" takes "mug (1)". Unnamed ones are left as they are.
+pub(crate) fn tell_apart<'n>(
+    found: &mut [(Entity, String)],
+    others: impl IntoIterator<Item = &'n str>,
+) {
     // Sorted: names shared are neighbours. Most lists have none.
-    if !found.windows(2).any(|pair| pair[0].1 == pair[1].1) {
+    if !(found.windows(2)).any(|pair| pair[0].1 == pair[1].1 && !pair[0].1.is_empty()) {
         return;
     }
-    // Every name taken, the numbered ones as they are given: looked up, not scanned,
-    // however many share one.
-    let mut taken: bevy::platform::collections::HashSet<String> =
-        found.iter().map(|(_, name)| name.clone()).collect();
+    // Only a name whose words end in a number reads as a label would. The labels given
+    // are added as they are given: looked up, not scanned, however many share a name.
+    let ends_in_a_number = |name: &str| {
+        let words = name.trim_end_matches(|c: char| c.is_ascii_punctuation());
+        words.ends_with(|c: char| c.is_ascii_digit())
+    };
+    let mut taken: bevy::platform::collections::HashSet<Vec<String>> = default();
+    let mut take = |name: &str| {
+        if ends_in_a_number(name) {
+            taken.insert(command_words(name));
+        }
+    };
+    others.into_iter().for_each(&mut take);
+    found.iter().for_each(|(_, name)| take(name));
     let mut start = 0;
     while start < found.len() {
         let same = found[start..]
@@ -662,15 +699,13 @@ pub(crate) fn tell_apart(found: &mut [(Entity, String)]) {
             let name = found[start].1.clone();
             let mut number = 0;
             for (_, named) in &mut found[start..end] {
-                let label = loop {
+                *named = loop {
                     number += 1;
                     let label = format!("{name} ({number})");
-                    if !taken.contains(&label) {
+                    if taken.insert(command_words(&label)) {
                         break label;
                     }
                 };
-                taken.insert(label.clone());
-                *named = label;
             }
         }
         start = end;
@@ -768,6 +803,50 @@ mod tests {
 
     fn named(name: &str) -> DisplayName {
         DisplayName(name.to_owned())
+    }
+
+    /// A wagon one is in, numbered among namesakes in the yard, numbered again with a
+    /// label of the same length ("wagon (2)" now "wagon (1)") when the first wagon
+    /// goes: who is in it is told so, and where an exit leads to it shows it.
+    #[test]
+    fn a_name_numbered_again_is_a_change_where_it_shows() {
+        let mut app = app();
+        let world = app.world_mut();
+        let yard = world.spawn((Place, named("yard"))).id();
+        let [first, second, _third] =
+            [(); 3].map(|()| world.spawn((Place, named("wagon"), InPlace(yard))).id());
+        let ramp = world
+            .spawn((Place, named("ramp"), Exits(vec![second])))
+            .id();
+        world.spawn((Character, named("Ann"), InPlace(second)));
+        update(&mut app, [second, ramp]);
+        app.world_mut().despawn(first);
+        let (revision, [inside, exit_to_it]) = update(&mut app, [second, ramp]);
+        assert_eq!((inside, exit_to_it), (revision, revision));
+    }
+
+    /// A namesake made later is numbered after those already there, who keep their
+    /// numbers: what they remember of each other and a player's "@Guard 1" stay true.
+    #[test]
+    fn a_namesake_made_later_numbers_nobody_again() {
+        let mut app = app();
+        let world = app.world_mut();
+        let hall = world.spawn((Place, named("hall"))).id();
+        let guard = || (Character, named("Guard"), InPlace(hall));
+        let (first, second) = (world.spawn(guard()).id(), world.spawn(guard()).id());
+        let names = |app: &mut App| {
+            use bevy::ecs::system::RunSystemOnce;
+            let named = move |query: WorldViewQuery| {
+                let view = WorldView::from_query(&query);
+                [first, second].map(|guard| view.name(guard).to_owned())
+            };
+            app.world_mut()
+                .run_system_once(named)
+                .expect("the view is built")
+        };
+        assert_eq!(names(&mut app), ["Guard (1)", "Guard (2)"]);
+        app.world_mut().spawn(guard());
+        assert_eq!(names(&mut app), ["Guard (1)", "Guard (2)"]);
     }
 
     #[test]
@@ -1217,19 +1296,15 @@ mod tests {
                 .map(|&e| format!("{} {}", view.get(e).map_or("?", |v| &v.name), e.index()))
                 .collect()
         };
-        // The same names are numbered in the entities' own order.
-        let (first, second) = (entity(11).min(entity(16)), entity(11).max(entity(16)));
-        let (first, second) = (
-            format!("lantern (1) {}", first.index()),
-            format!("lantern (2) {}", second.index()),
-        );
+        // The same names are numbered in the order the entities were made.
+        let (first, second) = ("lantern (1) 11", "lantern (2) 16");
         assert_eq!(
             names(view.occupants(hall)),
             [
                 " 14",
                 "Zoe 13",
-                &first,
-                &second,
+                first,
+                second,
                 "lantern, dark 12",
                 "lantern, lit 10",
                 "échelle 15"
@@ -1277,23 +1352,24 @@ mod tests {
                 .map(|&e| format!("{} {}", view.name(e), e.index()))
                 .collect()
         };
-        // In the entities' own order, past the number a guard is named with, sorted
+        // In the order they were made, past the number a guard is named with, sorted
         // again by the names they are seen by; the unnamed are all "something".
-        let mut guards = [entity(10), entity(12), entity(14)];
-        guards.sort_unstable();
         let mut unnamed = [entity(15), entity(16)];
         unnamed.sort_unstable();
-        let mut expected = vec![];
-        expected.extend(unnamed.map(|e| format!("something {}", e.index())));
-        expected.extend(["Guard ! 13".to_owned(), "Guard (1) 11".to_owned()]);
-        for (number, guard) in (2..).zip(guards) {
-            expected.push(format!("Guard ({number}) {}", guard.index()));
-        }
+        let mut expected: Vec<String> = unnamed.map(|e| format!("something {}", e.index())).into();
+        expected.extend(
+            [
+                "Guard ! 13",
+                "Guard (1) 11",
+                "Guard (2) 10",
+                "Guard (3) 12",
+                "Guard (4) 14",
+            ]
+            .map(str::to_owned),
+        );
         assert_eq!(names(view.occupants(hall)), expected);
         // A namesake elsewhere is not numbered: an actor sees one place at a time.
         assert_eq!(names(view.occupants(yard)), ["Bob 3", "Guard 17"]);
-        let (first, second) = (entity(20).min(entity(21)), entity(20).max(entity(21)));
-        let keys = [(1, first), (2, second)].map(|(n, e)| format!("key ({n}) {}", e.index()));
-        assert_eq!(names(view.carried_by(bob)), keys);
+        assert_eq!(names(view.carried_by(bob)), ["key (1) 20", "key (2) 21"]);
     }
 }

@@ -124,7 +124,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::world::{TargetScopes, WorldView, available_actions, registry_of_actions};
+    use crate::world::{
+        EntityView, TargetScopes, WorldView, available_actions, registry_of_actions,
+    };
 
     #[test]
     fn a_line_of_no_words_names_no_command() {
@@ -144,6 +146,42 @@ mod tests {
                 "{line:?}"
             );
             assert_eq!(named_task(line, &offered), None, "{line:?}");
+        }
+    }
+
+    /// Two mugs and a "mug 1": each offered command names one thing, said exactly as
+    /// offered, though a command's words take "mug (1)" for "mug 1".
+    #[test]
+    fn commands_naming_namesakes_name_one_each() {
+        let content = registry_of_actions(&[json!({
+            "id": "items:take", "name": "Take", "description": "Pick up", "template": "take {item}",
+            "targets": { "primary": { "scope": "things_here", "placeholder": "item" } }
+        })]);
+        let entity = |n| Entity::from_raw_u32(n).expect("a valid index");
+        let here = |name: &str, character: bool| EntityView {
+            name: name.to_owned().into(),
+            place: Some(entity(1)),
+            character,
+            ..Default::default()
+        };
+        let hall = EntityView {
+            is_place: true,
+            ..Default::default()
+        };
+        let view = WorldView::new([
+            (entity(1), hall),
+            (entity(2), here("Ann", true)),
+            (entity(10), here("mug", false)),
+            (entity(11), here("mug", false)),
+            (entity(12), here("mug 1", false)),
+        ]);
+        let ann = entity(2);
+        let offered = available_actions(&content, &view, &TargetScopes::default(), ann, |_| true);
+        let commands: Vec<&str> = offered.iter().map(|action| action.command).collect();
+        assert_eq!(commands, ["take mug (2)", "take mug (3)", "take mug 1"]);
+        for action in offered.iter() {
+            let named = match_utterance(action.command, &offered, &content, |_| true);
+            assert_eq!(named, Ok(action.index), "{}", action.command);
         }
     }
 }
