@@ -102,20 +102,32 @@ pub fn parse_content<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, Vec
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 fn parse_json<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, ContentError> {
+    if let Some(problem) = not_text(bytes) {
+        return Err(ContentError::new(file, "", problem));
+    }
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let parsed = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
         // Valid JSON that is not what the file holds (an unknown field, a wrong type)
         // is not a JSON error.
-        let what = match error.inner().classify() {
-            serde_json::error::Category::Data => "not what this kind of file holds",
-            _ => "not valid JSON",
-        };
-        path_error::<T>(file, what, error.path(), error.inner().to_string())
+        let detail = error.inner().to_string();
+        match error.inner().classify() {
+            serde_json::error::Category::Data => path_error::<T>(
+                file,
+                "not what this kind of file holds",
+                error.path(),
+                detail,
+            ),
+            _ => {
+                let detail = with_hint(detail, not_json(bytes, error.inner()));
+                path_error::<T>(file, "not valid JSON", error.path(), detail)
+            }
+        }
     })?;
     // serde_json's errors already say the line and column.
-    deserializer
-        .end()
-        .map_err(|error| ContentError::new(file, "", format!("not valid JSON: {error}")))?;
+    deserializer.end().map_err(|error| {
+        let detail = with_hint(error.to_string(), not_json(bytes, &error));
+        ContentError::new(file, "", format!("not valid JSON: {detail}"))
+    })?;
     // A map's key given twice is no error to serde, which keeps the last: the first
     // one's content would be gone without a word. (A struct's field twice is one.)
     let mut twice = Twice::default();
@@ -126,6 +138,59 @@ fn parse_json<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, ContentErr
         return Err(given_twice(file, found, (error.line(), error.column())));
     }
     Ok(parsed)
+}
+
+/// Why `bytes` are no text a parser reads: UTF-16 (what Windows Notepad saves as
+/// "Unicode"), or no text at all, as a zero byte among its first says.
+fn not_text(bytes: &[u8]) -> Option<String> {
+    let utf16 = bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF");
+    (utf16 || bytes.iter().take(64).any(|&b| b == 0)).then(|| {
+        "the file is UTF-16 text (what Windows Notepad saves as \"Unicode\"), or no text at all: save it as UTF-8".to_owned()
+    })
+}
+
+/// What most likely made text not JSON, when the text says: a file left empty, one
+/// written as RON, a comment, curly or single quotes on the line of the `error`.
+fn not_json(bytes: &[u8], error: &serde_json::Error) -> Option<&'static str> {
+    let text = String::from_utf8_lossy(bytes);
+    let line = text
+        .lines()
+        .nth(error.line().saturating_sub(1))
+        .unwrap_or("");
+    let first = text.trim_start().chars().next();
+    if first.is_none() {
+        Some("the file is empty: write the JSON object this kind of file holds")
+    } else if first.is_some_and(|c| c == '(' || c.is_alphabetic()) {
+        Some("it reads like RON: name the file `.ron`, or write it as JSON (`{ \"field\": … }`)")
+    } else if comment(line) {
+        Some("JSON has no comments: remove them (a `.ron` file may have them)")
+    } else if line.contains(['\u{201C}', '\u{201D}', '\u{2018}', '\u{2019}']) {
+        Some("curly quotes (“ ” ‘ ’) are not JSON's: write straight double quotes (\")")
+    } else if [": '", "['", "{'", ", '"]
+        .iter()
+        .any(|quoted| line.contains(quoted))
+        || line.trim_start().starts_with('\'')
+    {
+        Some("JSON's keys and strings are in double quotes (\"), not single ones")
+    } else {
+        None
+    }
+}
+
+/// Whether a line holds a comment: `//` (not a web address's `://`) or `/*`.
+fn comment(line: &str) -> bool {
+    let slashes = line
+        .match_indices("//")
+        .any(|(at, _)| !line[..at].ends_with(':'));
+    slashes || line.contains("/*")
+}
+
+/// `detail`, and after it `hint` when there is one.
+fn with_hint(detail: String, hint: Option<&str>) -> String {
+    match hint {
+        Some(hint) => format!("{detail}; {hint}"),
+        None => detail,
+    }
 }
 
 /// The error of a key given twice, `found` as [`Twice`] found it, the second `at`
@@ -233,6 +298,9 @@ impl<'de> serde::de::Visitor<'de> for &mut Twice {
 }
 
 fn parse_ron<T: ContentAsset>(bytes: &[u8], file: &str) -> Result<T, ContentError> {
+    if let Some(problem) = not_text(bytes) {
+        return Err(ContentError::new(file, "", problem));
+    }
     let text = std::str::from_utf8(bytes).map_err(|error| {
         ContentError::new(file, "", format!("the file is not UTF-8 text: {error}"))
     })?;
@@ -558,6 +626,50 @@ mod tests {
         let found = serde::de::DeserializeSeed::deserialize(&mut twice, &mut deserializer);
         assert!(found.is_err());
         assert_eq!(twice.found, Some(("/1/b".to_owned(), "b".to_owned())));
+    }
+
+    #[test]
+    fn text_that_is_not_json_says_what_likely_made_it_so() {
+        let file = "mods/core/actions/wait.action.json";
+        let message = |bytes: &[u8]| {
+            let problems = parse_content::<ActionDefinition>(bytes, file).expect_err("refused");
+            problems[0].message.clone()
+        };
+        let said = |bytes: &[u8], hint: &str| {
+            let message = message(bytes);
+            assert!(message.contains(hint), "{hint:?} not in {message}");
+        };
+        said(b"", "the file is empty");
+        said(b"  \n", "the file is empty");
+        said(b"(id: \"core:wait\")", "it reads like RON");
+        said(
+            b"{\n  // waits\n  \"id\": \"core:wait\"}",
+            "JSON has no comments",
+        );
+        said(
+            b"{\"id\": \"core:wait\", /* waits */ }",
+            "JSON has no comments",
+        );
+        said(
+            "{\"id\": \u{201C}core:wait\u{201D}}".as_bytes(),
+            "curly quotes",
+        );
+        said(b"{'id': 'core:wait'}", "in double quotes");
+        let utf16: Vec<u8> = "\u{FEFF}{\"id\": 1}"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        said(&utf16, "UTF-16");
+        let ron_file = "mods/core/actions/wait.action.ron";
+        let problems = parse_content::<ActionDefinition>(&utf16, ron_file).expect_err("refused");
+        assert!(problems[0].message.contains("UTF-16"), "{}", problems[0]);
+        // A web address is no comment, and an apostrophe in a string no quote.
+        let message =
+            message(br#"{"id": "core:wait", "name": "Marta's http://x" "description": "d"}"#);
+        assert!(
+            !message.contains("comments") && !message.contains("double quotes"),
+            "{message}"
+        );
     }
 
     #[test]
