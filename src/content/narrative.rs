@@ -515,13 +515,20 @@ fn pool_problems(
             TEXT_LIMITS.fragment,
             "fragment",
         ));
-        if brace_never_closed(fragment.text()) {
-            problems.push(ContentError::new(
+        match unmatched_brace(fragment.text()) {
+            Some('{') => problems.push(ContentError::new(
                 file,
                 &pointer,
                 "a `{` never closed: close its placeholder (`{item}`), or write the text \
-                 without braces; the narrator cannot fill it, and passes the fragment over",
-            ));
+                 without braces",
+            )),
+            Some(_) => problems.push(ContentError::new(
+                file,
+                &pointer,
+                "a `}` never opened: open its placeholder (`{item}`), or write the text \
+                 without braces; narration would show it as written",
+            )),
+            None => {}
         }
         for placeholder in super::template_placeholders(fragment.text()) {
             if !FRAGMENT_PLACEHOLDERS.contains(&placeholder) {
@@ -543,16 +550,25 @@ fn pool_problems(
     problems
 }
 
-/// Whether `text` has a `{` with no `}` after it.
-fn brace_never_closed(text: &str) -> bool {
+/// The brace of `text` that no other matches: a `{` with no `}` after it, or a `}`
+/// with no `{` anywhere before it (one after a `{`, as in `{{actor}}`, is the
+/// placeholder's problem, told as such).
+fn unmatched_brace(text: &str) -> Option<char> {
+    let first_open = text.find('{');
+    if text
+        .find('}')
+        .is_some_and(|close| first_open.is_none_or(|open| close < open))
+    {
+        return Some('}');
+    }
     let mut rest = text;
     while let Some(open) = rest.find('{') {
         match rest[open + 1..].find('}') {
             Some(close) => rest = &rest[open + 1 + close + 1..],
-            None => return true,
+            None => return Some('{'),
         }
     }
-    false
+    None
 }
 
 impl ContentAsset for NarrativeContext {
@@ -672,6 +688,19 @@ mod tests {
             "{}",
             problems[0].message
         );
+    }
+
+    #[test]
+    fn a_brace_never_opened_names_the_fragment() {
+        for fragment in ["rakes item} the coals", "rakes } the {item}"] {
+            let problems = parse(&json_of(fragment)).expect_err("a stray brace is refused");
+            assert_eq!(problems.len(), 1, "{fragment}: {problems:?}");
+            assert!(
+                problems[0].message.contains("never opened"),
+                "{}",
+                problems[0].message
+            );
+        }
     }
 
     /// Braces read as the narrator fills them: `{{actor}}` names the placeholder

@@ -61,7 +61,8 @@ pub fn failure_core(verb: &str, actor: Option<&str>, object: Option<&str>) -> St
 }
 
 /// The word `verb` takes before its object, with a space after it, or nothing: "to "
-/// for `go` (the cellar), "at " for `look` (the key). Of the canonical verbs
+/// for `go` (the cellar), "at " for `look` (the key), "from " for `retreat` (the
+/// shipped positioning mod's). Of the canonical verbs
 /// ([`CANONICAL_VERBS`](crate::content::CANONICAL_VERBS)), the others name their
 /// object directly. One word a verb: the object of `sit` is taken to be a seat, of
 /// `wait` someone waited for; an action that means otherwise ("wait by the fire")
@@ -72,6 +73,7 @@ fn preposition(verb: &str) -> &'static str {
         "look" => "at ",
         "sit" => "on ",
         "wait" => "for ",
+        "retreat" => "from ",
         _ => "",
     }
 }
@@ -87,11 +89,38 @@ pub fn state(state: &str, entity: &str, actor: Option<&str>) -> String {
     }
 }
 
-/// A side effect: "you move", "Marta moves".
-pub fn effect_core(actor: Option<&str>) -> String {
-    match actor {
-        None => "you move".to_owned(),
-        Some(actor) => format!("{actor} moves"),
+/// A side effect, said by its canonical effect with what it happened to or at
+/// (`target`) and where it came from (`from`): "Marta sits down on the bench", "you
+/// step down from the table", "Marta leaves the hall", "the door changes". An effect
+/// a mod adds is said by its own words, as a verb: `bow_low` → "Marta bows low".
+pub fn effect_core(
+    effect: &str,
+    actor: Option<&str>,
+    (target, from): (Option<&str>, Option<&str>),
+) -> String {
+    // The verb, the word before its object, and the object.
+    let (verb, to, object) = match effect {
+        "step_up" => ("step_up", "onto ", target),
+        "step_down" => ("step_down", "from ", from),
+        "sit_down" => ("sit_down", "on ", target),
+        "stand_up" => ("stand_up", "", None),
+        "enter" => ("enter", "", target),
+        "exit" => ("leave", "", from),
+        "state_change" => {
+            return match target {
+                Some(target) => format!("{target} changes"),
+                None => "something changes".to_owned(),
+            };
+        }
+        other => (other, "", target.or(from)),
+    };
+    let said = match actor {
+        Some(actor) => format!("{actor} {}", third_person(verb)),
+        None => format!("you {}", verb.replace('_', " ")),
+    };
+    match object {
+        Some(object) => format!("{said} {to}{object}"),
+        None => said,
     }
 }
 
@@ -120,6 +149,42 @@ mod tests {
     }
 
     #[test]
+    fn an_effect_is_said_by_what_it_is() {
+        let said = |effect, actor, around| effect_core(effect, actor, around);
+        let (bench, table, hall) = (Some("the bench"), Some("the table"), Some("the hall"));
+        assert_eq!(
+            said("sit_down", Some("Marta"), (bench, None)),
+            "Marta sits down on the bench"
+        );
+        assert_eq!(
+            said("step_down", None, (None, table)),
+            "you step down from the table"
+        );
+        assert_eq!(said("step_up", Some("Brom"), (None, None)), "Brom steps up");
+        assert_eq!(
+            said("stand_up", Some("Brom"), (bench, None)),
+            "Brom stands up"
+        );
+        assert_eq!(
+            said("exit", Some("Hilda"), (None, hall)),
+            "Hilda leaves the hall"
+        );
+        assert_eq!(
+            said("enter", Some("Hilda"), (hall, None)),
+            "Hilda enters the hall"
+        );
+        assert_eq!(
+            said("pick_up", Some("Marta"), (Some("the mug"), None)),
+            "Marta picks up the mug"
+        );
+        assert_eq!(
+            said("state_change", Some("Marta"), (Some("the door"), None)),
+            "the door changes"
+        );
+        assert_eq!(said("bow_low", Some("Vesk"), (None, None)), "Vesk bows low");
+    }
+
+    #[test]
     fn defaults_name_who_did_what() {
         assert_eq!(
             action_core("take", None, Some("the key")),
@@ -132,6 +197,10 @@ mod tests {
         assert_eq!(
             failure_core("take", None, Some("the key")),
             "that doesn't work"
+        );
+        assert_eq!(
+            action_core("retreat", Some("Hilda"), Some("Traveler")),
+            "Hilda retreats from Traveler"
         );
         // Verbs of going, looking, sitting and waiting take their object with a word.
         assert_eq!(

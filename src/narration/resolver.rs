@@ -472,8 +472,11 @@ impl FragmentResolver {
             kind: &effect.kind,
             action: &effect.action,
             core: core.unwrap_or_else(|| {
+                let (target, from) = (target.as_ref(), from.as_ref());
                 Cow::Owned(defaults::effect_core(
+                    &effect.action,
                     (!actor.is_player).then_some(actor.called.as_ref()),
+                    (target.map(|t| &*t.called), from.map(|f| &*f.called)),
                 ))
             }),
             color,
@@ -1191,7 +1194,7 @@ mod tests {
             Some("Marta has the mug of ale"),
             "Marta took it, not the player"
         );
-        assert_eq!(plan.effects[0].core, "Marta moves");
+        assert_eq!(plan.effects[0].core, "Marta stands up");
         assert!(plan.entity_refs.iter().all(|r| r.traits.is_empty()));
         let failed = ActionReport::new(entity(2), "take")
             .object(entity(3))
