@@ -204,6 +204,10 @@ struct ContentFiles {
     scans: HashMap<String, Task<Vec<String>>>,
     /// The content files found in each mod's folder, by manifest path.
     found: HashMap<String, Vec<String>>,
+    /// A walk of `mods/` for the mods' manifests under way, when the game file changed.
+    mods_scan: Option<Task<Vec<String>>>,
+    /// The manifests found in `mods/`, listed by the game file or not.
+    mods_found: Vec<String>,
     changed: bool,
     /// The files the registry was last built from. Bevy tells of a stored asset a
     /// frame or more after it is stored, so a build may already hold the file an
@@ -305,6 +309,13 @@ fn request_content_files(
     if games.is_changed()
         && let Some(game) = files.game.as_ref().and_then(|h| games.get(h))
     {
+        // Every mod on disk, to tell of those the game file does not list.
+        let walk = mod_folders::mod_manifests_in(
+            (*server).clone(),
+            "mods".to_owned(),
+            settings.manifest_file.clone(),
+        );
+        files.mods_scan = Some(IoTaskPool::get().spawn(walk));
         let manifests = game.mods.iter().enumerate().map(|(index, id)| {
             (
                 format!("mods/{id}/{}", settings.manifest_file),
@@ -526,6 +537,13 @@ fn collect_folder_scans(mut files: ResMut<ContentFiles>) {
         files.found.insert(path.clone(), found);
         false
     });
+    if let Some(found) = files.mods_scan.as_mut().and_then(check_ready) {
+        files.mods_scan = None;
+        if files.mods_found != found {
+            files.changed = true;
+            files.mods_found = found;
+        }
+    }
 }
 
 /// The stored content assets.
@@ -560,6 +578,7 @@ fn rebuild_registry(
     }
     // Only a file being loaded is waited for: one in no other state can never finish.
     let settled = files.scans.is_empty()
+        && files.mods_scan.is_none()
         && !files
             .ids()
             .any(|id| matches!(server.get_load_state(id), Some(LoadState::Loading)));
@@ -590,6 +609,7 @@ fn rebuild_registry(
     on_disk.sort();
     let sources = ContentSources {
         files_on_disk: &on_disk,
+        mods_on_disk: &files.mods_found,
         game,
         mods: &mod_list,
         actions: &action_list,

@@ -83,6 +83,37 @@ pub(crate) async fn content_files_in(server: AssetServer, folder: String) -> Vec
     found
 }
 
+/// The manifests named `manifest_file` of the mods in `folder` (`mods`): one in each
+/// folder of it that holds one, listed by the game file or not; sorted.
+pub(crate) async fn mod_manifests_in(
+    server: AssetServer,
+    folder: String,
+    manifest_file: String,
+) -> Vec<String> {
+    let Ok(source) = server.get_source(AssetSourceId::Default) else {
+        return Vec::new();
+    };
+    let reader = source.reader();
+    let Ok(mut entries) = reader.read_directory(&PathBuf::from(folder)).await else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    let mut seen = 0usize;
+    while let Some(path) = entries.next().await {
+        seen += 1;
+        if seen > MAX_ENTRIES {
+            break;
+        }
+        let manifest = path.join(&manifest_file);
+        if reader.is_directory(&path).await.unwrap_or(false) && reader.read(&manifest).await.is_ok()
+        {
+            found.push(manifest.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    found.sort();
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::listing_field;

@@ -271,6 +271,32 @@ pub(super) fn unlisted_files(
     warnings
 }
 
+/// Warnings for the mods whose manifests are `on_disk` (`mods/smithy/mod.json`) that
+/// the game file (at `game_file`) does not list in `listed`: they never load, and a
+/// scene or spec naming their content would only say it is missing.
+pub(super) fn unlisted_mods(
+    game_file: &str,
+    listed: &[String],
+    on_disk: &[String],
+) -> Vec<ContentError> {
+    (on_disk.iter())
+        .filter_map(|manifest| {
+            let id = manifest.strip_prefix("mods/")?.split('/').next()?;
+            Some((manifest, id))
+        })
+        .filter(|(_, id)| !listed.iter().any(|listed| listed == id))
+        .map(|(manifest, id)| {
+            ContentError::new(
+                game_file,
+                "/mods",
+                format!(
+                    "{manifest} is a mod the game file does not list, so none of it loads: add \"{id}\" to `mods` to load it, or remove its folder"
+                ),
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

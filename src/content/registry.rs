@@ -12,7 +12,7 @@ use super::catalog::CatalogItem;
 use super::mod_order::{group_order, load_order, unknown_groups};
 use super::references::{
     misfiled, unknown_allowed_ids, unknown_allowed_verbs, unknown_input_scopes, unknown_prompt,
-    unknown_scopes, unknown_tag_keys, unknown_verb, unlisted_files,
+    unknown_scopes, unknown_tag_keys, unknown_verb, unlisted_files, unlisted_mods,
 };
 use super::refinement::{Known, method_order, method_problems, settle, unknown_parameter_scopes};
 use super::{
@@ -99,12 +99,16 @@ pub struct ContentSources<'a> {
     /// The content files found in the mods' folders, by asset path; each that its
     /// mod's manifest does not list is a warning. Empty skips that check.
     pub files_on_disk: &'a [String],
+    /// The manifests found in `mods/`, by asset path (`mods/smithy/mod.json`); each
+    /// that the game file does not list is a warning. Empty skips that check.
+    pub mods_on_disk: &'a [String],
 }
 
 impl ContentRegistry {
     /// Builds a registry from loaded files, checking the rules that span files:
     /// dependencies (missing, version range, cycles), conflicts, duplicate ids,
-    /// unknown scopes, verbs and prompt templates, and files no manifest lists.
+    /// unknown scopes, verbs and prompt templates, files no manifest lists, and mods
+    /// the game file does not list.
     /// Whatever breaks a rule is skipped and reported; the rest is kept. Tag files
     /// merge into [`tags`](Self::tags), in load order.
     pub fn build(sources: ContentSources<'_>) -> Self {
@@ -249,6 +253,8 @@ impl ContentRegistry {
             .collect();
         let unknown = unknown_groups(game_path, &game.action_group_order, &loaded);
         registry.warnings.extend(unknown);
+        let unlisted = unlisted_mods(game_path, &game.mods, sources.mods_on_disk);
+        registry.warnings.extend(unlisted);
         registry.problems = problems;
         registry
     }

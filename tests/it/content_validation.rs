@@ -889,6 +889,30 @@ fn a_content_file_no_manifest_lists_is_a_warning() {
 }
 
 #[test]
+fn a_mod_the_game_file_does_not_list_is_a_warning() {
+    let mut all = core_mod();
+    all.push(game(&["core"]));
+    all.push(("mods/smithy/mod.json", manifest("smithy", json!({}))));
+    // A folder with no manifest is no mod, and a listed mod is no warning.
+    all.push(("mods/notes/readme.txt", "not content".to_owned()));
+    let (registry, errors) = load(&all);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let warned: Vec<(&str, &str, &str)> = registry
+        .warnings()
+        .iter()
+        .map(|w| (w.file.as_str(), w.pointer.as_str(), w.message.as_str()))
+        .collect();
+    assert_eq!(
+        warned,
+        [(
+            "game.loom.json",
+            "/mods",
+            "mods/smithy/mod.json is a mod the game file does not list, so none of it loads: add \"smithy\" to `mods` to load it, or remove its folder"
+        )]
+    );
+}
+
+#[test]
 fn the_shipped_content_loads_without_errors_or_warnings() {
     let root = crate::support::repo_assets();
     let mut app = crate::support::content_app(&root, false);
