@@ -264,8 +264,8 @@ pub fn lint_abilities(registry: &ContentRegistry) -> Vec<ContentError> {
 /// Warnings about planning content no loaded smart actor can use: a task no actor
 /// spec's `policy.allowedTasks` lets it be offered (only the game can start it), and a
 /// method step whose action no actor spec's `policy.allowedActions` and
-/// `allowedVerbs` allow (an actor carrying the plan out would do what its policy never
-/// lets it choose).
+/// `allowedVerbs` allow, or a spec offered the step's task does not (an actor carrying
+/// the plan out would do what its policy never lets it choose).
 pub fn lint_planning(registry: &ContentRegistry) -> Vec<ContentError> {
     let specs: Vec<&ActorSpec> = registry.actors().collect();
     let mut warnings = Vec::new();
@@ -298,6 +298,17 @@ pub fn lint_planning(registry: &ContentRegistry) -> Vec<ContentError> {
                     file,
                     format!("{pointer}/actionId"),
                     format!("no actor spec may take `{action_id}`: allow it in a spec's `policy.allowedActions` (and `allowedVerbs`), or use another action"),
+                ));
+                continue;
+            }
+            // A spec offered the task carries out its steps, whatever its policy says.
+            let task = &method.task_id;
+            let offered = specs.iter().filter(|spec| spec.policy.allows_task(task));
+            for spec in offered.filter(|spec| !allowed(spec)) {
+                warnings.push(ContentError::new(
+                    file,
+                    format!("{pointer}/actionId"),
+                    format!("`{}` may take on task `{task}`, whose step takes `{action_id}`, which its policy does not allow: a plan would have it do what it may never choose; allow the action in its `policy.allowedActions` (and `allowedVerbs`), or leave the task out of its `allowedTasks`", spec.id),
                 ));
             }
         }

@@ -332,6 +332,68 @@ fn planning_content_no_actor_can_use_is_a_warning() {
     assert!(report.to_string().contains("planning warnings (2):"));
 }
 
+/// The keeper may take on tidying, whose method now sweeps, which her policy does not
+/// allow (a sweeper's does): the plan would have her sweep.
+#[test]
+fn a_step_the_policy_of_a_spec_offered_its_task_forbids_is_a_warning() {
+    use serde_json::json;
+    let mut files = planning_content();
+    let replace = |files: &mut Vec<(&'static str, String)>, path: &str, text: String| {
+        let file = files
+            .iter_mut()
+            .find(|(p, _)| *p == path)
+            .expect("the file");
+        file.1 = text;
+    };
+    let steps = json!([
+        { "stepType": "primitive_action", "actionId": "core:wait" },
+        { "stepType": "primitive_action", "actionId": "shop:sweep" }
+    ]);
+    let tidy = json!({ "refinementMethodId": "shop:tidy_by_waiting", "taskId": "shop:tidy", "steps": steps });
+    replace(
+        &mut files,
+        "mods/shop/methods/tidy.method.json",
+        tidy.to_string(),
+    );
+    let manifest = crate::support::manifest(
+        "shop",
+        json!({ "content": {
+            "actions": ["actions/sweep.action.json"],
+            "actors": ["actors/keeper.actor.json", "actors/sweeper.actor.json"],
+            "tasks": ["tasks/tidy.task.json", "tasks/haggle.task.json"],
+            "methods": ["methods/tidy.method.json", "methods/haggle.method.json"]
+        } }),
+    );
+    replace(&mut files, "mods/shop/mod.json", manifest);
+    let sweeper = json!({
+        "id": "shop:sweeper",
+        "persona": { "name": "Bo", "role": "the sweeper" },
+        "policy": { "allowedActions": ["shop:sweep"] }
+    });
+    files.push(("mods/shop/actors/sweeper.actor.json", sweeper.to_string()));
+    let (registry, errors) = crate::support::load(&files);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let report = lint_narrative(&registry);
+    let warnings: Vec<(&str, &str)> = (report.planning.iter())
+        .map(|w| (w.file.as_str(), w.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            ("mods/shop/tasks/haggle.task.json", "/id"),
+            ("mods/shop/methods/tidy.method.json", "/steps/1/actionId"),
+        ],
+        "haggling's sweep is the sweeper's to take, and nobody is offered haggling"
+    );
+    assert!(
+        report.planning[1].message.starts_with(
+            "`shop:keeper` may take on task `shop:tidy`, whose step takes `shop:sweep`"
+        ),
+        "{}",
+        report.planning[1]
+    );
+}
+
 #[test]
 fn the_shipped_planning_content_and_abilities_are_usable() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
