@@ -15,7 +15,7 @@ use crate::prompt::{
     DecisionContext, DecisionLimits, OfflineDecision, PromptPart, TokenScale, TurnPlan,
     estimate_tokens, write_decision_user_prompt,
 };
-use crate::world::{OfferedActions, write_perception_changes};
+use crate::world::{OfferedAbilities, OfferedActions, write_perception_changes};
 
 /// What an appended turn says in place of actions that did not change: a line where a
 /// block would be, read again by every later turn of the transcript.
@@ -136,13 +136,14 @@ pub(super) fn decision_request(
 /// An offline answer for an actor called `name` among `offered`.
 pub(super) fn offline_decision(
     name: &Arc<str>,
-    offered: &OfferedActions,
-    tasks: &OfferedActions,
+    (offered, tasks): (&OfferedActions, &OfferedActions),
+    abilities: OfferedAbilities,
 ) -> OfflineDecision {
     OfflineDecision {
         actor: Arc::clone(name),
         offered: offered.clone(),
         tasks: tasks.clone(),
+        abilities,
     }
 }
 
@@ -311,7 +312,8 @@ mod tests {
         let limits = DecisionLimits::default();
         let request = |replying| {
             let none = OfferedActions::default();
-            let offline = offline_decision(&"Marta".into(), &none, &none);
+            let offline =
+                offline_decision(&"Marta".into(), (&none, &none), OfferedAbilities::default());
             decision_request(
                 Arc::default(),
                 Arc::new(Value::Null),
