@@ -198,13 +198,25 @@ pub(super) fn unknown_tag_keys(
     warnings
 }
 
-/// Warnings for the paths a manifest (at `manifest`) lists under another kind than
-/// their names say (`actions/go.action.json` under `content.actors`): each is read as
-/// what its list holds, and its errors then name fields of the wrong kind.
+/// Warnings for the paths a manifest (at `manifest`) lists twice, and under another
+/// kind than their names say (`actions/go.action.json` under `content.actors`): each
+/// is read as what its list holds, and its errors then name fields of the wrong kind.
 pub(super) fn misfiled(manifest: &str, content: &super::ModContent) -> Vec<ContentError> {
     let mut warnings = Vec::new();
+    // Every path listed, and where first.
+    let mut listed: bevy::platform::collections::HashMap<&str, String> = Default::default();
     for (list, paths) in content.lists() {
         for (index, path) in paths.iter().enumerate() {
+            let at = format!("/content/{list}/{index}");
+            if let Some(first) = listed.get(path.as_str()) {
+                warnings.push(ContentError::new(
+                    manifest,
+                    &at,
+                    format!("`{path}` is listed already, at {first}: it loads once; list it once"),
+                ));
+                continue;
+            }
+            listed.insert(path, at);
             if let Some((kind, field)) = listed_elsewhere(list, path) {
                 warnings.push(ContentError::new(
                     manifest,
@@ -410,6 +422,27 @@ mod tests {
             warnings[0]
                 .message
                 .contains("`actions/hop.action.ron` is an action file, read as what `content.actors` holds: list it under `content.actions`"),
+            "{}",
+            warnings[0]
+        );
+    }
+
+    #[test]
+    fn a_path_listed_twice_is_a_warning() {
+        let content: super::super::ModContent = serde_json::from_value(json!({
+            "actions": ["actions/wait.action.json", "actions/go.action.json", "actions/wait.action.json"],
+            "narrative": ["actions/go.action.json"]
+        }))
+        .expect("a listing");
+        let warnings = misfiled("mods/items/mod.json", &content);
+        assert_eq!(
+            pointers(&warnings),
+            ["/content/actions/2", "/content/narrative/0"]
+        );
+        assert!(
+            warnings[0]
+                .message
+                .starts_with("`actions/wait.action.json` is listed already, at /content/actions/0"),
             "{}",
             warnings[0]
         );
