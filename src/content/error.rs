@@ -71,9 +71,39 @@ pub(super) fn known_ids<'a>(ids: impl Iterator<Item = &'a str>, none: &str) -> S
     text
 }
 
+/// The one of `known` that `id` most likely misspells, as a hint to end a message
+/// with: ` (did you mean `tavern:marta`?)`; empty when none is close. Close is at
+/// most one edit (a letter left out, added, changed or two swapped) in four
+/// characters of its name (after its mod's `namespace:`), and at least one: ids of
+/// one mod share their start, which says nothing of which is meant.
+pub(crate) fn did_you_mean<'a>(id: &str, known: impl Iterator<Item = &'a str>) -> String {
+    let name = id.rsplit_once(':').map_or(id, |(_, name)| name);
+    let most = (name.chars().count() / 4).max(1);
+    let closest = known
+        .filter(|known| *known != id)
+        .map(|known| (strsim::damerau_levenshtein(id, known), known))
+        .filter(|(edits, _)| *edits <= most)
+        .min();
+    closest.map_or_else(String::new, |(_, known)| {
+        format!(" (did you mean `{known}`?)")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_misspelt_id_is_told_the_closest_known() {
+        let known = ["smithy:sharpen", "smithy:mend", "tavern:marta"];
+        let hint = |id: &str| did_you_mean(id, known.into_iter());
+        assert_eq!(hint("smithy:sharpn"), " (did you mean `smithy:sharpen`?)");
+        assert_eq!(hint("smithy:mned"), " (did you mean `smithy:mend`?)");
+        assert_eq!(hint("smithy:mnde"), "", "two edits in a name of four");
+        assert_eq!(hint("tavern:tom"), "", "too far from any");
+        assert_eq!(hint("smithy:mend"), "", "itself is no misspelling");
+        assert_eq!(hint("x"), "");
+    }
 
     #[test]
     fn known_ids_are_sorted_and_cut_short() {

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 
+use super::error::did_you_mean;
 use super::validate::pointer_token;
 use super::{
     AbilityDefinition, ActionDefinition, ActorSpec, ContentCatalog, ContentError,
@@ -115,16 +116,24 @@ pub(super) fn unknown_allowed_verbs(
         .collect()
 }
 
+/// What is loaded, for a policy's ids: for actions, tasks and abilities in turn,
+/// whether one is, and every id (for a misspelling's closest); and the mods' ids.
+pub(super) struct Loaded<'a> {
+    pub is_loaded: [&'a dyn Fn(&str) -> bool; 3],
+    pub ids: [&'a [&'a str]; 3],
+    pub mods: &'a [&'a str],
+}
+
 /// Warnings for the exact ids an actor's policy allows (`allowedActions`,
-/// `allowedTasks`, `allowedAbilities`) that name nothing loaded, as `is_loaded` says
-/// for each list, and for its `mod:*` patterns whose mod `is_mod_loaded` does not
-/// know (as written): a misspelt id allows nothing.
+/// `allowedTasks`, `allowedAbilities`) that name nothing `loaded`, and for its `mod:*`
+/// patterns whose mod is not loaded (as written): a misspelt id allows nothing. Each
+/// names the loaded id it most likely misspells.
 pub(super) fn unknown_allowed_ids(
     file: &str,
     actor: &ActorSpec,
-    is_loaded: [&dyn Fn(&str) -> bool; 3],
-    is_mod_loaded: &dyn Fn(&str) -> bool,
+    loaded: &Loaded<'_>,
 ) -> Vec<ContentError> {
+    let hint = |id: &str, known: &[&str]| did_you_mean(id, known.iter().copied());
     let policy = &actor.policy;
     let lists = [
         ("allowedActions", "action", &policy.allowed_actions),
@@ -132,22 +141,25 @@ pub(super) fn unknown_allowed_ids(
         ("allowedAbilities", "ability", &policy.allowed_abilities),
     ];
     let mut warnings = Vec::new();
-    for ((field, kind, ids), is_loaded) in lists.into_iter().zip(is_loaded) {
+    let kinds = lists.into_iter().zip(loaded.is_loaded).zip(loaded.ids);
+    for (((field, kind, ids), is_loaded), known) in kinds {
         for (index, id) in ids.iter().enumerate() {
             let pointer = || format!("/policy/{field}/{index}");
             if let Some(namespace) = id.strip_suffix(":*") {
-                if !is_mod_loaded(namespace) {
+                if !loaded.mods.contains(&namespace) {
+                    let hint = hint(namespace, loaded.mods);
                     warnings.push(ContentError::new(
                         file,
                         pointer(),
-                        format!("no loaded mod has the id `{namespace}`, so `{id}` allows nothing: check the mod's id, as written in its manifest, or that the game loads it"),
+                        format!("no loaded mod has the id `{namespace}`{hint}, so `{id}` allows nothing: check the mod's id, as written in its manifest, or that the game loads it"),
                     ));
                 }
             } else if !id.contains('*') && !is_loaded(id) {
+                let hint = hint(id, known);
                 warnings.push(ContentError::new(
                     file,
                     pointer(),
-                    format!("no loaded {kind} has the id `{id}`, so it allows nothing: check the id, that its mod is loaded, and fix the errors reported for its file"),
+                    format!("no loaded {kind} has the id `{id}`{hint}, so it allows nothing: check the id, that its mod is loaded, and fix the errors reported for its file"),
                 ));
             }
         }
@@ -378,9 +390,14 @@ mod tests {
                 "allowedAbilities": ["tavern:rent_room"]
             } }),
         );
-        let loaded = |id: &str| ["core:wait", "tavern:serve"].contains(&id);
-        let mods = |id: &str| ["core", "tavern"].contains(&id);
-        let warnings = unknown_allowed_ids(ACTOR, &spec, [&loaded, &loaded, &loaded], &mods);
+        let ids = ["core:wait", "tavern:serve"];
+        let is_loaded = |id: &str| ids.contains(&id);
+        let loaded = Loaded {
+            is_loaded: [&is_loaded, &is_loaded, &is_loaded],
+            ids: [&ids, &ids, &ids],
+            mods: &["core", "tavern"],
+        };
+        let warnings = unknown_allowed_ids(ACTOR, &spec, &loaded);
         assert_eq!(
             pointers(&warnings),
             [
@@ -398,9 +415,22 @@ mod tests {
         assert!(
             warnings[1]
                 .message
-                .contains("no loaded mod has the id `tavrn`"),
+                .contains("no loaded mod has the id `tavrn` (did you mean `tavern`?)"),
             "{}",
             warnings[1]
+        );
+        // A misspelt id is told the loaded one it most likely means.
+        let spec = actor(
+            "tavern:brom",
+            json!({ "policy": { "allowedTasks": ["tavern:serv"] } }),
+        );
+        let warnings = unknown_allowed_ids(ACTOR, &spec, &loaded);
+        assert!(
+            warnings[0]
+                .message
+                .contains("`tavern:serv` (did you mean `tavern:serve`?)"),
+            "{}",
+            warnings[0]
         );
     }
 

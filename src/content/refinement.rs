@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use bevy::platform::collections::HashMap;
 
+use super::error::did_you_mean;
 use super::references::unknown_scope;
 use super::validate::pointer_token;
 use super::{
@@ -20,6 +21,13 @@ pub(super) struct Known<'a> {
     pub tasks: &'a ContentCatalog<TaskDefinition>,
     pub actions: &'a ContentCatalog<ActionDefinition>,
     pub is_loaded: &'a dyn Fn(&str) -> bool,
+}
+
+impl Known<'_> {
+    /// The loaded task `id` most likely misspells, as a message's hint.
+    fn task_hint(&self, id: &str) -> String {
+        did_you_mean(id, self.tasks.iter().map(|task| task.id.as_str()))
+    }
 }
 
 /// Task parameters whose scope nobody registered.
@@ -162,11 +170,12 @@ pub(super) fn method_problems(
     known: &Known<'_>,
 ) -> Vec<ContentError> {
     let Some(task) = known.tasks.get(&method.task_id) else {
+        let hint = known.task_hint(&method.task_id);
         return vec![ContentError::new(
             file,
             "/taskId",
             format!(
-                "no loaded task has the id `{}`: fix the id, or list the task's file in its mod's `content.tasks` and fix the errors reported for it",
+                "no loaded task has the id `{}`{hint}: fix the id, or list the task's file in its mod's `content.tasks` and fix the errors reported for it",
                 method.task_id
             ),
         )];
@@ -256,8 +265,9 @@ impl StepCheck<'_, '_> {
             return self.problem(format!("{at}/actionId"), message);
         }
         let Some(action) = self.known.actions.get(action_id) else {
+            let hint = did_you_mean(action_id, self.known.actions.iter().map(|a| a.id.as_str()));
             let message = format!(
-                "unknown action id `{action_id}`: check the id's spelling, that the action exists in `mods/{namespace}/actions/` and its mod lists it, and fix the errors reported for its file"
+                "unknown action id `{action_id}`{hint}: check the id's spelling, that the action exists in `mods/{namespace}/actions/` and its mod lists it, and fix the errors reported for its file"
             );
             return self.problem(format!("{at}/actionId"), message);
         };
@@ -324,8 +334,9 @@ impl StepCheck<'_, '_> {
         at: &str,
     ) {
         let Some(sub) = self.known.tasks.get(task_id) else {
+            let hint = self.known.task_hint(task_id);
             let message = format!(
-                "no loaded task has the id `{task_id}`: fix the id, or list the task's file in its mod's `content.tasks` and fix the errors reported for it"
+                "no loaded task has the id `{task_id}`{hint}: fix the id, or list the task's file in its mod's `content.tasks` and fix the errors reported for it"
             );
             return self.problem(format!("{at}/taskId"), message);
         };
@@ -882,20 +893,33 @@ mod tests {
     fn an_unknown_action_and_a_mod_not_loaded_are_named() {
         let problems = problems_of(json!([
             { "stepType": "primitive_action", "actionId": "items:juggle" },
-            { "stepType": "primitive_action", "actionId": "magic:juggle" }
+            { "stepType": "primitive_action", "actionId": "magic:juggle" },
+            { "stepType": "primitive_action", "actionId": "items:gvie" }
         ]));
         assert_eq!(
             pointers(&problems),
-            ["/steps/0/actionId", "/steps/1/actionId", "/methods"]
+            [
+                "/steps/0/actionId",
+                "/steps/1/actionId",
+                "/steps/2/actionId",
+                "/methods"
+            ]
         );
         assert!(
             problems[0]
                 .message
-                .contains("unknown action id `items:juggle`")
+                .contains("unknown action id `items:juggle`: check")
+        );
+        assert!(
+            problems[2]
+                .message
+                .contains("unknown action id `items:gvie` (did you mean `items:give`?)"),
+            "{}",
+            problems[2]
         );
         assert!(problems[1].message.contains("mod `magic` is not loaded"));
         assert!(
-            problems[2].message.contains("has no refinement method"),
+            problems[3].message.contains("has no refinement method"),
             "the task is left with no method"
         );
     }

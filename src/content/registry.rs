@@ -11,8 +11,8 @@ use super::aliases::resolve_aliases;
 use super::catalog::CatalogItem;
 use super::mod_order::{group_order, load_order, unknown_groups};
 use super::references::{
-    misfiled, unknown_allowed_ids, unknown_allowed_verbs, unknown_input_scopes, unknown_prompt,
-    unknown_scopes, unknown_tag_keys, unknown_verb, unlisted_files, unlisted_mods,
+    Loaded, misfiled, unknown_allowed_ids, unknown_allowed_verbs, unknown_input_scopes,
+    unknown_prompt, unknown_scopes, unknown_tag_keys, unknown_verb, unlisted_files, unlisted_mods,
 };
 use super::refinement::{Known, method_order, method_problems, settle, unknown_parameter_scopes};
 use super::{
@@ -225,14 +225,32 @@ impl ContentRegistry {
         registry.method_order = method_order(&tasks, &methods);
         (registry.tasks, registry.methods) = (tasks, methods);
         registry.abilities = abilities;
-        let loaded: [&dyn Fn(&str) -> bool; 3] = [
-            &|id| registry.actions.contains(id),
-            &|id| registry.tasks.contains(id),
-            &|id| registry.abilities.contains(id),
+        let ids = [
+            registry
+                .actions
+                .iter()
+                .map(|a| a.id.as_str())
+                .collect::<Vec<_>>(),
+            registry.tasks.iter().map(|t| t.id.as_str()).collect(),
+            registry.abilities.iter().map(|a| a.id.as_str()).collect(),
+            registry
+                .mods
+                .iter()
+                .map(|m| m.manifest.id.as_str())
+                .collect(),
         ];
-        let is_mod_loaded = |id: &str| registry.mods.iter().any(|m| m.manifest.id == id);
+        let [actions, tasks, abilities, mods] = &ids;
+        let loaded = Loaded {
+            is_loaded: [
+                &|id| registry.actions.contains(id),
+                &|id| registry.tasks.contains(id),
+                &|id| registry.abilities.contains(id),
+            ],
+            ids: [actions, tasks, abilities],
+            mods,
+        };
         let unknown: Vec<ContentError> = (registry.actors.iter_with_files())
-            .flat_map(|(file, actor)| unknown_allowed_ids(file, actor, loaded, &is_mod_loaded))
+            .flat_map(|(file, actor)| unknown_allowed_ids(file, actor, &loaded))
             .collect();
         registry.warnings.extend(unknown);
         registry.narratives = narratives;

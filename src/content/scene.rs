@@ -7,7 +7,7 @@ use bevy::asset::Asset;
 use bevy::reflect::TypePath;
 use serde::{Deserialize, Serialize};
 
-use super::error::known_ids;
+use super::error::{did_you_mean, known_ids};
 use super::{ContentAsset, ContentError, ContentRegistry};
 
 /// A scene file (`scenes/tavern.scene.json`).
@@ -352,15 +352,14 @@ impl SceneDefinition {
             else {
                 continue;
             };
+            let ids = || registry.actors().map(|spec| spec.id.as_str());
             problems.push(ContentError::new(
                 file,
                 format!("/entities/{index}/smartActor"),
                 format!(
-                    "no loaded actor spec has the key `{key}` ({}): fix the key, or list the spec's file in its mod's `content.actors` and fix the errors reported for it",
-                    known_ids(
-                        registry.actors().map(|spec| spec.id.as_str()),
-                        "no spec is loaded"
-                    )
+                    "no loaded actor spec has the key `{key}`{} ({}): fix the key, or list the spec's file in its mod's `content.actors` and fix the errors reported for it",
+                    did_you_mean(key, ids()),
+                    known_ids(ids(), "no spec is loaded")
                 ),
             ));
         }
