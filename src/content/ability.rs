@@ -186,8 +186,9 @@ pub struct AbilityInput {
     /// What values it takes.
     #[serde(rename = "type")]
     pub kind: InputType,
-    /// For an entity: the target scope its candidates come from (`characters_here`,
-    /// `things_here`, `inventory`, `exits`, or one a game registered).
+    /// For an entity: the target scope its candidates come from (`self`,
+    /// `characters_here`, `things_here`, `inventory`, `exits`, `things_next_door`, or one
+    /// a game registered).
     #[serde(default)]
     pub scope: Option<String>,
     /// For an entity: tags a candidate must have.

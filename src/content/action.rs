@@ -123,7 +123,8 @@ impl TargetRole {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TargetSlot {
-    /// The name of a target scope (`characters_here`, `things_here`, `inventory`, `exits`, or one a game registered).
+    /// The name of a target scope: `self`, `characters_here`, `things_here`, `inventory`,
+    /// `exits`, `things_next_door`, or one a game registered.
     pub scope: String,
     /// The template placeholder this target fills, without braces.
     pub placeholder: String,
