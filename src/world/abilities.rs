@@ -294,21 +294,25 @@ mod tests {
         assert_eq!(names[3], (8, "mug (2)"), "a name of its own is kept");
     }
 
-    /// Namesakes in two places, which the view does not number, are numbered among
-    /// the candidates of a scope that reaches both.
-    #[test]
-    fn candidates_of_one_name_from_two_places_are_told_apart() {
-        let in_place = |name: &'static str, place: u32| EntityView {
+    /// A character called `name` in the place of index `place`.
+    fn character_at(name: &'static str, place: u32) -> EntityView<'static> {
+        EntityView {
             name: name.into(),
             place: Some(entity(place)),
             character: true,
             ..Default::default()
-        };
+        }
+    }
+
+    /// Namesakes in two places, which the view does not number, are numbered among
+    /// the candidates of a scope that reaches both.
+    #[test]
+    fn candidates_of_one_name_from_two_places_are_told_apart() {
         let view = WorldView::new([
             (entity(1), EntityView::default()),
             (entity(2), EntityView::default()),
-            (entity(10), in_place("Ada", 1)),
-            (entity(11), in_place("Ada", 2)),
+            (entity(10), character_at("Ada", 1)),
+            (entity(11), character_at("Ada", 2)),
         ]);
         assert_eq!(
             (view.name(entity(10)), view.name(entity(11))),
@@ -332,12 +336,7 @@ mod tests {
     /// label of one prompt means two people.
     #[test]
     fn candidates_are_numbered_past_the_namesakes_the_actor_perceives() {
-        let at = |name: &'static str, place: u32| EntityView {
-            name: name.into(),
-            place: Some(entity(place)),
-            character: true,
-            ..Default::default()
-        };
+        let at = character_at;
         let view = WorldView::new([
             (entity(1), EntityView::default()),
             (entity(2), EntityView::default()),

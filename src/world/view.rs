@@ -723,10 +723,24 @@ mod tests {
 
     /// A character called `name` in `place`.
     fn character_in(place: Entity, name: &'static str) -> EntityView<'static> {
+        thing_in(place, name, true)
+    }
+
+    /// A thing called `name` in `place`, a character when `character`.
+    fn thing_in(place: Entity, name: &str, character: bool) -> EntityView<'static> {
         EntityView {
-            name: Cow::Borrowed(name),
+            name: Cow::Owned(name.to_owned()),
             place: Some(place),
-            character: true,
+            character,
+            ..default()
+        }
+    }
+
+    /// A thing called `name` that `carrier` carries.
+    fn carried_by(carrier: Entity, name: &str) -> EntityView<'static> {
+        EntityView {
+            name: Cow::Owned(name.to_owned()),
+            carried_by: Some(carrier),
             ..default()
         }
     }
@@ -1263,16 +1277,8 @@ mod tests {
     #[test]
     fn what_a_place_holds_and_a_carrier_carries_is_sorted_by_name_then_entity() {
         let (hall, yard, bob) = (entity(1), entity(2), entity(3));
-        let in_place = |name: &str, place: Entity| EntityView {
-            name: Cow::Owned(name.to_owned()),
-            place: Some(place),
-            ..default()
-        };
-        let carried = |name: &str| EntityView {
-            name: Cow::Owned(name.to_owned()),
-            carried_by: Some(bob),
-            ..default()
-        };
+        let in_place = |name: &str, place: Entity| thing_in(place, name, false);
+        let carried = |name: &str| carried_by(bob, name);
         // Names alike in their first eight bytes and beyond, one the start of
         // another, two the same, one empty, one not ASCII; a place and a carrier
         // whose things would sort among each other's.
@@ -1318,17 +1324,8 @@ mod tests {
     #[test]
     fn namesakes_in_one_place_or_carried_by_one_holder_are_numbered_apart() {
         let (hall, yard, bob) = (entity(1), entity(2), entity(3));
-        let in_place = |name: &str, place: Entity| EntityView {
-            name: Cow::Owned(name.to_owned()),
-            place: Some(place),
-            character: true,
-            ..default()
-        };
-        let carried = |name: &str| EntityView {
-            name: Cow::Owned(name.to_owned()),
-            carried_by: Some(bob),
-            ..default()
-        };
+        let in_place = |name: &str, place: Entity| thing_in(place, name, true);
+        let carried = |name: &str| carried_by(bob, name);
         // Three guards in the hall, one named as a numbered guard would be, one whose
         // name sorts between "Guard" and "Guard (1)"; a guard in the yard; two keys
         // Bob carries; two things unnamed.
