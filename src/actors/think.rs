@@ -418,14 +418,7 @@ impl<'a> Frame<'a, '_, '_> {
         (turn.sections.iter_mut())
             .for_each(|section| section.tokens = scale.to_server(section.tokens));
         let offered = shown_offer.trimmed().clone();
-        // Abilities offered as tools are invoked by a server's call, which no offline
-        // answer makes.
-        let in_answer = if as_tools {
-            OfferedAbilities::default()
-        } else {
-            abilities.clone()
-        };
-        let offline = offline_decision(&system.name, (&offered, &tasks), in_answer);
+        let offline = offline_decision(&system.name, (&offered, &tasks), (&abilities, as_tools));
         let schema = cache.schema((&offered, &tasks), (&abilities, as_tools), &limits);
         let mut request = decision_request(
             std::sync::Arc::clone(&turn.messages),

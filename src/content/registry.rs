@@ -225,33 +225,7 @@ impl ContentRegistry {
         registry.method_order = method_order(&tasks, &methods);
         (registry.tasks, registry.methods) = (tasks, methods);
         registry.abilities = abilities;
-        let ids = [
-            registry
-                .actions
-                .iter()
-                .map(|a| a.id.as_str())
-                .collect::<Vec<_>>(),
-            registry.tasks.iter().map(|t| t.id.as_str()).collect(),
-            registry.abilities.iter().map(|a| a.id.as_str()).collect(),
-            registry
-                .mods
-                .iter()
-                .map(|m| m.manifest.id.as_str())
-                .collect(),
-        ];
-        let [actions, tasks, abilities, mods] = &ids;
-        let loaded = Loaded {
-            is_loaded: [
-                &|id| registry.actions.contains(id),
-                &|id| registry.tasks.contains(id),
-                &|id| registry.abilities.contains(id),
-            ],
-            ids: [actions, tasks, abilities],
-            mods,
-        };
-        let unknown: Vec<ContentError> = (registry.actors.iter_with_files())
-            .flat_map(|(file, actor)| unknown_allowed_ids(file, actor, &loaded))
-            .collect();
+        let unknown = registry.unknown_policy_ids();
         registry.warnings.extend(unknown);
         registry.narratives = narratives;
         for (file, context) in registry.narratives.iter_with_files() {
@@ -275,6 +249,27 @@ impl ContentRegistry {
         registry.warnings.extend(unlisted);
         registry.problems = problems;
         registry
+    }
+
+    /// Warnings for the ids specs' policies allow that name nothing loaded
+    /// ([`unknown_allowed_ids`]), once the actions, tasks, abilities and specs are in.
+    fn unknown_policy_ids(&self) -> Vec<ContentError> {
+        let actions: Vec<&str> = self.actions.iter().map(|a| a.id.as_str()).collect();
+        let tasks: Vec<&str> = self.tasks.iter().map(|t| t.id.as_str()).collect();
+        let abilities: Vec<&str> = self.abilities.iter().map(|a| a.id.as_str()).collect();
+        let mods: Vec<&str> = self.mods.iter().map(|m| m.manifest.id.as_str()).collect();
+        let loaded = Loaded {
+            is_loaded: [
+                &|id| self.actions.contains(id),
+                &|id| self.tasks.contains(id),
+                &|id| self.abilities.contains(id),
+            ],
+            ids: [&actions, &tasks, &abilities],
+            mods: &mods,
+        };
+        (self.actors.iter_with_files())
+            .flat_map(|(file, actor)| unknown_allowed_ids(file, actor, &loaded))
+            .collect()
     }
 
     /// A registry of these mods, in load order, with their action groups ordered and

@@ -133,17 +133,24 @@ pub(super) fn decision_request(
     }
 }
 
-/// An offline answer for an actor called `name` among `offered`.
+/// An offline answer for an actor called `name` among `offered` and `tasks`, and the
+/// `abilities` when they go in the answer (not `as_tools`).
 pub(super) fn offline_decision(
     name: &Arc<str>,
     (offered, tasks): (&OfferedActions, &OfferedActions),
-    abilities: OfferedAbilities,
+    (abilities, as_tools): (&OfferedAbilities, bool),
 ) -> OfflineDecision {
     OfflineDecision {
         actor: Arc::clone(name),
         offered: offered.clone(),
         tasks: tasks.clone(),
-        abilities,
+        // Abilities offered as tools are invoked by a server's call, which no offline
+        // answer makes.
+        abilities: if as_tools {
+            OfferedAbilities::default()
+        } else {
+            abilities.clone()
+        },
     }
 }
 
@@ -312,8 +319,11 @@ mod tests {
         let limits = DecisionLimits::default();
         let request = |replying| {
             let none = OfferedActions::default();
-            let offline =
-                offline_decision(&"Marta".into(), (&none, &none), OfferedAbilities::default());
+            let offline = offline_decision(
+                &"Marta".into(),
+                (&none, &none),
+                (&OfferedAbilities::default(), false),
+            );
             decision_request(
                 Arc::default(),
                 Arc::new(Value::Null),
