@@ -40,16 +40,16 @@ pub fn headless_tavern<M>(
         cadence: PlanCadence::EveryTurn,
         ..default()
     });
-    // What the bridge and the content warn of, on stderr (a cassette that could not
-    // be written, a server with fewer slots than set); what an actor's turn came to
-    // is the transcript's to say. A content file that fails to load is told once, as
-    // a content error with what to fix, not again by the asset server (with a
-    // backtrace, under RUST_BACKTRACE).
+    // What the bridge warns of, on stderr (a cassette that could not be written, a
+    // server with fewer slots than set); what an actor's turn came to is the
+    // transcript's to say. A content problem is told once, by the transcript as a
+    // content error or warning with what to fix, not again by the content's log nor
+    // by the asset server (with a backtrace, under RUST_BACKTRACE).
     let log = bevy::log::LogPlugin {
         level: bevy::log::Level::WARN,
-        filter:
-            "wgpu=error,bevy_asset::server=off,bevy_loom::actors=error,bevy_loom::narration=error"
-                .to_owned(),
+        filter: "wgpu=error,bevy_asset::server=off,bevy_loom::content=off,\
+                 bevy_loom::actors=error,bevy_loom::narration=error"
+            .to_owned(),
         ..default()
     };
     app.insert_non_send(printer).add_plugins((
