@@ -9,7 +9,7 @@ use bevy::prelude::*;
 
 use serde_json::Number;
 
-use super::view::{made, tell_apart};
+use super::names::{made, tell_apart};
 use super::{TargetScopes, WorldView};
 use crate::content::{AbilityDefinition, InputType};
 

@@ -16,8 +16,10 @@ mod acting;
 mod available;
 mod components;
 mod gone;
+mod names;
 mod offered;
 mod perception;
+mod revisions;
 mod schedule;
 mod scope;
 mod view;
@@ -43,15 +45,16 @@ pub use components::{
 };
 pub(crate) use components::{WhereItIs, Whereabouts, place_of};
 pub(crate) use gone::ForgetGone;
+pub(crate) use names::{as_shown, into_printable, one_line, printable, prompt_name, push_as_text};
 pub use offered::{AvailableAction, OfferedActions, OfferedIter};
 pub use perception::{
     PERCEPTION_CHANGES, describe_surroundings, write_perception_changes, write_surroundings,
 };
+pub use revisions::{PlaceRevisions, WorldViewChanges};
 pub(crate) use schedule::configure_loom_sets;
 pub use schedule::{LoomSystems, TurnEnded, WorldSystems};
 pub use scope::{ScopeFn, ScopeReach, TargetScopeAppExt, TargetScopes};
-pub use view::{EntityView, PlaceRevisions, WorldView, WorldViewChanges, WorldViewQuery};
-pub(crate) use view::{as_shown, into_printable, one_line, printable, prompt_name, push_as_text};
+pub use view::{EntityView, WorldView, WorldViewQuery};
 pub use witnessed::Witnessed;
 
 use crate::content::{ContentSystems, TargetScopeNames};
