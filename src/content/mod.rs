@@ -27,6 +27,8 @@ mod aliases;
 mod app_ext;
 mod catalog;
 mod error;
+mod facts;
+pub(crate) use facts::{ENTITY_FACTS, STATE_FACTS};
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod lint;
@@ -39,7 +41,6 @@ mod narrative;
 mod prompt_template;
 mod references;
 mod refinement;
-pub(crate) use refinement::{ENTITY_FACTS, STATE_FACTS};
 mod registry;
 mod scene;
 mod tags;

@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use bevy::platform::collections::HashMap;
 
 use super::error::did_you_mean;
+use super::facts::{facts_read, unknown_fact};
 use super::references::unknown_scope;
 use super::validate::pointer_token;
 use super::{
@@ -429,7 +430,8 @@ fn same_kind(source: &TaskParameter, target: &TaskParameter) -> bool {
     }
 }
 
-fn list_or_none(names: &[&str]) -> String {
+/// The names, joined, or "none".
+pub(super) fn list_or_none(names: &[&str]) -> String {
     if names.is_empty() {
         "none".to_owned()
     } else {
@@ -516,146 +518,6 @@ fn walk<'a>(
         }
     }
     None
-}
-
-/// What a plan's conditions read of an entity: the actor, and each entity a task names
-/// (which also says whether it is `here`). Planning writes the facts by these names.
-pub(crate) const ENTITY_FACTS: [&str; 6] = [
-    "name",
-    "tags",
-    "place",
-    "carries",
-    "carriedTags",
-    "carriedBy",
-];
-
-/// What conditions read of a plan's progress, by the names planning writes them by.
-pub(crate) const STATE_FACTS: [&str; 2] = ["actionsDone", "triedMethods"];
-
-/// Operators whose arguments after the first read each element of the first (as
-/// `{"var": ""}`), not the facts.
-const OVER_ELEMENTS: [&str; 6] = ["some", "all", "none", "map", "filter", "reduce"];
-
-/// A path a condition reads of the facts, name by name: `["actor", "tags"]`.
-type FactPath<'r> = Vec<&'r str>;
-
-/// Puts in `read` each path `rule` reads of the facts: with `var` and `missing` (dotted
-/// paths, `"actor.tags"`), `missing_some` (its list of them) and `val` (a name, or a
-/// list of names: `["actor", "tags"]`).
-fn facts_read<'r>(rule: &'r serde_json::Value, read: &mut Vec<FactPath<'r>>) {
-    use serde_json::Value;
-    let dotted = |path: &'r str| path.split('.').collect();
-    // A list of paths, or what makes one.
-    let paths = |paths: &'r Value, read: &mut Vec<FactPath<'r>>| match paths {
-        Value::String(path) => read.push(dotted(path)),
-        Value::Array(items) => items.iter().for_each(|item| match item {
-            Value::String(path) => read.push(dotted(path)),
-            other => facts_read(other, read),
-        }),
-        other => facts_read(other, read),
-    };
-    match rule {
-        Value::Object(map) => {
-            for (operator, arguments) in map {
-                let over_elements = OVER_ELEMENTS.contains(&operator.as_str());
-                match (operator.as_str(), arguments) {
-                    ("var", Value::String(path)) => read.push(dotted(path)),
-                    ("var", Value::Array(arguments)) => {
-                        if let Some(Value::String(path)) = arguments.first() {
-                            read.push(dotted(path));
-                        }
-                        arguments.iter().skip(1).for_each(|a| facts_read(a, read));
-                    }
-                    ("val", Value::String(name)) => read.push(vec![name.as_str()]),
-                    // Names alone read the facts; a scope level first (`[[1], "x"]`) or
-                    // an index reads what is being iterated.
-                    ("val", Value::Array(names)) => {
-                        let names: Option<FactPath<'r>> = names.iter().map(Value::as_str).collect();
-                        read.extend(names.filter(|names| !names.is_empty()));
-                    }
-                    ("missing", arguments) => paths(arguments, read),
-                    ("missing_some", Value::Array(arguments)) => {
-                        arguments.iter().skip(1).for_each(|a| paths(a, read));
-                    }
-                    (_, Value::Array(arguments)) if over_elements => {
-                        arguments.iter().take(1).for_each(|a| facts_read(a, read));
-                    }
-                    _ => facts_read(arguments, read),
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|item| facts_read(item, read)),
-        _ => {}
-    }
-}
-
-/// Why conditions of a method of `task` are not given the fact at `path`, if they are
-/// not: `actor` and each entity parameter as [`ENTITY_FACTS`], `task.state` as
-/// [`STATE_FACTS`], `task.params` by the task's parameters, `world` as the game
-/// keeps it.
-fn unknown_fact(names: &[&str], task: &TaskDefinition) -> Option<String> {
-    let path = names.join(".");
-    // Only `val` gives a name with a dot in it, which it reads as one name.
-    if let Some(dotted) = names.iter().find(|name| name.contains('.')) {
-        let apart: Vec<String> = dotted
-            .split('.')
-            .map(|name| format!("\"{name}\""))
-            .collect();
-        return Some(format!(
-            "`{dotted}` is no fact: `val` reads it as one name; give the names apart, `{{\"val\": [{}]}}`, or use `{{\"var\": \"{dotted}\"}}`",
-            apart.join(", ")
-        ));
-    }
-    let mut parts = names.iter().copied();
-    let entity_fact = |fact: Option<&str>, what: &str, here: bool| {
-        let fact = fact?;
-        let known = ENTITY_FACTS.contains(&fact) || (here && fact == "here");
-        let here = if here { ", here" } else { "" };
-        (!known).then(|| {
-            format!(
-                "`{path}` is no fact: {what} has {}{here}",
-                ENTITY_FACTS.join(", ")
-            )
-        })
-    };
-    match parts.next() {
-        None | Some("") | Some("world") => None,
-        Some("actor") => entity_fact(parts.next(), "the actor", false),
-        Some("task") => match parts.next() {
-            None => None,
-            Some("params") => {
-                let name = parts.next()?;
-                let Some(parameter) = task.parameters.iter().find(|p| p.name == name) else {
-                    let names: Vec<&str> = task.parameters.iter().map(|p| &*p.name).collect();
-                    return Some(format!(
-                        "`{path}` is no fact: task `{}` has no parameter `{name}`; its parameters are {}",
-                        task.id,
-                        list_or_none(&names)
-                    ));
-                };
-                let what = format!("its `{name}`");
-                parameter
-                    .entity
-                    .as_ref()
-                    .and_then(|_| entity_fact(parts.next(), &what, true))
-            }
-            Some("state") => {
-                let fact = parts.next()?;
-                (!STATE_FACTS.contains(&fact)).then(|| {
-                    format!(
-                        "`{path}` is no fact: a plan's state has {}",
-                        STATE_FACTS.join(", ")
-                    )
-                })
-            }
-            Some(_) => Some(format!(
-                "`{path}` is no fact: `task` has `params` and `state`"
-            )),
-        },
-        Some(_) => Some(format!(
-            "`{path}` is no fact: conditions read `actor`, `task` and `world`"
-        )),
-    }
 }
 
 #[cfg(test)]
