@@ -550,25 +550,22 @@ fn pool_problems(
     problems
 }
 
-/// The brace of `text` that no other matches: a `{` with no `}` after it, or a `}`
-/// with no `{` anywhere before it (one after a `{`, as in `{{actor}}`, is the
-/// placeholder's problem, told as such).
+/// The first brace of `text` that no other matches, as the narrator reads them (a
+/// placeholder runs from a `{` to the next `}`): a `}` outside every placeholder, or a
+/// `{` with no `}` after it.
 fn unmatched_brace(text: &str) -> Option<char> {
-    let first_open = text.find('{');
-    if text
-        .find('}')
-        .is_some_and(|close| first_open.is_none_or(|open| close < open))
-    {
-        return Some('}');
-    }
     let mut rest = text;
-    while let Some(open) = rest.find('{') {
-        match rest[open + 1..].find('}') {
-            Some(close) => rest = &rest[open + 1 + close + 1..],
-            None => return Some('{'),
+    loop {
+        let open = rest.find('{');
+        match (open, rest.find('}')) {
+            (_, Some(close)) if open.is_none_or(|open| close < open) => return Some('}'),
+            (Some(open), _) => match rest[open + 1..].find('}') {
+                Some(close) => rest = &rest[open + 1 + close + 1..],
+                None => return Some('{'),
+            },
+            _ => return None,
         }
     }
-    None
 }
 
 impl ContentAsset for NarrativeContext {
@@ -692,7 +689,12 @@ mod tests {
 
     #[test]
     fn a_brace_never_opened_names_the_fragment() {
-        for fragment in ["rakes item} the coals", "rakes } the {item}"] {
+        for fragment in [
+            "rakes item} the coals",
+            "rakes } the {item}",
+            "rakes {item} the coals}",
+            "rakes {item}} and {actor}",
+        ] {
             let problems = parse(&json_of(fragment)).expect_err("a stray brace is refused");
             assert_eq!(problems.len(), 1, "{fragment}: {problems:?}");
             assert!(
@@ -704,14 +706,20 @@ mod tests {
     }
 
     /// Braces read as the narrator fills them: `{{actor}}` names the placeholder
-    /// `{actor`, which it leaves as written, so it is refused, not passed as `{actor}`.
+    /// `{actor`, which it leaves as written, and the `}` after it, so both are refused,
+    /// not passed as `{actor}`.
     #[test]
     fn a_placeholder_is_read_as_the_narrator_fills_it() {
-        for fragment in ["{{actor}} nods", "nods to {a {actor}"] {
+        let fragments = [
+            ("{{actor}} nods", 2, "`{{actor}`"),
+            ("nods to {a {actor}", 1, "`{a {actor}`"),
+        ];
+        for (fragment, told, placeholder) in fragments {
             let json = json_of(fragment);
             let problems = parse(&json).expect_err("braces the narrator would print");
-            assert_eq!(problems.len(), 1, "{fragment}: {problems:?}");
-            assert_eq!(problems[0].pointer, "/traits/0");
+            assert_eq!(problems.len(), told, "{fragment}: {problems:?}");
+            assert!(problems.iter().all(|p| p.pointer == "/traits/0"));
+            assert!(problems.iter().any(|p| p.message.contains(placeholder)));
         }
         assert!(parse(&json_of("nods to {actor}")).is_ok());
     }
