@@ -215,27 +215,29 @@ pub(super) fn unknown_tag_keys(
 /// is read as what its list holds, and its errors then name fields of the wrong kind.
 pub(super) fn misfiled(manifest: &str, content: &super::ModContent) -> Vec<ContentError> {
     let mut warnings = Vec::new();
-    // Every path listed, and where first.
-    let mut listed: bevy::platform::collections::HashMap<&str, String> = Default::default();
+    // Every path listed, where first and in which list.
+    let mut listed: bevy::platform::collections::HashMap<&str, (&str, String)> = Default::default();
     for (list, paths) in content.lists() {
         for (index, path) in paths.iter().enumerate() {
             let at = format!("/content/{list}/{index}");
-            if let Some(first) = listed.get(path.as_str()) {
-                warnings.push(ContentError::new(
-                    manifest,
-                    &at,
-                    format!("`{path}` is listed already, at {first}: it loads once; list it once"),
-                ));
-                continue;
-            }
-            listed.insert(path, at);
-            if let Some((kind, field)) = listed_elsewhere(list, path) {
-                warnings.push(ContentError::new(
-                    manifest,
-                    format!("/content/{list}/{index}"),
-                    format!("`{path}` is {kind}, read as what `content.{list}` holds: list it under `content.{field}`"),
-                ));
-            }
+            let elsewhere = listed_elsewhere(list, path);
+            let message = match (listed.get(path.as_str()), elsewhere) {
+                (Some((first_list, first)), _) if *first_list == list => Some(format!(
+                    "`{path}` is listed already, at {first}: it loads once; list it once"
+                )),
+                // Listed in two lists, it loads as each kind: one at least fails.
+                (Some((first_list, first)), None) => Some(format!(
+                    "`{path}` is listed under `content.{first_list}` too, at {first}: it \
+                     loads as what each list holds; list it once, where its kind goes"
+                )),
+                (_, Some((kind, field))) => Some(format!(
+                    "`{path}` is {kind}, read as what `content.{list}` holds: list it under \
+                     `content.{field}`"
+                )),
+                (None, None) => None,
+            };
+            warnings.extend(message.map(|message| ContentError::new(manifest, &at, message)));
+            listed.entry(path).or_insert((list, at));
         }
     }
     warnings
@@ -460,14 +462,34 @@ mod tests {
     #[test]
     fn a_path_listed_twice_is_a_warning() {
         let content: super::super::ModContent = serde_json::from_value(json!({
-            "actions": ["actions/wait.action.json", "actions/go.action.json", "actions/wait.action.json"],
-            "narrative": ["actions/go.action.json"]
+            "actions": ["actions/wait.action.json", "actions/go.action.json", "actions/wait.action.json", "stock.json"],
+            "narrative": ["actions/go.action.json"],
+            "tags": ["stock.json"]
         }))
         .expect("a listing");
         let warnings = misfiled("mods/items/mod.json", &content);
         assert_eq!(
             pointers(&warnings),
-            ["/content/actions/2", "/content/narrative/0"]
+            [
+                "/content/actions/2",
+                "/content/narrative/0",
+                "/content/tags/0"
+            ]
+        );
+        // Under two lists, it loads as both: the list its name says is told.
+        assert!(
+            warnings[1]
+                .message
+                .contains("list it under `content.actions`"),
+            "{}",
+            warnings[1]
+        );
+        assert!(
+            warnings[2]
+                .message
+                .contains("listed under `content.actions` too"),
+            "{}",
+            warnings[2]
         );
         assert!(
             warnings[0]
