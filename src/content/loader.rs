@@ -150,39 +150,51 @@ fn not_text(bytes: &[u8]) -> Option<String> {
 }
 
 /// What most likely made text not JSON, when the text says: a file left empty, one
-/// written as RON, a comment, curly or single quotes on the line of the `error`.
+/// written as RON, a comment, curly or single quotes where the `error` is (outside
+/// the strings of its line, up to it: a string may hold any of them).
 fn not_json(bytes: &[u8], error: &serde_json::Error) -> Option<&'static str> {
     let text = String::from_utf8_lossy(bytes);
     let line = text
         .lines()
         .nth(error.line().saturating_sub(1))
         .unwrap_or("");
+    let code = outside_strings(line, error.column());
     let first = text.trim_start().chars().next();
     if first.is_none() {
         Some("the file is empty: write the JSON object this kind of file holds")
     } else if first.is_some_and(|c| c == '(' || c.is_alphabetic()) {
         Some("it reads like RON: name the file `.ron`, or write it as JSON (`{ \"field\": … }`)")
-    } else if comment(line) {
+    } else if comment(&code) {
         Some("JSON has no comments: remove them (a `.ron` file may have them)")
-    } else if line.contains(['\u{201C}', '\u{201D}', '\u{2018}', '\u{2019}']) {
+    } else if code.contains(['\u{201C}', '\u{201D}', '\u{2018}', '\u{2019}']) {
         Some("curly quotes (“ ” ‘ ’) are not JSON's: write straight double quotes (\")")
-    } else if [": '", "['", "{'", ", '"]
-        .iter()
-        .any(|quoted| line.contains(quoted))
-        || line.trim_start().starts_with('\'')
-    {
+    } else if code.contains('\'') {
         Some("JSON's keys and strings are in double quotes (\"), not single ones")
     } else {
         None
     }
 }
 
-/// Whether a line holds a comment: `//` (not a web address's `://`) or `/*`.
-fn comment(line: &str) -> bool {
-    let slashes = line
-        .match_indices("//")
-        .any(|(at, _)| !line[..at].ends_with(':'));
-    slashes || line.contains("/*")
+/// What `line` holds outside its JSON strings, up to the byte after `column` (where
+/// an error is, from 1): everything before it parsed, so its strings are whole.
+fn outside_strings(line: &str, column: usize) -> String {
+    let (mut code, mut in_string, mut escaped) = (String::new(), false, false);
+    let upto = line.char_indices().take_while(|&(at, _)| at <= column);
+    for c in upto.map(|(_, c)| c) {
+        match (in_string, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (true, false, '"') | (false, _, '"') => in_string = !in_string,
+            (true, false, _) => {}
+            (false, _, c) => code.push(c),
+        }
+    }
+    code
+}
+
+/// Whether code (outside strings) holds a comment: `//` or `/*`.
+fn comment(code: &str) -> bool {
+    code.contains("//") || code.contains("/*")
 }
 
 /// `detail`, and after it `hint` when there is one.
@@ -663,13 +675,17 @@ mod tests {
         let ron_file = "mods/core/actions/wait.action.ron";
         let problems = parse_content::<ActionDefinition>(&utf16, ron_file).expect_err("refused");
         assert!(problems[0].message.contains("UTF-16"), "{}", problems[0]);
-        // A web address is no comment, and an apostrophe in a string no quote.
-        let message =
-            message(br#"{"id": "core:wait", "name": "Marta's http://x" "description": "d"}"#);
-        assert!(
-            !message.contains("comments") && !message.contains("double quotes"),
-            "{message}"
-        );
+        // What a string holds is no comment nor quote: a web address, an apostrophe,
+        // quoted speech, straight or curly, an escaped quote.
+        for missing_comma in [
+            r#"{"id": "core:wait", "name": "Marta's http://x" "description": "d"}"#,
+            r#"{"id": "core:wait", "name": "it's: 'x' /* \" "d": 1}"#,
+            "{\"id\": \"core:wait\", \"name\": \"\u{201C}Ale!\u{201D} \u{2018}now\u{2019}\" \"d\": 1}",
+        ] {
+            let message = message(missing_comma.as_bytes());
+            assert!(message.contains("expected `,`"), "{message}");
+            assert!(!message.contains(';'), "no hint: {message}");
+        }
     }
 
     #[test]
