@@ -41,8 +41,7 @@ impl<'a, 'w, 's> FrameWorld<'a, 'w, 's> {
     /// An entity's display name, as [`WorldView::name`] gives it.
     pub fn name(&self, entity: Entity) -> &'a str {
         let query: &'a WorldViewQuery<'w, 's> = self.query;
-        (query.get(entity).ok())
-            .and_then(|(_, name, ..)| name.map(|n| n.0.as_str()))
+        (query.display_name(entity))
             .filter(|name| !name.is_empty())
             .unwrap_or("something")
     }

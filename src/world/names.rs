@@ -121,11 +121,16 @@ pub(crate) fn prompt_name(name: Cow<'_, str>) -> Cow<'_, str> {
     Cow::Owned(shown.replace('"', "'"))
 }
 
-/// The order entities were made in, mostly: by index, then generation (an index is
-/// used again, by a later generation, once its entity is gone). `Entity`'s own order
-/// puts higher indices first.
-pub(crate) fn made(entity: &Entity) -> (u32, u32) {
-    (entity.index_u32(), entity.generation().to_bits())
+/// The order entities were made in: the oldest first, by their `age` (in change
+/// ticks, as [`EntityView::age`](super::EntityView::age)), then those of one age by
+/// index and generation. By index alone, an entity spawned later in a freed index
+/// would come first. (`Entity`'s own order puts higher indices first.)
+pub(crate) fn made(entity: Entity, age: u32) -> impl Ord {
+    (
+        std::cmp::Reverse(age),
+        entity.index_u32(),
+        entity.generation().to_bits(),
+    )
 }
 
 /// Numbers the entities of `found` (sorted by name) that share a name ("mug (1)",

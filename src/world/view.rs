@@ -4,7 +4,8 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use bevy::ecs::entity::EntityHashMap;
-use bevy::ecs::query::Has;
+use bevy::ecs::query::{Has, SpawnDetails};
+use bevy::ecs::system::{SystemChangeTick, SystemParam};
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
@@ -31,6 +32,10 @@ pub struct EntityView<'a> {
     pub is_place: bool,
     /// Places reachable from it, when it is a place.
     pub exits: Cow<'a, [Entity]>,
+    /// How long ago it was spawned, in Bevy's change ticks (0 in a view built by
+    /// hand): namesakes are numbered in the order they were spawned, the oldest first,
+    /// and then by entity.
+    pub age: u32,
 }
 
 /// What the place model holds, as plain data that scope functions read.
@@ -84,27 +89,49 @@ impl<'n> Holding<'n> {
     }
 }
 
-/// The components a [`WorldView`] is built from.
-pub type WorldViewQuery<'w, 's> = Query<
-    'w,
-    's,
-    (
-        Entity,
-        Option<&'static DisplayName>,
-        Option<&'static Tags>,
-        Option<&'static InPlace>,
-        Option<&'static CarriedBy>,
-        Has<Character>,
-        Has<Place>,
-        Option<&'static Exits>,
-    ),
-    Or<(
-        With<DisplayName>,
-        With<Place>,
-        With<InPlace>,
-        With<CarriedBy>,
-    )>,
->;
+/// The components of one entity a [`WorldView`] reads, and when it was spawned.
+type ViewRecord = (
+    Entity,
+    Option<&'static DisplayName>,
+    Option<&'static Tags>,
+    Option<&'static InPlace>,
+    Option<&'static CarriedBy>,
+    Has<Character>,
+    Has<Place>,
+    Option<&'static Exits>,
+    SpawnDetails,
+);
+
+/// The entities in the place model: named, places, or in or carried by something.
+type ViewFilter = Or<(
+    With<DisplayName>,
+    With<Place>,
+    With<InPlace>,
+    With<CarriedBy>,
+)>;
+
+/// What a [`WorldView`] is built from, as a system parameter: the place model's
+/// components, and when each entity was spawned.
+#[derive(SystemParam)]
+pub struct WorldViewQuery<'w, 's> {
+    entities: Query<'w, 's, ViewRecord, ViewFilter>,
+    ticks: SystemChangeTick,
+}
+
+impl WorldViewQuery<'_, '_> {
+    /// Whether `entity` is in the place model: named, a place, or in or carried by
+    /// something.
+    pub fn contains(&self, entity: Entity) -> bool {
+        self.entities.contains(entity)
+    }
+
+    /// The [`DisplayName`] of `entity`, as the world holds it; `None` when it has none
+    /// or is not in the place model.
+    pub fn display_name(&self, entity: Entity) -> Option<&str> {
+        let (_, name, ..) = self.entities.get(entity).ok()?;
+        name.map(|name| name.0.as_str())
+    }
+}
 
 impl<'a> WorldView<'a> {
     /// Builds a view from entity records. A name that holds line breaks is seen on
@@ -114,8 +141,8 @@ impl<'a> WorldView<'a> {
     /// `›` and its double quotes as `'`: a name opens and closes none
     /// of a prompt's sections, and ends no offered command. Things in one place (not
     /// carried), or carried by one holder, that share a name are seen numbered in
-    /// their entities' order ("Guard (1)", "Guard (2)"), so that what an actor
-    /// perceives and is offered names each apart.
+    /// the order they were spawned ([`EntityView::age`], then entity: "Guard (1)",
+    /// "Guard (2)"), so that what an actor perceives and is offered names each apart.
     pub fn new(records: impl IntoIterator<Item = (Entity, EntityView<'a>)>) -> Self {
         let records = records.into_iter();
         // A query's upper bound is its matching entities: sized once, never regrown.
@@ -190,8 +217,9 @@ impl<'a> WorldView<'a> {
 
     /// Builds a view from the world's place-model components, borrowing them.
     pub fn from_query(query: &'a WorldViewQuery) -> Self {
-        Self::new(query.iter().map(
-            |(entity, name, tags, place, carrier, character, is_place, exits)| {
+        let now = query.ticks.this_run();
+        Self::new(query.entities.iter().map(
+            |(entity, name, tags, place, carrier, character, is_place, exits, spawned)| {
                 (
                     entity,
                     EntityView {
@@ -202,6 +230,7 @@ impl<'a> WorldView<'a> {
                         character,
                         is_place,
                         exits: exits.map_or(Cow::Borrowed(&[]), |e| Cow::Borrowed(&e.0)),
+                        age: now.get().wrapping_sub(spawned.spawn_tick().get()),
                     },
                 )
             },
@@ -274,9 +303,8 @@ impl<'a> WorldView<'a> {
 
 /// Numbers the things of one holder's `run` that share a name in `entities`
 /// ([`tell_apart`]), and sorts the run again by the names they are seen by. Each
-/// name's namesakes are numbered in the order their entities were made (by index,
-/// then generation), so that one made later is usually numbered after those already
-/// there, which keep their numbers.
+/// name's namesakes are numbered in the order they were spawned ([`made`]), so that
+/// one spawned later is numbered after those already there, which keep their numbers.
 fn number_namesakes(entities: &mut EntityHashMap<EntityView<'_>>, run: &mut [Entity]) {
     fn name<'e>(entities: &'e EntityHashMap<EntityView<'_>>, entity: &Entity) -> &'e str {
         entities.get(entity).map_or("", |view| &*view.name)
@@ -287,6 +315,7 @@ fn number_namesakes(entities: &mut EntityHashMap<EntityView<'_>>, run: &mut [Ent
             named.extend(same.iter().map(|&e| (e, name(entities, &e).to_owned())));
         }
     }
+    let made = |entity: &Entity| made(*entity, entities.get(entity).map_or(0, |view| view.age));
     named.sort_unstable_by(|(a, one), (b, other)| one.cmp(other).then(made(a).cmp(&made(b))));
     tell_apart(&mut named, run.iter().map(|entity| name(entities, entity)));
     for (entity, label) in named {
@@ -438,6 +467,8 @@ mod tests {
     fn a_namesake_made_later_numbers_nobody_again() {
         let mut app = app();
         let world = app.world_mut();
+        // Things made before the guards, to be gone later.
+        let gone: Vec<Entity> = (0..300).map(|_| world.spawn(named("mug")).id()).collect();
         let hall = world.spawn((Place, named("hall"))).id();
         let guard = || (Character, named("Guard"), InPlace(hall));
         let (first, second) = (world.spawn(guard()).id(), world.spawn(guard()).id());
@@ -454,6 +485,21 @@ mod tests {
         assert_eq!(names(&mut app), ["Guard (1)", "Guard (2)"]);
         app.world_mut().spawn(guard());
         assert_eq!(names(&mut app), ["Guard (1)", "Guard (2)"]);
+        // Made in an index freed below the first guard's: still numbered after.
+        let world = app.world_mut();
+        gone.into_iter()
+            .for_each(|mug| world.despawn(mug).then_some(()).expect("a mug"));
+        let fourth = world.spawn(guard()).id();
+        assert!(
+            fourth.index_u32() < first.index_u32(),
+            "a freed index: {fourth}"
+        );
+        assert_eq!(names(&mut app), ["Guard (1)", "Guard (2)"]);
+        use bevy::ecs::system::RunSystemOnce;
+        let fourth_name =
+            move |query: WorldViewQuery| WorldView::from_query(&query).name(fourth).to_owned();
+        let fourth_name = app.world_mut().run_system_once(fourth_name);
+        assert_eq!(fourth_name.expect("the view is built"), "Guard (4)");
     }
 
     #[test]
