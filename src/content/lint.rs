@@ -262,15 +262,24 @@ pub fn lint_abilities(registry: &ContentRegistry) -> Vec<ContentError> {
 }
 
 /// Warnings about planning content no loaded smart actor can use: a task no actor
-/// spec's `policy.allowedTasks` lets it be offered (only the game can start it), and a
-/// method step whose action no actor spec's `policy.allowedActions` and
-/// `allowedVerbs` allow, or a spec offered the step's task does not (an actor carrying
-/// the plan out would do what its policy never lets it choose).
+/// spec carries out (its `policy.allowedTasks` lets it be offered neither the task nor
+/// one whose methods run it: only the game can start it), and a method step whose
+/// action no actor spec's `policy.allowedActions` and `allowedVerbs` allow, or a spec
+/// carrying out the step's task does not (an actor carrying the plan out would do
+/// what its policy never lets it choose).
 pub fn lint_planning(registry: &ContentRegistry) -> Vec<ContentError> {
     let specs: Vec<&ActorSpec> = registry.actors().collect();
+    // What each spec may carry out: the tasks it may be offered, and those their
+    // methods' task steps run, however deep.
+    let carries_out: Vec<BTreeSet<&str>> = (specs.iter())
+        .map(|spec| tasks_carried_out(registry, spec))
+        .collect();
     let mut warnings = Vec::new();
     for task in registry.tasks() {
-        if !specs.iter().any(|spec| spec.policy.allows_task(&task.id)) {
+        if !carries_out
+            .iter()
+            .any(|tasks| tasks.contains(task.id.as_str()))
+        {
             warnings.push(ContentError::new(
                 registry.task_file(&task.id).unwrap_or_default(),
                 "/id",
@@ -301,19 +310,53 @@ pub fn lint_planning(registry: &ContentRegistry) -> Vec<ContentError> {
                 ));
                 continue;
             }
-            // A spec offered the task carries out its steps, whatever its policy says.
-            let task = &method.task_id;
-            let offered = specs.iter().filter(|spec| spec.policy.allows_task(task));
-            for spec in offered.filter(|spec| !allowed(spec)) {
+            // A spec that carries out the task takes its steps, whatever its policy
+            // says: offered the task, or one that runs it.
+            let task = method.task_id.as_str();
+            let carrying = (specs.iter().zip(&carries_out))
+                .filter(|(spec, tasks)| tasks.contains(task) && !allowed(spec));
+            for (spec, _) in carrying {
+                let how = if spec.policy.allows_task(task) {
+                    "may take on"
+                } else {
+                    "carries out, as a step of a task it may take on,"
+                };
                 warnings.push(ContentError::new(
                     file,
                     format!("{pointer}/actionId"),
-                    format!("`{}` may take on task `{task}`, whose step takes `{action_id}`, which its policy does not allow: a plan would have it do what it may never choose; allow the action in its `policy.allowedActions` (and `allowedVerbs`), or leave the task out of its `allowedTasks`", spec.id),
+                    format!("`{}` {how} task `{task}`, whose step takes `{action_id}`, which its policy does not allow: a plan would have it do what it may never choose; allow the action in its `policy.allowedActions` (and `allowedVerbs`), or leave the task out of its `allowedTasks`", spec.id),
                 ));
             }
         }
     }
     warnings
+}
+
+/// The tasks `spec` may carry out: those its policy lets it be offered, and those
+/// their methods' task steps run, however deep.
+fn tasks_carried_out<'r>(registry: &'r ContentRegistry, spec: &ActorSpec) -> BTreeSet<&'r str> {
+    let mut carried: BTreeSet<&str> = BTreeSet::new();
+    let mut next: Vec<&str> = (registry.tasks())
+        .filter(|task| spec.policy.allows_task(&task.id))
+        .map(|task| task.id.as_str())
+        .collect();
+    while let Some(id) = next.pop() {
+        let Some(task) = registry.task(id).filter(|_| carried.insert(id)) else {
+            continue;
+        };
+        for method in registry.methods_of(task) {
+            next.extend(
+                method
+                    .each_step()
+                    .into_iter()
+                    .filter_map(|(_, step)| match step {
+                        RefinementStep::Task(step) => Some(step.task_id.as_str()),
+                        _ => None,
+                    }),
+            );
+        }
+    }
+    carried
 }
 
 /// The problems of a scene file (`file` is its path, for the errors) with the loaded

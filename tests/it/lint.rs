@@ -394,6 +394,60 @@ fn a_step_the_policy_of_a_spec_offered_its_task_forbids_is_a_warning() {
     );
 }
 
+/// A task run only as another's step is carried out by whoever takes the other on:
+/// it is usable, and its steps are checked against that spec's policy.
+#[test]
+fn a_task_run_by_another_is_checked_against_who_takes_the_other_on() {
+    use serde_json::json;
+    let mut files = planning_content();
+    let tidy = json!({ "refinementMethodId": "shop:tidy_by_waiting", "taskId": "shop:tidy",
+        "steps": [{ "stepType": "task", "taskId": "shop:haggle" }] });
+    let manifest = crate::support::manifest(
+        "shop",
+        json!({ "content": {
+            "actions": ["actions/sweep.action.json"],
+            "actors": ["actors/keeper.actor.json", "actors/sweeper.actor.json"],
+            "tasks": ["tasks/tidy.task.json", "tasks/haggle.task.json"],
+            "methods": ["methods/tidy.method.json", "methods/haggle.method.json"]
+        } }),
+    );
+    for (path, text) in &mut files {
+        match *path {
+            "mods/shop/methods/tidy.method.json" => *text = tidy.to_string(),
+            "mods/shop/mod.json" => *text = manifest.clone(),
+            _ => {}
+        }
+    }
+    let sweeper = json!({
+        "id": "shop:sweeper",
+        "persona": { "name": "Bo", "role": "the sweeper" },
+        "policy": { "allowedActions": ["shop:sweep"] }
+    });
+    files.push(("mods/shop/actors/sweeper.actor.json", sweeper.to_string()));
+    let (registry, errors) = crate::support::load(&files);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let report = lint_narrative(&registry);
+    let warnings: Vec<(&str, &str)> = (report.planning.iter())
+        .map(|w| (w.file.as_str(), w.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        warnings,
+        [(
+            "mods/shop/methods/haggle.method.json",
+            "/steps/1/thenSteps/0/actionId"
+        )],
+        "haggling is tidying's step, so the keeper haggles, and sweeps: {:#?}",
+        report.planning
+    );
+    assert!(
+        report.planning[0].message.starts_with(
+            "`shop:keeper` carries out, as a step of a task it may take on, task `shop:haggle`"
+        ),
+        "{}",
+        report.planning[0]
+    );
+}
+
 #[test]
 fn the_shipped_planning_content_and_abilities_are_usable() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
