@@ -112,6 +112,8 @@ pub fn effect_core(
                 None => "something changes".to_owned(),
             };
         }
+        // A game's effect of no name is said as acting at all, not as "Marta s".
+        other if other.trim_matches(['_', ' ']).is_empty() => ("act", "", target.or(from)),
         other => (other, "", target.or(from)),
     };
     let said = match actor {
@@ -182,6 +184,8 @@ mod tests {
             "the door changes"
         );
         assert_eq!(said("bow_low", Some("Vesk"), (None, None)), "Vesk bows low");
+        assert_eq!(said("", Some("Vesk"), (None, None)), "Vesk acts");
+        assert_eq!(said(" _", None, (None, None)), "you act");
     }
 
     #[test]
