@@ -99,7 +99,8 @@ impl OfferedAbility {
             // Namesakes numbered in the order their entities were made, as the view
             // numbers them, and past the labels of what the actor perceives.
             let made = |entity: &Entity| made(*entity, view.get(*entity).map_or(0, |v| v.age));
-            found.sort_by(|(a, one), (b, other)| one.cmp(other).then(made(a).cmp(&made(b))));
+            found
+                .sort_by(|(a, one), (b, other)| one.cmp(other).then_with(|| made(a).cmp(&made(b))));
             let place = view.place_of(actor);
             let here = (place.into_iter()).flat_map(|place| view.occupants(place));
             let carried = view.carried_by(actor);

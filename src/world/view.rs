@@ -316,7 +316,9 @@ fn number_namesakes(entities: &mut EntityHashMap<EntityView<'_>>, run: &mut [Ent
         }
     }
     let made = |entity: &Entity| made(*entity, entities.get(entity).map_or(0, |view| view.age));
-    named.sort_unstable_by(|(a, one), (b, other)| one.cmp(other).then(made(a).cmp(&made(b))));
+    named.sort_unstable_by(|(a, one), (b, other)| {
+        one.cmp(other).then_with(|| made(a).cmp(&made(b)))
+    });
     tell_apart(&mut named, run.iter().map(|entity| name(entities, entity)));
     for (entity, label) in named {
         if let Some(view) = entities.get_mut(&entity) {
