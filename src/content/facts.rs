@@ -150,6 +150,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::content::fixtures::task;
 
     fn read(rule: serde_json::Value) -> Vec<String> {
         let mut read = Vec::new();
@@ -192,17 +193,7 @@ mod tests {
 
     #[test]
     fn a_path_is_a_fact_or_says_what_there_is() {
-        let task: TaskDefinition = serde_json::from_value(json!({
-            "id": "tavern:serve",
-            "name": "Serve a drink",
-            "description": "bring someone a drink",
-            "template": "serve a drink with {drink}",
-            "parameters": [
-                { "name": "drink", "entity": { "scope": "things_here" } },
-                { "name": "rounds", "value": { "type": "integer", "default": 1 } }
-            ]
-        }))
-        .expect("a task");
+        let task = task("tavern:serve", json!({}));
         let why = |path: &str| unknown_fact(&path.split('.').collect::<Vec<_>>(), &task);
         for known in [
             "actor.tags",
@@ -219,7 +210,7 @@ mod tests {
             said("actor.here").contains("name, tags, place"),
             "the actor has no `here`"
         );
-        assert!(said("task.params.drnk").contains("its parameters are drink, rounds"));
+        assert!(said("task.params.drnk").contains("its parameters are customer, drink, rounds"));
         assert!(said("task.state.tries").contains("actionsDone, triedMethods"));
         assert!(said("task.plan").contains("`params` and `state`"));
         assert!(said("me").contains("`actor`, `task` and `world`"));

@@ -4,7 +4,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::{ActionDefinition, ActorSpec, ContentError, GameManifest, ModManifest};
+use super::{ActionDefinition, ActorSpec, ContentError, GameManifest, ModManifest, TaskDefinition};
 
 /// `base` with the fields of `overrides` put in, parsed as `T`.
 pub(crate) fn parsed<T: DeserializeOwned>(mut base: Value, overrides: Value) -> T {
@@ -35,6 +35,24 @@ pub(crate) fn action(id: &str, template: &str, overrides: Value) -> ActionDefini
 /// A valid actor spec `id`, with `overrides`.
 pub(crate) fn actor(id: &str, overrides: Value) -> ActorSpec {
     let base = json!({ "id": id, "persona": { "name": "Marta", "role": "the innkeeper" } });
+    parsed(base, overrides)
+}
+
+/// A valid task `id`, serving a drink: its entity parameters `customer` (a character
+/// here) and `drink` (a thing here), and its value `rounds` (an integer, 1 by
+/// default); with `overrides`.
+pub(crate) fn task(id: &str, overrides: Value) -> TaskDefinition {
+    let base = json!({
+        "id": id,
+        "name": "Serve a drink",
+        "description": "bring someone a drink",
+        "template": "serve {customer} a drink with {drink}",
+        "parameters": [
+            { "name": "customer", "entity": { "scope": "characters_here" } },
+            { "name": "drink", "entity": { "scope": "things_here" } },
+            { "name": "rounds", "value": { "type": "integer", "default": 1 } }
+        ]
+    });
     parsed(base, overrides)
 }
 

@@ -525,7 +525,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::content::fixtures::{action, parsed, pointers};
+    use crate::content::fixtures::{action, parsed, pointers, task};
 
     /// `items:give` (item, recipient; a `quietly` flag), `items:pick_up` (item) and
     /// `core:wait`.
@@ -558,21 +558,6 @@ mod tests {
             catalog.insert(file, item).expect("unique ids");
         }
         catalog
-    }
-
-    fn task(id: &str, overrides: Value) -> TaskDefinition {
-        let base = json!({
-            "id": id,
-            "name": "Serve a drink",
-            "description": "bring someone a drink",
-            "template": "serve {customer} a drink with {drink}",
-            "parameters": [
-                { "name": "customer", "entity": { "scope": "characters_here" } },
-                { "name": "drink", "entity": { "scope": "things_here" } },
-                { "name": "rounds", "value": { "type": "integer", "default": 1 } }
-            ]
-        });
-        parsed(base, overrides)
     }
 
     fn method(id: &str, task_id: &str, steps: Value) -> RefinementMethod {

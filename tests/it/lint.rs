@@ -303,11 +303,7 @@ fn planning_content_no_actor_can_use_is_a_warning() {
     let (registry, errors) = crate::support::load(&planning_content());
     assert!(errors.is_empty(), "{errors:#?}");
     let report = lint_narrative(&registry);
-    let warnings: Vec<(&str, &str)> = report
-        .planning
-        .iter()
-        .map(|w| (w.file.as_str(), w.pointer.as_str()))
-        .collect();
+    let warnings = planning_warnings(&report);
     assert_eq!(
         warnings,
         [
@@ -337,46 +333,12 @@ fn planning_content_no_actor_can_use_is_a_warning() {
 #[test]
 fn a_step_the_policy_of_a_spec_offered_its_task_forbids_is_a_warning() {
     use serde_json::json;
-    let mut files = planning_content();
-    let replace = |files: &mut Vec<(&'static str, String)>, path: &str, text: String| {
-        let file = files
-            .iter_mut()
-            .find(|(p, _)| *p == path)
-            .expect("the file");
-        file.1 = text;
-    };
     let steps = json!([
         { "stepType": "primitive_action", "actionId": "core:wait" },
         { "stepType": "primitive_action", "actionId": "shop:sweep" }
     ]);
-    let tidy = json!({ "refinementMethodId": "shop:tidy_by_waiting", "taskId": "shop:tidy", "steps": steps });
-    replace(
-        &mut files,
-        "mods/shop/methods/tidy.method.json",
-        tidy.to_string(),
-    );
-    let manifest = crate::support::manifest(
-        "shop",
-        json!({ "content": {
-            "actions": ["actions/sweep.action.json"],
-            "actors": ["actors/keeper.actor.json", "actors/sweeper.actor.json"],
-            "tasks": ["tasks/tidy.task.json", "tasks/haggle.task.json"],
-            "methods": ["methods/tidy.method.json", "methods/haggle.method.json"]
-        } }),
-    );
-    replace(&mut files, "mods/shop/mod.json", manifest);
-    let sweeper = json!({
-        "id": "shop:sweeper",
-        "persona": { "name": "Bo", "role": "the sweeper" },
-        "policy": { "allowedActions": ["shop:sweep"] }
-    });
-    files.push(("mods/shop/actors/sweeper.actor.json", sweeper.to_string()));
-    let (registry, errors) = crate::support::load(&files);
-    assert!(errors.is_empty(), "{errors:#?}");
-    let report = lint_narrative(&registry);
-    let warnings: Vec<(&str, &str)> = (report.planning.iter())
-        .map(|w| (w.file.as_str(), w.pointer.as_str()))
-        .collect();
+    let report = linted_with_a_sweeper(steps);
+    let warnings = planning_warnings(&report);
     assert_eq!(
         warnings,
         [
@@ -394,14 +356,20 @@ fn a_step_the_policy_of_a_spec_offered_its_task_forbids_is_a_warning() {
     );
 }
 
-/// A task run only as another's step is carried out by whoever takes the other on:
-/// it is usable, and its steps are checked against that spec's policy.
-#[test]
-fn a_task_run_by_another_is_checked_against_who_takes_the_other_on() {
+/// Where each planning warning of `report` is: its file and pointer.
+fn planning_warnings(report: &LintReport) -> Vec<(&str, &str)> {
+    (report.planning.iter())
+        .map(|w| (w.file.as_str(), w.pointer.as_str()))
+        .collect()
+}
+
+/// [`planning_content`] with tidying's method taking `tidy_steps`, and a sweeper
+/// whose policy allows sweeping alone, linted.
+fn linted_with_a_sweeper(tidy_steps: serde_json::Value) -> LintReport {
     use serde_json::json;
     let mut files = planning_content();
     let tidy = json!({ "refinementMethodId": "shop:tidy_by_waiting", "taskId": "shop:tidy",
-        "steps": [{ "stepType": "task", "taskId": "shop:haggle" }] });
+        "steps": tidy_steps });
     let manifest = crate::support::manifest(
         "shop",
         json!({ "content": {
@@ -426,10 +394,16 @@ fn a_task_run_by_another_is_checked_against_who_takes_the_other_on() {
     files.push(("mods/shop/actors/sweeper.actor.json", sweeper.to_string()));
     let (registry, errors) = crate::support::load(&files);
     assert!(errors.is_empty(), "{errors:#?}");
-    let report = lint_narrative(&registry);
-    let warnings: Vec<(&str, &str)> = (report.planning.iter())
-        .map(|w| (w.file.as_str(), w.pointer.as_str()))
-        .collect();
+    lint_narrative(&registry)
+}
+
+/// A task run only as another's step is carried out by whoever takes the other on:
+/// it is usable, and its steps are checked against that spec's policy.
+#[test]
+fn a_task_run_by_another_is_checked_against_who_takes_the_other_on() {
+    let steps = serde_json::json!([{ "stepType": "task", "taskId": "shop:haggle" }]);
+    let report = linted_with_a_sweeper(steps);
+    let warnings = planning_warnings(&report);
     assert_eq!(
         warnings,
         [(
