@@ -215,29 +215,42 @@ pub(super) fn unknown_tag_keys(
 /// is read as what its list holds, and its errors then name fields of the wrong kind.
 pub(super) fn misfiled(manifest: &str, content: &super::ModContent) -> Vec<ContentError> {
     let mut warnings = Vec::new();
-    // Every path listed, where first and in which list.
-    let mut listed: bevy::platform::collections::HashMap<&str, (&str, String)> = Default::default();
+    // Every path listed: in which lists, and where first in each.
+    let mut listed: bevy::platform::collections::HashMap<&str, Vec<(&str, String)>> =
+        Default::default();
     for (list, paths) in content.lists() {
         for (index, path) in paths.iter().enumerate() {
             let at = format!("/content/{list}/{index}");
-            let elsewhere = listed_elsewhere(list, path);
-            let message = match (listed.get(path.as_str()), elsewhere) {
-                (Some((first_list, first)), _) if *first_list == list => Some(format!(
+            let before = listed.entry(path.as_str()).or_default();
+            let in_list = |wanted: &str| {
+                (before.iter()).find_map(|(list, at)| (*list == wanted).then_some(at.as_str()))
+            };
+            let message = match (in_list(list), listed_elsewhere(list, path), before.first()) {
+                (Some(first), ..) => Some(format!(
                     "`{path}` is listed already, at {first}: it loads once; list it once"
                 )),
+                (None, Some((kind, field)), _) => Some(match in_list(field) {
+                    Some(there) => format!(
+                        "`{path}` is {kind}, listed under `content.{field}` already, at \
+                         {there}: remove it from `content.{list}`, which loads it again as \
+                         what that list holds"
+                    ),
+                    None => format!(
+                        "`{path}` is {kind}, read as what `content.{list}` holds: list it \
+                         under `content.{field}`"
+                    ),
+                }),
                 // Listed in two lists, it loads as each kind: one at least fails.
-                (Some((first_list, first)), None) => Some(format!(
+                (None, None, Some((first_list, first))) => Some(format!(
                     "`{path}` is listed under `content.{first_list}` too, at {first}: it \
                      loads as what each list holds; list it once, where its kind goes"
                 )),
-                (_, Some((kind, field))) => Some(format!(
-                    "`{path}` is {kind}, read as what `content.{list}` holds: list it under \
-                     `content.{field}`"
-                )),
-                (None, None) => None,
+                (None, None, None) => None,
             };
             warnings.extend(message.map(|message| ContentError::new(manifest, &at, message)));
-            listed.entry(path).or_insert((list, at));
+            if in_list(list).is_none() {
+                before.push((list, at));
+            }
         }
     }
     warnings
@@ -463,8 +476,8 @@ mod tests {
     fn a_path_listed_twice_is_a_warning() {
         let content: super::super::ModContent = serde_json::from_value(json!({
             "actions": ["actions/wait.action.json", "actions/go.action.json", "actions/wait.action.json", "stock.json"],
-            "narrative": ["actions/go.action.json"],
-            "tags": ["stock.json"]
+            "narrative": ["actions/go.action.json", "narrative/bar.narrative.json"],
+            "tags": ["stock.json", "stock.json", "narrative/inn.narrative.json"]
         }))
         .expect("a listing");
         let warnings = misfiled("mods/items/mod.json", &content);
@@ -473,24 +486,27 @@ mod tests {
             [
                 "/content/actions/2",
                 "/content/narrative/0",
-                "/content/tags/0"
+                "/content/tags/0",
+                "/content/tags/1",
+                "/content/tags/2"
             ]
         );
-        // Under two lists, it loads as both: the list its name says is told.
-        assert!(
-            warnings[1]
-                .message
-                .contains("list it under `content.actions`"),
-            "{}",
-            warnings[1]
+        let said = |i: usize, words: &str| {
+            let message = &warnings[i].message;
+            assert!(message.contains(words), "{words:?} not in {message}");
+        };
+        // Under two lists, it loads as both: where the name tells its kind, the list
+        // it goes in is told, or that it is there already.
+        said(
+            1,
+            "listed under `content.actions` already, at /content/actions/1: remove it",
         );
-        assert!(
-            warnings[2]
-                .message
-                .contains("listed under `content.actions` too"),
-            "{}",
-            warnings[2]
+        said(
+            2,
+            "listed under `content.actions` too, at /content/actions/3",
         );
+        said(3, "listed already, at /content/tags/0");
+        said(4, "list it under `content.narrative`");
         assert!(
             warnings[0]
                 .message
