@@ -176,11 +176,27 @@ fn not_json(bytes: &[u8], error: &serde_json::Error) -> Option<&'static str> {
 }
 
 /// What `line` holds outside its JSON strings, up to the byte after `column` (where
-/// an error is, from 1): everything before it parsed, so its strings are whole.
+/// an error is, from 1): everything before it parsed, so its strings are whole. A
+/// curly quote typed for a closing `"` leaves its string open to the next `"`, so
+/// one inside a string, followed by what follows a string (`,` `:` `}` `]`), is kept
+/// as if outside.
 fn outside_strings(line: &str, column: usize) -> String {
     let (mut code, mut in_string, mut escaped) = (String::new(), false, false);
+    // A curly quote in a string, and the spaces after it so far.
+    let mut curly: Option<char> = None;
     let upto = line.char_indices().take_while(|&(at, _)| at <= column);
     for c in upto.map(|(_, c)| c) {
+        if in_string && !escaped {
+            match (curly, c) {
+                (_, '\u{201D}' | '\u{2019}') => curly = Some(c),
+                (Some(quote), ',' | ':' | '}' | ']') => {
+                    code.push(quote);
+                    curly = None;
+                }
+                (Some(_), ' ') => {}
+                _ => curly = None,
+            }
+        }
         match (in_string, escaped, c) {
             (true, true, _) => escaped = false,
             (true, false, '\\') => escaped = true,
@@ -667,6 +683,11 @@ mod tests {
             "curly quotes",
         );
         said(b"{'id': 'core:wait'}", "in double quotes");
+        // A curly quote for a closing one: the string runs on to the next `"`.
+        said(
+            "{\"id\": \"core:wait\u{201D}, \"name\": \"Wait\"}".as_bytes(),
+            "curly quotes",
+        );
         let utf16: Vec<u8> = "\u{FEFF}{\"id\": 1}"
             .encode_utf16()
             .flat_map(u16::to_le_bytes)
