@@ -98,6 +98,8 @@ pub fn effect_core(
     actor: Option<&str>,
     (target, from): (Option<&str>, Option<&str>),
 ) -> String {
+    // A game's name with stray underscores or spaces reads as the name.
+    let effect = effect.trim_matches(|c: char| c == '_' || c.is_whitespace());
     // The verb, the word before its object, and the object.
     let (verb, to, object) = match effect {
         "step_up" => ("step_up", "onto ", target),
@@ -113,7 +115,7 @@ pub fn effect_core(
             };
         }
         // A game's effect of no name is said as acting at all, not as "Marta s".
-        other if other.trim_matches(['_', ' ']).is_empty() => ("act", "", target.or(from)),
+        "" => ("act", "", target.or(from)),
         other => (other, "", target.or(from)),
     };
     let said = match actor {
@@ -185,7 +187,8 @@ mod tests {
         );
         assert_eq!(said("bow_low", Some("Vesk"), (None, None)), "Vesk bows low");
         assert_eq!(said("", Some("Vesk"), (None, None)), "Vesk acts");
-        assert_eq!(said(" _", None, (None, None)), "you act");
+        assert_eq!(said(" _\t", None, (None, None)), "you act");
+        assert_eq!(said("_bow ", Some("Vesk"), (None, None)), "Vesk bows");
     }
 
     #[test]
