@@ -34,7 +34,9 @@ pub struct EntityView<'a> {
     pub exits: Cow<'a, [Entity]>,
     /// How long ago it was spawned, in Bevy's change ticks (0 in a view built by
     /// hand): namesakes are numbered in the order they were spawned, the oldest first,
-    /// and then by entity.
+    /// and then by entity. Bevy holds no tick older than `MAX_CHANGE_AGE` (about 3.2
+    /// billion system runs, days of play): namesakes that old are all as old, and
+    /// numbered by entity.
     pub age: u32,
 }
 
