@@ -517,8 +517,9 @@ fn pool_problems(
         ));
         // A fragment with an unknown placeholder is passed over whole: a stray `}`
         // in it shows nowhere, and the placeholder's problem says what to fix.
-        let unknown = super::template_placeholders(fragment.text())
-            .any(|placeholder| !FRAGMENT_PLACEHOLDERS.contains(&placeholder));
+        let unknown: Vec<&str> = super::template_placeholders(fragment.text())
+            .filter(|placeholder| !FRAGMENT_PLACEHOLDERS.contains(placeholder))
+            .collect();
         match unmatched_brace(fragment.text()) {
             Some('{') => problems.push(ContentError::new(
                 file,
@@ -526,7 +527,7 @@ fn pool_problems(
                 "a `{` never closed: close its placeholder (`{item}`), or write the text \
                  without braces",
             )),
-            Some(_) if !unknown => problems.push(ContentError::new(
+            Some(_) if unknown.is_empty() => problems.push(ContentError::new(
                 file,
                 &pointer,
                 "a `}` never opened: open its placeholder (`{item}`), or write the text \
@@ -534,21 +535,19 @@ fn pool_problems(
             )),
             _ => {}
         }
-        for placeholder in super::template_placeholders(fragment.text()) {
-            if !FRAGMENT_PLACEHOLDERS.contains(&placeholder) {
-                problems.push(ContentError::new(
-                    file,
-                    &pointer,
-                    format!(
-                        "unknown placeholder `{{{placeholder}}}`: use {}",
-                        FRAGMENT_PLACEHOLDERS
-                            .iter()
-                            .map(|p| format!("{{{p}}}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ));
-            }
+        for placeholder in unknown {
+            problems.push(ContentError::new(
+                file,
+                &pointer,
+                format!(
+                    "unknown placeholder `{{{placeholder}}}`: use {}",
+                    FRAGMENT_PLACEHOLDERS
+                        .iter()
+                        .map(|p| format!("{{{p}}}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
         }
     }
     problems
