@@ -52,6 +52,7 @@ pub use request::{
     ChatMessage, LlmDelta, LlmError, LlmReply, LlmRequest, LlmResponse, OfflineAnswer, Priority,
     RequestId, SamplingOptions, ServerTimings, TokenUsage, ToolCall, ToolSpec,
 };
+pub(crate) use scheduler::later;
 pub use scheduler::{BreakerSettings, BreakerState, EndpointHealth, RetryPolicy};
 pub use stats::LlmStats;
 

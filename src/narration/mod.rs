@@ -49,7 +49,7 @@ use in_order::{InOrder, Narration};
 use crate::content::ContentRegistry;
 use crate::llm::{
     ChatMessage, LlmBridge, LlmDelta, LlmError, LlmRequest, LlmResponse, Priority, RequestId,
-    SamplingOptions,
+    SamplingOptions, later,
 };
 use crate::prompt::{NARRATOR_RULES, narration_user_message};
 use crate::world::{
@@ -380,7 +380,11 @@ fn narrate_reports(
                     report: Arc::clone(&narration.report),
                     request: id,
                 });
-                let due = Instant::now() + settings.deadline + LATE_ANSWER;
+                // Saturating: a deadline of `Duration::MAX` is "never give up".
+                let due = later(
+                    Instant::now(),
+                    settings.deadline.saturating_add(LATE_ANSWER),
+                );
                 untold.asked(id, narration, offline, due);
             }
             Err(reason) => untold.ended(narration, offline, NarrationSource::Fallback { reason }),

@@ -296,6 +296,23 @@ fn a_refused_request_falls_back_to_the_same_offline_weave() {
     }
 }
 
+/// A deadline too long to add to a clock ("never give up") is waited on as the longest
+/// wait, not added as it is: adding it overflowed the narration's clock and panicked.
+#[test]
+fn a_deadline_too_long_to_add_is_waited_on_without_overflow() {
+    let expected = offline_texts();
+    let settings = NarrationSettings {
+        deadline: Duration::MAX,
+        ..default()
+    };
+    let mut scene = scene(Some(Answer::Refused), settings);
+    let texts = scene.narrate();
+    assert_one_final_each(&scene, &texts);
+    for (text, offline) in finals(&texts).iter().zip(&expected) {
+        assert_eq!(&text.text, offline);
+    }
+}
+
 #[test]
 fn a_model_that_misses_the_deadline_is_replaced_by_the_offline_weave() {
     let expected = offline_texts();

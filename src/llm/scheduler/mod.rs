@@ -522,7 +522,7 @@ pub(super) fn split_affinity(affinity: u64, servers: usize) -> Option<(usize, u6
 
 /// `instant + duration`, saturating: a duration from outside (a settings file, a
 /// server's `Retry-After`, a game's deadline) can be too long to add to an instant.
-fn later(instant: Instant, duration: Duration) -> Instant {
+pub(crate) fn later(instant: Instant, duration: Duration) -> Instant {
     // Tokio rounds a deadline up to the next millisecond: one at the very end of
     // `Instant`'s range would overflow there.
     instant
