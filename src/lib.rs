@@ -49,8 +49,10 @@ pub mod prelude {
     pub use crate::{LoomPlugins, LoomSystems};
 }
 
-/// Every bevy_loom plugin: content, world view, the LLM bridge, smart actors, narration
-/// and planning.
+/// The bevy_loom plugins a game runs: content, world view, the LLM bridge, smart
+/// actors, narration and planning. The debug overlay's are added on their own:
+/// [`overlay::DebugLogPlugin`], or `overlay::LoomDebugOverlayPlugin` (with the
+/// `overlay` feature), which adds it.
 ///
 /// Configure one with `.set(...)`:
 /// `LoomPlugins.set(LlmPlugin { backend: BackendChoice::Offline { seed: 7 }, ..default() })`.

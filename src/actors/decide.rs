@@ -1,8 +1,8 @@
 //! Deciding: an answer is parsed and checked against what was offered; a valid one
-//! becomes an [`ActionRequest`] (or, for a task, a [`StartPlan`]) and what the actor
-//! said, anything else a [`DecisionRejected`] and the fallback. An answer that never
-//! came keeps the conversation; a prompt too long for the server's context is asked
-//! once more, fresh.
+//! becomes an [`ActionRequest`], a [`StartPlan`] (a task) or an [`AbilityInvoked`]
+//! and what the actor said, or a pass; anything else a [`DecisionRejected`] and the
+//! fallback. An answer that never came keeps the conversation; a prompt too long for
+//! the server's context is asked once more, fresh.
 
 use std::borrow::Cow;
 

@@ -9,10 +9,14 @@
 //! [`SmartActorSettings`]), each eligible actor is queued; in
 //! [`LoomSystems::Think`] its prompt is assembled from its spec, what it perceives
 //! and its available actions, and sent through the bridge. In
-//! [`LoomSystems::Decide`] the answer is validated: a valid one becomes an
-//! [`ActionRequest`] (and an [`ActorSpoke`] for its speech), anything else a
-//! [`DecisionRejected`] and the actor passes. The plugin never changes game state:
-//! the game's own systems carry out requests.
+//! [`LoomSystems::Decide`] the answer is validated. A valid one becomes an
+//! [`ActionRequest`], a [`StartPlan`] (a task) or an [`AbilityInvoked`], with an
+//! [`ActorSpoke`] for its speech; words alone are an [`ActorSpoke`], nothing at all an
+//! [`ActorPassed`]. An invalid one becomes a [`DecisionRejected`], then the configured
+//! [`fallback`](SmartActorSettings::fallback) when there is one and it was offered;
+//! otherwise the actor passes. In combat, an answer that chose no combat action makes
+//! the actor hesitate ([`ActorHesitated`]), with no fallback. The plugin never changes
+//! game state: the game's own systems carry out requests.
 
 pub mod conversation;
 mod decide;

@@ -1,6 +1,6 @@
 //! The `<abilities>` block: each ability an actor may invoke, described the same way —
 //! what it does, when to use it, what inputs it needs and where they may come from —
-//! in 3 to 6 lines, and the rule that goes with them ([`INVOKE_OR_ASK`]).
+//! in 5 to 7 lines, and the rule that goes with them ([`INVOKE_OR_ASK`]).
 //!
 //! ```text
 //! <abilities>

@@ -3,8 +3,10 @@
 //!
 //! - Memories: the retrieval's own budget (`RecallSettings::token_budget` of smart actors):
 //!   the least relevant are left out first.
-//! - Perception: whole lines, from the first; the rest is left out.
-//! - The player's words: whole words, from the first.
+//! - Perception: whole lines, from the first; the rest is left out. When not even the
+//!   first line fits, its leading whole words that do.
+//! - The player's words: the newest lines that fit, after "…"; when not even the
+//!   newest one fits, as much of it as fits (its first whole words, then "…").
 //! - The available actions: whatever the whole prompt's budget leaves them. Extra
 //!   target combinations of an action go first (each action keeps its most relevant
 //!   one), then whole actions; the least relevant first and, among equals, those of

@@ -1,5 +1,7 @@
-//! The decision prompt: stable rules and persona first, then what the actor perceives,
-//! then the available actions. What the answer may be is the [`answer`](super::answer) contract.
+//! The decision prompt: the rules and the persona first, as the system message; then
+//! the user message: a note when the last answer was not used, the available actions,
+//! what the actor perceives, what it remembers, what the player said to it and the
+//! question. What the answer may be is the [`answer`](super::answer) contract.
 
 use super::answer::{DECISION_REPLY, DECISION_REPLY_IN_COMBAT, DECISION_RULES, DecisionLimits};
 use crate::content::{ActorSpec, PromptTemplate};
@@ -10,7 +12,8 @@ use crate::world::push_as_text;
 pub struct DecisionPrompt {
     /// The rules and the persona: the stable prefix, sent as the system message.
     pub system: String,
-    /// The available actions, perception, memories and the player's words, sent last.
+    /// The note, the available actions, perception, memories, the player's words and
+    /// the question, sent last.
     pub user: String,
     /// Each part of the prompt and its estimated tokens, in order.
     pub sections: Vec<PromptSection>,
@@ -19,8 +22,9 @@ pub struct DecisionPrompt {
 /// One part of a prompt and its size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PromptSection {
-    /// `rules`, `character`, `never`, `backstory`, `goals`, `actions`, `perception`,
-    /// `memories`, `player_says` or `question`.
+    /// `rules`, `character`, `never`, `backstory`, `goals`, `note`, `actions`,
+    /// `perception`, `memories`, `player_says` or `question`; in a later turn of a
+    /// [`Transcript`](super::Transcript), `earlier_turns` for the turns before it.
     pub name: &'static str,
     /// Its estimated tokens.
     pub tokens: usize,
