@@ -30,6 +30,9 @@ const LOADING: [&str; 2] = ["loading model", "model is loading"];
 /// response_format".
 const ANSWER_FORMAT_FIELD: &str = "response_format";
 
+/// What OpenAI calls an account out of quota, in a 429's `error.code` and `type`.
+const QUOTA_EXCEEDED: &str = "insufficient_quota";
+
 /// Where Ollama's own API takes chats, after the server's address.
 const OLLAMA_CHAT: &str = "/api/chat";
 
@@ -72,6 +75,12 @@ pub(super) fn status_error(
         return LlmError::Unauthorized {
             url: url.to_owned(),
             status,
+            detail: one_line(&message_of(&body)),
+        };
+    }
+    if status == 429 && lowercase.contains(QUOTA_EXCEEDED) {
+        return LlmError::QuotaExceeded {
+            url: url.to_owned(),
             detail: one_line(&message_of(&body)),
         };
     }
@@ -198,6 +207,11 @@ mod tests {
         );
         let said = status_error("u", 500, "down".to_owned(), None).to_string();
         assert_eq!(said, "the model server answered HTTP 500: down");
+        let limited = status_error("u", 429, "slow down".to_owned(), None);
+        assert!(
+            limited.is_retryable() && !limited.is_server_fault(),
+            "a server limiting its rate answered: it is up"
+        );
     }
 
     /// A key refused says which settings hold it, and is not tried again.
@@ -308,6 +322,29 @@ mod tests {
         let busy = status_error("u", 503, "Service Unavailable".to_owned(), None);
         assert!(matches!(busy, LlmError::Status { status: 503, .. }));
         assert!(busy.is_server_fault());
+    }
+
+    /// OpenAI's 429 for an account out of quota is no rate limit: waiting does not
+    /// help, and the error says what does.
+    #[test]
+    fn an_account_out_of_quota_is_told_and_not_retried() {
+        let body = r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
+        let error = status_error("https://api.example/v1", 429, body.to_owned(), None);
+        assert_eq!(
+            error,
+            LlmError::QuotaExceeded {
+                url: "https://api.example/v1".to_owned(),
+                detail:
+                    "You exceeded your current quota, please check your plan and billing details."
+                        .to_owned(),
+            }
+        );
+        assert!(!error.is_retryable() && !error.is_server_fault());
+        let said = error.to_string();
+        assert!(
+            said.contains("no quota left") && said.contains("LOOM_LLM_API_KEY"),
+            "{said}"
+        );
     }
 
     #[test]

@@ -58,11 +58,16 @@ impl LlmError {
     }
 
     /// Whether the error says something of the server's health, and so counts toward
-    /// its circuit breaker: unreachable, overloaded, failing or answering with what is
-    /// not JSON (a web page). A server still loading
-    /// its model, or one that found a prompt too long for its context, is healthy.
+    /// its circuit breaker: unreachable, failing or answering with what is not JSON (a
+    /// web page). A server still loading its model, one limiting how often it is asked
+    /// (429: it answered, and said when to ask again), or one that found a prompt too
+    /// long for its context, is healthy.
     pub fn is_server_fault(&self) -> bool {
-        self.is_retryable() && !matches!(self, Self::Loading { .. })
+        self.is_retryable()
+            && !matches!(
+                self,
+                Self::Loading { .. } | Self::Status { status: 429, .. }
+            )
     }
 }
 
@@ -364,6 +369,18 @@ pub enum LlmError {
         url: String,
         /// 401 or 403.
         status: u16,
+        /// What the server said.
+        detail: String,
+    },
+    /// The account behind the API key has used up what it may ask (OpenAI's
+    /// `insufficient_quota`, sent as a 429): asking again does not help until it has
+    /// more.
+    #[error(
+        "the model server at {url} refused the request: the account behind its API key has no quota left ({detail}); add to the account's quota or plan, or use another key (LOOM_LLM_API_KEY) or server (LOOM_LLM_URL)"
+    )]
+    QuotaExceeded {
+        /// The address tried.
+        url: String,
         /// What the server said.
         detail: String,
     },

@@ -316,6 +316,56 @@ fn a_breaker_opens_and_fails_fast() {
     );
 }
 
+/// A server limiting its rate answered, and said when to ask again: it is up, and its
+/// breaker stays closed however often it says so.
+#[test]
+fn a_rate_limit_does_not_open_the_breaker() {
+    let (_server, url, count) = server(|n, _| {
+        if n < 3 {
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, "0")],
+                "slow down",
+            )
+                .into_response()
+        } else {
+            completion("Evening.")
+        }
+    });
+    let mut app = app(LlmPlugin {
+        backend: endpoint(&url),
+        retry: RetryPolicy {
+            max_retries: 0,
+            ..fast_retries()
+        },
+        breaker: BreakerSettings {
+            failures_to_open: 2,
+            open_for: Duration::from_secs(3600),
+        },
+        ..default()
+    });
+    for i in 0..3 {
+        let id = submit(&mut app, request(&format!("r{i}")));
+        let done = outcomes(&mut app, &[id]);
+        assert!(
+            matches!(done[&id].result, Err(LlmError::Status { status: 429, .. })),
+            "{:?}",
+            done[&id].result
+        );
+        app.world_mut().resource_mut::<Outcomes>().0.clear();
+    }
+    let health = app.world().resource::<LlmBridge>().endpoint_health();
+    assert_eq!(health[0].breaker, BreakerState::Closed, "{health:#?}");
+    let id = submit(&mut app, request("hello"));
+    let done = outcomes(&mut app, &[id]);
+    assert_eq!(
+        done[&id].result.as_ref().map(|r| r.text.as_str()),
+        Ok("Evening."),
+        "asked, not failed fast"
+    );
+    assert_eq!(count.load(Ordering::SeqCst), 4);
+}
+
 #[test]
 fn a_fleet_fails_over_from_a_dead_server() {
     let (_server, good, count) = server(|_, _| completion("served"));

@@ -372,7 +372,8 @@ fn loading(error: LlmError) -> LlmError {
     }
 }
 
-/// Exponential backoff with jitter, or the server's `Retry-After`.
+/// Exponential backoff with jitter, or the server's `Retry-After` and up to a tenth
+/// more, so that requests it refused together do not all come back at once.
 fn retry_delay(
     policy: &RetryPolicy,
     retries: u32,
@@ -384,7 +385,8 @@ fn retry_delay(
         ..
     } = error
     {
-        return *after;
+        let spread = (*after / 10).mul_f64(rng.random_range(0.0..=1.0));
+        return after.saturating_add(spread);
     }
     let backoff = policy
         .first_delay
@@ -440,6 +442,40 @@ mod tests {
             messages: Arc::new(vec![ChatMessage::user("x".repeat(prompt_bytes))]),
             ..LlmRequest::default()
         }
+    }
+
+    #[test]
+    fn a_retry_after_is_honoured_and_spread_over_a_tenth_more() {
+        let policy = RetryPolicy::default();
+        let asked = |after: Duration| LlmError::Status {
+            status: 429,
+            body: "slow down".to_owned(),
+            retry_after: Some(after),
+        };
+        let ten = Duration::from_secs(10);
+        let waits: Vec<Duration> = (0..20)
+            .map(|seed| {
+                let rng = &mut ChaCha8Rng::seed_from_u64(seed);
+                retry_delay(&policy, 0, &asked(ten), rng)
+            })
+            .collect();
+        assert!(
+            waits
+                .iter()
+                .all(|wait| (ten..=ten + ten / 10).contains(wait)),
+            "{waits:?}"
+        );
+        let first = waits[0];
+        assert!(
+            waits.iter().any(|wait| *wait != first),
+            "not all at once: {waits:?}"
+        );
+        let rng = &mut ChaCha8Rng::seed_from_u64(0);
+        assert_eq!(
+            retry_delay(&policy, 0, &asked(Duration::MAX), rng),
+            Duration::MAX,
+            "the longest wait does not overflow"
+        );
     }
 
     #[test]
