@@ -26,7 +26,9 @@ use crate::world::{OfferedAbilities, OfferedActions};
 /// back to `Idle` with a [`DecisionRejected`](super::DecisionRejected). A `Queued` or
 /// `Waiting` actor goes back to `Idle`, its request cancelled, when it stops being a
 /// [`SmartActor`](super::SmartActor) and when a plan is put on it
-/// ([`FollowingPlan`](crate::world::FollowingPlan)) while it decides for itself.
+/// ([`FollowingPlan`](crate::world::FollowingPlan)) while it decides for itself. A
+/// `Waiting` actor is `Queued` again, as it was asked, when the game replaces the
+/// [`LlmBridge`](crate::llm::LlmBridge) it was asked of.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum ThinkState {
     /// Nothing to do until a turn begins.

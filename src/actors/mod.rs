@@ -225,6 +225,7 @@ impl Plugin for SmartActorPlugin {
                 Update,
                 (
                     turns::forget_departed_actors,
+                    turns::ask_a_new_bridge,
                     turns::let_plans_decide,
                     remember::seed_memories.run_if(content_loaded),
                     turns::start_turns,
@@ -294,6 +295,9 @@ struct ThinkQueue {
     /// Hashed with bevy's fixed hasher: one insert an actor a turn, and a departed
     /// actor's requests are cancelled in the same order on every run.
     pending: HashMap<RequestId, Entity>,
+    /// The [earliest id](LlmBridge::earliest_id) of the bridge the requests went to:
+    /// another one means the bridge was replaced.
+    bridge: Option<RequestId>,
 }
 
 impl ThinkQueue {

@@ -10,7 +10,7 @@ use bevy::prelude::*;
 use super::conversation;
 use super::{
     ActorMind, Conversation, ConversationUpdate, InCombat, PlayerSaid, SmartActor,
-    SmartActorSettings, ThinkQueue, TurnClock, TurnEnded,
+    SmartActorSettings, ThinkQueue, ThinkState, TurnClock, TurnEnded,
 };
 use crate::llm::{LlmBridge, RequestId};
 use crate::world::{
@@ -55,6 +55,55 @@ pub(super) fn forget_departed_actors(
             queue.pending.remove(&id);
             bridge.cancel(id);
         }
+    }
+}
+
+/// Queues again the actors waiting on a bridge that was replaced (a game that inserts
+/// a new [`LlmBridge`], to change servers): the old one's answers never come. Each
+/// one's turn is taken back, and it is asked again, before those queued since, as it
+/// was asked (what the player said to it, whether it was asking again). An answer the
+/// old bridge passed on in the frame it was replaced is not applied.
+pub(super) fn ask_a_new_bridge(
+    mut queue: ResMut<ThinkQueue>,
+    bridge: Res<LlmBridge>,
+    mut minds: Query<&mut ActorMind>,
+) {
+    let earliest = bridge.earliest_id();
+    if queue.bridge.replace(earliest) == Some(earliest) {
+        return;
+    }
+    let mut lost: Vec<(RequestId, Entity)> =
+        queue.pending.extract_if(|&id, _| id < earliest).collect();
+    // The first asked goes first.
+    lost.sort_unstable();
+    let mut asked_again = 0;
+    for &(id, entity) in lost.iter().rev() {
+        let Ok(mut mind) = minds.get_mut(entity) else {
+            continue;
+        };
+        // A warm-up's answer was never going to be read.
+        if mind
+            .state
+            .pending()
+            .is_none_or(|pending| pending.request != id)
+        {
+            continue;
+        }
+        let ThinkState::Waiting(pending) = std::mem::take(&mut mind.state) else {
+            continue;
+        };
+        mind.take_back_turn();
+        mind.state = ThinkState::Queued {
+            reply_to: pending.reply_to,
+            asking_again: pending.asking_again,
+        };
+        queue.waiting.push_front(entity);
+        asked_again += 1;
+    }
+    if asked_again > 0 {
+        warn!(
+            "the LLM bridge was replaced: {asked_again} smart actors waiting on the old one's answers ask the new one"
+        );
     }
 }
 

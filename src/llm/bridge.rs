@@ -1,6 +1,6 @@
 //! The bridge's game side: submit, cancel, and drain outcomes without blocking a frame.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -12,6 +12,10 @@ use super::{
     LlmBackend, LlmDelta, LlmError, LlmPlugin, LlmRequest, LlmResponse, LlmSettings, RequestId,
     SamplingOptions,
 };
+
+/// The next request id, of any bridge: ids are unique in the process, so one a bridge
+/// issued is never issued again by one that replaces it.
+static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
 
 /// Sends requests to model servers without blocking a frame.
 ///
@@ -32,7 +36,8 @@ pub struct LlmBridge {
     arrivals: Mutex<mpsc::Receiver<Arrival>>,
     deltas: Vec<LlmDelta>,
     stopped: Vec<LlmResponse>,
-    next_id: u64,
+    /// The first id this bridge could issue.
+    earliest_id: RequestId,
     in_flight: usize,
     running: Arc<AtomicUsize>,
     description: String,
@@ -113,7 +118,7 @@ impl LlmBridge {
             arrivals: Mutex::new(arrivals),
             deltas: Vec::new(),
             stopped: Vec::new(),
-            next_id: 0,
+            earliest_id: RequestId(NEXT_REQUEST.load(Ordering::Relaxed)),
             in_flight: 0,
             running,
             description,
@@ -127,8 +132,7 @@ impl LlmBridge {
     /// Queues a request and returns its id at once. It goes to the bridge's thread on
     /// the next [`flush`](Self::flush) or [`drain`](Self::drain).
     pub fn submit(&mut self, mut request: LlmRequest) -> RequestId {
-        self.next_id += 1;
-        let id = RequestId(self.next_id);
+        let id = RequestId(NEXT_REQUEST.fetch_add(1, Ordering::Relaxed));
         let sampling = &mut request.sampling;
         sampling.temperature = sampling.temperature.or(self.defaults.temperature);
         sampling.max_tokens = sampling.max_tokens.or(self.defaults.max_tokens);
@@ -170,6 +174,15 @@ impl LlmBridge {
                 retries: 0,
             }));
         }
+    }
+
+    /// No id it issues comes before this one. Ids are unique in the process: one before
+    /// it was issued by a bridge that this one replaced (a game that inserts a new
+    /// `LlmBridge` to change servers), whose outcome never comes. Smart actors and
+    /// narration waiting on such a request ask again, or fall back, when they see a
+    /// new bridge's earliest id.
+    pub fn earliest_id(&self) -> RequestId {
+        self.earliest_id
     }
 
     /// Cancels a request: queued, it never starts; running, its connection is

@@ -17,8 +17,10 @@ use crate::prompt::StreamedAnswer;
 use crate::world::into_printable;
 
 /// Why a narration whose answer never came is told from its offline weave.
-const LOST: &str =
-    "no answer came by the narration's deadline (was the bridge removed or started anew?)";
+const LOST: &str = "no answer came by the narration's deadline (was the bridge removed?)";
+
+/// Why a narration asked of a bridge that was replaced is told from its offline weave.
+const REPLACED: &str = "the bridge it was asked of was replaced before it answered";
 
 /// A report's narration, from when it is read to when its final text is told.
 #[derive(Debug)]
@@ -112,6 +114,8 @@ pub(super) struct InOrder {
     asked: HashMap<RequestId, u64>,
     /// The number of the first in `untold`.
     first: u64,
+    /// The [earliest id](crate::llm::LlmBridge::earliest_id) of the bridge answering.
+    bridge: Option<RequestId>,
 }
 
 impl InOrder {
@@ -135,11 +139,6 @@ impl InOrder {
         offline: String,
         due: Instant,
     ) {
-        // The same id again (a bridge started anew counts from 1): the narration it
-        // asked first will hear nothing more.
-        if self.asked.contains_key(&request) {
-            self.answered(request, Err(LOST.to_owned()));
-        }
         let number = self.first + self.untold.len() as u64;
         self.asked.insert(request, number);
         let waiting = Ending::Waiting {
@@ -154,17 +153,34 @@ impl InOrder {
     /// `now` (a bridge removed, or messages not read): the ones after them are not
     /// held for ever. Returns how many it ended.
     pub fn overdue(&mut self, now: Instant) -> usize {
-        let mut lost = 0;
+        self.end_waiting(|_, due| due <= now, LOST)
+    }
+
+    /// The bridge answering is the one whose earliest id is `earliest`: when it is
+    /// another than before, the narrations asked with an id before it were asked of a
+    /// bridge it replaced and are ended with their offline weave now, not at their
+    /// deadline. Returns how many it ended.
+    pub fn answered_by(&mut self, earliest: RequestId) -> usize {
+        if self.bridge.replace(earliest) == Some(earliest) {
+            return 0;
+        }
+        self.end_waiting(|request, _| request < earliest, REPLACED)
+    }
+
+    /// Ends, with their offline weave and `reason`, the narrations waiting on a
+    /// `request` due at a time that `lost` says will not be answered.
+    fn end_waiting(&mut self, lost: impl Fn(RequestId, Instant) -> bool, reason: &str) -> usize {
+        let mut ended = 0;
         for untold in &mut self.untold {
             if let Ending::Waiting { request, due, .. } = untold.ending
-                && due <= now
+                && lost(request, due)
             {
                 self.asked.remove(&request);
-                untold.end(Err(LOST.to_owned()));
-                lost += 1;
+                untold.end(Err(reason.to_owned()));
+                ended += 1;
             }
         }
-        lost
+        ended
     }
 
     /// `narration`, ended already with `text` from `source`: told after those before it.
@@ -301,18 +317,23 @@ mod tests {
     }
 
     #[test]
-    fn a_request_id_asked_again_ends_the_narration_that_had_it() {
-        let mut untold = taking();
-        // A bridge started anew counts its requests from 1 again.
-        untold.asked(RequestId(1), narration("greet"), String::new(), later());
-        untold.answered(RequestId(1), Ok("You nod.".to_owned()));
-        assert_eq!(
-            told(&mut untold),
-            [
-                text("take", "You take it.", true),
-                text("greet", "You nod.", true)
-            ]
+    fn narrations_asked_of_a_replaced_bridge_are_told_offline_at_once() {
+        let mut untold = InOrder::default();
+        assert_eq!(untold.answered_by(RequestId(1)), 0, "the first bridge");
+        untold.asked(
+            RequestId(1),
+            narration("take"),
+            "You take it.".to_owned(),
+            later(),
         );
+        assert_eq!(untold.answered_by(RequestId(1)), 0, "the same bridge");
+        // Asked of the bridge that replaces it.
+        untold.asked(RequestId(2), narration("greet"), String::new(), later());
+        assert_eq!(untold.answered_by(RequestId(2)), 1);
+        assert_eq!(told(&mut untold), [text("take", "You take it.", true)]);
+        untold.answered(RequestId(1), Ok("too late".to_owned()));
+        untold.answered(RequestId(2), Ok("You nod.".to_owned()));
+        assert_eq!(told(&mut untold), [text("greet", "You nod.", true)]);
     }
 
     #[test]

@@ -469,6 +469,7 @@ fn receive_narration(
     mut responses: MessageReader<LlmResponse>,
     mut narrator: ResMut<Narrator>,
     mut texts: MessageWriter<NarrationText>,
+    bridge: Option<Res<LlmBridge>>,
 ) {
     if narrator.untold.is_empty() {
         deltas.clear();
@@ -476,10 +477,16 @@ fn receive_narration(
         return;
     }
     let untold = &mut narrator.untold;
+    let replaced = bridge.map_or(0, |bridge| untold.answered_by(bridge.earliest_id()));
+    if replaced > 0 {
+        warn!(
+            "the LLM bridge was replaced: {replaced} narrations asked of the old one fall back to the offline weave"
+        );
+    }
     let lost = untold.overdue(Instant::now());
     if lost > 0 {
         warn!(
-            "{lost} narrations got no answer by their deadline and fall back to the offline weave: was the bridge removed or started anew?"
+            "{lost} narrations got no answer by their deadline and fall back to the offline weave: was the bridge removed?"
         );
     }
     for delta in deltas.read() {

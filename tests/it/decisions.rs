@@ -186,6 +186,41 @@ fn an_actor_that_leaves_has_its_request_cancelled() {
     assert_eq!(app.world().resource::<LlmBridge>().in_flight(), 2);
 }
 
+/// A game that changes servers inserts a new bridge: the actors waiting on the old
+/// one's answers, which never come, ask the new one.
+#[test]
+fn actors_waiting_on_a_replaced_bridge_ask_the_new_one() {
+    let (mut app, scene) = tavern_app(BackendChoice::Custom(Arc::new(SlowBackend)));
+    app.world_mut().write_message(TurnEnded);
+    app.update();
+    let old = app.world().resource::<LlmBridge>();
+    assert_eq!(old.in_flight(), 3);
+    let before = old.earliest_id();
+    let answer = bevy_loom::llm::LlmReply::text(r#"{"action": null}"#);
+    let new = LlmBridge::new(
+        Arc::new(FixedBackend(answer)),
+        std::time::Duration::from_secs(30),
+        default(),
+    );
+    assert!(
+        new.earliest_id() > before,
+        "ids go on from the old bridge's"
+    );
+    app.world_mut().insert_resource(new);
+    crate::support::update_until(&mut app, "every actor to decide", |app| {
+        let mut minds = app.world_mut().query::<&ActorMind>();
+        !minds.iter(app.world()).any(ActorMind::is_thinking)
+    });
+    app.update();
+    let log = app.world().resource::<crate::support::TurnLog>();
+    let mut passed: Vec<Entity> = log.passed.iter().map(|passed| passed.actor).collect();
+    let mut actors = ["marta", "silas", "brom"].map(|id| scene.entities[id]);
+    passed.sort_unstable();
+    actors.sort_unstable();
+    assert_eq!(passed, actors, "each answered by the new bridge: {log:#?}");
+    assert_eq!(log.prompts.len(), 6, "each asked of both bridges");
+}
+
 #[test]
 fn an_actor_that_stops_being_smart_and_starts_again_thinks_again() {
     use bevy::prelude::*;

@@ -341,6 +341,40 @@ fn a_model_that_misses_the_deadline_is_replaced_by_the_offline_weave() {
     );
 }
 
+/// A game that changes servers inserts a new bridge: narrations asked of the old one,
+/// whose answers never come, are told offline at once, not at their deadline.
+#[test]
+fn narrations_asked_of_a_replaced_bridge_are_told_offline_at_once() {
+    let expected = offline_texts();
+    let mut scene = scene(Some(Answer::Never), NarrationSettings::default());
+    for report in scene.reports() {
+        scene.app.world_mut().write_message(report);
+    }
+    scene.app.update();
+    let new = bevy_loom::llm::LlmBridge::new(
+        Arc::new(TestBackend(Answer::Streamed)),
+        Duration::from_secs(30),
+        default(),
+    );
+    scene.app.world_mut().insert_resource(new);
+    scene.app.update();
+    let narrated = scene.app.world().resource::<Narrated>();
+    let finals = narrated.finals();
+    assert_eq!(
+        finals.len(),
+        expected.len(),
+        "all told in the frame it was seen"
+    );
+    for (text, offline) in finals.iter().zip(&expected) {
+        assert_eq!(&text.text, offline);
+        assert!(
+            matches!(&text.source, NarrationSource::Fallback { reason } if reason.contains("replaced")),
+            "{:?}",
+            text.source
+        );
+    }
+}
+
 /// What `answer` streams of the scene's first report, piece by piece, then its final
 /// text, each with whether it is the final one; every report ends in one final text.
 fn first_report_streamed(answer: Answer) -> (Vec<(String, bool)>, Vec<NarrationText>) {
