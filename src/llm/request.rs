@@ -403,9 +403,15 @@ pub enum LlmError {
     Cancelled,
     /// No answer came before the deadline.
     #[error(
-        "no answer within {0:.1?}; if the server's log shows it working on the request, raise the deadline (LlmSettings::deadline, `deadlineSeconds` in llm.ron) or use a faster model; if it shows nothing, the address may be another program's, or the server stuck"
+        "no answer within {0:.1?}; if the server's log shows it working on the request, raise the deadline (the request's own, or LlmSettings::deadline and `deadlineSeconds` in llm.ron for those that give none) or use a faster model; if it shows nothing, the address may be another program's, or the server stuck"
     )]
     TimedOut(Duration),
+    /// Never sent: every server was busy with other requests (of the same priority
+    /// or higher, or that started first) until the deadline.
+    #[error(
+        "not started within {0:.1?}: the model servers were busy with other requests until the deadline; ask less at once, give the server more slots (llama-server's `--parallel`, and LlmPlugin::concurrency_per_endpoint), or give this request a longer deadline"
+    )]
+    NotStarted(Duration),
     /// The HTTP backend's own `timeout` ended the request first: a backstop against a
     /// connection that hangs (ten minutes by default), shorter than the request's
     /// deadline, so a longer deadline would not have helped.
@@ -523,6 +529,8 @@ mod tests {
         let waited = Duration::from_secs_f64(111.911_110_656);
         let said = LlmError::TimedOut(waited).to_string();
         assert!(said.starts_with("no answer within 111.9s;"), "{said}");
+        let said = LlmError::NotStarted(waited).to_string();
+        assert!(said.starts_with("not started within 111.9s:"), "{said}");
         let said = LlmError::BackendTimedOut(waited).to_string();
         assert!(said.starts_with("no whole answer within 111.9s,"), "{said}");
     }

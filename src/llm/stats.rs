@@ -25,7 +25,8 @@ pub struct LlmStats {
     pub failed: u64,
     /// Cancelled.
     pub cancelled: u64,
-    /// Ran out of time.
+    /// Ran out of time: answering, or queued behind other requests
+    /// ([`LlmError::NotStarted`]).
     pub timed_out: u64,
     /// Not sent, because the server's measured speed could not meet their deadline
     /// ([`LlmError::TooSlow`]).
@@ -61,7 +62,7 @@ impl LlmStats {
                 }
             }
             Err(LlmError::Cancelled) => self.cancelled = self.cancelled.saturating_add(1),
-            Err(LlmError::TimedOut(_) | LlmError::BackendTimedOut(_)) => {
+            Err(LlmError::TimedOut(_) | LlmError::NotStarted(_) | LlmError::BackendTimedOut(_)) => {
                 self.timed_out = self.timed_out.saturating_add(1)
             }
             Err(LlmError::TooSlow { .. }) => self.too_slow = self.too_slow.saturating_add(1),

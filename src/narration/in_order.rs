@@ -17,7 +17,7 @@ use crate::prompt::StreamedAnswer;
 use crate::world::into_printable;
 
 /// Why a narration whose answer never came is told from its offline weave.
-const LOST: &str = "no answer came by the narration's deadline (was the bridge removed?)";
+const LOST: &str = "no answer came by the narration's deadline (NarrationSettings::deadline; was the bridge removed?)";
 
 /// Why a narration asked of a bridge that was replaced is told from its offline weave.
 const REPLACED: &str = "the bridge it was asked of was replaced before it answered";

@@ -504,6 +504,10 @@ fn receive_narration(
                 "the model was cut off at the token limit before it finished (a reasoning model spends its tokens thinking: turn its thinking off)".to_owned(),
             ),
             Ok(reply) => usable_text(&reply.text, settings.max_chars),
+            // Its deadline is the narration's own.
+            Err(error @ (LlmError::TimedOut(_) | LlmError::NotStarted(_))) => Err(format!(
+                "the model did not answer by the narration's deadline (NarrationSettings::deadline, which the player waits at most): {error}"
+            )),
             Err(error) => Err(format!("the model did not answer: {error}")),
         };
         if let Err(reason) = &accepted

@@ -936,7 +936,7 @@ fn a_request_waiting_behind_busy_slots_ends_at_its_deadline() {
     let outcome = &app.world().resource::<Outcomes>().0[0];
     assert_eq!(outcome.id, waiting);
     assert!(
-        matches!(outcome.result, Err(LlmError::TimedOut(_))),
+        matches!(outcome.result, Err(LlmError::NotStarted(_))),
         "{:?}",
         outcome.result
     );

@@ -326,7 +326,7 @@ fn a_model_that_misses_the_deadline_is_replaced_by_the_offline_weave() {
     for (text, offline) in finals(&texts).iter().zip(&expected) {
         assert_eq!(&text.text, offline);
         assert!(
-            matches!(&text.source, NarrationSource::Fallback { reason } if reason.contains("deadline") || reason.contains("time")),
+            matches!(&text.source, NarrationSource::Fallback { reason } if reason.contains("NarrationSettings::deadline")),
             "{:?}",
             text.source
         );

@@ -468,13 +468,13 @@ fn take_queued(shared: &Shared, id: RequestId) -> Option<Job> {
     taken.into_iter().next().map(|Queued(_, _, job)| job)
 }
 
-/// Ends a request still queued at its deadline (`at`): however busy the servers are
-/// with other work, it does not wait past it.
+/// Ends a request still queued at its deadline (`at`), never sent: however busy the
+/// servers are with other work, it does not wait past it.
 fn expire(shared: &Shared, id: RequestId, at: Instant) {
     if let Some(job) = take_queued(shared, id) {
         shared.finish(LlmResponse {
             id,
-            result: Err(LlmError::TimedOut(
+            result: Err(LlmError::NotStarted(
                 at.saturating_duration_since(job.submitted),
             )),
             latency: job.submitted.elapsed(),
