@@ -353,6 +353,9 @@ pub struct LlmPlugin {
     /// Which backend answers; chosen once, at startup.
     pub backend: BackendChoice,
     /// How many requests one endpoint answers at a time; the rest wait in the queue.
+    /// A server that says how many slots it has (llama.cpp's `total_slots` in
+    /// `/props`) is sent as many at a time instead, once it has said so: more would
+    /// only wait in the server's own queue, where priority cannot reorder them.
     pub concurrency_per_endpoint: usize,
     /// How failed requests are tried again.
     pub retry: RetryPolicy,
