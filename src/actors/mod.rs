@@ -37,7 +37,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
-pub use crate::world::{ActionRequest, TurnEnded};
+pub use crate::world::{ActionRequest, TurnClock, TurnEnded};
 pub use memory::{HistoryStore, MemoryEntry, MemoryError, MemoryQuery, MemoryScope, NewMemory};
 pub use messages::{
     ActorHesitated, ActorPassed, ActorSpoke, ConversationUpdate, DecisionFallback,
@@ -86,13 +86,6 @@ pub struct Conversation {
 #[derive(Component, Debug, Clone, Copy, Default, PartialEq, Eq, Reflect)]
 #[reflect(Component)]
 pub struct InCombat;
-
-/// The turn count: one per [`TurnEnded`] (or cadence tick) so far.
-#[derive(Resource, Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TurnClock {
-    /// The current turn; 0 before the first.
-    pub turn: u64,
-}
 
 /// How smart actors are scheduled and prompted.
 #[derive(Resource, Debug, Clone, PartialEq, Reflect)]
@@ -198,8 +191,8 @@ pub struct SmartActorPlugin {
 impl Plugin for SmartActorPlugin {
     fn build(&self, app: &mut App) {
         crate::world::configure_loom_sets(app);
+        crate::world::TurnClockPlugin::add_once(app);
         app.insert_resource(self.settings.clone())
-            .init_resource::<TurnClock>()
             .init_resource::<ThinkQueue>()
             .init_resource::<prompt_cache::PromptCache>()
             .init_resource::<HistoryStore>()
@@ -212,7 +205,6 @@ impl Plugin for SmartActorPlugin {
             .register_type::<SmartActorSettings>()
             .add_message::<ActorHesitated>()
             .add_message::<ActorPassed>()
-            .add_message::<TurnEnded>()
             .add_message::<ActionRequest>()
             .add_message::<AbilityInvoked>()
             .add_message::<StartPlan>()
@@ -233,7 +225,8 @@ impl Plugin for SmartActorPlugin {
                     plans::note_plan_endings,
                 )
                     .chain()
-                    .in_set(LoomSystems::Sense),
+                    .in_set(LoomSystems::Sense)
+                    .after(crate::world::count_turns),
             )
             .add_systems(
                 Update,

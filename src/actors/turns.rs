@@ -10,7 +10,7 @@ use bevy::prelude::*;
 use super::conversation;
 use super::{
     ActorMind, Conversation, ConversationUpdate, InCombat, PlayerSaid, SmartActor,
-    SmartActorSettings, ThinkQueue, ThinkState, TurnClock, TurnEnded,
+    SmartActorSettings, ThinkQueue, ThinkState, TurnClock,
 };
 use crate::llm::{LlmBridge, RequestId};
 use crate::world::{
@@ -165,20 +165,26 @@ fn fire(since: &mut Duration, cadence: Duration) -> u64 {
     u64::try_from(time / cadence).unwrap_or(u64::MAX)
 }
 
+/// Starts the turns the clock moved on by since the last frame (the turns that ended)
+/// and the real-time cadence's: queues every actor ready to think.
 pub(super) fn start_turns(
-    mut turns: MessageReader<TurnEnded>,
     settings: Res<SmartActorSettings>,
     mut cadence: CadenceClock,
-    mut clock: ResMut<TurnClock>,
+    (mut clock, mut seen): (ResMut<TurnClock>, Local<u64>),
     mut queue: ResMut<ThinkQueue>,
     mut actors: Query<TurnTaker, With<SmartActor>>,
     mut stops: MessageWriter<StopPlan>,
 ) {
-    let started = turns.read().count() as u64 + cadence.fired(settings.cadence);
-    if started == 0 {
+    let fired = cadence.fired(settings.cadence);
+    if fired > 0 {
+        clock.turn = clock.turn.saturating_add(fired);
+    }
+    // A game that sets the clock back (a saved game loaded) starts no turn by it.
+    let started = clock.turn > *seen;
+    *seen = clock.turn;
+    if !started {
         return;
     }
-    clock.turn += started;
     for (entity, mut mind, following_plan, fighting) in &mut actors {
         // A plan decides for the actor until it ends; a fight stops it.
         if following_plan {

@@ -53,7 +53,7 @@ use steps::{Awaiting, advance_plans, hear_reports};
 
 use crate::content::{ContentRegistry, content_loaded};
 use crate::world::{
-    ActionMenu, ActionReport, ActionRequest, FollowingPlan, LoomSystems, PlanStepRef, TurnEnded,
+    ActionMenu, ActionReport, ActionRequest, FollowingPlan, LoomSystems, PlanStepRef,
     WorldViewQuery,
 };
 pub use crate::world::{ParamValue, PlanCompleted, PlanFailed, PlanOrigin, StartPlan, StopPlan};
@@ -91,8 +91,10 @@ pub enum PlanCadence {
     #[default]
     EveryFrame,
     /// Once the last step was reported on and the plan took none this turn (since the
-    /// last [`TurnEnded`]): a turn-based game, one step a turn. A plan started during
-    /// a turn takes its first step in it, in the frame it starts (whichever frame of
+    /// [`TurnClock`](crate::world::TurnClock) last moved on: a
+    /// [`TurnEnded`](crate::world::TurnEnded), or a tick of the smart actors' real-time
+    /// cadence): a turn-based game, one step a turn. A plan started during a turn
+    /// takes its first step in it, in the frame it starts (whichever frame of
     /// the turn its smart actor's answer came in); one started before any turn ended
     /// waits for the first.
     EveryTurn,
@@ -133,8 +135,8 @@ pub struct Plan {
     command: String,
     /// The step handed to the game and not reported on yet.
     awaiting: Option<Awaiting>,
-    /// The turn it last handed the game a step in, as planning counts the
-    /// [`TurnEnded`]s: by turns ([`PlanCadence::EveryTurn`]) it takes one a turn.
+    /// The [turn](crate::world::TurnClock) it last handed the game a step in: by turns
+    /// ([`PlanCadence::EveryTurn`]) it takes one a turn.
     stepped_in: Option<u64>,
     /// Whether it put [`FollowingPlan`] on its actor, which had none: it takes it off
     /// when it ends. A game's own hold on an actor outlives the plan.
@@ -203,6 +205,7 @@ impl Plan {
 impl Plugin for PlanningPlugin {
     fn build(&self, app: &mut App) {
         crate::world::configure_loom_sets(app);
+        crate::world::TurnClockPlugin::add_once(app);
         app.insert_resource(self.settings.clone())
             .register_type::<PlanningSettings>()
             .init_resource::<WorldFacts>()
@@ -215,7 +218,6 @@ impl Plugin for PlanningPlugin {
             .add_message::<StopPlan>()
             .add_message::<ActionRequest>()
             .add_message::<ActionReport>()
-            .add_message::<TurnEnded>()
             .add_systems(
                 Update,
                 (

@@ -14,7 +14,7 @@ use super::{
 use crate::content::{ActionDefinition, ContentRegistry};
 use crate::world::{
     ActionMenu, ActionReport, ActionRequest, Outcome, PlanCompleted, PlanFailed, PlanStepRef,
-    TurnEnded,
+    TurnClock,
 };
 
 /// A step handed to the game: what reports on it, and since when.
@@ -43,12 +43,12 @@ impl Awaiting {
 /// Hands the game the next step of each plan with none out, or ends the plan.
 pub(super) fn advance_plans(
     context: PlanContext,
-    mut turns: MessageReader<TurnEnded>,
+    clock: Res<TurnClock>,
     mut plans: Query<(Entity, &mut Plan)>,
     mut commands: Commands,
     mut out: PlanWriters,
     mut actions: Local<MenuCache>,
-    (mut ids, mut turn): (ResMut<PlanIds>, Local<u64>),
+    mut ids: ResMut<PlanIds>,
 ) {
     let PlanContext {
         settings,
@@ -56,13 +56,11 @@ pub(super) fn advance_plans(
         registry,
         ..
     } = &context;
-    *turn += turns.read().count() as u64;
-    let by_turns = settings.cadence == PlanCadence::EveryTurn;
+    let (by_turns, turn) = (settings.cadence == PlanCadence::EveryTurn, clock.turn);
     // Before a turn ends none is under way, to take a step in.
-    if by_turns && *turn == 0 {
+    if by_turns && turn == 0 {
         return;
     }
-    let turn = *turn;
     // By turns, one step a turn: a plan started during a turn takes its first in
     // it, whichever frame of the turn the plan started in.
     let mut ready = (plans.iter_mut())

@@ -52,7 +52,8 @@ pub use perception::{
 };
 pub use revisions::{PlaceRevisions, WorldViewChanges};
 pub(crate) use schedule::configure_loom_sets;
-pub use schedule::{LoomSystems, TurnEnded, WorldSystems};
+pub use schedule::{LoomSystems, TurnClock, TurnEnded, WorldSystems};
+pub(crate) use schedule::{TurnClockPlugin, count_turns};
 pub use scope::{ScopeFn, ScopeReach, TargetScopeAppExt, TargetScopes};
 pub use view::{EntityView, WorldView, WorldViewQuery};
 pub use witnessed::Witnessed;
@@ -67,6 +68,7 @@ pub struct WorldPlugin;
 impl Plugin for WorldPlugin {
     fn build(&self, app: &mut App) {
         configure_loom_sets(app);
+        TurnClockPlugin::add_once(app);
         app.init_resource::<TargetScopes>()
             .register_type::<Place>()
             .register_type::<Exits>()
@@ -83,7 +85,6 @@ impl Plugin for WorldPlugin {
             .add_message::<ActionRequest>()
             .add_message::<AbilityInvoked>()
             .add_message::<ActionReport>()
-            .add_message::<TurnEnded>()
             .add_message::<PlanCompleted>()
             .add_message::<PlanFailed>()
             .add_message::<StartPlan>()

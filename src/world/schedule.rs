@@ -28,6 +28,45 @@ pub enum LoomSystems {
 #[derive(Message, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TurnEnded;
 
+/// The turn count: one per [`TurnEnded`] so far, and one per tick of a real-time
+/// cadence that starts turns without one (the smart actors' `cadence`). The turns
+/// that ended are counted first in [`LoomSystems::Sense`].
+#[derive(Resource, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TurnClock {
+    /// The current turn; 0 before the first.
+    pub turn: u64,
+}
+
+/// Counts the turns: every feature plugin that follows them adds it, so each works
+/// alone and all count the same turns.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TurnClockPlugin;
+
+impl Plugin for TurnClockPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<TurnClock>()
+            .add_message::<TurnEnded>()
+            .add_systems(Update, count_turns.in_set(LoomSystems::Sense));
+    }
+}
+
+impl TurnClockPlugin {
+    /// Adds the plugin to `app` unless it is there.
+    pub(crate) fn add_once(app: &mut App) {
+        if !app.is_plugin_added::<Self>() {
+            app.add_plugins(Self);
+        }
+    }
+}
+
+/// Moves the clock on by the turns that ended since it last ran.
+pub(crate) fn count_turns(mut turns: MessageReader<TurnEnded>, mut clock: ResMut<TurnClock>) {
+    let ended = turns.read().count() as u64;
+    if ended > 0 {
+        clock.turn = clock.turn.saturating_add(ended);
+    }
+}
+
 /// The world view's systems: in `PreUpdate`, before
 /// [`ContentSystems`](crate::content::ContentSystems), they tell the content layer which
 /// target scope names exist, so actions naming others are rejected at load.

@@ -621,6 +621,28 @@ fn plans_that_move_by_turns_take_one_step_a_turn() {
     }
 }
 
+/// A game whose turns start by the smart actors' real-time cadence, with no
+/// `TurnEnded`: plans that move by turns step on those turns too.
+#[test]
+fn plans_that_move_by_turns_step_on_the_actors_real_time_cadence() {
+    let (mut app, scene) = tavern();
+    app.world_mut().resource_mut::<PlanningSettings>().cadence = PlanCadence::EveryTurn;
+    app.world_mut().resource_mut::<SmartActorSettings>().cadence = Some(Duration::from_secs(2));
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
+        500,
+    )));
+    serve(&mut app, &scene);
+    let turn = |app: &App| app.world().resource::<TurnClock>().turn;
+    crate::support::update_until(&mut app, "two cadence turns", |app| turn(app) >= 2);
+    app.update();
+    assert_eq!(turn(&app), 2);
+    assert_eq!(
+        app.world().resource::<Game>().issued.len(),
+        2,
+        "a step each turn"
+    );
+}
+
 /// By turns, a plan started in a later frame of a turn takes its first step in that
 /// turn, as one started in the frame the turn began does: which frame a smart actor's
 /// answer came in does not decide when its plan starts acting. Its next step waits for
