@@ -289,72 +289,86 @@ impl Refinement {
     }
 
     /// The current step failed for `reason` (or, a conditional step, its condition
-    /// could not be decided): the innermost conditional step, itself or around it,
-    /// that says what its failure does decides, or else the method's fallback.
+    /// could not be decided), as [`failed_at`](Self::failed_at) handles it.
     fn step_failed(&mut self, reason: String, registry: &ContentRegistry, facts: &impl PlanFacts) {
+        let at = self.step_pointer();
+        self.failed_at((reason, at), registry, facts);
+    }
+
+    /// The current step failed for `reason`, the failure having started at the step
+    /// `at` (itself, or a step of the task it ran): the innermost conditional step,
+    /// itself or around it, that says what its failure does decides, or else the
+    /// method's fallback. A task that fails fails the task step that ran it, which is
+    /// decided in its turn, up to the plan's own task.
+    fn failed_at(
+        &mut self,
+        (reason, at): (String, (String, String)),
+        registry: &ContentRegistry,
+        facts: &impl PlanFacts,
+    ) {
         self.awaiting = false;
         let Some(frame) = self.frames.last() else {
             return;
         };
         let method = registry.method(&frame.method);
         let deciding = method.and_then(|m| deciding_conditional(m, &frame.cursor));
-        if let Some((on_failure, depth)) = deciding {
-            let failed = (on_failure, self.step_pointer());
+        let handled = if let Some((on_failure, depth)) = deciding {
             // Out of its branch, to the conditional step itself.
             if let Some(frame) = self.frames.last_mut() {
                 frame.cursor.truncate(depth);
             }
-            return self.conditional_failed(failed, reason, registry, facts);
-        }
-        let task = registry.task(&frame.task.task_id);
-        let fallback = (method.and_then(|m| m.fallback_behavior))
-            .or(task.map(|t| t.fallback_behavior))
-            .unwrap_or_default();
-        match fallback {
-            FallbackBehavior::Fail => self.fail(reason, Some(self.step_pointer())),
+            match on_failure {
+                ConditionalFailure::Skip => FallbackBehavior::Continue,
+                ConditionalFailure::Fail => FallbackBehavior::Fail,
+                ConditionalFailure::Replan => FallbackBehavior::Replan,
+            }
+        } else {
+            let task = registry.task(&frame.task.task_id);
+            (method.and_then(|m| m.fallback_behavior))
+                .or(task.map(|t| t.fallback_behavior))
+                .unwrap_or_default()
+        };
+        match handled {
+            FallbackBehavior::Fail => self.task_failed((reason, at), registry, facts),
             FallbackBehavior::Continue => self.advance(),
-            FallbackBehavior::Replan => self.replan((reason, self.step_pointer()), registry, facts),
+            FallbackBehavior::Replan => self.replan((reason, at), registry, facts),
         }
     }
 
-    /// The conditional step at the cursor failed for `reason`, as its `on_failure`
-    /// says, at `step`: itself, or the step in its branch that failed.
-    fn conditional_failed(
+    /// The innermost task failed for `reason`, at the step `at`: the task step that
+    /// ran it fails in its turn; the plan's own task, the plan.
+    fn task_failed(
         &mut self,
-        (on_failure, step): (ConditionalFailure, (String, String)),
-        reason: String,
+        (reason, at): (String, (String, String)),
         registry: &ContentRegistry,
         facts: &impl PlanFacts,
     ) {
-        match on_failure {
-            ConditionalFailure::Skip => self.advance(),
-            ConditionalFailure::Fail => self.fail(reason, Some(step)),
-            ConditionalFailure::Replan => self.replan((reason, step), registry, facts),
+        if self.frames.len() > 1 {
+            self.frames.pop();
+            self.failed_at((reason, at), registry, facts);
+        } else {
+            self.fail(reason, Some(at));
         }
     }
 
     /// Tries the innermost task's next applicable method, the step `at` having failed;
-    /// when none is left, the task step that ran it fails, or the plan (naming `at`),
-    /// handed back to whoever chose it.
+    /// when none is left, the task fails ([`task_failed`](Self::task_failed)).
     fn replan(
         &mut self,
         (reason, at): (String, (String, String)),
         registry: &ContentRegistry,
         facts: &impl PlanFacts,
     ) {
-        let Some(mut frame) = self.frames.pop() else {
+        let Some(frame) = self.frames.last_mut() else {
             return;
         };
-        frame.tried.push(std::mem::take(&mut frame.method));
-        match choose_method(frame.task, frame.tried, self.done, registry, facts) {
-            Ok(again) => self.frames.push(again),
-            Err(none_left) if self.frames.is_empty() => {
-                self.failed = Some(PlanFailure {
-                    reason: format!("{reason}; {none_left}"),
-                    step: Some(at),
-                });
+        let (task, mut tried) = (frame.task.clone(), std::mem::take(&mut frame.tried));
+        tried.push(frame.method.clone());
+        match choose_method(task, tried, self.done, registry, facts) {
+            Ok(again) => *frame = again,
+            Err(none_left) => {
+                self.task_failed((format!("{reason}; {none_left}"), at), registry, facts);
             }
-            Err(none_left) => self.step_failed(format!("{reason}; {none_left}"), registry, facts),
         }
     }
 
@@ -1067,6 +1081,60 @@ mod tests {
         let (acted, end) = run(&mut plan, &registry, &world);
         assert_eq!(acted, ["core:wait", "items:pick_up", "items:give"]);
         assert_eq!(end, PlanStep::Done);
+    }
+
+    /// A task step whose task fails is a failed step of the method that ran it: that
+    /// method's conditional or fallback decides, not the plan's end.
+    #[test]
+    fn a_task_that_fails_is_a_failed_step_for_the_method_that_ran_it() {
+        let skipped = json!([
+            { "stepType": "conditional", "condition": true, "thenSteps": [fetch()], "onFailure": "skip" },
+            give()
+        ]);
+        let continued = json!({ "fallbackBehavior": "continue", "steps": [fetch(), give()] });
+        for (how, extra) in [
+            ("skip", json!({ "steps": skipped })),
+            ("continue", continued),
+        ] {
+            let registry = registry(
+                "fail",
+                &[fetching(), ("tavern:by_hand", "tavern:serve", extra)],
+            );
+            let (mut plan, world) = start(&registry);
+            assert_eq!(next_action(&mut plan, &registry, &world), "core:wait");
+            plan.report(Ok(()), &registry, &world);
+            assert_eq!(next_action(&mut plan, &registry, &world), "items:pick_up");
+            plan.report(Err("no mug".to_owned()), &registry, &world);
+            assert_eq!(
+                next_action(&mut plan, &registry, &world),
+                "items:give",
+                "{how}"
+            );
+        }
+    }
+
+    /// A failure that ends the plan through the tasks around it names the step where
+    /// it started.
+    #[test]
+    fn a_plan_failed_through_a_task_step_names_the_step_that_failed() {
+        let registry = registry(
+            "fail",
+            &[
+                fetching(),
+                method("tavern:by_hand", "tavern:serve", json!([fetch(), give()])),
+            ],
+        );
+        let (mut plan, world) = start(&registry);
+        act(plan.next_step(&registry, &world));
+        plan.report(Ok(()), &registry, &world);
+        act(plan.next_step(&registry, &world));
+        plan.report(Err("no mug".to_owned()), &registry, &world);
+        let failure = failed(plan.next_step(&registry, &world), "both fail");
+        assert_eq!(failure.reason, "no mug");
+        assert_eq!(
+            failure.step,
+            Some(("tavern:fetching".to_owned(), "/steps/1".to_owned()))
+        );
     }
 
     #[test]
