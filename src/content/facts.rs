@@ -7,11 +7,14 @@ use super::refinement::list_or_none;
 
 /// What a plan's conditions read of an entity: the actor, and each entity a task names
 /// (which also says whether it is `here`). Planning writes the facts by these names.
-pub(crate) const ENTITY_FACTS: [&str; 6] = [
+/// Names may be shared (two mugs of ale); `id` and `carriedIds` tell entities apart.
+pub(crate) const ENTITY_FACTS: [&str; 8] = [
+    "id",
     "name",
     "tags",
     "place",
     "carries",
+    "carriedIds",
     "carriedTags",
     "carriedBy",
 ];

@@ -19,8 +19,9 @@ pub struct RefinementMethod {
     pub refinement_method_id: String,
     /// The task it carries out (`mod:task`).
     pub task_id: String,
-    /// When the method may be chosen, in JSON Logic over `actor` (`name`, `tags`,
-    /// `place`, `carries`, `carriedTags`, `carriedBy`), `world` (the game's facts),
+    /// When the method may be chosen, in JSON Logic over `actor` (`id`, `name`, `tags`,
+    /// `place`, `carries`, `carriedIds`, `carriedTags`, `carriedBy`), `world` (the
+    /// game's facts),
     /// `task.params` (each entity parameter as the actor is, and whether it is `here`)
     /// and `task.state` (`actionsDone`, `triedMethods`); always, when absent. Reading
     /// any other fact is a content error.

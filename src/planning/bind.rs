@@ -14,8 +14,9 @@ use crate::world::ParamValue;
 
 /// What a condition reads about the world as it is now.
 pub trait PlanFacts {
-    /// The actor carrying out the plan: `{"name", "tags", "place", "carries", "carriedTags"}`
-    /// or whatever the game describes it with.
+    /// The actor carrying out the plan: `{"id", "name", "tags", "place", "carries",
+    /// "carriedIds", "carriedTags", "carriedBy"}` ([`describe`](super::describe)), or
+    /// whatever the game describes it with.
     fn actor(&self) -> Value;
     /// What the game says of the world (`world` in conditions).
     fn world(&self) -> Value;

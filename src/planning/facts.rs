@@ -82,9 +82,12 @@ impl PlanFacts for ViewFacts<'_, '_, '_, '_> {
     }
 }
 
-/// An entity as conditions read it: `name`, `tags`, `place` (its place's name, where it
-/// is or its carrier is), `carries` (the names of what it carries), `carriedTags` (their
-/// tags, each once) and `carriedBy` (its carrier's name); `None` when it is gone.
+/// An entity as conditions read it: `id` (its own, which no other entity has while it
+/// is there), `name` ("something" without one), `tags`, `place` (its place's name,
+/// where it is or its carrier is), `carries` (the names of what it carries) and
+/// `carriedIds` (their ids), `carriedTags` (their tags, each once) and `carriedBy` (its
+/// carrier's name); `None` when it is gone. Names may be shared: "the drink is the
+/// actor's" is `{"in": [{"var": "task.params.drink.id"}, {"var": "actor.carriedIds"}]}`.
 pub fn describe(view: &WorldView, entity: Entity) -> Option<Value> {
     let seen = view.get(entity)?;
     let carried = view.carried_by(entity);
@@ -96,6 +99,7 @@ pub fn describe(view: &WorldView, entity: Entity) -> Option<Value> {
     carried_tags.dedup();
     let strings = |items: Vec<&str>| Value::Array(items.into_iter().map(Value::from).collect());
     let names = |entities: &[Entity]| strings(entities.iter().map(|&e| view.name(e)).collect());
+    let ids = Value::Array(carried.iter().map(|&e| id(e)).collect());
     let place = view
         .place_of(entity)
         .map_or(Value::Null, |p| view.name(p).into());
@@ -103,13 +107,61 @@ pub fn describe(view: &WorldView, entity: Entity) -> Option<Value> {
     // By the names method conditions are checked against when content loads.
     let tags = strings(seen.tags.iter().map(String::as_str).collect());
     let facts = [
-        Value::from(seen.name.as_ref()),
+        id(entity),
+        Value::from(view.name(entity)),
         tags,
         place,
         names(carried),
+        ids,
         strings(carried_tags),
         carrier,
     ];
     let named = ENTITY_FACTS.iter().map(|&name| name.to_owned()).zip(facts);
     Some(Value::Object(Map::from_iter(named)))
+}
+
+/// An entity's `id` in conditions: its index and generation, as Bevy writes them
+/// ("12v1").
+fn id(entity: Entity) -> Value {
+    Value::from(entity.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::EntityView;
+    use serde_json::json;
+
+    #[test]
+    fn entities_are_told_apart_by_id_and_named_as_the_view_names_them() {
+        let [marta, mug, thing] = [1, 2, 3].map(|i| Entity::from_raw_u32(i).expect("valid"));
+        let carried = |name: &'static str| EntityView {
+            name: name.into(),
+            carried_by: Some(marta),
+            ..EntityView::default()
+        };
+        let view = WorldView::new([
+            (
+                marta,
+                EntityView {
+                    name: "Marta".into(),
+                    character: true,
+                    ..EntityView::default()
+                },
+            ),
+            (mug, carried("mug of ale")),
+            (thing, carried("")),
+        ]);
+        let actor = describe(&view, marta).expect("there");
+        assert_eq!(actor["id"], json!(marta.to_string()));
+        // In the order the view holds them: by name, the unnamed first.
+        assert_eq!(actor["carries"], json!(["something", "mug of ale"]));
+        assert_eq!(
+            actor["carriedIds"],
+            json!([thing.to_string(), mug.to_string()])
+        );
+        let unnamed = describe(&view, thing).expect("there");
+        assert_eq!(unnamed["name"], json!("something"), "as `carries` names it");
+        assert_eq!(unnamed["carriedBy"], json!("Marta"));
+    }
 }

@@ -489,6 +489,34 @@ fn a_conditional_step_reads_the_world_when_it_is_reached() {
     assert_eq!(game.completed.len(), 1);
 }
 
+/// She carries a mug of ale of her own: the one the Traveler is served is still the
+/// one on the bar, and she picks it up. A condition tells entities apart by `id`, not
+/// by a name two of them share.
+#[test]
+fn a_namesake_carried_is_not_the_drink_served() {
+    let (mut app, scene) = tavern();
+    let marta = scene.entities["marta"];
+    let own = app
+        .world_mut()
+        .spawn((DisplayName("mug of ale".into()), CarriedBy(marta)))
+        .id();
+    serve(&mut app, &scene);
+    run(&mut app, 20);
+    let game = app.world().resource::<Game>();
+    assert_eq!(game.failed, [], "the plan does not fail");
+    assert_eq!(
+        commands(game),
+        [
+            "pick up mug of ale",
+            "get close to Traveler",
+            "give mug of ale to Traveler"
+        ]
+    );
+    let given = &game.requests[2].targets[0];
+    assert_eq!(*given, scene.entities["ale"], "the drink asked for");
+    assert_eq!(app.world().get::<CarriedBy>(own).map(|c| c.0), Some(marta));
+}
+
 /// A step refused inside a conditional step names itself, not the conditional: the
 /// step the game refused, as a stop while it is out names it.
 #[test]
