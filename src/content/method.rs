@@ -23,7 +23,8 @@ pub struct RefinementMethod {
     /// `place`, `carries`, `carriedIds`, `carriedTags`, `carriedBy`), `world` (the
     /// game's facts),
     /// `task.params` (each entity parameter as the actor is, and whether it is `here`)
-    /// and `task.state` (`actionsDone`, `triedMethods`); always, when absent. Reading
+    /// and `task.state` (the task's own `actionsDone` and `triedMethods`: a task step's
+    /// task begins with none); always, when absent. Reading
     /// any other fact is a content error.
     #[serde(default)]
     pub applicability: Option<Condition>,

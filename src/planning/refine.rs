@@ -82,6 +82,8 @@ pub struct Refinement {
 struct Frame {
     task: BoundTask,
     method: String,
+    /// The plan's actions done when the task began: its own are those done since.
+    started: usize,
     /// Methods of the task already tried and failed.
     tried: Vec<String>,
     /// The step within the method: an index in its steps, then, inside a conditional
@@ -104,7 +106,7 @@ impl Refinement {
         registry: &ContentRegistry,
         facts: &impl PlanFacts,
     ) -> Result<Self, PlanFailure> {
-        let frame = choose_method(task, Vec::new(), 0, registry, facts)
+        let frame = choose_method(task, Vec::new(), (0, 0), registry, facts)
             .map_err(|reason| PlanFailure { reason, step: None })?;
         Ok(Self {
             frames: vec![frame],
@@ -172,7 +174,8 @@ impl Refinement {
                     }
                 }
                 RefinementStep::Conditional(conditional) => {
-                    let data = condition_data(&frame.task, &frame.tried, self.done, facts);
+                    let done = self.done - frame.started;
+                    let data = condition_data(&frame.task, &frame.tried, done, facts);
                     match conditional.condition.holds(&data) {
                         Ok(holds) => {
                             if let Some(last) = frame.cursor.last_mut() {
@@ -194,9 +197,9 @@ impl Refinement {
                 RefinementStep::Task(step) => {
                     let bound = bind_task(step, &frame.task, registry);
                     let tried = Vec::new();
-                    match bound
-                        .and_then(|task| choose_method(task, tried, self.done, registry, facts))
-                    {
+                    match bound.and_then(|task| {
+                        choose_method(task, tried, (self.done, self.done), registry, facts)
+                    }) {
                         Ok(sub) => self.frames.push(sub),
                         Err(reason) => self.step_failed(reason, registry, facts),
                     }
@@ -364,7 +367,8 @@ impl Refinement {
         };
         let (task, mut tried) = (frame.task.clone(), std::mem::take(&mut frame.tried));
         tried.push(frame.method.clone());
-        match choose_method(task, tried, self.done, registry, facts) {
+        let actions = (frame.started, self.done);
+        match choose_method(task, tried, actions, registry, facts) {
             Ok(again) => *frame = again,
             Err(none_left) => {
                 self.task_failed((format!("{reason}; {none_left}"), at), registry, facts);
@@ -423,10 +427,12 @@ fn deciding_conditional(
 /// `task` with the first of its methods not `tried` whose applicability holds now,
 /// `done` actions into the plan. A method whose applicability cannot be decided does
 /// not apply; when none is left, the error names each method and why it does not.
+/// `actions` are the plan's actions done when the task began and now: a method's
+/// applicability reads the task's own (`task.state.actionsDone`).
 fn choose_method(
     task: BoundTask,
     tried: Vec<String>,
-    done: usize,
+    (started, done): (usize, usize),
     registry: &ContentRegistry,
     facts: &impl PlanFacts,
 ) -> Result<Frame, String> {
@@ -443,8 +449,8 @@ fn choose_method(
         let Some(applicability) = &method.applicability else {
             return true;
         };
-        let facts =
-            read.get_or_insert_with(|| arena.facts(&condition_data(&task, &tried, done, facts)));
+        let data = || condition_data(&task, &tried, done - started, facts);
+        let facts = read.get_or_insert_with(|| arena.facts(&data()));
         applicability.holds_for(facts).unwrap_or(false)
     });
     let Some(method) = chosen else {
@@ -479,6 +485,7 @@ fn choose_method(
     Ok(Frame {
         method: method.refinement_method_id.clone(),
         task,
+        started,
         tried,
         cursor: vec![Cursor {
             index: 0,
@@ -950,6 +957,30 @@ mod tests {
             Some("tavern:b_after_one"),
             "one action was done"
         );
+    }
+
+    /// `task.state` is the task's own: a task step's task begins with no action done,
+    /// whatever the plan did before it.
+    #[test]
+    fn a_task_steps_task_counts_its_own_actions_done() {
+        let registry = registry(
+            "fail",
+            &[
+                method("tavern:by_hand", "tavern:serve", json!([wait(), fetch()])),
+                (
+                    "tavern:a_fresh",
+                    "tavern:fetch",
+                    json!({ "applicability": { "==": [{ "var": "task.state.actionsDone" }, 0] },
+                            "steps": [pick_up()] }),
+                ),
+                method("tavern:b_later", "tavern:fetch", json!([wait()])),
+            ],
+        );
+        let (mut plan, world) = start(&registry);
+        let (acted, end) = run(&mut plan, &registry, &world);
+        assert_eq!(acted, ["core:wait", "items:pick_up"]);
+        assert_eq!(end, PlanStep::Done);
+        assert_eq!(plan.actions_done(), 2, "the plan counts them all");
     }
 
     #[test]
