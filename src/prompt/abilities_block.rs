@@ -99,8 +99,8 @@ fn write_block<'a>(
     out.push_str("</abilities>");
 }
 
-/// One ability: its id, then What, When, Inputs, and where there is something to say
-/// (and `detail` keeps it), Infer from, Validation and Examples.
+/// One ability: its id, then What, When, Inputs and Infer from, and where there is
+/// something to say (and `detail` keeps it), Validation and Examples.
 fn write_ability(out: &mut String, ability: &AbilityDefinition, detail: Detail) {
     let inputs = &ability.inputs;
     out.push_str("- ");

@@ -95,8 +95,9 @@ pub struct PromptPart {
 }
 
 /// The decision prompt for one actor: the stable part (rules, persona, goals) first,
-/// then the available actions, what it perceives, what it remembers and what the
-/// player said to it: the parts that change most often last. The fixed text comes
+/// then the note its turn begins with (why its last answer was not used), the
+/// available actions, what it perceives, what it remembers and what the player said
+/// to it: the parts that change most often last. The fixed text comes
 /// from `template` (the spec's `promptId`, or [`PromptTemplate::default`]).
 ///
 /// It is [`decision_system_prompt`] and [`decision_user_prompt`] together; an app
@@ -188,8 +189,9 @@ pub fn decision_system_prompt(
     }
 }
 
-/// A decision prompt's user message: the available actions, what the actor perceives,
-/// what it remembers and what the player said to it.
+/// A decision prompt's user message: the note its turn begins with, the available
+/// actions, what the actor perceives, what it remembers and what the player said to
+/// it.
 pub fn decision_user_prompt(
     template: &PromptTemplate,
     context: &DecisionContext<'_>,
