@@ -288,9 +288,9 @@ struct ThinkQueue {
     /// Hashed with bevy's fixed hasher: one insert an actor a turn, and a departed
     /// actor's requests are cancelled in the same order on every run.
     pending: HashMap<RequestId, Entity>,
-    /// The [earliest id](LlmBridge::earliest_id) of the bridge the requests went to:
-    /// another one means the bridge was replaced.
-    bridge: Option<RequestId>,
+    /// The [serial](LlmBridge::serial) of the bridge the requests went to: another
+    /// one means the bridge was replaced.
+    bridge: Option<u64>,
 }
 
 impl ThinkQueue {

@@ -62,18 +62,20 @@ pub(super) fn forget_departed_actors(
 /// a new [`LlmBridge`], to change servers): the old one's answers never come. Each
 /// one's turn is taken back, and it is asked again, before those queued since, as it
 /// was asked (what the player said to it, whether it was asking again). An answer the
-/// old bridge passed on in the frame it was replaced is not applied.
+/// old bridge passed on before the new one is seen, in the frame it was replaced, is
+/// not applied.
 pub(super) fn ask_a_new_bridge(
     mut queue: ResMut<ThinkQueue>,
     bridge: Res<LlmBridge>,
     mut minds: Query<&mut ActorMind>,
 ) {
-    let earliest = bridge.earliest_id();
-    if queue.bridge.replace(earliest) == Some(earliest) {
+    let serial = bridge.serial();
+    if queue.bridge.replace(serial) == Some(serial) {
         return;
     }
-    let mut lost: Vec<(RequestId, Entity)> =
-        queue.pending.extract_if(|&id, _| id < earliest).collect();
+    let mut lost: Vec<(RequestId, Entity)> = (queue.pending)
+        .extract_if(|&id, _| !bridge.issued(id))
+        .collect();
     // The first asked goes first.
     lost.sort_unstable();
     let mut asked_again = 0;

@@ -13,9 +13,12 @@ use super::{
     SamplingOptions,
 };
 
-/// The next request id, of any bridge: ids are unique in the process, so one a bridge
-/// issued is never issued again by one that replaces it.
-static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
+/// The next bridge's serial: no two bridges of a process share one.
+static NEXT_BRIDGE: AtomicU64 = AtomicU64::new(1);
+
+/// A request id's low bits count the bridge's requests; the bits above them are its
+/// bridge's serial, so an id is unique in the process and tells which bridge issued it.
+const REQUEST_BITS: u32 = 40;
 
 /// Sends requests to model servers without blocking a frame.
 ///
@@ -36,8 +39,10 @@ pub struct LlmBridge {
     arrivals: Mutex<mpsc::Receiver<Arrival>>,
     deltas: Vec<LlmDelta>,
     stopped: Vec<LlmResponse>,
-    /// The first id this bridge could issue.
-    earliest_id: RequestId,
+    /// Which bridge this is, in the high bits of each id it issues.
+    serial: u64,
+    /// Requests submitted so far.
+    submitted: u64,
     in_flight: usize,
     running: Arc<AtomicUsize>,
     description: String,
@@ -118,7 +123,8 @@ impl LlmBridge {
             arrivals: Mutex::new(arrivals),
             deltas: Vec::new(),
             stopped: Vec::new(),
-            earliest_id: RequestId(NEXT_REQUEST.load(Ordering::Relaxed)),
+            serial: NEXT_BRIDGE.fetch_add(1, Ordering::Relaxed),
+            submitted: 0,
             in_flight: 0,
             running,
             description,
@@ -132,7 +138,8 @@ impl LlmBridge {
     /// Queues a request and returns its id at once. It goes to the bridge's thread on
     /// the next [`flush`](Self::flush) or [`drain`](Self::drain).
     pub fn submit(&mut self, mut request: LlmRequest) -> RequestId {
-        let id = RequestId(NEXT_REQUEST.fetch_add(1, Ordering::Relaxed));
+        self.submitted += 1;
+        let id = RequestId(self.serial << REQUEST_BITS | self.submitted);
         let sampling = &mut request.sampling;
         sampling.temperature = sampling.temperature.or(self.defaults.temperature);
         sampling.max_tokens = sampling.max_tokens.or(self.defaults.max_tokens);
@@ -176,13 +183,18 @@ impl LlmBridge {
         }
     }
 
-    /// No id it issues comes before this one. Ids are unique in the process: one before
-    /// it was issued by a bridge that this one replaced (a game that inserts a new
-    /// `LlmBridge` to change servers), whose outcome never comes. Smart actors and
-    /// narration waiting on such a request ask again, or fall back, when they see a
-    /// new bridge's earliest id.
-    pub fn earliest_id(&self) -> RequestId {
-        self.earliest_id
+    /// Which bridge this is: no two bridges of a process have the same serial.
+    pub fn serial(&self) -> u64 {
+        self.serial
+    }
+
+    /// Whether this bridge issued `id`. Ids are unique in the process: one it did not
+    /// issue came from another bridge (one it replaced, when a game inserts a new
+    /// `LlmBridge` to change servers), and its outcome never comes from this one.
+    /// Smart actors and narration waiting on such a request ask again, or fall back,
+    /// when they see another bridge's [`serial`](Self::serial).
+    pub fn issued(&self, id: RequestId) -> bool {
+        id.0 >> REQUEST_BITS == self.serial
     }
 
     /// Cancels a request: queued, it never starts; running, its connection is

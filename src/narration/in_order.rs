@@ -114,8 +114,8 @@ pub(super) struct InOrder {
     asked: HashMap<RequestId, u64>,
     /// The number of the first in `untold`.
     first: u64,
-    /// The [earliest id](crate::llm::LlmBridge::earliest_id) of the bridge answering.
-    bridge: Option<RequestId>,
+    /// The [serial](crate::llm::LlmBridge::serial) of the bridge answering.
+    bridge: Option<u64>,
 }
 
 impl InOrder {
@@ -156,15 +156,15 @@ impl InOrder {
         self.end_waiting(|_, due| due <= now, LOST)
     }
 
-    /// The bridge answering is the one whose earliest id is `earliest`: when it is
-    /// another than before, the narrations asked with an id before it were asked of a
-    /// bridge it replaced and are ended with their offline weave now, not at their
-    /// deadline. Returns how many it ended.
-    pub fn answered_by(&mut self, earliest: RequestId) -> usize {
-        if self.bridge.replace(earliest) == Some(earliest) {
+    /// The bridge answering is the one with this `serial`, which `issued` some
+    /// requests: when it is another than before, the narrations asked with others were
+    /// asked of a bridge it replaced, and are ended with their offline weave now, not
+    /// at their deadline. Returns how many it ended.
+    pub fn answered_by(&mut self, serial: u64, issued: impl Fn(RequestId) -> bool) -> usize {
+        if self.bridge.replace(serial) == Some(serial) {
             return 0;
         }
-        self.end_waiting(|request, _| request < earliest, REPLACED)
+        self.end_waiting(|request, _| !issued(request), REPLACED)
     }
 
     /// Ends, with their offline weave and `reason`, the narrations waiting on a
@@ -319,17 +319,20 @@ mod tests {
     #[test]
     fn narrations_asked_of_a_replaced_bridge_are_told_offline_at_once() {
         let mut untold = InOrder::default();
-        assert_eq!(untold.answered_by(RequestId(1)), 0, "the first bridge");
+        // Bridge 1 issues the odd ids, bridge 2 the even ones.
+        let second = |id: RequestId| id.0.is_multiple_of(2);
+        let first = |id: RequestId| !second(id);
+        assert_eq!(untold.answered_by(1, first), 0, "the first bridge");
         untold.asked(
             RequestId(1),
             narration("take"),
             "You take it.".to_owned(),
             later(),
         );
-        assert_eq!(untold.answered_by(RequestId(1)), 0, "the same bridge");
-        // Asked of the bridge that replaces it.
+        assert_eq!(untold.answered_by(1, first), 0, "the same bridge");
+        // Asked of the bridge that replaces it, before it is seen.
         untold.asked(RequestId(2), narration("greet"), String::new(), later());
-        assert_eq!(untold.answered_by(RequestId(2)), 1);
+        assert_eq!(untold.answered_by(2, second), 1);
         assert_eq!(told(&mut untold), [text("take", "You take it.", true)]);
         untold.answered(RequestId(1), Ok("too late".to_owned()));
         untold.answered(RequestId(2), Ok("You nod.".to_owned()));

@@ -477,12 +477,6 @@ fn receive_narration(
         return;
     }
     let untold = &mut narrator.untold;
-    let replaced = bridge.map_or(0, |bridge| untold.answered_by(bridge.earliest_id()));
-    if replaced > 0 {
-        warn!(
-            "the LLM bridge was replaced: {replaced} narrations asked of the old one fall back to the offline weave"
-        );
-    }
     let lost = untold.overdue(Instant::now());
     if lost > 0 {
         warn!(
@@ -522,6 +516,15 @@ fn receive_narration(
             }
         }
         untold.answered(response.id, accepted);
+    }
+    // After the answers the old bridge passed on before it was replaced.
+    let replaced = bridge.map_or(0, |bridge| {
+        untold.answered_by(bridge.serial(), |id| bridge.issued(id))
+    });
+    if replaced > 0 {
+        warn!(
+            "the LLM bridge was replaced: {replaced} narrations asked of the old one fall back to the offline weave"
+        );
     }
     untold.tell(|text| {
         texts.write(text);

@@ -347,15 +347,16 @@ fn a_model_that_misses_the_deadline_is_replaced_by_the_offline_weave() {
 fn narrations_asked_of_a_replaced_bridge_are_told_offline_at_once() {
     let expected = offline_texts();
     let mut scene = scene(Some(Answer::Never), NarrationSettings::default());
-    for report in scene.reports() {
-        scene.app.world_mut().write_message(report);
-    }
-    scene.app.update();
+    // Made before the old one is asked anything, as a game may keep a second ready.
     let new = bevy_loom::llm::LlmBridge::new(
         Arc::new(TestBackend(Answer::Streamed)),
         Duration::from_secs(30),
         default(),
     );
+    for report in scene.reports() {
+        scene.app.world_mut().write_message(report);
+    }
+    scene.app.update();
     scene.app.world_mut().insert_resource(new);
     scene.app.update();
     let narrated = scene.app.world().resource::<Narrated>();
