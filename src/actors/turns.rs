@@ -14,8 +14,8 @@ use super::{
 };
 use crate::llm::{LlmBridge, RequestId};
 use crate::world::{
-    DisplayName, FollowingPlan, Player, StopPlan, WhereItIs, Whereabouts, Witnessed, WorldView,
-    WorldViewQuery, place_of, printable, prompt_name,
+    DisplayName, FollowingPlan, Player, StopPlan, TurnsEnded, WhereItIs, Whereabouts, Witnessed,
+    WorldView, WorldViewQuery, place_of, printable, prompt_name,
 };
 
 /// Why a fight stops a plan, as the actor's next prompt tells it.
@@ -167,12 +167,12 @@ fn fire(since: &mut Duration, cadence: Duration) -> u64 {
     u64::try_from(time / cadence).unwrap_or(u64::MAX)
 }
 
-/// Starts the turns the clock moved on by since the last frame (the turns that ended)
-/// and the real-time cadence's: queues every actor ready to think.
+/// Starts the turns that ended since the last frame and the real-time cadence's,
+/// moving the clock on by the cadence's: queues every actor ready to think.
 pub(super) fn start_turns(
     settings: Res<SmartActorSettings>,
     mut cadence: CadenceClock,
-    (mut clock, mut seen): (ResMut<TurnClock>, Local<u64>),
+    (mut clock, ended): (ResMut<TurnClock>, Res<TurnsEnded>),
     mut queue: ResMut<ThinkQueue>,
     mut actors: Query<TurnTaker, With<SmartActor>>,
     mut stops: MessageWriter<StopPlan>,
@@ -181,10 +181,8 @@ pub(super) fn start_turns(
     if fired > 0 {
         clock.turn = clock.turn.saturating_add(fired);
     }
-    // A game that sets the clock back (a saved game loaded) starts no turn by it.
-    let started = clock.turn > *seen;
-    *seen = clock.turn;
-    if !started {
+    // A game that sets the clock (a saved game loaded) starts no turn by it.
+    if ended.0 == 0 && fired == 0 {
         return;
     }
     for (entity, mut mind, following_plan, fighting) in &mut actors {

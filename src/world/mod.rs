@@ -53,7 +53,7 @@ pub use perception::{
 pub use revisions::{PlaceRevisions, WorldViewChanges};
 pub(crate) use schedule::configure_loom_sets;
 pub use schedule::{LoomSystems, TurnClock, TurnEnded, WorldSystems};
-pub(crate) use schedule::{TurnClockPlugin, count_turns};
+pub(crate) use schedule::{TurnClockPlugin, TurnsEnded, count_turns};
 pub use scope::{ScopeFn, ScopeReach, TargetScopeAppExt, TargetScopes};
 pub use view::{EntityView, WorldView, WorldViewQuery};
 pub use witnessed::Witnessed;

@@ -30,7 +30,9 @@ pub struct TurnEnded;
 
 /// The turn count: one per [`TurnEnded`] so far, and one per tick of a real-time
 /// cadence that starts turns without one (the smart actors' `cadence`). The turns
-/// that ended are counted first in [`LoomSystems::Sense`].
+/// that ended are counted in [`LoomSystems::Sense`], before the smart actors' turns
+/// start: a `TurnEnded` written later in the frame counts in the next. A game may set
+/// it (a saved game loaded); that starts no turn.
 #[derive(Resource, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TurnClock {
     /// The current turn; 0 before the first.
@@ -45,6 +47,7 @@ pub(crate) struct TurnClockPlugin;
 impl Plugin for TurnClockPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<TurnClock>()
+            .init_resource::<TurnsEnded>()
             .add_message::<TurnEnded>()
             .add_systems(Update, count_turns.in_set(LoomSystems::Sense));
     }
@@ -59,11 +62,20 @@ impl TurnClockPlugin {
     }
 }
 
+/// How many turns ended since the frame before ([`count_turns`]): what starts the
+/// smart actors' turns, whatever the game sets the clock to.
+#[derive(Resource, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct TurnsEnded(pub u64);
+
 /// Moves the clock on by the turns that ended since it last ran.
-pub(crate) fn count_turns(mut turns: MessageReader<TurnEnded>, mut clock: ResMut<TurnClock>) {
-    let ended = turns.read().count() as u64;
-    if ended > 0 {
-        clock.turn = clock.turn.saturating_add(ended);
+pub(crate) fn count_turns(
+    mut turns: MessageReader<TurnEnded>,
+    mut clock: ResMut<TurnClock>,
+    mut ended: ResMut<TurnsEnded>,
+) {
+    ended.0 = turns.read().count() as u64;
+    if ended.0 > 0 {
+        clock.turn = clock.turn.saturating_add(ended.0);
     }
 }
 

@@ -25,6 +25,22 @@ fn at_most_the_cap_start_thinking_in_one_frame() {
     assert_eq!(asked_per_frame, [1, 1, 1, 0]);
 }
 
+/// A game that sets the clock (a saved game loaded at turn 42) starts no turn by it;
+/// the next `TurnEnded` does.
+#[test]
+fn setting_the_turn_clock_starts_no_turn() {
+    let (mut app, _) = tavern_app_with(BackendChoice::Offline { seed: 3 }, default());
+    app.insert_resource(TurnClock { turn: 42 });
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(app.world().resource::<TurnLog>().prompts.len(), 0);
+    app.world_mut().write_message(TurnEnded);
+    app.update();
+    assert_eq!(app.world().resource::<TurnClock>().turn, 43);
+    assert_eq!(app.world().resource::<TurnLog>().prompts.len(), 3);
+}
+
 #[test]
 fn a_cadence_starts_turns_without_turn_ended() {
     let settings = SmartActorSettings {
