@@ -128,7 +128,7 @@ fn method_text(m: usize) -> (String, String) {
         "applicability": { ">=": [{ "var": "task.params.rounds" }, 1] },
         "steps": [
             { "stepType": "conditional",
-              "condition": { "!": { "in": [{ "var": "task.params.drink.name" }, { "var": "actor.carries" }] } },
+              "condition": { "!": { "in": [{ "var": "task.params.drink.id" }, { "var": "actor.carriedIds" }] } },
               "thenSteps": [{ "stepType": "primitive_action", "actionId": "items:pick_up",
                               "targetBindings": { "item": "task.params.drink" } }],
               "onFailure": "replan" },

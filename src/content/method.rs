@@ -179,11 +179,12 @@ pub struct ConditionalStep {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ConditionalFailure {
-    /// The plan fails.
+    /// The task fails: the plan, when it is the plan's own task; a task step's task
+    /// fails that step, which the method that ran it decides on.
     Fail,
     /// The rest of the conditional is skipped; the method goes on after it.
     Skip,
-    /// The task's next applicable method is tried.
+    /// The task's next applicable method is tried; when none is left, the task fails.
     Replan,
 }
 

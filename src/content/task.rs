@@ -219,11 +219,13 @@ impl ValueType {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FallbackBehavior {
-    /// Stop: the plan fails, and whoever chose the task hears why.
+    /// Stop: the task fails. The plan's own task fails the plan, and whoever chose it
+    /// hears why; a task step's task fails that step, which the method that ran it
+    /// decides on.
     #[default]
     Fail,
     /// Go on with the next step: the failed one was optional.
     Continue,
-    /// Try the task's next applicable method; when none is left, the plan fails.
+    /// Try the task's next applicable method; when none is left, the task fails.
     Replan,
 }
