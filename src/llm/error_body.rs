@@ -339,7 +339,10 @@ mod tests {
                         .to_owned(),
             }
         );
-        assert!(!error.is_retryable() && !error.is_server_fault());
+        assert!(
+            !error.is_retryable() && error.is_server_fault(),
+            "not asked again, and its breaker opens: a fleet asks another"
+        );
         let said = error.to_string();
         assert!(
             said.contains("no quota left") && said.contains("LOOM_LLM_API_KEY"),

@@ -58,16 +58,17 @@ impl LlmError {
     }
 
     /// Whether the error says something of the server's health, and so counts toward
-    /// its circuit breaker: unreachable, failing or answering with what is not JSON (a
-    /// web page). A server still loading its model, one limiting how often it is asked
-    /// (429: it answered, and said when to ask again), or one that found a prompt too
-    /// long for its context, is healthy.
+    /// its circuit breaker: unreachable, failing, answering with what is not JSON (a
+    /// web page), or refusing every request (an account out of quota: a fleet's
+    /// other servers are asked instead). A server still loading its model, one
+    /// limiting how often it is asked (429: it answered, and said when to ask again),
+    /// or one that found a prompt too long for its context, is healthy.
     pub fn is_server_fault(&self) -> bool {
-        self.is_retryable()
-            && !matches!(
-                self,
-                Self::Loading { .. } | Self::Status { status: 429, .. }
-            )
+        match self {
+            Self::QuotaExceeded { .. } => true,
+            Self::Loading { .. } | Self::Status { status: 429, .. } => false,
+            other => other.is_retryable(),
+        }
     }
 }
 

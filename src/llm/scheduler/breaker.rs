@@ -130,20 +130,33 @@ impl Breaker {
         self.last_failure.as_deref()
     }
 
+    /// The server answered that it limits how often it is asked (HTTP 429), as `why`
+    /// says: it is up, so the failures counted stay as they are, but the request got
+    /// no answer. Why is kept to tell, and an open breaker's probe lets the next go.
+    pub(super) fn limited(&mut self, why: &LlmError) {
+        self.last_failure = Some(in_few_words(why));
+        self.probing_since = None;
+    }
+
     /// The server was unreachable, overloaded or failing, as `why` says.
     pub(super) fn failed(&mut self, now: Instant, settings: &BreakerSettings, why: &LlmError) {
-        let said = why.to_string();
-        let mut words: String = said.chars().take(FAILURE_CHARS).collect();
-        if words.len() < said.len() {
-            words.push('…');
-        }
-        self.last_failure = Some(words);
+        self.last_failure = Some(in_few_words(why));
         self.failures = self.failures.saturating_add(1);
         if self.probing_since.is_some() || self.failures >= settings.failures_to_open {
             self.open_until = Some(later(now, settings.open_for));
             self.probing_since = None;
         }
     }
+}
+
+/// What `why` says, cut at [`FAILURE_CHARS`] characters.
+fn in_few_words(why: &LlmError) -> String {
+    let said = why.to_string();
+    let mut words: String = said.chars().take(FAILURE_CHARS).collect();
+    if words.len() < said.len() {
+        words.push('…');
+    }
+    words
 }
 
 #[cfg(test)]
@@ -184,6 +197,39 @@ mod tests {
         assert!(kept.ends_with('…'));
         breaker.succeeded();
         assert_eq!(breaker.last_failure(), None, "forgotten once it answers");
+    }
+
+    /// A rate limit is no failure, and no answer either: the failures counted stay,
+    /// and it is why the server last failed.
+    #[test]
+    fn a_rate_limit_keeps_the_count_and_says_why() {
+        let settings = BreakerSettings {
+            failures_to_open: 2,
+            ..BreakerSettings::default()
+        };
+        let now = Instant::now();
+        let mut breaker = Breaker::default();
+        breaker.failed(now, &settings, &down());
+        let limited = LlmError::Status {
+            status: 429,
+            body: "slow down".to_owned(),
+            retry_after: None,
+        };
+        breaker.limited(&limited);
+        assert_eq!(breaker.state(now).0, BreakerState::Closed);
+        assert!(
+            breaker
+                .last_failure()
+                .is_some_and(|why| why.starts_with("the model server answered HTTP 429")),
+            "{:?}",
+            breaker.last_failure()
+        );
+        breaker.failed(now, &settings, &down());
+        assert_eq!(
+            breaker.state(now).0,
+            BreakerState::Open,
+            "the second failure opens it"
+        );
     }
 
     /// The breaker's life on a clock of the test's own: open after enough failures,

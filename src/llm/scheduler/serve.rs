@@ -57,7 +57,12 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
             if let Some((endpoint, _)) = &start {
                 lock(&endpoint.breaker).not_sent();
             }
-            break Err(LlmError::TimedOut(deadline - counted_from));
+            let waited = deadline - counted_from;
+            break Err(if first_try {
+                LlmError::NotStarted(waited)
+            } else {
+                LlmError::TimedOut(waited)
+            });
         }
         let (endpoint, slot) = match start.take() {
             Some(started) => started,
@@ -67,6 +72,10 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
                 let times = (now, deadline, counted_from);
                 match next_endpoint(&shared, affinity, request.priority, times).await {
                     Ok(picked) => picked,
+                    // Out of time waiting for a slot before any was sent.
+                    Err(LlmError::TimedOut(waited)) if first_try => {
+                        break Err(LlmError::NotStarted(waited));
+                    }
                     Err(error) => break Err(error),
                 }
             }
@@ -126,7 +135,8 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
         if starting {
             // Not ready yet: wait with backoff until the deadline, however many times.
             drop(slot);
-            let wait = retry_delay(&shared.schedule.retry, waits, &error, rng);
+            let left = deadline.saturating_duration_since(Instant::now());
+            let wait = retry_delay(&shared.schedule.retry, (waits, left), &error, rng);
             not_ready = Some((endpoint.index, loading(error)));
             waits = waits.saturating_add(1);
             let until = later(Instant::now(), wait).min(deadline);
@@ -143,9 +153,10 @@ async fn serve(shared: Arc<Shared>, job: Job, start: Start) {
             break Err(error);
         }
         drop(slot);
-        let wait = retry_delay(&shared.schedule.retry, retries, &error, rng);
+        let left = deadline.saturating_duration_since(Instant::now());
+        let wait = retry_delay(&shared.schedule.retry, (retries, left), &error, rng);
         // A wait past the deadline (a huge `Retry-After`) ends the request now.
-        if deadline.saturating_duration_since(Instant::now()) <= wait {
+        if left <= wait {
             break Err(error);
         }
         tokio::time::sleep(wait).await;
@@ -229,6 +240,9 @@ fn note_health(
                     slots: None,
                 },
             );
+        }
+        Err(limited @ LlmError::Status { status: 429, .. }) => {
+            lock(&endpoint.breaker).limited(limited);
         }
         Err(error) if error.is_server_fault() => {
             let settings = &shared.schedule.breaker;
@@ -372,11 +386,13 @@ fn loading(error: LlmError) -> LlmError {
     }
 }
 
-/// Exponential backoff with jitter, or the server's `Retry-After` and up to a tenth
-/// more, so that requests it refused together do not all come back at once.
+/// Exponential backoff with jitter, after `retries` tries with `left` before the
+/// deadline; or the server's `Retry-After` and up to a tenth more, so that requests it
+/// refused together do not all come back at once (no more than half the time the
+/// deadline leaves after it: a `Retry-After` that fits before the deadline is waited).
 fn retry_delay(
     policy: &RetryPolicy,
-    retries: u32,
+    (retries, left): (u32, Duration),
     error: &LlmError,
     rng: &mut ChaCha8Rng,
 ) -> Duration {
@@ -386,7 +402,8 @@ fn retry_delay(
     } = error
     {
         let spread = (*after / 10).mul_f64(rng.random_range(0.0..=1.0));
-        return after.saturating_add(spread);
+        let slack = left.saturating_sub(*after) / 2;
+        return after.saturating_add(spread.min(slack));
     }
     let backoff = policy
         .first_delay
@@ -456,7 +473,7 @@ mod tests {
         let waits: Vec<Duration> = (0..20)
             .map(|seed| {
                 let rng = &mut ChaCha8Rng::seed_from_u64(seed);
-                retry_delay(&policy, 0, &asked(ten), rng)
+                retry_delay(&policy, (0, Duration::MAX), &asked(ten), rng)
             })
             .collect();
         assert!(
@@ -472,9 +489,16 @@ mod tests {
         );
         let rng = &mut ChaCha8Rng::seed_from_u64(0);
         assert_eq!(
-            retry_delay(&policy, 0, &asked(Duration::MAX), rng),
+            retry_delay(&policy, (0, Duration::MAX), &asked(Duration::MAX), rng),
             Duration::MAX,
             "the longest wait does not overflow"
+        );
+        let rng = &mut ChaCha8Rng::seed_from_u64(0);
+        let left = ten + Duration::from_millis(100);
+        let wait = retry_delay(&policy, (0, left), &asked(ten), rng);
+        assert!(
+            (ten..left).contains(&wait),
+            "spread within the deadline: {wait:?}"
         );
     }
 
