@@ -2,7 +2,7 @@
 //! one running first, unless the model chose it), a [`StopPlan`] ends it, each
 //! answered with [`PlanStarted`] or [`PlanFailed`].
 
-use bevy::ecs::entity::EntityHashMap;
+use bevy::ecs::entity::{Entities, EntityHashMap};
 use bevy::prelude::*;
 
 use super::{
@@ -41,10 +41,12 @@ pub(super) fn stop_plans(
 /// applicable method; a task that cannot start is a [`PlanFailed`] at once. A plan
 /// started over one running ends that one first, as failed, unless the model chose it
 /// (an answer read as the game put the plan on): that one fails instead. Starts that
-/// come before content has loaded (a game's `Startup` systems) wait for it.
+/// come before content has loaded (a game's `Startup` systems) wait for it; one whose
+/// actor or entity was spawned by a command not applied yet (spawned in the same
+/// system that wrote the start) waits a frame for it.
 pub(super) fn start_plans(
     context: PlanContext,
-    mut starts: Starts,
+    (mut held, entities): (Starts, &Entities),
     actors: Query<(Option<&Plan>, Has<FollowingPlan>)>,
     mut commands: Commands,
     mut out: PlanWriters,
@@ -61,15 +63,24 @@ pub(super) fn start_plans(
             chosen_by: start.chosen_by,
         });
     };
-    let starts = starts.take(registry.generation() > 0, called_off);
+    let (starts, waited) = held.take(registry.generation() > 0, called_off);
     if starts.is_empty() {
         return;
     }
+    // Entities not spawned yet, whose spawn may be a command applied after this system.
+    let unspawned =
+        |entity: Entity| entities.contains(entity) && !entities.contains_spawned(entity);
+    let mut waiting = Vec::new();
     let frame = context.frame();
     let (tasks, _) = tasks.of(registry, ActionMenu::of_tasks);
     // The plans put on this frame, not yet in the world: a later start replaces them.
     let mut put_on: EntityHashMap<Plan> = EntityHashMap::default();
-    for start in &starts {
+    for (number, start) in starts.iter().enumerate() {
+        let named = start.params.iter().filter_map(|(_, value)| value.entity());
+        if number >= waited && (unspawned(start.actor) || named.into_iter().any(unspawned)) {
+            waiting.push(start.clone());
+            continue;
+        }
         let now = actors.get(start.actor).ok();
         let running = now.and_then(|(plan, _)| plan);
         let replaced = put_on.get(&start.actor).or(running);
@@ -109,6 +120,7 @@ pub(super) fn start_plans(
             }
         }
     }
+    held.wait(waiting);
     for (actor, plan) in put_on {
         // A command of the game's applied first may despawn it: nobody is left to
         // follow the plan then.
@@ -129,34 +141,39 @@ fn refused(start: &StartPlan, replaced: Option<&Plan>, spawned: bool) -> Option<
     }
     (!spawned).then(|| {
         format!(
-            "the actor {} is not in the world (despawned, or its spawn not applied yet)",
+            "the actor {} is not in the world (despawned, or still not spawned a frame after the start)",
             start.actor
         )
     })
 }
 
-/// The plans to start: those written before content had loaded, then those written
-/// since the last frame.
+/// The plans to start: those that waited a frame for an entity's spawn, those written
+/// before content had loaded, then those written since the last frame.
 #[derive(bevy::ecs::system::SystemParam)]
 pub(super) struct Starts<'w, 's> {
     written: MessageReader<'w, 's, StartPlan>,
     /// Read while starts are kept; [`stop_plans`] reads them once content has loaded.
     stops: MessageReader<'w, 's, StopPlan>,
     early: Local<'s, Vec<StartPlan>>,
+    /// Starts held a frame for an entity spawned by a command not applied yet.
+    waiting: Local<'s, Vec<StartPlan>>,
 }
 
 impl Starts<'_, '_> {
-    /// Those to start now; none until content has `loaded`, when they are kept. A
-    /// [`StopPlan`] written while starts are kept (the frame content loads in too)
+    /// Those to start now, and how many of them, first, waited a frame already; none
+    /// until content has `loaded`, when they are kept. A [`StopPlan`] written while
+    /// starts are kept (the frame content loads in too, or a start waits for a spawn)
     /// calls off its actor's starts kept from earlier frames, as it would end the plan
-    /// they started once loaded: each is given to `called_off` with the stop's reason.
+    /// they started: each is given to `called_off` with the stop's reason.
     fn take(
         &mut self,
         loaded: bool,
         mut called_off: impl FnMut(StartPlan, &str),
-    ) -> Vec<StartPlan> {
-        if !loaded || !self.early.is_empty() {
+    ) -> (Vec<StartPlan>, usize) {
+        if !loaded || !self.early.is_empty() || !self.waiting.is_empty() {
             for stop in self.stops.read() {
+                let stopped = (self.waiting).extract_if(.., |start| start.actor == stop.actor);
+                stopped.for_each(|start| called_off(start, &stop.reason));
                 let stopped = self.early.extract_if(.., |start| start.actor == stop.actor);
                 stopped.for_each(|start| called_off(start, &stop.reason));
             }
@@ -164,11 +181,18 @@ impl Starts<'_, '_> {
         let written = self.written.read().cloned();
         if !loaded {
             self.early.extend(written);
-            return Vec::new();
+            return (Vec::new(), 0);
         }
-        let mut starts = std::mem::take(&mut *self.early);
+        let mut starts = std::mem::take(&mut *self.waiting);
+        let waited = starts.len();
+        starts.append(&mut self.early);
         starts.extend(written);
-        starts
+        (starts, waited)
+    }
+
+    /// Holds `starts` for the next frame: each waits for an entity's spawn.
+    fn wait(&mut self, starts: Vec<StartPlan>) {
+        *self.waiting = starts;
     }
 }
 
@@ -195,7 +219,7 @@ fn begin<'n>(
         .find(|&(_, entity)| !facts.exists(entity));
     if let Some((name, entity)) = gone {
         return Err(failure(format!(
-            "`{name}` is {entity}, which is not in the world (despawned, its spawn not applied yet, or without a DisplayName, Place, InPlace or CarriedBy)"
+            "`{name}` is {entity}, which is not in the world (despawned, still not spawned a frame after the start, or without a DisplayName, Place, InPlace or CarriedBy)"
         )));
     }
     let targets: Vec<Entity> = (bound.params.iter())

@@ -121,6 +121,75 @@ fn a_plan_for_an_entity_that_is_not_there_is_no_panic() {
     );
 }
 
+/// The scene's entities a game system spawning a barmaid needs.
+#[derive(Resource, Clone, Copy)]
+struct Tavern {
+    room: Entity,
+    player: Entity,
+    ale: Entity,
+    bar: Entity,
+}
+
+/// A game system that, once, spawns a barmaid and has her serve the Traveler: her
+/// spawn is a command, not applied when the start is read.
+fn spawn_a_barmaid(
+    tavern: Res<Tavern>,
+    mut commands: Commands,
+    mut starts: MessageWriter<StartPlan>,
+    mut done: Local<bool>,
+) {
+    if std::mem::replace(&mut *done, true) {
+        return;
+    }
+    let nell = commands
+        .spawn((Character, DisplayName("Nell".into()), InPlace(tavern.room)))
+        .id();
+    starts.write(
+        StartPlan::new(nell, "tavern:serve_drink")
+            .entity("customer", tavern.player)
+            .entity("drink", tavern.ale)
+            .entity("bar", tavern.bar),
+    );
+}
+
+/// An actor spawned in the same system that starts its plan is there a frame later:
+/// the start waits for it rather than failing.
+#[test]
+fn a_plan_for_an_actor_spawned_with_it_waits_for_the_spawn() {
+    let (mut app, scene) = tavern();
+    let tavern = Tavern {
+        room: scene.entities["common_room"],
+        player: scene.entities["player"],
+        ale: scene.entities["ale"],
+        bar: scene.entities["bar"],
+    };
+    // Its commands apply at the end of the frame, after plans started.
+    app.edit_schedule(Update, |schedule| {
+        schedule.set_build_settings(bevy::ecs::schedule::ScheduleBuildSettings {
+            auto_insert_apply_deferred: false,
+            ..default()
+        });
+    });
+    app.insert_resource(tavern)
+        .add_systems(Update, spawn_a_barmaid.before(LoomSystems::Decide));
+    for _ in 0..3 {
+        app.update();
+    }
+    let game = app.world().resource::<Game>();
+    assert_eq!(game.failed, [], "not refused");
+    assert_eq!(game.started.len(), 1, "started once she is there");
+    let nell = game.started[0].actor;
+    assert_eq!(
+        app.world().get::<DisplayName>(nell).map(|n| n.0.as_str()),
+        Some("Nell")
+    );
+    assert!(
+        game.requests.first().is_some_and(|r| r.actor == nell),
+        "her first step: {:?}",
+        game.requests
+    );
+}
+
 /// A parameter naming an entity that is not there fails the start at once, naming
 /// it: no step is handed out first.
 #[test]
