@@ -17,7 +17,8 @@ use super::{
 static NEXT_BRIDGE: AtomicU64 = AtomicU64::new(1);
 
 /// A request id's low bits count the bridge's requests; the bits above them are its
-/// bridge's serial, so an id is unique in the process and tells which bridge issued it.
+/// bridge's serial, so an id is unique in the process and tells which bridge issued it
+/// (for the first 2^24 bridges of a process, of 2^40 requests each).
 const REQUEST_BITS: u32 = 40;
 
 /// Sends requests to model servers without blocking a frame.

@@ -2,7 +2,7 @@
 //! one running first, unless the model chose it), a [`StopPlan`] ends it, each
 //! answered with [`PlanStarted`] or [`PlanFailed`].
 
-use bevy::ecs::entity::{Entities, EntityHashMap};
+use bevy::ecs::entity::{Entities, EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
 
 use super::{
@@ -70,14 +70,19 @@ pub(super) fn start_plans(
     // Entities not spawned yet, whose spawn may be a command applied after this system.
     let unspawned =
         |entity: Entity| entities.contains(entity) && !entities.contains_spawned(entity);
-    let mut waiting = Vec::new();
+    // The starts held this frame, and their actors: a later start for one waits too,
+    // to replace it still.
+    let (mut waiting, mut holding) = (Vec::new(), EntityHashSet::default());
     let frame = context.frame();
     let (tasks, _) = tasks.of(registry, ActionMenu::of_tasks);
     // The plans put on this frame, not yet in the world: a later start replaces them.
     let mut put_on: EntityHashMap<Plan> = EntityHashMap::default();
     for (number, start) in starts.iter().enumerate() {
         let named = start.params.iter().filter_map(|(_, value)| value.entity());
-        if number >= waited && (unspawned(start.actor) || named.into_iter().any(unspawned)) {
+        let held = holding.contains(&start.actor);
+        if number >= waited && (held || unspawned(start.actor) || named.into_iter().any(unspawned))
+        {
+            holding.insert(start.actor);
             waiting.push(start.clone());
             continue;
         }
@@ -152,7 +157,8 @@ fn refused(start: &StartPlan, replaced: Option<&Plan>, spawned: bool) -> Option<
 #[derive(bevy::ecs::system::SystemParam)]
 pub(super) struct Starts<'w, 's> {
     written: MessageReader<'w, 's, StartPlan>,
-    /// Read while starts are kept; [`stop_plans`] reads them once content has loaded.
+    /// What calls off a start kept from an earlier frame; [`stop_plans`] ends the
+    /// plans started.
     stops: MessageReader<'w, 's, StopPlan>,
     early: Local<'s, Vec<StartPlan>>,
     /// Starts held a frame for an entity spawned by a command not applied yet.
@@ -170,13 +176,13 @@ impl Starts<'_, '_> {
         loaded: bool,
         mut called_off: impl FnMut(StartPlan, &str),
     ) -> (Vec<StartPlan>, usize) {
-        if !loaded || !self.early.is_empty() || !self.waiting.is_empty() {
-            for stop in self.stops.read() {
-                let stopped = (self.waiting).extract_if(.., |start| start.actor == stop.actor);
-                stopped.for_each(|start| called_off(start, &stop.reason));
-                let stopped = self.early.extract_if(.., |start| start.actor == stop.actor);
-                stopped.for_each(|start| called_off(start, &stop.reason));
-            }
+        // Read every frame, so that a stop written before a start was held is not
+        // taken for one written after it.
+        for stop in self.stops.read() {
+            let stopped = (self.waiting).extract_if(.., |start| start.actor == stop.actor);
+            stopped.for_each(|start| called_off(start, &stop.reason));
+            let stopped = self.early.extract_if(.., |start| start.actor == stop.actor);
+            stopped.for_each(|start| called_off(start, &stop.reason));
         }
         let written = self.written.read().cloned();
         if !loaded {

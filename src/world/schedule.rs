@@ -32,7 +32,8 @@ pub struct TurnEnded;
 /// cadence that starts turns without one (the smart actors' `cadence`). The turns
 /// that ended are counted in [`LoomSystems::Sense`], before the smart actors' turns
 /// start: a `TurnEnded` written later in the frame counts in the next. A game may set
-/// it (a saved game loaded); that starts no turn.
+/// it (a saved game loaded); that starts no smart actor's turn, though a plan that
+/// moves by turns takes its step of the turn it shows.
 #[derive(Resource, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TurnClock {
     /// The current turn; 0 before the first.

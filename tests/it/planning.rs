@@ -128,6 +128,7 @@ struct Tavern {
     player: Entity,
     ale: Entity,
     bar: Entity,
+    marta: Entity,
 }
 
 /// A game system that, once, spawns a barmaid and has her serve the Traveler: her
@@ -162,6 +163,7 @@ fn a_plan_for_an_actor_spawned_with_it_waits_for_the_spawn() {
         player: scene.entities["player"],
         ale: scene.entities["ale"],
         bar: scene.entities["bar"],
+        marta: scene.entities["marta"],
     };
     // Its commands apply at the end of the frame, after plans started.
     app.edit_schedule(Update, |schedule| {
@@ -188,6 +190,76 @@ fn a_plan_for_an_actor_spawned_with_it_waits_for_the_spawn() {
         "her first step: {:?}",
         game.requests
     );
+}
+
+/// What a game system writes, once, about Marta: a stop, a start naming a mug of mead
+/// it spawns by a command, then a start naming the ale.
+fn stop_then_serve_mead_then_ale(
+    tavern: Res<Tavern>,
+    mut commands: Commands,
+    mut writes: (MessageWriter<StopPlan>, MessageWriter<StartPlan>),
+    mut done: Local<bool>,
+) {
+    if std::mem::replace(&mut *done, true) {
+        return;
+    }
+    let mead = commands
+        .spawn((
+            DisplayName("mug of mead".into()),
+            Tags::new(["drink", "portable"]),
+            InPlace(tavern.room),
+        ))
+        .id();
+    let serve = |drink| {
+        StartPlan::new(tavern.marta, "tavern:serve_drink")
+            .entity("customer", tavern.player)
+            .entity("drink", drink)
+            .entity("bar", tavern.bar)
+    };
+    writes.0.write(StopPlan {
+        actor: tavern.marta,
+        reason: "the game changed its mind".to_owned(),
+    });
+    writes.1.write(serve(mead));
+    writes.1.write(serve(tavern.ale));
+}
+
+/// A start held for a spawn keeps its place: a stop written before it does not call
+/// it off a frame later, and a later start for the same actor still replaces it.
+#[test]
+fn a_start_held_for_a_spawn_keeps_its_place_among_stops_and_starts() {
+    let (mut app, scene) = tavern();
+    let tavern = Tavern {
+        room: scene.entities["common_room"],
+        player: scene.entities["player"],
+        ale: scene.entities["ale"],
+        bar: scene.entities["bar"],
+        marta: scene.entities["marta"],
+    };
+    app.edit_schedule(Update, |schedule| {
+        schedule.set_build_settings(bevy::ecs::schedule::ScheduleBuildSettings {
+            auto_insert_apply_deferred: false,
+            ..default()
+        });
+    });
+    app.insert_resource(tavern).add_systems(
+        Update,
+        stop_then_serve_mead_then_ale.before(LoomSystems::Decide),
+    );
+    for _ in 0..3 {
+        app.update();
+    }
+    let game = app.world().resource::<Game>();
+    let reasons: Vec<&str> = game.failed.iter().map(|f| f.reason.as_str()).collect();
+    assert_eq!(reasons, ["replaced by a new plan: `tavern:serve_drink`"]);
+    assert_eq!(game.started.len(), 2, "the mead's, then the ale's");
+    let commands = commands(game);
+    assert_eq!(
+        commands.first(),
+        Some(&"pick up mug of ale"),
+        "{commands:?}"
+    );
+    assert!(!commands.contains(&"pick up mug of mead"), "{commands:?}");
 }
 
 /// A parameter naming an entity that is not there fails the start at once, naming
