@@ -84,20 +84,18 @@ pub(super) fn ask_a_new_bridge(
             continue;
         };
         // A warm-up's answer was never going to be read.
-        if mind
-            .state
-            .pending()
-            .is_none_or(|pending| pending.request != id)
-        {
-            continue;
-        }
-        let ThinkState::Waiting(pending) = std::mem::take(&mut mind.state) else {
+        let ThinkState::Waiting(pending) = &mut mind.state else {
             continue;
         };
+        if pending.request != id {
+            continue;
+        }
+        let reply_to = pending.reply_to.take();
+        let asking_again = pending.asking_again;
         mind.take_back_turn();
         mind.state = ThinkState::Queued {
-            reply_to: pending.reply_to,
-            asking_again: pending.asking_again,
+            reply_to,
+            asking_again,
         };
         queue.waiting.push_front(entity);
         asked_again += 1;

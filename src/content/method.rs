@@ -21,11 +21,10 @@ pub struct RefinementMethod {
     pub task_id: String,
     /// When the method may be chosen, in JSON Logic over `actor` (`id`, `name`, `tags`,
     /// `place`, `carries`, `carriedIds`, `carriedTags`, `carriedBy`), `world` (the
-    /// game's facts),
-    /// `task.params` (each entity parameter as the actor is, and whether it is `here`)
-    /// and `task.state` (the task's own `actionsDone` and `triedMethods`: a task step's
-    /// task begins with none); always, when absent. Reading
-    /// any other fact is a content error.
+    /// game's facts), `task.params` (each entity parameter as the actor is, and whether
+    /// it is `here`) and `task.state` (the task's own `actionsDone` and `triedMethods`:
+    /// a task step's task begins with none); always, when absent. Reading any other
+    /// fact is a content error.
     #[serde(default)]
     pub applicability: Option<Condition>,
     /// What happens when one of its steps fails; the task's `fallbackBehavior` when absent.

@@ -61,9 +61,8 @@ impl LlmError {
     /// its circuit breaker: unreachable, failing, answering with what is not JSON (a
     /// web page), or refusing every request (an account out of quota: once its
     /// breaker opens, a fleet's other servers are asked). A server still loading its
-    /// model, one
-    /// limiting how often it is asked (429: it answered, and said when to ask again),
-    /// or one that found a prompt too long for its context, is healthy.
+    /// model, one limiting how often it is asked (429: it answered, and said when to
+    /// ask again), or one that found a prompt too long for its context, is healthy.
     pub fn is_server_fault(&self) -> bool {
         match self {
             Self::QuotaExceeded { .. } => true,

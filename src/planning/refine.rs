@@ -424,11 +424,11 @@ fn deciding_conditional(
     })
 }
 
-/// `task` with the first of its methods not `tried` whose applicability holds now,
-/// `done` actions into the plan. A method whose applicability cannot be decided does
-/// not apply; when none is left, the error names each method and why it does not.
-/// `actions` are the plan's actions done when the task began and now: a method's
-/// applicability reads the task's own (`task.state.actionsDone`).
+/// `task` with the first of its methods not `tried` whose applicability holds now, the
+/// plan's actions done being `started` when the task began and `done` now (the task's
+/// own, `task.state.actionsDone`, are those since). A method whose applicability
+/// cannot be decided does not apply; when none is left, the error names each method
+/// and why it does not.
 fn choose_method(
     task: BoundTask,
     tried: Vec<String>,
@@ -449,8 +449,9 @@ fn choose_method(
         let Some(applicability) = &method.applicability else {
             return true;
         };
-        let data = || condition_data(&task, &tried, done - started, facts);
-        let facts = read.get_or_insert_with(|| arena.facts(&data()));
+        let own = done - started;
+        let facts =
+            read.get_or_insert_with(|| arena.facts(&condition_data(&task, &tried, own, facts)));
         applicability.holds_for(facts).unwrap_or(false)
     });
     let Some(method) = chosen else {

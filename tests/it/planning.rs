@@ -131,6 +131,16 @@ struct Tavern {
     marta: Entity,
 }
 
+impl Tavern {
+    /// `actor` serving the Traveler `drink` from the bar.
+    fn serve(&self, actor: Entity, drink: Entity) -> StartPlan {
+        StartPlan::new(actor, "tavern:serve_drink")
+            .entity("customer", self.player)
+            .entity("drink", drink)
+            .entity("bar", self.bar)
+    }
+}
+
 /// A game system that, once, spawns a barmaid and has her serve the Traveler: her
 /// spawn is a command, not applied when the start is read.
 fn spawn_a_barmaid(
@@ -145,18 +155,16 @@ fn spawn_a_barmaid(
     let nell = commands
         .spawn((Character, DisplayName("Nell".into()), InPlace(tavern.room)))
         .id();
-    starts.write(
-        StartPlan::new(nell, "tavern:serve_drink")
-            .entity("customer", tavern.player)
-            .entity("drink", tavern.ale)
-            .entity("bar", tavern.bar),
-    );
+    starts.write(tavern.serve(nell, tavern.ale));
 }
 
 /// An actor spawned in the same system that starts its plan is there a frame later:
 /// the start waits for it rather than failing.
-#[test]
-fn a_plan_for_an_actor_spawned_with_it_waits_for_the_spawn() {
+/// The tavern with `system` of the game's running before plans start, its commands
+/// applied at the end of the frame (after plans started), three frames on.
+fn tavern_run_with<M>(
+    system: impl IntoScheduleConfigs<bevy::ecs::system::ScheduleSystem, M>,
+) -> App {
     let (mut app, scene) = tavern();
     let tavern = Tavern {
         room: scene.entities["common_room"],
@@ -165,7 +173,6 @@ fn a_plan_for_an_actor_spawned_with_it_waits_for_the_spawn() {
         bar: scene.entities["bar"],
         marta: scene.entities["marta"],
     };
-    // Its commands apply at the end of the frame, after plans started.
     app.edit_schedule(Update, |schedule| {
         schedule.set_build_settings(bevy::ecs::schedule::ScheduleBuildSettings {
             auto_insert_apply_deferred: false,
@@ -173,10 +180,16 @@ fn a_plan_for_an_actor_spawned_with_it_waits_for_the_spawn() {
         });
     });
     app.insert_resource(tavern)
-        .add_systems(Update, spawn_a_barmaid.before(LoomSystems::Decide));
+        .add_systems(Update, system.before(LoomSystems::Decide));
     for _ in 0..3 {
         app.update();
     }
+    app
+}
+
+#[test]
+fn a_plan_for_an_actor_spawned_with_it_waits_for_the_spawn() {
+    let app = tavern_run_with(spawn_a_barmaid);
     let game = app.world().resource::<Game>();
     assert_eq!(game.failed, [], "not refused");
     assert_eq!(game.started.len(), 1, "started once she is there");
@@ -210,45 +223,19 @@ fn stop_then_serve_mead_then_ale(
             InPlace(tavern.room),
         ))
         .id();
-    let serve = |drink| {
-        StartPlan::new(tavern.marta, "tavern:serve_drink")
-            .entity("customer", tavern.player)
-            .entity("drink", drink)
-            .entity("bar", tavern.bar)
-    };
     writes.0.write(StopPlan {
         actor: tavern.marta,
         reason: "the game changed its mind".to_owned(),
     });
-    writes.1.write(serve(mead));
-    writes.1.write(serve(tavern.ale));
+    writes.1.write(tavern.serve(tavern.marta, mead));
+    writes.1.write(tavern.serve(tavern.marta, tavern.ale));
 }
 
 /// A start held for a spawn keeps its place: a stop written before it does not call
 /// it off a frame later, and a later start for the same actor still replaces it.
 #[test]
 fn a_start_held_for_a_spawn_keeps_its_place_among_stops_and_starts() {
-    let (mut app, scene) = tavern();
-    let tavern = Tavern {
-        room: scene.entities["common_room"],
-        player: scene.entities["player"],
-        ale: scene.entities["ale"],
-        bar: scene.entities["bar"],
-        marta: scene.entities["marta"],
-    };
-    app.edit_schedule(Update, |schedule| {
-        schedule.set_build_settings(bevy::ecs::schedule::ScheduleBuildSettings {
-            auto_insert_apply_deferred: false,
-            ..default()
-        });
-    });
-    app.insert_resource(tavern).add_systems(
-        Update,
-        stop_then_serve_mead_then_ale.before(LoomSystems::Decide),
-    );
-    for _ in 0..3 {
-        app.update();
-    }
+    let app = tavern_run_with(stop_then_serve_mead_then_ale);
     let game = app.world().resource::<Game>();
     let reasons: Vec<&str> = game.failed.iter().map(|f| f.reason.as_str()).collect();
     assert_eq!(reasons, ["replaced by a new plan: `tavern:serve_drink`"]);
