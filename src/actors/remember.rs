@@ -1,6 +1,7 @@
 //! Memories: each spec's seeds pinned into the history, and what every actor
 //! witnessed (narration in its place, what others said) written under its store key.
 
+use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use smallvec::SmallVec;
 
@@ -170,9 +171,23 @@ pub(super) fn remember_what_was_witnessed(
     };
     // Where someone is: carried, where the one carrying it is.
     let place_of = |entity: Entity| world::place_of(whereabouts.get(entity).ok()?, &whereabouts);
+    if witnessed.is_empty() && spoke.is_empty() {
+        return;
+    }
+    // Who is in each place, found once: a turn's lines are heard by everyone there,
+    // and looking through every actor for each line costs actors × lines.
+    let mut in_place: HashMap<Entity, SmallVec<[(Entity, &SmartActor); 8]>> = HashMap::default();
+    for (entity, actor, at) in &actors {
+        if let Some(place) = world::place_of(at, &whereabouts) {
+            in_place.entry(place).or_default().push((entity, actor));
+        }
+    }
     let witnesses = |place: Option<Entity>| {
-        (actors.iter())
-            .filter(move |&(.., at)| place.is_some() && world::place_of(at, &whereabouts) == place)
+        place
+            .and_then(|place| in_place.get(&place))
+            .into_iter()
+            .flatten()
+            .copied()
     };
     // The stores of those `who` saw it, each once: actors sharing a store (one spec,
     // or one `storeKey`) share what they remember.
@@ -201,7 +216,8 @@ pub(super) fn remember_what_was_witnessed(
         // Those where it happened, and whoever did it, wherever it went since.
         let did_it = (actors.get(seen.actor).ok())
             .filter(|&(.., at)| place.is_none() || world::place_of(at, &whereabouts) != place);
-        let saw = &mut witnesses(place).chain(did_it).map(|(_, actor, _)| actor);
+        let did_it = did_it.map(|(entity, actor, _)| (entity, actor));
+        let saw = &mut witnesses(place).chain(did_it).map(|(_, actor)| actor);
         let what = (text.as_str(), tags.as_slice(), "witnessed");
         append_to(&mut history, &stores_of(saw), what, clock.turn);
     }
@@ -218,8 +234,8 @@ pub(super) fn remember_what_was_witnessed(
             .flatten()
             .filter_map(key)
             .collect();
-        let listeners = witnesses(place).filter(|(listener, ..)| *listener != line.actor);
-        let stores = stores_of(&mut listeners.map(|(_, actor, _)| actor));
+        let listeners = witnesses(place).filter(|&(listener, _)| listener != line.actor);
+        let stores = stores_of(&mut listeners.map(|(_, actor)| actor));
         append_to(&mut history, &stores, (&heard, &tags, "heard"), clock.turn);
     }
 }
