@@ -215,8 +215,8 @@ pub(super) fn remember_what_was_witnessed(
         tags.dedup();
         // Those where it happened, and whoever did it, wherever it went since.
         let did_it = (actors.get(seen.actor).ok())
-            .filter(|&(.., at)| place.is_none() || world::place_of(at, &whereabouts) != place);
-        let did_it = did_it.map(|(entity, actor, _)| (entity, actor));
+            .filter(|&(.., at)| place.is_none() || world::place_of(at, &whereabouts) != place)
+            .map(|(entity, actor, _)| (entity, actor));
         let saw = &mut witnesses(place).chain(did_it).map(|(_, actor)| actor);
         let what = (text.as_str(), tags.as_slice(), "witnessed");
         append_to(&mut history, &stores_of(saw), what, clock.turn);
